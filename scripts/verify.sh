@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# verify.sh: the checks `make verify` runs before any test. Each check prints what it found and
+# the script exits non-zero if any check failed, so one run shows every problem at once.
+#
+#   1. gofmt: every Go file is formatted.
+#   2. go vet on the whole module.
+#   3. go mod tidy leaves go.mod and go.sum unchanged.
+#   4. The import graph of ../shared/design.md: fakeapi and informer are siblings (neither imports
+#      the other), informer never imports sim, and nothing imports scenarios except cmd/ and the
+#      root suite. Checked with `go list -deps`, tests included.
+#   5. A ban on wall clock, global randomness and goroutines on the simulation path. A line may be
+#      exempted with a `determinism:allow <reason>` comment; the goroutine driver of informer lives
+#      in files named *_run.go, the only non-test informer files allowed to start goroutines.
+set -u
+cd "$(dirname "$0")/.."
+module=$(go list -m)
+failed=0
+fail() { printf 'verify: %s\n' "$*" >&2; failed=1; }
+
+# 1. gofmt
+unformatted=$(gofmt -l $(git ls-files --cached --others --exclude-standard '*.go' | grep -v '^compare/') 2>&1)
+[ -z "$unformatted" ] || fail "gofmt would change: $unformatted"
+
+# 2. go vet
+go vet ./... || fail "go vet reported problems"
+
+# 3. go mod tidy must be a no-op (checked on copies so a failing run changes nothing).
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cp go.mod "$tmp/go.mod"; cp go.sum "$tmp/go.sum" 2>/dev/null || : > "$tmp/go.sum"
+if go mod tidy >/dev/null 2>&1; then
+	if ! cmp -s go.mod "$tmp/go.mod" || ! cmp -s go.sum "$tmp/go.sum"; then
+		fail "go mod tidy changes go.mod or go.sum; run it and commit the result"
+	fi
+else
+	fail "go mod tidy failed"
+fi
+cp "$tmp/go.mod" go.mod; cp "$tmp/go.sum" go.sum
+
+# 4. import graph
+deps_of() { go list -test -deps "$@" 2>/dev/null; }
+forbid() { # forbid <importer pattern> <forbidden package> <why>
+	local pkgs
+	pkgs=$(go list "$1" 2>/dev/null) || return 0
+	[ -n "$pkgs" ] || return 0
+	if deps_of $pkgs | grep -qx "$2"; then
+		fail "$1 imports $2 ($3)"
+	fi
+}
+forbid "./fakeapi/..." "$module/informer" "fakeapi and informer are siblings"
+forbid "./informer/..." "$module/fakeapi" "fakeapi and informer are siblings"
+forbid "./informer/..." "$module/sim" "informer never imports sim"
+forbid "./sim/..." "$module/scenarios" "sim never imports scenarios"
+for pkg in $(go list ./... | grep -v -e "/cmd/" -e "/scenarios" -e "^$module\$"); do
+	if deps_of "$pkg" | grep -q "^$module/scenarios"; then
+		fail "$pkg imports scenarios (only cmd/ and the root suite may)"
+	fi
+done
+
+# 5. determinism ban list on the simulation path (non-test files)
+sim_path=$(git ls-files --cached --others --exclude-standard 'sim/*.go' 'fakeapi/*.go' 'informer/*.go' 'scenarios/*.go' \
+	'sim/**/*.go' 'fakeapi/**/*.go' 'informer/**/*.go' 'scenarios/**/*.go' | grep -v '_test\.go$' | sort -u)
+if [ -n "$sim_path" ]; then
+	banned='time\.(Now|Sleep|Since|Until|After|AfterFunc|NewTimer|NewTicker|Tick)\(|"math/rand"|"crypto/rand"|\brand\.(Int|IntN|N|Int32|Int32N|Int64|Int64N|Uint|UintN|Uint32|Uint32N|Uint64|Uint64N|Float32|Float64|Perm|Shuffle|NormFloat64|ExpFloat64)\('
+	hits=$(grep -n -E "$banned" $sim_path | grep -v 'determinism:allow')
+	[ -z "$hits" ] || fail "wall clock or global randomness on the simulation path:
+$hits"
+	gofiles=$(printf '%s\n' $sim_path | grep -v -E '(^informer/.*_run\.go$)')
+	hits=$(grep -n -E '^\s*go (func\b|[A-Za-z_][A-Za-z0-9_.]*\()' $gofiles | grep -v 'determinism:allow')
+	[ -z "$hits" ] || fail "goroutine started on the simulation path (only informer/*_run.go may):
+$hits"
+fi
+
+[ "$failed" = 0 ] && echo "verify: ok"
+exit "$failed"
