@@ -1,0 +1,470 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/informersim/informersim/internal/invariant"
+)
+
+// Actor is a participant of the simulation: an informer component, the apiserver's network, a
+// workload. It never blocks or starts goroutines; it only says what it could do now.
+type Actor interface {
+	// Name identifies the actor in the trace. Names should be unique in a run.
+	Name() string
+	// Actions calls add once for each action the actor could run now, in a stable order. It
+	// must not change any state: the scheduler may run none of them.
+	Actions(add func(Action))
+}
+
+// Action is one unit of work an actor can do now.
+type Action struct {
+	// Name is stable within the actor across steps (e.g. "pop", "deliver/w3"): PolicyFIFO
+	// uses it to tell how long the action has been enabled, and the trace prints it.
+	Name string
+	// Run does the work. It may emit narration, schedule timers, use the clock and the random
+	// streams. A panic in Run ends the run with a *RunError.
+	Run func()
+}
+
+// Sentinel errors of run control; the returned errors wrap them with the step, time and seed.
+var (
+	ErrMaxSteps   = errors.New("sim: step limit reached (Config.MaxSteps)")
+	ErrMaxSimTime = errors.New("sim: simulated time limit reached (Config.MaxSimTime)")
+	ErrBudget     = errors.New("sim: condition still false when the budget ran out")
+	ErrIdle       = errors.New("sim: nothing enabled and no timer pending")
+)
+
+// RunError is a panic inside an action, turned into an error with everything needed to replay
+// it. After a RunError the Sim is stopped: every later step returns the same error.
+type RunError struct {
+	Seed   uint64
+	Policy Policy
+	Step   int64
+	Time   time.Duration // since Epoch
+	Actor  string
+	Action string
+	Panic  any
+	Stack  []byte
+	Repro  string
+}
+
+func (e *RunError) Error() string {
+	return fmt.Sprintf("sim: panic in step %d at %s, actor %s action %s (seed %d, policy %s): %v\nrepro: %s",
+		e.Step, FormatSimTime(e.Time), e.Actor, e.Action, e.Seed, e.Policy, e.Panic, e.Repro)
+}
+
+// Unwrap returns the panic value if it is an error (an invariant.Violation, say).
+func (e *RunError) Unwrap() error {
+	err, _ := e.Panic.(error)
+	return err
+}
+
+// enabledAction is one entry of the actions enabled at this step.
+type enabledAction struct {
+	actor int // actor id (see actorID)
+	name  string
+	run   func()
+	timer *Timer // non-nil for a due timer
+	since int64  // PolicyFIFO: the step count when the action became enabled
+}
+
+// knob is one line of the run header.
+type knob struct{ name, value string }
+
+// Sim is one deterministic run. It is not safe for concurrent use; nothing in it needs more than
+// the one goroutine that calls Step.
+type Sim struct {
+	cfg Config
+
+	streams map[string]*rand.Rand // looked up by name, never iterated
+	sched   *rand.Rand
+
+	fake     *clocktesting.FakeClock // the time source; holds no waiters
+	now      time.Duration
+	timers   timerHeap
+	due      []*Timer // deadline reached, in (deadline, seq) order
+	timerSeq uint64
+
+	actors   []Actor
+	ids      map[string]int // actor name to id, for timers and PCT; never iterated
+	names    []string       // id to name
+	enabled  []enabledAction
+	curActor int
+	add      func(Action) // s.addAction bound once, so polling does not allocate
+
+	// PolicyFIFO bookkeeping: the actions each actor had enabled at the previous step.
+	prev    [][]enabledAction
+	prevDue int64
+	pct     *pctState
+
+	step  int64
+	trace *Trace
+	subs  []func(Event)
+	ev    Event // scratch event for the step events
+
+	faultsOn bool
+	sites    map[string]*faultSite // looked up by name, never iterated
+
+	knobs  []knob
+	failed *RunError
+}
+
+// New returns a run for cfg at simulated time zero (Epoch), with no actors.
+func New(cfg Config) (*Sim, error) {
+	c, err := cfg.validated()
+	if err != nil {
+		return nil, err
+	}
+	s := &Sim{
+		cfg:      c,
+		streams:  make(map[string]*rand.Rand),
+		fake:     clocktesting.NewFakeClock(Epoch),
+		ids:      make(map[string]int),
+		trace:    newTrace(c.Trace, c.MaxTraceEvents),
+		faultsOn: !c.DisableFaults,
+		sites:    make(map[string]*faultSite),
+	}
+	s.add = s.addAction
+	for _, name := range standardStreams {
+		s.Rand(name)
+	}
+	s.sched = s.Rand(StreamScheduling)
+	if c.Policy == PolicyPCT {
+		s.pct = newPCT(s)
+	}
+	s.SetKnob("seed", strconv.FormatUint(c.Seed, 10))
+	s.SetKnob("policy", c.Policy.String())
+	if c.Policy == PolicyPCT {
+		s.SetKnob("pct.depth", strconv.Itoa(c.PCTDepth))
+		s.SetKnob("pct.steps", strconv.Itoa(c.PCTSteps))
+		var cp []string
+		for _, k := range s.pct.change {
+			cp = append(cp, strconv.FormatInt(k, 10))
+		}
+		s.SetKnob("pct.change_points", strings.Join(cp, ","))
+	}
+	s.SetKnob("faults", strconv.FormatBool(!c.DisableFaults))
+	s.SetKnob("fault.site_probability", strconv.FormatFloat(c.FaultSiteProbability, 'g', -1, 64))
+	s.SetKnob("fault.hit_probability", strconv.FormatFloat(c.FaultHitProbability, 'g', -1, 64))
+	s.SetKnob("max_steps", strconv.FormatInt(c.MaxSteps, 10))
+	s.SetKnob("max_sim_time", c.MaxSimTime.String())
+	s.SetKnob("quiescence_window", c.QuiescenceWindow.String())
+	s.SetKnob("trace", c.Trace.String())
+	s.SetKnob("epoch", Epoch.Format(time.RFC3339))
+	return s, nil
+}
+
+// Config returns the run's configuration with defaults filled in.
+func (s *Sim) Config() Config { return s.cfg }
+
+// Seed returns the run's seed.
+func (s *Sim) Seed() uint64 { return s.cfg.Seed }
+
+// StepCount returns the number of actions run so far.
+func (s *Sim) StepCount() int64 { return s.step }
+
+// Trace returns the run's trace.
+func (s *Sim) Trace() *Trace { return s.trace }
+
+// SetKnob records a setting derived from the seed (object count, resync period...) in the run
+// header. Knobs print in the order first set; setting a knob again replaces its value in place.
+func (s *Sim) SetKnob(name, value string) {
+	for i := range s.knobs {
+		if s.knobs[i].name == name {
+			s.knobs[i].value = value
+			return
+		}
+	}
+	s.knobs = append(s.knobs, knob{name, value})
+}
+
+// Header returns the run header: one "name=value" line per knob, the engine's first (seed,
+// policy, limits), then the caller's, in the order they were set.
+func (s *Sim) Header() string {
+	var b strings.Builder
+	for _, k := range s.knobs {
+		b.WriteString(k.name)
+		b.WriteByte('=')
+		b.WriteString(k.value)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// AddActor registers a; actors are polled in registration order at every step. Actors may be
+// added while running (from an action), and take part from the next step.
+func (s *Sim) AddActor(a Actor) {
+	invariant.Check(a != nil, "sim: AddActor(nil)")
+	id := s.actorID(a.Name())
+	for len(s.actors) <= id {
+		s.actors = append(s.actors, nil)
+	}
+	invariant.Check(s.actors[id] == nil, "sim: two actors named %q", a.Name())
+	s.actors[id] = a
+}
+
+// actorID interns an actor name (of an Actor or of a timer's owner) as a small integer.
+func (s *Sim) actorID(name string) int {
+	if id, ok := s.ids[name]; ok {
+		return id
+	}
+	id := len(s.names)
+	s.ids[name] = id
+	s.names = append(s.names, name)
+	return id
+}
+
+// Subscribe registers fn to see every event as it is recorded (oracles check safety properties
+// this way). fn runs inside the step that produced the event.
+func (s *Sim) Subscribe(fn func(Event)) { s.subs = append(s.subs, fn) }
+
+// Emit records a narration event for actor, stamped with the current step and time. Actions call
+// it to say what they did; the fields are copied if kept.
+func (s *Sim) Emit(actor, kind string, fields ...Field) {
+	e := Event{Step: s.step, Time: s.now, Actor: actor, Kind: kind, Fields: fields}
+	s.record(&e)
+}
+
+func (s *Sim) record(e *Event) {
+	s.trace.record(e)
+	for _, fn := range s.subs {
+		fn(*e)
+	}
+}
+
+func (s *Sim) addAction(a Action) {
+	s.enabled = append(s.enabled, enabledAction{actor: s.curActor, name: a.Name, run: a.Run})
+}
+
+// collect fills s.enabled with the actions enabled now: due timers first, in (deadline, seq)
+// order, then each actor's actions in registration order.
+func (s *Sim) collect() {
+	s.enabled = s.enabled[:0]
+	for _, t := range s.due {
+		s.enabled = append(s.enabled, enabledAction{actor: t.actorID, name: t.kind, timer: t, since: t.dueStep})
+	}
+	nd := len(s.enabled)
+	for id, a := range s.actors {
+		if a == nil {
+			continue
+		}
+		s.curActor = id
+		a.Actions(s.add)
+	}
+	if s.cfg.Policy == PolicyFIFO {
+		s.ageActions(s.enabled[nd:])
+	}
+}
+
+// ageActions sets since for actor actions: the step at which the same (actor, name) was first
+// seen enabled without a gap, found by comparing with the previous step's list of that actor.
+func (s *Sim) ageActions(acts []enabledAction) {
+	for len(s.prev) < len(s.names) {
+		s.prev = append(s.prev, nil)
+	}
+	// acts is grouped by actor, in id order.
+	for i := 0; i < len(acts); {
+		id := acts[i].actor
+		j := i
+		for j < len(acts) && acts[j].actor == id {
+			j++
+		}
+		prev := s.prev[id]
+		for k := i; k < j; k++ {
+			acts[k].since = s.step
+			for _, p := range prev {
+				if p.name == acts[k].name {
+					acts[k].since = p.since
+					break
+				}
+			}
+		}
+		s.prev[id] = append(prev[:0], acts[i:j]...)
+		i = j
+	}
+	// Actors with nothing enabled now forget their history: an action that comes back is new.
+	for id := range s.prev {
+		if len(s.prev[id]) > 0 && !hasActor(acts, id) {
+			s.prev[id] = s.prev[id][:0]
+		}
+	}
+}
+
+func hasActor(acts []enabledAction, id int) bool {
+	for i := range acts {
+		if acts[i].actor == id {
+			return true
+		}
+	}
+	return false
+}
+
+// pick returns the index in s.enabled of the action the policy runs.
+func (s *Sim) pick() int {
+	switch s.cfg.Policy {
+	case PolicyFIFO:
+		best := 0
+		for i := 1; i < len(s.enabled); i++ {
+			if s.enabled[i].since < s.enabled[best].since {
+				best = i
+			}
+		}
+		return best
+	case PolicyPCT:
+		return s.pct.pick(s)
+	default:
+		if len(s.enabled) == 1 {
+			return 0
+		}
+		return s.sched.IntN(len(s.enabled))
+	}
+}
+
+// Step runs one action. If nothing is enabled now, it first moves the clock to the earliest
+// deadline (making those timers enabled). It returns false, and no error, when nothing is
+// enabled and no timer is pending: the run can make no more progress on its own.
+func (s *Sim) Step() (bool, error) {
+	if s.failed != nil {
+		return false, s.failed
+	}
+	if s.step >= s.cfg.MaxSteps {
+		return false, s.limitErr(ErrMaxSteps)
+	}
+	s.collect()
+	if len(s.enabled) == 0 {
+		if len(s.timers) == 0 {
+			return false, nil
+		}
+		if s.timers[0].deadline > s.cfg.MaxSimTime {
+			return false, s.limitErr(ErrMaxSimTime)
+		}
+		s.advance()
+		s.collect()
+	}
+	return true, s.run(s.pick())
+}
+
+func (s *Sim) limitErr(sentinel error) error {
+	return fmt.Errorf("%w: %d steps, sim time %s (seed %d; %s)", sentinel, s.step, FormatSimTime(s.now), s.cfg.Seed, s.cfg.Repro)
+}
+
+// run executes s.enabled[i] as step s.step+1, turning a panic into a *RunError.
+func (s *Sim) run(i int) (err error) {
+	a := s.enabled[i]
+	s.step++
+	actor := s.names[a.actor]
+	defer func() {
+		if p := recover(); p != nil {
+			s.failed = &RunError{Seed: s.cfg.Seed, Policy: s.cfg.Policy, Step: s.step, Time: s.now,
+				Actor: actor, Action: a.name, Panic: p, Stack: debug.Stack(), Repro: s.cfg.Repro}
+			err = s.failed
+		}
+	}()
+	s.ev = Event{Step: s.step, Time: s.now, Actor: actor, Kind: a.name}
+	s.record(&s.ev)
+	if a.timer != nil {
+		s.fire(a.timer)
+	} else {
+		a.run()
+	}
+	return nil
+}
+
+// RunFor runs until d of simulated time has passed: every action enabled up to and including
+// the end time runs, then the clock is set to the end time.
+func (s *Sim) RunFor(d time.Duration) error {
+	invariant.Check(d >= 0, "sim: RunFor(%v): negative duration", d)
+	end := s.now + d
+	if end > s.cfg.MaxSimTime {
+		return s.limitErr(ErrMaxSimTime)
+	}
+	for {
+		if _, err := s.stepUntil(end); err != nil {
+			return err
+		}
+		if s.idleBefore(end) {
+			s.setNow(end)
+			return nil
+		}
+	}
+}
+
+// idleBefore reports whether nothing is enabled now and no deadline comes by end; collect must
+// have run.
+func (s *Sim) idleBefore(end time.Duration) bool {
+	return len(s.enabled) == 0 && (len(s.timers) == 0 || s.timers[0].deadline > end)
+}
+
+// stepUntil runs one action if one is enabled now or becomes enabled by end (advancing the
+// clock); otherwise it runs nothing and leaves s.enabled empty.
+func (s *Sim) stepUntil(end time.Duration) (bool, error) {
+	if s.failed != nil {
+		return false, s.failed
+	}
+	if s.step >= s.cfg.MaxSteps {
+		return false, s.limitErr(ErrMaxSteps)
+	}
+	s.collect()
+	if len(s.enabled) == 0 {
+		if len(s.timers) == 0 || s.timers[0].deadline > end {
+			return false, nil
+		}
+		s.advance()
+		s.collect()
+	}
+	return true, s.run(s.pick())
+}
+
+// RunUntilQuiescent runs until nothing is enabled and no timer is due within
+// Config.QuiescenceWindow. A ticker with a shorter period keeps the run busy until a limit.
+func (s *Sim) RunUntilQuiescent() error {
+	for {
+		end := min(s.now+s.cfg.QuiescenceWindow, s.cfg.MaxSimTime)
+		ran, err := s.stepUntil(end)
+		if err != nil {
+			return err
+		}
+		if !ran {
+			if len(s.timers) > 0 && s.timers[0].deadline <= s.now+s.cfg.QuiescenceWindow {
+				return s.limitErr(ErrMaxSimTime) // due within the window but past the limit
+			}
+			return nil
+		}
+	}
+}
+
+// RunUntil runs until cond returns true, checking it before every step, for at most budget of
+// simulated time. It replaces polling with real time (Gomega's Eventually): the error says why
+// it stopped (ErrBudget, ErrIdle or a limit) with the sim time, step count and seed.
+func (s *Sim) RunUntil(cond func() bool, budget time.Duration) error {
+	invariant.Check(budget >= 0, "sim: RunUntil budget %v is negative", budget)
+	start, startStep := s.now, s.step
+	end := min(s.now+budget, s.cfg.MaxSimTime)
+	for !cond() {
+		ran, err := s.stepUntil(end)
+		if err != nil {
+			return err
+		}
+		if ran {
+			continue
+		}
+		why := ErrBudget
+		switch {
+		case len(s.timers) == 0:
+			why = ErrIdle
+		case end < start+budget:
+			why = ErrMaxSimTime
+		}
+		return fmt.Errorf("%w: budget %v from %s, stopped at sim time %s after %d steps (%d in this call); seed %d; %s",
+			why, budget, FormatSimTime(start), FormatSimTime(s.now), s.step, s.step-startStep, s.cfg.Seed, s.cfg.Repro)
+	}
+	return nil
+}

@@ -1,0 +1,261 @@
+package sim
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"hash"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Field is one key=value pair of an event. Events carry an ordered list of fields, never a map,
+// so their text is stable.
+type Field struct {
+	Key   string
+	Value string
+}
+
+// F returns a field with a string value.
+func F(key, value string) Field { return Field{Key: key, Value: value} }
+
+// FInt returns a field with a decimal integer value.
+func FInt(key string, v int64) Field { return Field{Key: key, Value: strconv.FormatInt(v, 10)} }
+
+// FBool returns a field whose value is "true" or "false".
+func FBool(key string, v bool) Field { return Field{Key: key, Value: strconv.FormatBool(v)} }
+
+// FDur returns a field with a duration value in Go syntax ("1.5s").
+func FDur(key string, d time.Duration) Field { return Field{Key: key, Value: d.String()} }
+
+// Event is one entry of the trace: an action the scheduler ran, or narration an actor emitted
+// while running one (same step number).
+type Event struct {
+	Step   int64         // the step the event belongs to; 0 before the first step
+	Time   time.Duration // simulated time since the epoch
+	Actor  string
+	Kind   string
+	Fields []Field
+}
+
+// AppendText appends the canonical one-line form of e, without a newline:
+//
+//	    12     +1.250s  reflector    list           rv=0 limit=500
+//
+// Columns: step (right-aligned, 6), time (right-aligned, 14), actor (left, 12), kind (left, 14),
+// then the fields. Wider values push the columns right rather than being cut.
+func (e *Event) AppendText(b []byte) []byte {
+	var sb [20]byte
+	b = appendPadLeft(b, strconv.AppendInt(sb[:0], e.Step, 10), 6)
+	b = append(b, ' ')
+	var tb [32]byte
+	b = appendPadLeft(b, appendSimTime(tb[:0], e.Time), 14)
+	b = append(b, "  "...)
+	b = appendPadRight(b, e.Actor, 12)
+	b = append(b, ' ')
+	if len(e.Fields) == 0 {
+		return append(b, e.Kind...)
+	}
+	b = appendPadRight(b, e.Kind, 14)
+	for i, f := range e.Fields {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, f.Key...)
+		b = append(b, '=')
+		b = appendValue(b, f.Value)
+	}
+	return b
+}
+
+// String returns the canonical line of e.
+func (e Event) String() string { return string(e.AppendText(nil)) }
+
+// appendValue quotes values that would make the line ambiguous (spaces, '=', quotes, control
+// characters, empty), so a line splits back into its fields.
+func appendValue(b []byte, v string) []byte {
+	if v == "" || strings.ContainsAny(v, " =\"\\\t\n\r") || !isPrintASCII(v) {
+		return strconv.AppendQuote(b, v)
+	}
+	return append(b, v...)
+}
+
+func isPrintASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func appendPadLeft(b, s []byte, width int) []byte {
+	for n := len(s); n < width; n++ {
+		b = append(b, ' ')
+	}
+	return append(b, s...)
+}
+
+func appendPadRight(b []byte, s string, width int) []byte {
+	b = append(b, s...)
+	for n := len(s); n < width; n++ {
+		b = append(b, ' ')
+	}
+	return b
+}
+
+// appendSimTime formats d as signed seconds with at least 3 and at most 9 decimals ("+1.250s",
+// "+0.000000001s"). Exact to the nanosecond, so the hash covers every difference in time.
+func appendSimTime(b []byte, d time.Duration) []byte {
+	if d < 0 {
+		b = append(b, '-')
+		d = -d
+	} else {
+		b = append(b, '+')
+	}
+	b = strconv.AppendInt(b, int64(d/time.Second), 10)
+	b = append(b, '.')
+	frac := int64(d % time.Second)
+	var digits [9]byte
+	for i := 8; i >= 0; i-- {
+		digits[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	n := 9
+	for n > 3 && digits[n-1] == '0' {
+		n--
+	}
+	b = append(b, digits[:n]...)
+	return append(b, 's')
+}
+
+// FormatSimTime formats a simulated time as the trace does ("+1.250s").
+func FormatSimTime(d time.Duration) string { return string(appendSimTime(nil, d)) }
+
+// Trace is the record of a run: a streaming SHA-256 over the canonical text of every event, and
+// the most recent events kept in memory (see Config.Trace and Config.MaxTraceEvents).
+type Trace struct {
+	level   TraceLevel
+	max     int
+	hash    hash.Hash
+	line    []byte  // scratch for the canonical line; reused so hashing does not allocate
+	events  []Event // ring buffer of kept events once it reaches max
+	start   int     // index of the oldest kept event in events
+	total   int64
+	dropped int64
+}
+
+func newTrace(level TraceLevel, maxEvents int) *Trace {
+	t := &Trace{level: level, max: maxEvents}
+	if level != TraceNone {
+		t.hash = sha256.New()
+		t.line = make([]byte, 0, 256)
+	}
+	return t
+}
+
+func (t *Trace) record(e *Event) {
+	t.total++
+	if t.level == TraceNone {
+		return
+	}
+	t.line = e.AppendText(t.line[:0])
+	t.line = append(t.line, '\n')
+	t.hash.Write(t.line)
+	if t.level != TraceFull {
+		return
+	}
+	kept := *e
+	if len(e.Fields) > 0 {
+		kept.Fields = append([]Field(nil), e.Fields...) // the caller may reuse its slice
+	}
+	if len(t.events) < t.max {
+		t.events = append(t.events, kept)
+		return
+	}
+	t.events[t.start] = kept
+	t.start = (t.start + 1) % t.max
+	t.dropped++
+}
+
+// Hash returns the hex SHA-256 of the canonical text of every event so far (each line ending in
+// a newline), whether or not the events are kept. Empty with TraceNone.
+func (t *Trace) Hash() string {
+	if t.hash == nil {
+		return ""
+	}
+	return hex.EncodeToString(t.hash.Sum(nil))
+}
+
+// Len returns the number of events recorded so far, kept or not.
+func (t *Trace) Len() int64 { return t.total }
+
+// Dropped returns how many events were recorded but are no longer kept.
+func (t *Trace) Dropped() int64 { return t.dropped }
+
+// Events returns a copy of the kept events, oldest first.
+func (t *Trace) Events() []Event {
+	out := make([]Event, 0, len(t.events))
+	out = append(out, t.events[t.start:]...)
+	return append(out, t.events[:t.start]...)
+}
+
+// WriteText writes the kept events in canonical form, one per line. If older events were
+// dropped, a first line says how many.
+func (t *Trace) WriteText(w io.Writer) error {
+	var b []byte
+	if t.dropped > 0 {
+		b = append(b, "... "...)
+		b = strconv.AppendInt(b, t.dropped, 10)
+		b = append(b, " earlier events not kept\n"...)
+	}
+	for _, e := range t.Events() {
+		b = e.AppendText(b)
+		b = append(b, '\n')
+	}
+	_, err := w.Write(b)
+	return err
+}
+
+// String returns what WriteText writes.
+func (t *Trace) String() string {
+	var sb strings.Builder
+	_ = t.WriteText(&sb)
+	return sb.String()
+}
+
+// jsonEvent is the JSON Lines form of an event. Fields stay an ordered list of [key, value].
+type jsonEvent struct {
+	Step   int64       `json:"step"`
+	TimeNS int64       `json:"time_ns"`
+	Time   string      `json:"time"`
+	Actor  string      `json:"actor"`
+	Kind   string      `json:"kind"`
+	Fields [][2]string `json:"fields,omitempty"`
+}
+
+// AppendJSON appends e as one JSON object, without a newline.
+func (e *Event) AppendJSON(b []byte) []byte {
+	je := jsonEvent{Step: e.Step, TimeNS: int64(e.Time), Time: FormatSimTime(e.Time), Actor: e.Actor, Kind: e.Kind}
+	for _, f := range e.Fields {
+		je.Fields = append(je.Fields, [2]string{f.Key, f.Value})
+	}
+	out, err := json.Marshal(je)
+	if err != nil {
+		panic(err) // cannot happen: only strings and integers
+	}
+	return append(b, out...)
+}
+
+// WriteJSON writes the kept events as JSON Lines.
+func (t *Trace) WriteJSON(w io.Writer) error {
+	var b []byte
+	for _, e := range t.Events() {
+		b = e.AppendJSON(b)
+		b = append(b, '\n')
+	}
+	_, err := w.Write(b)
+	return err
+}
