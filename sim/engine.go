@@ -368,6 +368,15 @@ func (s *Sim) run(i int) (err error) {
 			err = s.failed
 		}
 	}()
+	if s.cfg.Policy == PolicyFIFO && a.timer == nil {
+		// The action goes to the back of the queue: enabled again as of this step, so an
+		// action that stays enabled cannot starve the others.
+		for k := range s.prev[a.actor] {
+			if s.prev[a.actor][k].name == a.name {
+				s.prev[a.actor][k].since = s.step
+			}
+		}
+	}
 	s.ev = Event{Step: s.step, Time: s.now, Actor: actor, Kind: a.name}
 	s.record(&s.ev)
 	if a.timer != nil {

@@ -13,9 +13,11 @@ const (
 	// PolicyRandom picks uniformly among the enabled actions, drawing from the "scheduling"
 	// stream. The default: it explores interleavings broadly.
 	PolicyRandom Policy = iota + 1
-	// PolicyFIFO runs the action that has been enabled longest; ties go to poll order (due
-	// timers in deadline order, then actors in registration order, each in its own order). It
-	// draws nothing, so every seed schedules alike: stable traces for teaching.
+	// PolicyFIFO runs the action that has been enabled longest; an action that runs and stays
+	// enabled counts as newly enabled, so none starves. Ties go to poll order (due timers in
+	// deadline order, then actors in registration order, each in its own order). It draws
+	// nothing, so a world without other randomness schedules alike for every seed: stable
+	// traces for teaching.
 	PolicyFIFO
 	// PolicyPCT is probabilistic concurrency testing (Burckhardt et al., ASPLOS 2010): each
 	// actor gets a random priority, the highest-priority enabled actor runs, and at PCTDepth-1

@@ -42,7 +42,7 @@ type Event struct {
 
 // AppendText appends the canonical one-line form of e, without a newline:
 //
-//	    12     +1.250s  reflector    list           rv=0 limit=500
+//	12     +1.250s  reflector    list           rv=0 limit=500
 //
 // Columns: step (right-aligned, 6), time (right-aligned, 14), actor (left, 12), kind (left, 14),
 // then the fields. Wider values push the columns right rather than being cut.

@@ -13,7 +13,7 @@ import (
 type ToyConfig struct {
 	Producers        int           // producer actors [3]
 	Consumers        int           // consumer actors [2]
-	Timers           int           // re-arming timers that also push items [2]
+	Timers           int           // re-arming timers that also push items; negative: none [2]
 	MaxBufferItems   int           // capacity of the shared buffer [8]
 	ItemsPerProducer int           // items each producer pushes; negative means no limit [5]
 	FiresPerTimer    int           // fires of each timer; negative means no limit [3]
@@ -35,6 +35,7 @@ func (c ToyConfig) withDefaults() ToyConfig {
 	def(&c.MaxBufferItems, 8)
 	def(&c.ItemsPerProducer, 5)
 	def(&c.FiresPerTimer, 3)
+	c.Timers = max(c.Timers, 0)
 	def(&c.Ticks, 3)
 	if c.MaxTimerDelay == 0 {
 		c.MaxTimerDelay = 100 * time.Millisecond
