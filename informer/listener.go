@@ -1,0 +1,208 @@
+package informer
+
+import (
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/informersim/informersim/internal/invariant"
+)
+
+// NotificationKind says which handler method a notification calls (informer.md §4.4).
+type NotificationKind int
+
+// The notification kinds. They start at 1 so that the zero value is never a valid kind.
+const (
+	NotificationAdd NotificationKind = iota + 1
+	NotificationUpdate
+	NotificationDelete
+)
+
+// String returns "add", "update" or "delete".
+func (k NotificationKind) String() string {
+	switch k {
+	case NotificationAdd:
+		return "add"
+	case NotificationUpdate:
+		return "update"
+	case NotificationDelete:
+		return "delete"
+	}
+	return "NotificationKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// notification is one pending handler call. For adds newObj is the object; for deletes oldObj
+// is the object (possibly a DeletedFinalStateUnknown); for updates both are set.
+type notification struct {
+	kind            NotificationKind
+	oldObj, newObj  any
+	isInInitialList bool
+}
+
+// initialBufferSize is the number of slots a listener's ring starts with: client-go's
+// initialBufferSize (informer.md §4.4).
+const initialBufferSize = 1024
+
+// ring is a growable FIFO ring buffer of notifications: it starts with initialBufferSize slots,
+// doubles when full and never shrinks, like k8s.io/utils buffer.RingGrowing, which client-go uses
+// for the same purpose (informer.md §4.4). It is unbounded by design, as client-go's is: a slow
+// handler only grows its own backlog (§4.5); the simulator bounds it by bounding the run.
+type ring struct {
+	slots []notification
+	head  int // index of the oldest element
+	n     int // number of elements
+}
+
+func newRing(size int) ring {
+	return ring{slots: make([]notification, size)}
+}
+
+func (r *ring) len() int { return r.n }
+
+func (r *ring) push(x notification) {
+	if r.n == len(r.slots) {
+		grown := make([]notification, 2*len(r.slots))
+		// Unwrap into the new slice so the oldest element lands at index 0.
+		k := copy(grown, r.slots[r.head:])
+		copy(grown[k:], r.slots[:r.head])
+		r.slots = grown
+		r.head = 0
+	}
+	r.slots[(r.head+r.n)%len(r.slots)] = x
+	r.n++
+}
+
+func (r *ring) pop() notification {
+	invariant.Check(r.n > 0, "ring: pop from an empty ring")
+	x := r.slots[r.head]
+	r.slots[r.head] = notification{} // let the objects be collected
+	r.head = (r.head + 1) % len(r.slots)
+	r.n--
+	return x
+}
+
+// peek returns the oldest element without removing it.
+func (r *ring) peek() notification {
+	invariant.Check(r.n > 0, "ring: peek at an empty ring")
+	return r.slots[r.head]
+}
+
+// listener is one handler registration: client-go's processorListener (informer.md §4.4) as a
+// step-driven core. It buffers the notifications distributed to it, in order, and hands them to
+// its handler one at a time when its driver asks ([listener.next], then [listener.finish]). It
+// never calls the handler itself, never blocks, and has no lock: the step driver is
+// single-threaded, and the goroutine driver touches it only under the processor lock (the
+// handler call itself happens outside that lock).
+//
+// A *listener is the [ResourceEventHandlerRegistration] that AddEventHandler returns.
+type listener struct {
+	// id numbers registrations of one informer from 1 in registration order; traces call the
+	// handler "h<id>".
+	id      int
+	handler ResourceEventHandler
+
+	// buf holds the notifications distributed and not yet handed out, oldest first.
+	buf ring
+
+	// requestedResyncPeriod is what the registration asked for (after the 1 s minimum);
+	// resyncPeriod is the effective period (informer.md §2.2); 0 means never.
+	requestedResyncPeriod time.Duration
+	resyncPeriod          time.Duration
+	// nextResync is when this listener is next due for a resync (informer.md §2.4).
+	nextResync time.Time
+	// isSyncing is set by every resync check and decides whether sync-class notifications
+	// reach this listener; it starts true and persists between checks (informer.md §2.5).
+	isSyncing bool
+
+	tracker syncTracker
+
+	// removed is true once the registration was removed or the informer stopped: the buffer
+	// was dropped and nothing more is delivered (informer.md §1.3, §14 T9).
+	removed bool
+
+	// wake is the goroutine driver's condition variable (on the processor lock) that its run
+	// goroutine waits on; nil in the step driver.
+	wake *sync.Cond
+}
+
+func newListener(id int, handler ResourceEventHandler, requested, effective time.Duration, now time.Time) *listener {
+	return &listener{
+		id:                    id,
+		handler:               handler,
+		buf:                   newRing(initialBufferSize),
+		requestedResyncPeriod: requested,
+		resyncPeriod:          effective,
+		nextResync:            now.Add(effective),
+		isSyncing:             true,
+	}
+}
+
+// HasSynced reports whether the informer has synced and this handler has returned from every
+// initial-list add it was given (informer.md §4.6). Sticky. Safe from any goroutine.
+func (l *listener) HasSynced() bool {
+	return l.tracker.HasSynced()
+}
+
+// add appends n to the buffer. Initial-list adds are counted by the sync tracker before they
+// can be delivered (informer.md §3 step 4, §4.6). A removed listener drops n.
+func (l *listener) add(n notification) {
+	if l.removed {
+		return
+	}
+	if n.kind == NotificationAdd && n.isInInitialList {
+		l.tracker.Start()
+	}
+	l.buf.push(n)
+	if l.wake != nil {
+		l.wake.Signal()
+	}
+}
+
+// pending is the number of buffered notifications.
+func (l *listener) pending() int {
+	return l.buf.len()
+}
+
+// next removes and returns the oldest buffered notification. Calling it on an empty buffer is
+// misuse and panics (style rule 7).
+func (l *listener) next() notification {
+	invariant.Check(l.buf.len() > 0, "listener h%d: next with nothing pending", l.id)
+	return l.buf.pop()
+}
+
+// call invokes the handler for n. It touches no listener state, so drivers call it without any
+// lock held; a panic in the handler propagates to the caller (informer.md §4.4: the listener
+// neither recovers nor retries).
+func (l *listener) call(n notification) {
+	switch n.kind {
+	case NotificationAdd:
+		l.handler.OnAdd(n.newObj, n.isInInitialList)
+	case NotificationUpdate:
+		l.handler.OnUpdate(n.oldObj, n.newObj)
+	case NotificationDelete:
+		l.handler.OnDelete(n.oldObj)
+	default:
+		invariant.Check(false, "listener h%d: unknown notification kind %d", l.id, n.kind)
+	}
+}
+
+// finish records that the handler returned from n: an initial-list add is then no longer
+// outstanding (informer.md §4.4: the counter drops after OnAdd returns). It reports whether
+// this latched the registration synced. A handler that panicked never reaches finish, so its
+// registration never syncs (informer.md §13 rule 7).
+func (l *listener) finish(n notification) (latched bool) {
+	if n.kind == NotificationAdd && n.isInInitialList {
+		return l.tracker.Finished()
+	}
+	return false
+}
+
+// remove drops the buffer and marks the listener removed (informer.md §1.3: buffered
+// notifications are discarded; a handler call in progress finishes).
+func (l *listener) remove() {
+	l.removed = true
+	l.buf = ring{}
+	if l.wake != nil {
+		l.wake.Broadcast()
+	}
+}
