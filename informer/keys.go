@@ -1,0 +1,89 @@
+package informer
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+)
+
+// This file holds the key functions of informer.md §8.1. A key is "namespace/name", or just
+// "name" for cluster-scoped objects; the cache, both queues and the listers agree on it.
+
+// ObjectName names an object: its namespace ("" for cluster-scoped objects) and name.
+type ObjectName struct {
+	Namespace string
+	Name      string
+}
+
+// String returns the key form of n: "namespace/name", or "name" when the namespace is empty
+// (informer.md §8.1).
+func (n ObjectName) String() string {
+	if n.Namespace == "" {
+		return n.Name
+	}
+	return n.Namespace + "/" + n.Name
+}
+
+// ParseObjectName parses a key produced by [ObjectName.String] or [MetaNamespaceKeyFunc].
+func ParseObjectName(key string) (ObjectName, error) {
+	namespace, name, err := SplitMetaNamespaceKey(key)
+	return ObjectName{Namespace: namespace, Name: name}, err
+}
+
+// ObjectToName returns the name of an object that has Kubernetes object metadata. Any other
+// object gives the error "object has no meta: ..." (informer.md §8.1).
+func ObjectToName(obj any) (ObjectName, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ObjectName{}, fmt.Errorf("object has no meta: %v", err)
+	}
+	return ObjectName{Namespace: m.GetNamespace(), Name: m.GetName()}, nil
+}
+
+// DeletionHandlingObjectToName is [ObjectToName] that also accepts a tombstone, whose name is
+// parsed from its key (informer.md §8.1, client-go TestDeletionHandlingObjectToName).
+func DeletionHandlingObjectToName(obj any) (ObjectName, error) {
+	if d, ok := obj.(DeletedFinalStateUnknown); ok {
+		return ParseObjectName(d.Key)
+	}
+	return ObjectToName(obj)
+}
+
+// MetaNamespaceKeyFunc is the default key function: an [ExplicitKey] is its own key; an object
+// with metadata has the key "namespace/name" or "name"; anything else is an error
+// (informer.md §8.1). The error is plain: callers that store objects wrap it in a [KeyError].
+func MetaNamespaceKeyFunc(obj any) (string, error) {
+	if key, ok := obj.(ExplicitKey); ok {
+		return string(key), nil
+	}
+	n, err := ObjectToName(obj)
+	if err != nil {
+		return "", err
+	}
+	return n.String(), nil
+}
+
+// DeletionHandlingMetaNamespaceKeyFunc is [MetaNamespaceKeyFunc] that also accepts a
+// [DeletedFinalStateUnknown], whose key is its Key field. The informer's cache uses it, so that a
+// tombstone popped from the queue deletes the object it stands for (informer.md §1.1, §8.1).
+func DeletionHandlingMetaNamespaceKeyFunc(obj any) (string, error) {
+	if d, ok := obj.(DeletedFinalStateUnknown); ok {
+		return d.Key, nil
+	}
+	return MetaNamespaceKeyFunc(obj)
+}
+
+// SplitMetaNamespaceKey splits a key into namespace and name: one part is a cluster-scoped name,
+// two parts are namespace and name, anything else is the error `unexpected key format: "<key>"`.
+// The empty key gives ("", "", nil) (informer.md §8.1).
+func SplitMetaNamespaceKey(key string) (namespace, name string, err error) {
+	parts := strings.Split(key, "/")
+	switch len(parts) {
+	case 1:
+		return "", parts[0], nil
+	case 2:
+		return parts[0], parts[1], nil
+	}
+	return "", "", fmt.Errorf("unexpected key format: %q", key)
+}
