@@ -102,7 +102,8 @@ type Sim struct {
 
 	// PolicyFIFO bookkeeping: the actions each actor had enabled at the previous step.
 	prev    [][]enabledAction
-	prevDue int64
+	seenGen []uint64 // seenGen[id] == ageGen: actor id has an action enabled at this step
+	ageGen  uint64
 	pct     *pctState
 
 	step  int64
@@ -291,20 +292,18 @@ func (s *Sim) ageActions(acts []enabledAction) {
 		i = j
 	}
 	// Actors with nothing enabled now forget their history: an action that comes back is new.
+	s.ageGen++
+	for len(s.seenGen) < len(s.prev) {
+		s.seenGen = append(s.seenGen, 0)
+	}
+	for i := range acts {
+		s.seenGen[acts[i].actor] = s.ageGen
+	}
 	for id := range s.prev {
-		if len(s.prev[id]) > 0 && !hasActor(acts, id) {
+		if len(s.prev[id]) > 0 && s.seenGen[id] != s.ageGen {
 			s.prev[id] = s.prev[id][:0]
 		}
 	}
-}
-
-func hasActor(acts []enabledAction, id int) bool {
-	for i := range acts {
-		if acts[i].actor == id {
-			return true
-		}
-	}
-	return false
 }
 
 // pick returns the index in s.enabled of the action the policy runs.

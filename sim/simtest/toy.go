@@ -160,7 +160,7 @@ type timer struct {
 	toy  *Toy
 	name string
 	left int
-	fire func()
+	t    *sim.Timer // created on the first arm, then Reset: one allocation per timer
 }
 
 func (tm *timer) arm() {
@@ -170,11 +170,12 @@ func (tm *timer) arm() {
 	if tm.left > 0 {
 		tm.left--
 	}
-	if tm.fire == nil {
-		tm.fire = tm.onFire
-	}
 	d := 1 + time.Duration(tm.toy.s.Rand(sim.StreamJitter).Int64N(int64(tm.toy.cfg.MaxTimerDelay)))
-	tm.toy.s.AfterFunc(d, tm.name, "fire", tm.fire)
+	if tm.t == nil {
+		tm.t = tm.toy.s.AfterFunc(d, tm.name, "fire", tm.onFire)
+		return
+	}
+	tm.t.Reset(d)
 }
 
 func (tm *timer) onFire() {
@@ -210,4 +211,38 @@ func (t *tickerActor) read() {
 		t.tk.Stop()
 		t.tk = nil
 	}
+}
+
+// DeterminismToy is the toy world the determinism checks run: every kind of race the engine
+// schedules (producers and consumers, re-arming timers, a ticker), narrated, a few hundred steps.
+var DeterminismToy = ToyConfig{
+	Producers:        4,
+	Consumers:        3,
+	Timers:           3,
+	MaxBufferItems:   6,
+	ItemsPerProducer: 20,
+	FiresPerTimer:    10,
+	MaxTimerDelay:    50 * time.Millisecond,
+	TickerPeriod:     30 * time.Millisecond,
+	Ticks:            5,
+	Narrate:          true,
+}
+
+// Run builds a Sim for cfg, adds a Toy shaped by toy and runs it until quiescent.
+func Run(cfg sim.Config, toy ToyConfig) (*sim.Sim, *Toy, error) {
+	s, err := sim.New(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := NewToy(s, toy)
+	return s, t, s.RunUntilQuiescent()
+}
+
+// Hash runs DeterminismToy for seed and policy and returns the trace hash.
+func Hash(seed uint64, policy sim.Policy) (string, error) {
+	s, _, err := Run(sim.Config{Seed: seed, Policy: policy, Trace: sim.TraceHashOnly}, DeterminismToy)
+	if err != nil {
+		return "", err
+	}
+	return s.Trace().Hash(), nil
 }
