@@ -42,7 +42,7 @@ func defaultReflectorBackoff() wait.Backoff {
 // It is a plain value with no lock: the Reflector that owns it is driven by one caller at a time.
 type backoffDelay struct {
 	clock clock.PassiveClock
-	rand  *rand.Rand
+	rng   *rand.Rand
 
 	initial wait.Backoff // the parameters a reset restores
 	current wait.Backoff // Duration and Steps advance with each Next
@@ -56,7 +56,7 @@ type backoffDelay struct {
 // newBackoffDelay builds the delay function for b. As in DelayWithReset, a non-positive Factor
 // turns the reset logic off: the sequence is then whatever the plain DelayFunc would give.
 func newBackoffDelay(b wait.Backoff, resetInterval time.Duration, c clock.PassiveClock, r *rand.Rand) *backoffDelay {
-	d := &backoffDelay{clock: c, rand: r, initial: b, current: b, lastReset: c.Now()}
+	d := &backoffDelay{clock: c, rng: r, initial: b, current: b, lastReset: c.Now()}
 	if b.Factor > 0 {
 		d.resetInterval = resetInterval
 	}
@@ -102,5 +102,5 @@ func (d *backoffDelay) jitter(duration time.Duration) time.Duration {
 	if d.current.Jitter <= 0 {
 		return duration
 	}
-	return duration + time.Duration(d.rand.Float64()*d.current.Jitter*float64(duration))
+	return duration + time.Duration(d.rng.Float64()*d.current.Jitter*float64(duration))
 }

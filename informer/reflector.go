@@ -314,7 +314,7 @@ type Reflector struct {
 	resyncPeriod    time.Duration
 	shouldResync    func() bool
 	clock           clock.PassiveClock
-	rand            *rand.Rand
+	rng             *rand.Rand
 	minWatchTimeout time.Duration
 	maxWatchTimeout time.Duration
 	pageSize        int64
@@ -392,7 +392,7 @@ func NewReflector(store ReflectorStore, opts ReflectorOptions) (*Reflector, erro
 		resyncPeriod:    opts.ResyncPeriod,
 		shouldResync:    opts.ShouldResync,
 		clock:           opts.Clock,
-		rand:            opts.Rand,
+		rng:             opts.Rand,
 		minWatchTimeout: defaultMinWatchTimeout,
 		maxWatchTimeout: 2 * defaultMinWatchTimeout,
 		pageSize:        opts.PageSize,
@@ -487,7 +487,7 @@ func (r *Reflector) NextRequest() (Request, bool) {
 	case phaseWatch:
 		// informer.md §7.1: TimeoutSeconds = int64(min + rand·(max−min)) seconds.
 		minS, maxS := r.minWatchTimeout.Seconds(), r.maxWatchTimeout.Seconds()
-		timeout := int64(minS + r.rand.Float64()*(maxS-minS))
+		timeout := int64(minS + r.rng.Float64()*(maxS-minS))
 		opts := metav1.ListOptions{
 			ResourceVersion:     r.lastSyncRV,
 			TimeoutSeconds:      &timeout,
