@@ -540,6 +540,11 @@ func (r *Reflector) ListDone(list runtime.Object, err error) {
 		r.endPass(fmt.Errorf("failed to list %v: %w", r.typeDescription, err), true)
 		return
 	}
+	// informer.md §7.4: Table lists (a server-side printing format) are rejected.
+	if ul, ok := list.(*unstructured.UnstructuredList); ok && isTableGVK(ul.GroupVersionKind()) {
+		r.endPass(fmt.Errorf("unsupported list gvk: %v, type: %v", ul.GroupVersionKind(), r.typeDescription), true)
+		return
+	}
 	lm, aerr := meta.ListAccessor(list)
 	if aerr != nil {
 		r.endPass(fmt.Errorf("unable to understand list result %#v: %v", list, aerr), true)
@@ -653,6 +658,10 @@ func (r *Reflector) WatchEvent(ev watch.Event) (stop bool) {
 			r.emit(ReflectorEvent{Kind: EventSkipped, Err: fmt.Errorf("unexpected watch event object gvk: want %v, got %v", *r.expectedGVK, got)})
 			return false
 		}
+	}
+	if u, ok := ev.Object.(*unstructured.Unstructured); ok && u.GetKind() == "Table" && isTableGVK(u.GroupVersionKind()) {
+		r.emit(ReflectorEvent{Kind: EventSkipped, Err: fmt.Errorf("unsupported watch event object gvk: %v", u.GroupVersionKind())})
+		return false
 	}
 	m, err := meta.Accessor(ev.Object)
 	if err != nil {
@@ -857,6 +866,12 @@ func (r *Reflector) emit(e ReflectorEvent) {
 	if r.onEvent != nil {
 		r.onEvent(e)
 	}
+}
+
+// isTableGVK recognises meta.k8s.io Table, which the Reflector does not support (informer.md §7.4,
+// §7.6).
+func isTableGVK(gvk schema.GroupVersionKind) bool {
+	return gvk.Group == "meta.k8s.io" && (gvk.Version == "v1" || gvk.Version == "v1beta1") && gvk.Kind == "Table"
 }
 
 // isExpiredError: 410 answered as Expired (1.18+) or Gone (older servers).

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/informersim/informersim/internal/invariant"
@@ -802,5 +803,41 @@ func TestReflectorDeterministic(t *testing.T) {
 	}
 	if diff := cmp.Diff(run(), run()); diff != "" {
 		t.Errorf("two runs differ (-first +second):\n%s", diff)
+	}
+}
+
+// informer.md §7.4, §7.6 and §12.3 TestIsUnsupportedTableObject: a Table list fails the pass; a
+// Table object in the stream is skipped.
+func TestReflectorRejectsTables(t *testing.T) {
+	table := schema.GroupVersionKind{Group: "meta.k8s.io", Version: "v1", Kind: "Table"}
+	h := newReflHarness(t, func(o *ReflectorOptions) { o.ExpectedType = nil })
+	h.r.Start()
+	h.next(RequestList)
+	l := reflList("1", "")
+	l.SetGroupVersionKind(table)
+	h.r.ListDone(l, nil)
+	if len(h.handled) != 1 || !strings.HasPrefix(h.handled[0].Error(), "unsupported list gvk") {
+		t.Errorf("error handler calls: got %v, want one \"unsupported list gvk\"", h.handled)
+	}
+	h.fireDeadline()
+	h.listAndWatch(reflList("1", ""))
+	row := reflPod("t", "2")
+	row.SetGroupVersionKind(table)
+	h.r.WatchEvent(reflEvent(watch.Added, row))
+	if diff := cmp.Diff([]string{"replace [] rv=1"}, h.store.take()); diff != "" {
+		t.Errorf("store calls (-want +got):\n%s", diff)
+	}
+}
+
+// informer.md §2.3: after a tick the next timer is one period from when the tick ran, so ticks
+// drift by however late they fire.
+func TestReflectorResyncDrift(t *testing.T) {
+	h := newReflHarness(t, func(o *ReflectorOptions) { o.ResyncPeriod = 30 * time.Second })
+	h.r.Start()
+	h.listAndWatch(reflList("1", ""))
+	h.advance(35 * time.Second) // the driver ticks 5s late
+	h.r.Tick()
+	if at, _ := h.r.NextDeadline(); !at.Equal(h.clock.Now().Add(30 * time.Second)) {
+		t.Errorf("next resync: got %v, want %v", at, h.clock.Now().Add(30*time.Second))
 	}
 }
