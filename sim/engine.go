@@ -450,7 +450,7 @@ func (s *Sim) RunUntilQuiescent() error {
 }
 
 // RunUntil runs until cond returns true, checking it before every step, for at most budget of
-// simulated time. It replaces polling with real time (Gomega's Eventually): the error says why
+// simulated time; when the budget runs out the clock stands at its end. It replaces polling with real time (Gomega's Eventually): the error says why
 // it stopped (ErrBudget, ErrIdle or a limit) with the sim time, step count and seed.
 func (s *Sim) RunUntil(cond func() bool, budget time.Duration) error {
 	invariant.Check(budget >= 0, "sim: RunUntil budget %v is negative", budget)
@@ -470,6 +470,8 @@ func (s *Sim) RunUntil(cond func() bool, budget time.Duration) error {
 			why = ErrIdle
 		case end < start+budget:
 			why = ErrMaxSimTime
+		default:
+			s.setNow(end) // the budget passed, as with RunFor, so a retry continues from here
 		}
 		return fmt.Errorf("%w: budget %v from %s, stopped at sim time %s after %d steps (%d in this call); seed %d; %s",
 			why, budget, FormatSimTime(start), FormatSimTime(s.now), s.step, s.step-startStep, s.cfg.Seed, s.cfg.Repro)
