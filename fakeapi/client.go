@@ -1,0 +1,399 @@
+package fakeapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// ResourceClient has the method set of client-go's dynamic.ResourceInterface, so it satisfies
+// that interface as is; its Namespace method returns *ResourceClient rather than
+// dynamic.ResourceInterface, which a one-method wrapper in compare/ adapts (see the package doc).
+type ResourceClient struct {
+	srv *Server
+	gvr schema.GroupVersionResource
+	ns  string
+}
+
+// Resource returns a client for gvr, cluster-wide until Namespace is called, like
+// dynamic.Interface.Resource. Unknown resources answer every request with 404.
+func (s *Server) Resource(gvr schema.GroupVersionResource) *ResourceClient {
+	return &ResourceClient{srv: s, gvr: gvr}
+}
+
+// Namespace returns a client scoped to namespace ns.
+func (c *ResourceClient) Namespace(ns string) *ResourceClient {
+	return &ResourceClient{srv: c.srv, gvr: c.gvr, ns: ns}
+}
+
+func (c *ResourceClient) write(verb Verb, name string, f func() (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
+	s := c.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advance_locked()
+	rq := s.rec.newRequest(verb, c.gvr, c.ns, name, metav1.ListOptions{}, "")
+	u, err := f()
+	if u != nil {
+		rq.ObjectRV = u.GetResourceVersion()
+		if rq.Name == "" {
+			rq.Name = u.GetName()
+		}
+	}
+	s.finishRequest_locked(&rq, err)
+	return u, err
+}
+
+func ctxErr(ctx context.Context) error {
+	if ctx != nil && ctx.Err() != nil {
+		return apierrors.NewTimeoutError(fmt.Sprintf("fakeapi: request context done: %v", ctx.Err()), 0)
+	}
+	return nil
+}
+
+// Create implements POST (fakeapi.md §5.1). No subresource can be created.
+func (c *ResourceClient) Create(ctx context.Context, obj *unstructured.Unstructured, options metav1.CreateOptions, subresources ...string) (*unstructured.Unstructured, error) {
+	name := ""
+	if obj != nil && obj.Object != nil {
+		name, _ = metaString(obj, "name")
+	}
+	return c.write(VerbCreate, name, func() (*unstructured.Unstructured, error) {
+		if err := ctxErr(ctx); err != nil {
+			return nil, err
+		}
+		return c.srv.create_locked(c.gvr, c.ns, obj, options, subresources)
+	})
+}
+
+// Update implements PUT (§5.2); with the subresource "status" it is UpdateStatus.
+func (c *ResourceClient) Update(ctx context.Context, obj *unstructured.Unstructured, options metav1.UpdateOptions, subresources ...string) (*unstructured.Unstructured, error) {
+	status, err := statusSubresource(c.gvr, subresources)
+	verb := VerbUpdate
+	if status {
+		verb = VerbUpdateStatus
+	}
+	name := ""
+	if obj != nil && obj.Object != nil {
+		name, _ = metaString(obj, "name")
+	}
+	return c.write(verb, name, func() (*unstructured.Unstructured, error) {
+		if err != nil {
+			return nil, err
+		}
+		if err := ctxErr(ctx); err != nil {
+			return nil, err
+		}
+		return c.srv.update_locked(c.gvr, c.ns, obj, status, len(options.DryRun) > 0)
+	})
+}
+
+// UpdateStatus implements PUT .../status (§5.5): only .status changes, generation stays.
+func (c *ResourceClient) UpdateStatus(ctx context.Context, obj *unstructured.Unstructured, options metav1.UpdateOptions) (*unstructured.Unstructured, error) {
+	return c.Update(ctx, obj, options, "status")
+}
+
+func statusSubresource(gvr schema.GroupVersionResource, subresources []string) (bool, error) {
+	switch {
+	case len(subresources) == 0:
+		return false, nil
+	case len(subresources) == 1 && subresources[0] == "status":
+		return true, nil
+	}
+	return false, apierrors.NewNotFound(gvr.GroupResource(), "")
+}
+
+func (c *ResourceClient) key(name string) (*resourceStore, objKey, error) {
+	res, ok := c.srv.lookup(c.gvr)
+	if !ok {
+		return nil, objKey{}, apierrors.NewNotFound(c.gvr.GroupResource(), name)
+	}
+	ns := c.ns
+	if !res.info.Namespaced {
+		ns = ""
+	} else if ns == "" {
+		return nil, objKey{}, apierrors.NewBadRequest("the namespace must be set for a namespaced resource")
+	}
+	if name == "" {
+		return nil, objKey{}, apierrors.NewBadRequest("name is required")
+	}
+	return res, objKey{ns, name}, nil
+}
+
+// Delete implements DELETE (§5.3): preconditions, finalizers, propagation policy, and graceful
+// deletion for kinds that have it.
+func (c *ResourceClient) Delete(ctx context.Context, name string, options metav1.DeleteOptions, subresources ...string) error {
+	_, err := c.write(VerbDelete, name, func() (*unstructured.Unstructured, error) {
+		if len(subresources) > 0 {
+			return nil, apierrors.NewNotFound(c.gvr.GroupResource(), name)
+		}
+		if err := ctxErr(ctx); err != nil {
+			return nil, err
+		}
+		if err := c.srv.takeFailure_locked(VerbDelete, c.gvr); err != nil {
+			return nil, err
+		}
+		res, key, err := c.key(name)
+		if err != nil {
+			return nil, err
+		}
+		return c.srv.delete_locked(res, key, options)
+	})
+	return err
+}
+
+// DeleteCollection deletes every object matching listOptions (at the current revision), in key
+// order, and returns the first error other than NotFound.
+func (c *ResourceClient) DeleteCollection(ctx context.Context, options metav1.DeleteOptions, listOptions metav1.ListOptions) error {
+	_, err := c.write(VerbDeleteCollection, "", func() (*unstructured.Unstructured, error) {
+		s := c.srv
+		if err := ctxErr(ctx); err != nil {
+			return nil, err
+		}
+		res, ok := s.lookup(c.gvr)
+		if !ok {
+			return nil, apierrors.NewNotFound(c.gvr.GroupResource(), "")
+		}
+		if err := s.takeFailure_locked(VerbDeleteCollection, c.gvr); err != nil {
+			return nil, err
+		}
+		listOptions.ResourceVersion, listOptions.ResourceVersionMatch = "", ""
+		listOptions.Limit, listOptions.Continue = 0, ""
+		req, err := parseRequest(res, listOptions, false)
+		if err != nil {
+			return nil, err
+		}
+		ns := c.ns
+		if !res.info.Namespaced {
+			ns = ""
+		}
+		page := s.page_locked(res, ns, req, s.rev, nil, 0)
+		for _, item := range page.Items {
+			if _, err := s.delete_locked(res, objKey{item.GetNamespace(), item.GetName()}, options); err != nil && !apierrors.IsNotFound(err) {
+				return nil, err
+			}
+		}
+		return nil, nil
+	})
+	return err
+}
+
+// Get implements GET of one object at the latest revision; "status" is accepted as subresource
+// for resources that have it.
+func (c *ResourceClient) Get(ctx context.Context, name string, options metav1.GetOptions, subresources ...string) (*unstructured.Unstructured, error) {
+	return c.write(VerbGet, name, func() (*unstructured.Unstructured, error) {
+		status, err := statusSubresource(c.gvr, subresources)
+		if err != nil {
+			return nil, err
+		}
+		if err := ctxErr(ctx); err != nil {
+			return nil, err
+		}
+		if err := c.srv.takeFailure_locked(VerbGet, c.gvr); err != nil {
+			return nil, err
+		}
+		res, key, err := c.key(name)
+		if err != nil {
+			return nil, err
+		}
+		if status && !res.info.Status {
+			return nil, apierrors.NewNotFound(c.gvr.GroupResource(), name)
+		}
+		cur := c.srv.live(res, key)
+		if cur == nil {
+			return nil, apierrors.NewNotFound(c.gvr.GroupResource(), name)
+		}
+		return cur.DeepCopy(), nil
+	})
+}
+
+// List implements LIST (fakeapi.md §3).
+func (c *ResourceClient) List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	return c.srv.List(c.gvr, c.ns, opts)
+}
+
+// Watch implements WATCH (fakeapi.md §4) for a concurrent consumer; see [Server.Watch].
+func (c *ResourceClient) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	return c.srv.Watch(ctx, c.gvr, c.ns, opts)
+}
+
+// Patch implements PATCH with JSON patch (RFC 6902) and JSON merge patch (RFC 7386) as an atomic
+// read-modify-write: at most one MODIFIED, none for a no-op (fakeapi.md §5.4). A patch without
+// metadata.resourceVersion is unconditional. Strategic merge patch and apply patches are
+// answered 405 MethodNotSupported (they need schemas fakeapi does not model).
+func (c *ResourceClient) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, options metav1.PatchOptions, subresources ...string) (*unstructured.Unstructured, error) {
+	return c.write(VerbPatch, name, func() (*unstructured.Unstructured, error) {
+		s := c.srv
+		status, err := statusSubresource(c.gvr, subresources)
+		if err != nil {
+			return nil, err
+		}
+		if err := ctxErr(ctx); err != nil {
+			return nil, err
+		}
+		if pt != types.JSONPatchType && pt != types.MergePatchType {
+			return nil, apierrors.NewMethodNotSupported(c.gvr.GroupResource(), "patch "+string(pt))
+		}
+		if err := s.takeFailure_locked(VerbPatch, c.gvr); err != nil {
+			return nil, err
+		}
+		res, key, err := c.key(name)
+		if err != nil {
+			return nil, err
+		}
+		if status && !res.info.Status {
+			return nil, apierrors.NewNotFound(c.gvr.GroupResource(), name)
+		}
+		cur := s.live(res, key)
+		if cur == nil {
+			return nil, apierrors.NewNotFound(c.gvr.GroupResource(), name)
+		}
+		p, err := decodeJSON(data)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("fakeapi: invalid patch: %v", err))
+		}
+		doc, _ := normalize(cur.Object, 0) // a private copy to patch in place
+		var out any
+		if pt == types.MergePatchType {
+			if _, isObj := p.(map[string]any); !isObj {
+				return nil, apierrors.NewBadRequest("fakeapi: a merge patch must be a JSON object")
+			}
+			out = mergePatch(doc, p)
+		} else if out, err = jsonPatch(doc, p); err != nil {
+			var pe *patchError
+			if errors.As(err, &pe) {
+				return nil, apierrors.NewGenericServerResponse(422, "patch", c.gvr.GroupResource(), name, pe.msg, 0, false)
+			}
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("fakeapi: invalid patch: %v", err))
+		}
+		m, ok := out.(map[string]any)
+		if !ok {
+			return nil, apierrors.NewBadRequest("fakeapi: patched document is not an object")
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if u.Object["metadata"] == nil {
+			u.Object["metadata"] = map[string]any{}
+		}
+		if md, ok := u.Object["metadata"].(map[string]any); ok {
+			if _, has := md["resourceVersion"]; !has {
+				md["resourceVersion"] = cur.GetResourceVersion()
+			}
+			// Name and namespace come from the URL; a patch cannot move an object.
+			md["name"], md["namespace"] = key.name, cur.GetNamespace()
+			if key.ns == "" {
+				delete(md, "namespace")
+			}
+		}
+		in, err := s.input(res, key.ns, u)
+		if err != nil {
+			return nil, err
+		}
+		if errs := validateMeta(res, in); len(errs) > 0 {
+			return nil, s.invalid(res, name, errs)
+		}
+		return s.applyUpdate_locked(res, key, cur, in, status, len(options.DryRun) > 0)
+	})
+}
+
+// Apply (server-side apply) is not modelled: it answers 405 MethodNotSupported.
+func (c *ResourceClient) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, options metav1.ApplyOptions, subresources ...string) (*unstructured.Unstructured, error) {
+	return c.write(VerbPatch, name, func() (*unstructured.Unstructured, error) {
+		return nil, apierrors.NewMethodNotSupported(c.gvr.GroupResource(), "apply")
+	})
+}
+
+// ApplyStatus is not modelled: it answers 405 MethodNotSupported.
+func (c *ResourceClient) ApplyStatus(ctx context.Context, name string, obj *unstructured.Unstructured, options metav1.ApplyOptions) (*unstructured.Unstructured, error) {
+	return c.Apply(ctx, name, obj, options, "status")
+}
+
+// ListerWatcher is the list/watch adapter for one resource and namespace. It has the method sets
+// of client-go's cache.ListerWatcher and cache.ListerWatcherWithContext, plus
+// IsWatchListSemanticsUnSupported, which client-go consults to choose between the watch-list
+// start-up and classic list+watch (fakeapi.md §1.1). Configure it before handing it to a
+// reflector; its fields are not synchronised.
+type ListerWatcher struct {
+	srv *Server
+	gvr schema.GroupVersionResource
+	ns  string
+	// Name labels this client's requests in the record.
+	Name string
+	// Replica pins every request to one replica when >= 0 (default -1: the routing policy).
+	Replica int
+	// WatchListUnsupported is what IsWatchListSemanticsUnSupported returns: true forces
+	// client-go's classic list+watch; false (default) lets it use watch-list.
+	WatchListUnsupported bool
+	// Tweak, if set, edits the options of every request (selectors, for example), as
+	// client-go's TweakListOptionsFunc does.
+	Tweak func(*metav1.ListOptions)
+}
+
+// ListerWatcher returns a list/watch adapter for gvr in namespace ns ("" for all).
+func (s *Server) ListerWatcher(gvr schema.GroupVersionResource, ns string) *ListerWatcher {
+	return &ListerWatcher{srv: s, gvr: gvr, ns: ns, Replica: -1}
+}
+
+// List implements cache.Lister.
+func (lw *ListerWatcher) List(options metav1.ListOptions) (runtime.Object, error) {
+	return lw.ListWithContext(context.Background(), options)
+}
+
+// Watch implements cache.Watcher.
+func (lw *ListerWatcher) Watch(options metav1.ListOptions) (watch.Interface, error) {
+	return lw.WatchWithContext(context.Background(), options)
+}
+
+// ListWithContext implements cache.ListerWithContext.
+func (lw *ListerWatcher) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if lw.Tweak != nil {
+		lw.Tweak(&options)
+	}
+	s := lw.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, err := s.list_locked(lw.gvr, lw.ns, options, lw.Replica, lw.Name)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// WatchWithContext implements cache.WatcherWithContext; the watch stops when ctx is done.
+func (lw *ListerWatcher) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+	w, err := lw.OpenWatch(options)
+	if err != nil {
+		return nil, err
+	}
+	w.startPump(ctx)
+	return w, nil
+}
+
+// OpenWatch opens a pull-based watch through this adapter (its name, pin and tweak apply).
+func (lw *ListerWatcher) OpenWatch(options metav1.ListOptions) (*Watcher, error) {
+	if lw.Tweak != nil {
+		lw.Tweak(&options)
+	}
+	s := lw.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.openWatch_locked(lw.gvr, lw.ns, options, lw.Replica, lw.Name)
+}
+
+// IsWatchListSemanticsUnSupported reports WatchListUnsupported (client-go's
+// util/watchlist.DoesClientNotSupportWatchListSemantics looks for this method).
+func (lw *ListerWatcher) IsWatchListSemanticsUnSupported() bool { return lw.WatchListUnsupported }

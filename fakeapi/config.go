@@ -1,0 +1,300 @@
+package fakeapi
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
+)
+
+// Defaults of [Config]. Each limit is a Config field; a zero value selects the default below and a
+// negative value (for durations) disables the behaviour where the field's doc says so.
+const (
+	// DefaultCompactionInterval mirrors kube-apiserver's --etcd-compaction-interval (fakeapi.md §2).
+	DefaultCompactionInterval = 5 * time.Minute
+	// DefaultBookmarkInterval mirrors the cacher's defaultBookmarkFrequency (fakeapi.md §4.5).
+	DefaultBookmarkInterval = time.Minute
+	// DefaultBookmarkBeforeDeadline is how long before a watch deadline the last bookmark goes out (§4.5).
+	DefaultBookmarkBeforeDeadline = 2 * time.Second
+	// DefaultMinRequestTimeout mirrors --min-request-timeout=1800s (fakeapi.md §4.6 row 1).
+	DefaultMinRequestTimeout = 30 * time.Minute
+	// DefaultResourceVersionWait is the cacher's blockTimeout for NotOlderThan reads (§3.4).
+	DefaultResourceVersionWait = 3 * time.Second
+	// DefaultMaxWatchEvents is the per-watch buffer; beyond it the watch is closed as a slow
+	// consumer (fakeapi.md §4.6, k/k#125123).
+	DefaultMaxWatchEvents = 1000
+	// DefaultMaxCacheHistoryEvents is the upper bound of the cacher's history ring (§4.7).
+	DefaultMaxCacheHistoryEvents = 102400
+	// DefaultMaxLogEntries bounds the store's event log; beyond it the oldest entries are
+	// compacted away even between compaction ticks, so memory never grows without bound.
+	DefaultMaxLogEntries = 1 << 20
+	// DefaultMaxRecords bounds each of the request and event records (oldest dropped first).
+	DefaultMaxRecords = 100000
+	// DefaultGenerateNameAttempts mirrors RetryGenerateName: 8 attempts in total (§5.1).
+	DefaultGenerateNameAttempts = 8
+	// DefaultMaxObjects bounds the number of live objects; creates beyond it get 429 (a
+	// quota-like refusal rather than unbounded growth).
+	DefaultMaxObjects = 1 << 22
+)
+
+// WatchTimeoutPolicy says how the server picks a watch's deadline (fakeapi.md §6 F-12).
+type WatchTimeoutPolicy int
+
+const (
+	// WatchTimeoutHonor uses the client's timeoutSeconds when set, else a seeded draw in
+	// [MinRequestTimeout, 2*MinRequestTimeout), like kube-apiserver (§4.6 row 1).
+	WatchTimeoutHonor WatchTimeoutPolicy = iota + 1
+	// WatchTimeoutServer ignores the client's timeoutSeconds (it is still recorded) and always
+	// draws from the seeded range, so nothing observable depends on a client's global rand (§10.2).
+	WatchTimeoutServer
+	// WatchTimeoutNone never closes watches on a deadline.
+	WatchTimeoutNone
+)
+
+func (p WatchTimeoutPolicy) String() string {
+	switch p {
+	case WatchTimeoutHonor:
+		return "Honor"
+	case WatchTimeoutServer:
+		return "Server"
+	case WatchTimeoutNone:
+		return "None"
+	}
+	return fmt.Sprintf("WatchTimeoutPolicy(%d)", int(p))
+}
+
+// RoutingPolicy decides which replica serves a list or watch (fakeapi.md §6 F-4).
+type RoutingPolicy int
+
+const (
+	// RoutingPrimary sends every request to replica 0.
+	RoutingPrimary RoutingPolicy = iota + 1
+	// RoutingRoundRobin cycles through the replicas in index order.
+	RoutingRoundRobin
+	// RoutingRandom draws the replica from the injected random source.
+	RoutingRandom
+)
+
+func (p RoutingPolicy) String() string {
+	switch p {
+	case RoutingPrimary:
+		return "Primary"
+	case RoutingRoundRobin:
+		return "RoundRobin"
+	case RoutingRandom:
+		return "Random"
+	}
+	return fmt.Sprintf("RoutingPolicy(%d)", int(p))
+}
+
+// Resource describes one served resource: its GroupVersionResource, Kind and scope, plus the
+// per-kind switches of fakeapi.md §5.
+type Resource struct {
+	GVR        schema.GroupVersionResource
+	Kind       string
+	Namespaced bool
+	// Status says the resource has a /status subresource: writes to the main resource keep the
+	// stored .status and UpdateStatus changes only .status (fakeapi.md §5.5).
+	Status bool
+	// Generation says metadata.generation is tracked: 1 on create, +1 on each spec change.
+	Generation bool
+	// RequireResourceVersion makes an update without metadata.resourceVersion a 422, as for
+	// custom resources (fakeapi.md §5.2). Built-in kinds allow unconditional updates.
+	RequireResourceVersion bool
+	// GracefulDelete models pods: a delete of a scheduled object sets deletionTimestamp to now
+	// plus the grace period and keeps it until a delete with grace 0 (fakeapi.md §5.3).
+	GracefulDelete bool
+	// FieldLabels are the field-selector fields beyond metadata.name and metadata.namespace,
+	// as dotted paths into the object (fakeapi.md §4.4). Others are answered with 400.
+	FieldLabels []string
+	// Names is the name rule checked on create (fakeapi.md §5.1); zero means DNS-1123 subdomain.
+	Names NameRule
+}
+
+// NameRule is the validation applied to metadata.name.
+type NameRule int
+
+const (
+	// NameSubdomain is a DNS-1123 subdomain (most kinds).
+	NameSubdomain NameRule = iota + 1
+	// NameLabel is a DNS-1123 label (namespaces).
+	NameLabel
+	// NameLabel1035 is a DNS-1035 label (services).
+	NameLabel1035
+)
+
+func (r NameRule) String() string {
+	switch r {
+	case NameSubdomain:
+		return "Subdomain"
+	case NameLabel:
+		return "Label"
+	case NameLabel1035:
+		return "Label1035"
+	}
+	return fmt.Sprintf("NameRule(%d)", int(r))
+}
+
+// Config configures a [Server]. The zero value is valid: a real clock, a fixed seed, one replica,
+// the built-in resources, and the defaults named on each field.
+type Config struct {
+	// Clock is read for timestamps and deadlines; the server never sleeps or starts timers on
+	// it. Nil means clock.RealClock{}. If it also implements clock.Clock, the channel adapter
+	// behind ResultChan uses its timers to call Advance lazily.
+	Clock clock.PassiveClock
+	// Rand is the only source of randomness (UIDs, generateName suffixes, deadlines, routing).
+	// Nil means rand.New(rand.NewPCG(1, 2)). The server owns it after New.
+	Rand *rand.Rand
+	// Resources are served in addition to the built-in table (see [BuiltinResources]); an entry
+	// with the GVR of a built-in one replaces it.
+	Resources []Resource
+
+	// CompactionInterval is the period of the etcd-like compactor, which compacts to the
+	// revision it saw on its previous tick (fakeapi.md §2). Zero means
+	// DefaultCompactionInterval; negative disables periodic compaction (Compact still works).
+	CompactionInterval time.Duration
+	// MaxLogEntries bounds the event log. Zero means DefaultMaxLogEntries.
+	MaxLogEntries int
+	// MaxCacheHistoryEvents bounds each replica's watch-cache history (§4.7): watches from an
+	// RV older than what the ring still holds get 410. Zero means DefaultMaxCacheHistoryEvents.
+	MaxCacheHistoryEvents int
+	// MaxObjects bounds the live objects. Zero means DefaultMaxObjects.
+	MaxObjects int
+
+	// Replicas is the number of simulated apiservers, each with its own watch cache
+	// (fakeapi.md MH-12). Zero means 1.
+	Replicas int
+	// Routing picks the replica for each list and watch. Zero means RoutingPrimary.
+	Routing RoutingPolicy
+
+	// WatchTimeout is the deadline policy for watches. Zero means WatchTimeoutHonor.
+	WatchTimeout WatchTimeoutPolicy
+	// MinRequestTimeout is kube-apiserver's --min-request-timeout. Zero means
+	// DefaultMinRequestTimeout.
+	MinRequestTimeout time.Duration
+	// BookmarkInterval is the period of ordinary bookmarks on watches that allow them. Zero
+	// means DefaultBookmarkInterval; negative disables periodic bookmarks.
+	BookmarkInterval time.Duration
+	// BookmarkBeforeDeadline sends one bookmark this long before a watch's deadline. Zero means
+	// DefaultBookmarkBeforeDeadline; negative disables it.
+	BookmarkBeforeDeadline time.Duration
+	// ResourceVersionWait is how long a cache-served request waits for a lagging cache to reach
+	// the requested RV before 504 (§3.4). Zero means DefaultResourceVersionWait.
+	ResourceVersionWait time.Duration
+	// MaxWatchEvents is the per-watch buffer; a watch whose undelivered events exceed it is
+	// closed cleanly as a slow consumer. Zero means DefaultMaxWatchEvents.
+	MaxWatchEvents int
+	// ExpiredWatchAsError makes a watch from a too-old RV fail in Watch() itself with 410
+	// instead of the default HTTP-200 stream with one ERROR event (fakeapi.md MH-4).
+	ExpiredWatchAsError bool
+	// MaxRecords bounds the request record and the event record. Zero means DefaultMaxRecords;
+	// negative disables recording.
+	MaxRecords int
+	// GenerateNameAttempts is the number of names tried for generateName. Zero means
+	// DefaultGenerateNameAttempts.
+	GenerateNameAttempts int
+}
+
+// BuiltinResources returns the built-in resource table, a fresh copy on each call.
+func BuiltinResources() []Resource {
+	core := func(r string) schema.GroupVersionResource { return schema.GroupVersionResource{Version: "v1", Resource: r} }
+	apps := func(r string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: r}
+	}
+	return []Resource{
+		{GVR: core("pods"), Kind: "Pod", Namespaced: true, Status: true, Generation: true, GracefulDelete: true,
+			FieldLabels: []string{"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"}},
+		{GVR: core("configmaps"), Kind: "ConfigMap", Namespaced: true},
+		{GVR: core("secrets"), Kind: "Secret", Namespaced: true, FieldLabels: []string{"type"}},
+		{GVR: core("services"), Kind: "Service", Namespaced: true, Status: true, Names: NameLabel1035},
+		{GVR: core("nodes"), Kind: "Node", Status: true, FieldLabels: []string{"spec.unschedulable"}},
+		{GVR: core("namespaces"), Kind: "Namespace", Status: true, Names: NameLabel, FieldLabels: []string{"status.phase"}},
+		{GVR: apps("deployments"), Kind: "Deployment", Namespaced: true, Status: true, Generation: true},
+		{GVR: apps("replicasets"), Kind: "ReplicaSet", Namespaced: true, Status: true, Generation: true, FieldLabels: []string{"status.replicas"}},
+		{GVR: apps("statefulsets"), Kind: "StatefulSet", Namespaced: true, Status: true, Generation: true},
+	}
+}
+
+// validated returns a copy of c with defaults filled in, or an error naming the bad field.
+func (c Config) validated() (Config, error) {
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
+	if c.Rand == nil {
+		c.Rand = rand.New(rand.NewPCG(1, 2))
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	defInt := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	def(&c.CompactionInterval, DefaultCompactionInterval)
+	def(&c.BookmarkInterval, DefaultBookmarkInterval)
+	def(&c.BookmarkBeforeDeadline, DefaultBookmarkBeforeDeadline)
+	def(&c.MinRequestTimeout, DefaultMinRequestTimeout)
+	def(&c.ResourceVersionWait, DefaultResourceVersionWait)
+	defInt(&c.MaxLogEntries, DefaultMaxLogEntries)
+	defInt(&c.MaxCacheHistoryEvents, DefaultMaxCacheHistoryEvents)
+	defInt(&c.MaxObjects, DefaultMaxObjects)
+	defInt(&c.Replicas, 1)
+	defInt(&c.MaxWatchEvents, DefaultMaxWatchEvents)
+	defInt(&c.MaxRecords, DefaultMaxRecords)
+	defInt(&c.GenerateNameAttempts, DefaultGenerateNameAttempts)
+	if c.Routing == 0 {
+		c.Routing = RoutingPrimary
+	}
+	if c.WatchTimeout == 0 {
+		c.WatchTimeout = WatchTimeoutHonor
+	}
+	switch {
+	case c.MinRequestTimeout < 0:
+		return c, fmt.Errorf("fakeapi: MinRequestTimeout %v is negative", c.MinRequestTimeout)
+	case c.ResourceVersionWait < 0:
+		return c, fmt.Errorf("fakeapi: ResourceVersionWait %v is negative", c.ResourceVersionWait)
+	case c.MaxLogEntries < 1, c.MaxCacheHistoryEvents < 1, c.MaxObjects < 1, c.MaxWatchEvents < 1:
+		return c, fmt.Errorf("fakeapi: limits must be positive (MaxLogEntries %d, MaxCacheHistoryEvents %d, MaxObjects %d, MaxWatchEvents %d)",
+			c.MaxLogEntries, c.MaxCacheHistoryEvents, c.MaxObjects, c.MaxWatchEvents)
+	case c.Replicas < 1 || c.Replicas > 64:
+		return c, fmt.Errorf("fakeapi: Replicas %d out of range [1, 64]", c.Replicas)
+	case c.Routing < RoutingPrimary || c.Routing > RoutingRandom:
+		return c, fmt.Errorf("fakeapi: unknown %v", c.Routing)
+	case c.WatchTimeout < WatchTimeoutHonor || c.WatchTimeout > WatchTimeoutNone:
+		return c, fmt.Errorf("fakeapi: unknown %v", c.WatchTimeout)
+	case c.GenerateNameAttempts < 1:
+		return c, fmt.Errorf("fakeapi: GenerateNameAttempts %d must be positive", c.GenerateNameAttempts)
+	}
+	// Merge the resource table: user entries replace built-ins of the same GVR.
+	table := BuiltinResources()
+	for _, r := range c.Resources {
+		if r.GVR.Resource == "" || r.GVR.Version == "" || r.Kind == "" {
+			return c, fmt.Errorf("fakeapi: resource %v needs a resource, a version and a kind", r.GVR)
+		}
+		if r.Names == 0 {
+			r.Names = NameSubdomain
+		}
+		r.FieldLabels = append([]string(nil), r.FieldLabels...)
+		replaced := false
+		for i := range table {
+			if table[i].GVR == r.GVR {
+				table[i], replaced = r, true
+			}
+		}
+		if !replaced {
+			table = append(table, r)
+		}
+	}
+	for i := range table {
+		if table[i].Names == 0 {
+			table[i].Names = NameSubdomain
+		}
+	}
+	c.Resources = table
+	return c, nil
+}

@@ -1,0 +1,86 @@
+package fakeapi
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// failure is an injected error for the next request of a verb (F-6).
+type failure struct {
+	verb Verb
+	gvr  *schema.GroupVersionResource // nil: any resource
+	err  error
+}
+
+// FailNext makes the next request with verb (of any resource) fail with err, before it is
+// served (fakeapi.md §6 F-6). Use a StatusError (NewTooManyRequests, NewInternalError, ...) or
+// [NewConnectionRefused]. Injected failures are consumed first-in first-out.
+func (s *Server) FailNext(verb Verb, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures = append(s.failures, failure{verb: verb, err: err})
+}
+
+// FailNextFor is FailNext restricted to one resource.
+func (s *Server) FailNextFor(verb Verb, gvr schema.GroupVersionResource, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures = append(s.failures, failure{verb: verb, gvr: &gvr, err: err})
+}
+
+func (s *Server) takeFailure_locked(verb Verb, gvr schema.GroupVersionResource) error {
+	for i, f := range s.failures {
+		if f.verb == verb && (f.gvr == nil || *f.gvr == gvr) {
+			s.failures = append(s.failures[:i], s.failures[i+1:]...)
+			return f.err
+		}
+	}
+	return nil
+}
+
+// CloseWatch ends open watch id (fakeapi.md §6 F-5): cleanly when err is nil (the consumer sees
+// the channel close), else with one ERROR event carrying err's Status (see [NewWatchError]).
+// Pending events are dropped, as when a connection closes.
+func (s *Server) CloseWatch(id uint64, err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.watchers[id]
+	if !ok {
+		return fmt.Errorf("fakeapi: no open watch %d", id)
+	}
+	w.close_locked(CloseFault, err)
+	return nil
+}
+
+// CloseSlowConsumer ends open watch id the way the cacher cuts off an unresponsive watcher: a
+// clean close recorded as CloseSlowConsumer (F-8, k/k#125123).
+func (s *Server) CloseSlowConsumer(id uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.watchers[id]
+	if !ok {
+		return fmt.Errorf("fakeapi: no open watch %d", id)
+	}
+	w.close_locked(CloseSlowConsumer, nil)
+	return nil
+}
+
+// CloseAllWatches ends every open watch, in ID order, as CloseWatch does.
+func (s *Server) CloseAllWatches(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.watchersAll_locked() {
+		w.close_locked(CloseFault, err)
+	}
+}
+
+// TriggerBookmarks queues an ordinary bookmark on every open watch that allows them, in ID
+// order, as a cacher dispatch tick would (F-7).
+func (s *Server) TriggerBookmarks() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.watchersAll_locked() {
+		w.bookmark_locked()
+	}
+}

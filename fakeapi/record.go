@@ -1,0 +1,208 @@
+package fakeapi
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// Verb is the kind of a request.
+type Verb int
+
+const (
+	VerbCreate Verb = iota + 1
+	VerbUpdate
+	VerbUpdateStatus
+	VerbPatch
+	VerbDelete
+	VerbDeleteCollection
+	VerbGet
+	VerbList
+	VerbWatch
+)
+
+func (v Verb) String() string {
+	switch v {
+	case VerbCreate:
+		return "create"
+	case VerbUpdate:
+		return "update"
+	case VerbUpdateStatus:
+		return "update-status"
+	case VerbPatch:
+		return "patch"
+	case VerbDelete:
+		return "delete"
+	case VerbDeleteCollection:
+		return "deletecollection"
+	case VerbGet:
+		return "get"
+	case VerbList:
+		return "list"
+	case VerbWatch:
+		return "watch"
+	}
+	return fmt.Sprintf("Verb(%d)", int(v))
+}
+
+// Request is the record of one request (fakeapi.md MH-14, §10.3).
+type Request struct {
+	Seq       uint64
+	Time      time.Time
+	Client    string // the ListerWatcher's name, if any
+	Verb      Verb
+	Resource  schema.GroupVersionResource
+	Namespace string
+	Name      string
+	// Options are the list or watch options as sent (resourceVersion, resourceVersionMatch,
+	// limit, continue, sendInitialEvents, allowWatchBookmarks, timeoutSeconds, selectors).
+	Options metav1.ListOptions
+	// Replica is the replica that served a list or watch, or -1.
+	Replica int
+	// Result: the list RV and continue token, the watch ID, the written object's RV, or the error.
+	ListRV   string
+	Continue string
+	WatchID  uint64
+	ObjectRV string
+	Code     int32
+	Reason   metav1.StatusReason
+	Err      string
+}
+
+// WatchEvent is the record of one event delivered on a watch, or of the watch's close (Close
+// set, Type empty).
+type WatchEvent struct {
+	Seq         uint64
+	Time        time.Time
+	WatchID     uint64
+	Type        watch.EventType
+	Key         string // namespace/name; empty for bookmarks and errors
+	RV          string
+	Annotations map[string]string // bookmark annotations (k8s.io/initial-events-end)
+	Initial     bool              // part of the initial events of the watch
+	Code        int32             // ERROR events and error closes
+	Reason      metav1.StatusReason
+	Close       CloseReason
+}
+
+// Record is what [Server.OnRecord] observers receive: exactly one of Request and Event is set.
+type Record struct {
+	Request *Request
+	Event   *WatchEvent
+}
+
+type recorder struct {
+	max      int
+	seq      uint64
+	requests []Request
+	events   []WatchEvent
+	observer func(Record)
+	clk      func() time.Time
+}
+
+func (r *recorder) newRequest(verb Verb, gvr schema.GroupVersionResource, ns, name string, opts metav1.ListOptions, client string) Request {
+	return Request{Verb: verb, Resource: gvr, Namespace: ns, Name: name, Options: opts, Client: client, Replica: -1}
+}
+
+// OnRecord sets an observer called for every request and watch event record, in order. It is
+// called with the server's lock held: it must not call the Server. Nil removes it.
+func (s *Server) OnRecord(f func(Record)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rec.observer = f
+}
+
+// Requests returns a copy of the retained request records (the newest MaxRecords).
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.rec.requests)
+}
+
+// WatchEvents returns a copy of the retained watch event records (the newest MaxRecords).
+func (s *Server) WatchEvents() []WatchEvent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Clone(s.rec.events)
+	for i := range out {
+		out[i].Annotations = maps.Clone(out[i].Annotations)
+	}
+	return out
+}
+
+func (s *Server) finishRequest_locked(rq *Request, err error) {
+	if err != nil {
+		rq.Err = err.Error()
+		if st, ok := err.(apierrors.APIStatus); ok {
+			rq.Code, rq.Reason = st.Status().Code, st.Status().Reason
+		}
+	}
+	if s.rec.max < 0 {
+		return
+	}
+	s.rec.seq++
+	rq.Seq, rq.Time = s.rec.seq, s.clk.Now()
+	s.rec.requests = appendBounded(s.rec.requests, *rq, s.rec.max)
+	if s.rec.observer != nil {
+		c := *rq
+		s.rec.observer(Record{Request: &c})
+	}
+}
+
+func (s *Server) recordEvent_locked(w *Watcher, q queued) {
+	ev := WatchEvent{WatchID: w.id, Type: q.ev.Type, RV: FormatRV(q.rev), Initial: q.initial}
+	if q.key.name != "" {
+		ev.Key = q.key.String()
+	}
+	switch o := q.ev.Object.(type) {
+	case *unstructured.Unstructured:
+		ev.RV = o.GetResourceVersion()
+		if q.ev.Type == watch.Bookmark {
+			ev.Annotations = o.GetAnnotations()
+		}
+	case *metav1.Status:
+		ev.RV, ev.Code, ev.Reason = "", o.Code, o.Reason
+	}
+	s.appendEvent_locked(ev)
+}
+
+func (s *Server) recordClose_locked(w *Watcher, reason CloseReason, err error) {
+	ev := WatchEvent{WatchID: w.id, Close: reason}
+	if err != nil {
+		st := statusOf(err)
+		ev.Code, ev.Reason = st.Code, st.Reason
+	}
+	s.appendEvent_locked(ev)
+}
+
+func (s *Server) appendEvent_locked(ev WatchEvent) {
+	if s.rec.max < 0 {
+		return
+	}
+	s.rec.seq++
+	ev.Seq, ev.Time = s.rec.seq, s.clk.Now()
+	s.rec.events = appendBounded(s.rec.events, ev, s.rec.max)
+	if s.rec.observer != nil {
+		c := ev
+		s.rec.observer(Record{Event: &c})
+	}
+}
+
+// appendBounded appends v, dropping the oldest records beyond max (in batches, so the cost is
+// amortised).
+func appendBounded[T any](xs []T, v T, limit int) []T {
+	xs = append(xs, v)
+	if len(xs) > limit {
+		drop := max(len(xs)-limit, limit/4)
+		drop = min(drop, len(xs)-1)
+		xs = slices.Delete(xs, 0, drop)
+	}
+	return xs
+}

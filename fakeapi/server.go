@@ -1,0 +1,392 @@
+package fakeapi
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/informersim/informersim/internal/invariant"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
+)
+
+// objKey is a storage key: namespace ("" for cluster-scoped) and name. Keys sort by namespace,
+// then name, which is the order of lists and initial events (fakeapi.md §4.2).
+type objKey struct{ ns, name string }
+
+func (k objKey) String() string {
+	if k.ns == "" {
+		return k.name
+	}
+	return k.ns + "/" + k.name
+}
+
+func compareKeys(a, b objKey) int {
+	if c := cmp.Compare(a.ns, b.ns); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.name, b.name)
+}
+
+// version is one MVCC version of a key: the object as written at rev, or nil for a deletion.
+// Stored objects are never mutated after commit; readers get deep copies.
+type version struct {
+	rev uint64
+	obj *unstructured.Unstructured
+}
+
+// keyHistory keeps the versions of one key in ascending revision order, like etcd's key index.
+type keyHistory struct {
+	key      objKey
+	versions []version
+}
+
+// atRev returns the object live at revision rev and the revision that wrote it, or nil.
+func (h *keyHistory) atRev(rev uint64) (*unstructured.Unstructured, uint64) {
+	for i := len(h.versions) - 1; i >= 0; i-- {
+		if h.versions[i].rev <= rev {
+			return h.versions[i].obj, h.versions[i].rev
+		}
+	}
+	return nil, 0
+}
+
+func (h *keyHistory) latest() *unstructured.Unstructured {
+	if len(h.versions) == 0 {
+		return nil
+	}
+	return h.versions[len(h.versions)-1].obj
+}
+
+// resourceStore holds the keys of one resource.
+type resourceStore struct {
+	info   Resource
+	keys   map[objKey]*keyHistory
+	sorted []*keyHistory // every key of keys, sorted when !dirty
+	dirty  bool
+}
+
+func (r *resourceStore) sortedKeys() []*keyHistory {
+	if r.dirty {
+		slices.SortFunc(r.sorted, func(a, b *keyHistory) int { return compareKeys(a.key, b.key) })
+		r.dirty = false
+	}
+	return r.sorted
+}
+
+// entry is one event of the log: the write at rev. For a deletion obj is the last state
+// stamped with the deletion revision (fakeapi.md MH-10); prev is the state before the write.
+type entry struct {
+	rev  uint64
+	res  *resourceStore
+	key  objKey
+	typ  watch.EventType
+	obj  *unstructured.Unstructured
+	prev *unstructured.Unstructured
+	at   time.Time
+}
+
+// replica is one simulated apiserver with its watch cache (fakeapi.md MH-12, §3.4).
+type replica struct {
+	index int
+	// cacheRV is the revision the cache has processed; lists at RV="0" see the store at it.
+	cacheRV uint64
+	// historyFrom is the oldest RV a watch can start from on this cache (§4.7 "410 if
+	// requested RV < oldest retained - 1"). Invariant: historyFrom <= cacheRV.
+	historyFrom uint64
+	frozen      bool
+	lag         time.Duration
+	// notReadyUntil: while now is before it (or notReady is set) cache requests get 429.
+	notReady      bool
+	notReadyUntil time.Time
+}
+
+func (r *replica) ready(now time.Time) bool {
+	return !r.notReady && !now.Before(r.notReadyUntil)
+}
+
+// Server is the fake apiserver. All methods are safe for concurrent use; none starts a
+// goroutine except [Watcher.ResultChan], and none reads the clock except through Config.Clock.
+type Server struct {
+	mu  sync.Mutex
+	cfg Config
+	clk clock.PassiveClock
+	rnd *rand.Rand
+
+	resources map[schema.GroupVersionResource]*resourceStore
+	objects   int // live objects across resources
+
+	// rev is the global revision (fakeapi.md MH-1): the revision of the last write. It starts at
+	// 1, as etcd's does, so that even an empty store has a valid list RV (MH-2).
+	rev uint64
+	// floor is the compacted revision: reads at revisions below it get 410 (§2).
+	floor uint64
+	// log holds the entries with rev > kept, in ascending revision order.
+	log  []entry
+	kept uint64
+
+	replicas []*replica
+	rr       int
+	routes   []int // one-shot routing overrides, consumed first-in first-out
+
+	watchers    map[uint64]*Watcher
+	nextWatchID uint64
+
+	compactAt     time.Time // next periodic compaction
+	compactTarget uint64    // revision observed at the previous compaction tick
+
+	failures []failure
+
+	rec recorder
+}
+
+// New returns a Server configured by a validated copy of cfg.
+func New(cfg Config) (*Server, error) {
+	c, err := cfg.validated()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:       c,
+		clk:       c.Clock,
+		rnd:       c.Rand,
+		resources: make(map[schema.GroupVersionResource]*resourceStore, len(c.Resources)),
+		rev:       1,
+		watchers:  make(map[uint64]*Watcher),
+	}
+	s.rec.max = c.MaxRecords
+	for _, r := range c.Resources {
+		s.resources[r.GVR] = &resourceStore{info: r, keys: make(map[objKey]*keyHistory)}
+	}
+	for i := 0; i < c.Replicas; i++ {
+		s.replicas = append(s.replicas, &replica{index: i, cacheRV: s.rev, historyFrom: s.rev})
+	}
+	now := s.clk.Now()
+	if c.CompactionInterval > 0 {
+		s.compactAt = now.Add(c.CompactionInterval)
+		s.compactTarget = s.rev
+	}
+	return s, nil
+}
+
+// Config returns the validated configuration in use (defaults filled in).
+func (s *Server) Config() Config {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.cfg
+	c.Resources = slices.Clone(c.Resources)
+	return c
+}
+
+// Revision returns the current global revision: the revision of the last write or burn.
+func (s *Server) Revision() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rev
+}
+
+// CompactedRevision returns the compaction floor: reads below it get 410.
+func (s *Server) CompactedRevision() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.floor
+}
+
+// FormatRV renders a revision as a resourceVersion string (decimal, no leading zeros; MH-2).
+func FormatRV(rev uint64) string { return strconv.FormatUint(rev, 10) }
+
+func (s *Server) lookup(gvr schema.GroupVersionResource) (*resourceStore, bool) {
+	r, ok := s.resources[gvr]
+	return r, ok
+}
+
+// commit_locked appends one write at a new revision (MH-1) and fans it out to the caches that
+// follow the store without lag. obj is the new state (nil for a deletion); prev the old one.
+func (s *Server) commit_locked(res *resourceStore, key objKey, typ watch.EventType, obj, prev *unstructured.Unstructured) *unstructured.Unstructured {
+	s.rev++
+	rev := s.rev
+	rv := FormatRV(rev)
+	h := res.keys[key]
+	if h == nil {
+		h = &keyHistory{key: key}
+		res.keys[key] = h
+		res.sorted = append(res.sorted, h)
+		res.dirty = true
+	}
+	if n := len(h.versions); n > 0 {
+		invariant.Check(h.versions[n-1].rev < rev, "fakeapi: revision of %v went from %d to %d", key, h.versions[n-1].rev, rev)
+	}
+	var evObj *unstructured.Unstructured
+	if typ == watch.Deleted {
+		// MH-10: the DELETED event carries the last state with the deletion revision.
+		evObj = prev.DeepCopy()
+		evObj.SetResourceVersion(rv)
+		h.versions = append(h.versions, version{rev: rev})
+		s.objects--
+	} else {
+		obj.SetResourceVersion(rv)
+		evObj = obj
+		h.versions = append(h.versions, version{rev: rev, obj: obj})
+		if prev == nil {
+			s.objects++
+		}
+	}
+	s.log = append(s.log, entry{rev: rev, res: res, key: key, typ: typ, obj: evObj, prev: prev, at: s.clk.Now()})
+	s.followStore_locked()
+	if len(s.log) > s.cfg.MaxLogEntries {
+		// Bound the log (style rule 14): compact away the oldest quarter at once so the cost
+		// of trimming is amortised over many writes.
+		target := s.log[len(s.log)/4].rev
+		s.compact_locked(target)
+	}
+	return evObj
+}
+
+// followStore_locked moves every replica that follows the store without lag to the current
+// revision.
+func (s *Server) followStore_locked() {
+	for _, r := range s.replicas {
+		if !r.frozen && r.lag == 0 && r.cacheRV < s.rev {
+			s.advanceReplica_locked(r, s.rev)
+		}
+	}
+}
+
+// logIndexAfter returns the index of the first log entry with rev > after.
+func (s *Server) logIndexAfter(after uint64) int {
+	i, _ := slices.BinarySearchFunc(s.log, after+1, func(e entry, rev uint64) int { return cmp.Compare(e.rev, rev) })
+	return i
+}
+
+// advanceReplica_locked moves replica r's cache to revision to, dispatching the entries in
+// (cacheRV, to] to its watchers in watcher-ID order (style rule 9), then trims its history to
+// MaxCacheHistoryEvents.
+func (s *Server) advanceReplica_locked(r *replica, to uint64) {
+	if to <= r.cacheRV {
+		return
+	}
+	invariant.Check(to <= s.rev, "fakeapi: replica %d advanced to %d beyond revision %d", r.index, to, s.rev)
+	ws := s.watchersOf_locked(r.index)
+	start := s.logIndexAfter(r.cacheRV)
+	for i := start; i < len(s.log) && s.log[i].rev <= to; i++ {
+		e := &s.log[i]
+		for _, w := range ws {
+			w.dispatch_locked(e)
+		}
+	}
+	r.cacheRV = to
+	for _, w := range ws {
+		w.cacheAdvanced_locked()
+	}
+	// The cache keeps at most MaxCacheHistoryEvents entries of history (§4.7).
+	from := s.logIndexAfter(r.historyFrom)
+	end := s.logIndexAfter(to)
+	if n := end - from; n > s.cfg.MaxCacheHistoryEvents {
+		r.historyFrom = s.log[end-s.cfg.MaxCacheHistoryEvents-1].rev
+	}
+	s.trim_locked()
+}
+
+// watchersOf_locked returns the open watchers served by replica idx, in ID order.
+func (s *Server) watchersOf_locked(idx int) []*Watcher {
+	ws := make([]*Watcher, 0, len(s.watchers))
+	for _, w := range s.watchers {
+		if w.replica == idx {
+			ws = append(ws, w)
+		}
+	}
+	slices.SortFunc(ws, func(a, b *Watcher) int { return cmp.Compare(a.id, b.id) })
+	return ws
+}
+
+// Compact moves the compaction floor to rev (fakeapi.md §6 F-1): reads and continue tokens at
+// revisions below rev get 410, and every watch cache drops history older than rev-1, so watches
+// from older RVs get 410 too. Compacting to a revision at or below the floor does nothing; a
+// revision above the current one is an error.
+func (s *Server) Compact(rev uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rev > s.rev {
+		return fmt.Errorf("fakeapi: compact revision %d is in the future (current %d)", rev, s.rev)
+	}
+	s.compact_locked(rev)
+	return nil
+}
+
+func (s *Server) compact_locked(rev uint64) {
+	if rev <= s.floor {
+		return
+	}
+	s.floor = rev
+	for _, r := range s.replicas {
+		r.historyFrom = max(r.historyFrom, min(rev-1, r.cacheRV))
+	}
+	s.trim_locked()
+}
+
+// trim_locked drops log entries and versions no reader can reach any more: everything at or
+// below min(floor-1, every cache's historyFrom). Versions needed to rebuild the state at that
+// revision are kept, since lagging caches and exact reads read it.
+func (s *Server) trim_locked() {
+	keep := uint64(0)
+	if s.floor > 0 {
+		keep = s.floor - 1
+	}
+	for _, r := range s.replicas {
+		keep = min(keep, r.historyFrom)
+	}
+	if keep <= s.kept {
+		return
+	}
+	n := s.logIndexAfter(keep)
+	touched := make(map[*keyHistory]*resourceStore)
+	for i := 0; i < n; i++ {
+		e := &s.log[i]
+		if h := e.res.keys[e.key]; h != nil {
+			touched[h] = e.res
+		}
+	}
+	s.log = slices.Delete(s.log, 0, n)
+	s.kept = keep
+	emptied := make(map[*resourceStore]bool)
+	for h, res := range touched { // order irrelevant: each key is trimmed independently
+		// Keep the newest version at or below keep (the state at keep) and all later ones;
+		// drop that one too if it is a deletion.
+		i := -1
+		for j := range h.versions {
+			if h.versions[j].rev <= keep {
+				i = j
+			}
+		}
+		if i < 0 {
+			continue
+		}
+		if h.versions[i].obj == nil {
+			i++
+		}
+		h.versions = slices.Delete(h.versions, 0, i)
+		if len(h.versions) == 0 {
+			delete(res.keys, h.key)
+			emptied[res] = true
+		}
+	}
+	for res := range emptied {
+		res.sorted = slices.DeleteFunc(res.sorted, func(x *keyHistory) bool { return len(x.versions) == 0 })
+	}
+}
+
+// BurnRevisions consumes n revisions without writing anything, as writes to other kinds sharing
+// etcd would (fakeapi.md §6 F-10). Caches following the store advance past them, so bookmarks
+// and list RVs move while no event is sent.
+func (s *Server) BurnRevisions(n uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rev += n
+	s.followStore_locked()
+}

@@ -1,0 +1,125 @@
+package fakeapi
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// NextDeadline returns the earliest time at which [Server.Advance] has something to do: a
+// periodic compaction, a lagging cache catching up, a replica becoming ready, a watch's bookmark,
+// wait timeout or deadline. The server owns no timers; its driver (the simulator's clock heap,
+// or the adapter goroutine) calls Advance when the clock reaches this time.
+func (s *Server) NextDeadline() (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nextDeadline_locked()
+}
+
+// Advance performs everything due at the clock's current time, in a fixed order: caches catch
+// up (replica order), the compactor runs, then each open watch (ID order) handles its wait
+// timeout, bookmarks and deadline. Calling it early or twice is harmless.
+func (s *Server) Advance() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advance_locked()
+}
+
+func (s *Server) advance_locked() {
+	now := s.clk.Now()
+	for _, r := range s.replicas {
+		if r.frozen || r.lag == 0 || r.cacheRV >= s.rev {
+			continue
+		}
+		target := s.rev
+		for i := s.logIndexAfter(r.cacheRV); i < len(s.log); i++ {
+			if s.log[i].at.Add(r.lag).After(now) {
+				target = s.log[i].rev - 1
+				break
+			}
+		}
+		s.advanceReplica_locked(r, target)
+	}
+	if !s.compactAt.IsZero() && !now.Before(s.compactAt) {
+		// etcd's compactor compacts to the revision it saw on its previous tick (§2).
+		s.compact_locked(s.compactTarget)
+		s.compactTarget = s.rev
+		s.compactAt = s.compactAt.Add(s.cfg.CompactionInterval)
+		if !s.compactAt.After(now) {
+			s.compactAt = now.Add(s.cfg.CompactionInterval)
+		}
+	}
+	for _, w := range s.watchersAll_locked() {
+		w.advance_locked(now)
+	}
+}
+
+func (w *Watcher) advance_locked(now time.Time) {
+	s := w.srv
+	if w.waiting && !now.Before(w.waitUntil) {
+		r := s.replicas[w.replica]
+		w.close_locked(CloseTooLarge, NewTooLargeResourceVersion(w.waitRV, r.cacheRV, 1))
+		return
+	}
+	if !w.deadline.IsZero() {
+		if before := s.cfg.BookmarkBeforeDeadline; before > 0 && !w.finalBookmarkSent && !now.Before(w.deadline.Add(-before)) {
+			w.finalBookmarkSent = true
+			w.bookmark_locked()
+		}
+		if !now.Before(w.deadline) {
+			w.close_locked(CloseDeadline, nil)
+			return
+		}
+	}
+	if !w.nextBookmark.IsZero() && !now.Before(w.nextBookmark) {
+		w.bookmark_locked()
+		w.nextBookmark = now.Add(s.cfg.BookmarkInterval)
+	}
+}
+
+func (s *Server) nextDeadline_locked() (time.Time, bool) {
+	var best time.Time
+	consider := func(t time.Time) {
+		if !t.IsZero() && (best.IsZero() || t.Before(best)) {
+			best = t
+		}
+	}
+	consider(s.compactAt)
+	now := s.clk.Now()
+	for _, r := range s.replicas {
+		if !r.notReady && r.notReadyUntil.After(now) {
+			consider(r.notReadyUntil)
+		}
+		if r.frozen || r.lag == 0 || r.cacheRV >= s.rev {
+			continue
+		}
+		if i := s.logIndexAfter(r.cacheRV); i < len(s.log) {
+			consider(s.log[i].at.Add(r.lag))
+		} else {
+			consider(now) // only burned revisions to catch up with
+		}
+	}
+	for _, w := range s.watchers {
+		if w.waiting {
+			consider(w.waitUntil)
+		}
+		if !w.deadline.IsZero() {
+			if before := s.cfg.BookmarkBeforeDeadline; before > 0 && w.req.bookmarks && !w.finalBookmarkSent {
+				consider(w.deadline.Add(-before))
+			}
+			consider(w.deadline)
+		}
+		consider(w.nextBookmark)
+	}
+	return best, !best.IsZero()
+}
+
+// watchersAll_locked returns the open watches in ID order.
+func (s *Server) watchersAll_locked() []*Watcher {
+	ws := make([]*Watcher, 0, len(s.watchers))
+	for _, w := range s.watchers {
+		ws = append(ws, w)
+	}
+	slices.SortFunc(ws, func(a, b *Watcher) int { return cmp.Compare(a.id, b.id) })
+	return ws
+}

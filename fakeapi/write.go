@@ -1,0 +1,576 @@
+package fakeapi
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// generateNameAlphabet is the apiserver's suffix alphabet: no vowels, no confusable characters
+// (fakeapi.md §5.1).
+const generateNameAlphabet = "bcdfghjklmnpqrstvwxz2456789"
+
+const generateNameSuffixLen = 5
+
+var errModified = errors.New("the object has been modified; please apply your changes to the latest version and try again")
+
+// normalize deep-copies a JSON-like value into the types unstructured objects use (string, bool,
+// int64, float64, nil, map[string]any, []any), rejecting anything else, so stored objects are
+// private to the server and safe to DeepCopy.
+func normalize(v any, depth int) (any, error) {
+	if depth > 64 {
+		return nil, fmt.Errorf("object nested deeper than 64 levels")
+	}
+	switch x := v.(type) {
+	case nil, string, bool, int64, float64:
+		return x, nil
+	case int:
+		return int64(x), nil
+	case int32:
+		return int64(x), nil
+	case int16:
+		return int64(x), nil
+	case int8:
+		return int64(x), nil
+	case uint8:
+		return int64(x), nil
+	case uint16:
+		return int64(x), nil
+	case uint32:
+		return int64(x), nil
+	case uint:
+		if uint64(x) > 1<<63-1 {
+			return nil, fmt.Errorf("integer %d overflows int64", x)
+		}
+		return int64(x), nil
+	case uint64:
+		if x > 1<<63-1 {
+			return nil, fmt.Errorf("integer %d overflows int64", x)
+		}
+		return int64(x), nil
+	case float32:
+		return float64(x), nil
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i, nil
+		}
+		f, err := x.Float64()
+		if err != nil {
+			return nil, fmt.Errorf("invalid number %q", x)
+		}
+		return f, nil
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			n, err := normalize(e, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			m[k] = n
+		}
+		return m, nil
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			n, err := normalize(e, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			l[i] = n
+		}
+		return l, nil
+	case map[string]string:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = e
+		}
+		return m, nil
+	case []string:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = e
+		}
+		return l, nil
+	}
+	return nil, fmt.Errorf("unsupported value of type %T", v)
+}
+
+// input validates and copies a caller's object for a write: JSON-like content, the resource's
+// apiVersion and kind (filled in when empty), and the namespace of the request path.
+func (s *Server) input(res *resourceStore, ns string, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if obj == nil || obj.Object == nil {
+		return nil, apierrors.NewBadRequest("fakeapi: no object in the request body")
+	}
+	m, err := normalize(obj.Object, 0)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("fakeapi: invalid object: %v", err))
+	}
+	u := &unstructured.Unstructured{Object: m.(map[string]any)}
+	if _, ok := u.Object["metadata"]; ok {
+		if _, isMap := u.Object["metadata"].(map[string]any); !isMap {
+			return nil, apierrors.NewBadRequest("fakeapi: metadata must be an object")
+		}
+	}
+	wantAV := res.info.GVR.GroupVersion().String()
+	av, _ := u.Object["apiVersion"].(string)
+	kind, _ := u.Object["kind"].(string)
+	switch {
+	case av == "":
+		u.SetAPIVersion(wantAV)
+	case av != wantAV:
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", av, wantAV))
+	}
+	switch {
+	case kind == "":
+		u.SetKind(res.info.Kind)
+	case kind != res.info.Kind:
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", kind, res.info.Kind))
+	}
+	if !res.info.Namespaced {
+		u.SetNamespace("")
+		return u, nil
+	}
+	objNS := u.GetNamespace()
+	switch {
+	case ns == "" && objNS == "":
+		return nil, apierrors.NewBadRequest("the namespace of the object must be set for a namespaced resource")
+	case ns != "" && objNS != "" && ns != objNS:
+		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	case objNS == "":
+		u.SetNamespace(ns)
+	}
+	return u, nil
+}
+
+func metaString(u *unstructured.Unstructured, field string) (string, error) {
+	md, _ := u.Object["metadata"].(map[string]any)
+	v, ok := md[field]
+	if !ok || v == nil {
+		return "", nil
+	}
+	str, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("metadata.%s must be a string", field)
+	}
+	return str, nil
+}
+
+// validateMeta checks the metadata fields fakeapi models (fakeapi.md §5.1): names, labels,
+// annotations and finalizers, with field paths as the apiserver's ObjectMeta validation has them.
+func validateMeta(res *resourceStore, u *unstructured.Unstructured) field.ErrorList {
+	var errs field.ErrorList
+	md := field.NewPath("metadata")
+	md0, _ := u.Object["metadata"].(map[string]any)
+	for _, f := range []string{"name", "generateName", "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"} {
+		if _, err := metaString(u, f); err != nil {
+			errs = append(errs, field.Invalid(md.Child(f), md0[f], "must be a string"))
+		}
+	}
+	for _, f := range []string{"labels", "annotations"} {
+		if m, ok := md0[f]; ok && m != nil {
+			mm, isMap := m.(map[string]any)
+			if !isMap {
+				errs = append(errs, field.Invalid(md.Child(f), m, "must be a map of strings"))
+				continue
+			}
+			for k, v := range mm {
+				if _, ok := v.(string); !ok {
+					errs = append(errs, field.Invalid(md.Child(f).Key(k), v, "must be a string"))
+				}
+			}
+		}
+	}
+	if f, ok := md0["finalizers"]; ok && f != nil {
+		l, isList := f.([]any)
+		if !isList {
+			errs = append(errs, field.Invalid(md.Child("finalizers"), f, "must be a list of strings"))
+		}
+		for i, e := range l {
+			str, ok := e.(string)
+			if !ok {
+				errs = append(errs, field.Invalid(md.Child("finalizers").Index(i), e, "must be a string"))
+				continue
+			}
+			for _, msg := range validation.IsQualifiedName(str) {
+				errs = append(errs, field.Invalid(md.Child("finalizers").Index(i), str, msg))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return errs // the accessors below assume well-typed metadata
+	}
+	if name := u.GetName(); name != "" {
+		var msgs []string
+		switch res.info.Names {
+		case NameLabel:
+			msgs = validation.IsDNS1123Label(name)
+		case NameLabel1035:
+			msgs = validation.IsDNS1035Label(name)
+		default:
+			msgs = validation.IsDNS1123Subdomain(name)
+		}
+		for _, m := range msgs {
+			errs = append(errs, field.Invalid(md.Child("name"), name, m))
+		}
+	}
+	if ns := u.GetNamespace(); ns != "" {
+		for _, m := range validation.IsDNS1123Label(ns) {
+			errs = append(errs, field.Invalid(md.Child("namespace"), ns, m))
+		}
+	}
+	for k, v := range u.GetLabels() {
+		for _, m := range validation.IsQualifiedName(k) {
+			errs = append(errs, field.Invalid(md.Child("labels"), k, m))
+		}
+		for _, m := range validation.IsValidLabelValue(v) {
+			errs = append(errs, field.Invalid(md.Child("labels"), v, m))
+		}
+	}
+	for k := range u.GetAnnotations() {
+		for _, m := range validation.IsQualifiedName(k) {
+			errs = append(errs, field.Invalid(md.Child("annotations"), k, m))
+		}
+	}
+	// Map iteration above: sort the messages so the error text is deterministic (style rule 9).
+	slices.SortStableFunc(errs, func(a, b *field.Error) int {
+		if a.Field != b.Field {
+			if a.Field < b.Field {
+				return -1
+			}
+			return 1
+		}
+		as, bs := fmt.Sprint(a.BadValue), fmt.Sprint(b.BadValue)
+		switch {
+		case as < bs:
+			return -1
+		case as > bs:
+			return 1
+		}
+		return 0
+	})
+	return errs
+}
+
+func (s *Server) invalid(res *resourceStore, name string, errs field.ErrorList) error {
+	return apierrors.NewInvalid(schema.GroupKind{Group: res.info.GVR.Group, Kind: res.info.Kind}, name, errs)
+}
+
+// newUID_locked draws a version-4 UUID from the injected source (MH-13).
+func (s *Server) newUID_locked() string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], s.rnd.Uint64())
+	binary.BigEndian.PutUint64(b[8:], s.rnd.Uint64())
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+func (s *Server) now() string { return s.clk.Now().UTC().Format(time.RFC3339) }
+
+// create_locked implements POST (fakeapi.md §5.1).
+func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured, opts metav1.CreateOptions, subresources []string) (*unstructured.Unstructured, error) {
+	res, ok := s.lookup(gvr)
+	if !ok || len(subresources) > 0 {
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
+	}
+	if err := s.takeFailure_locked(VerbCreate, gvr); err != nil {
+		return nil, err
+	}
+	u, err := s.input(res, ns, obj)
+	if err != nil {
+		return nil, err
+	}
+	if errs := validateMeta(res, u); len(errs) > 0 {
+		return nil, s.invalid(res, u.GetName(), errs)
+	}
+	if u.GetResourceVersion() != "" {
+		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
+	}
+	gr := gvr.GroupResource()
+	name, gen := u.GetName(), u.GetGenerateName()
+	if name == "" && gen == "" {
+		return nil, s.invalid(res, "", field.ErrorList{field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
+	}
+	if name == "" {
+		// RetryGenerateName: up to GenerateNameAttempts names, then 409 with retry-after 1.
+		prefix := gen
+		if max := validation.DNS1123SubdomainMaxLength - generateNameSuffixLen; len(prefix) > max {
+			prefix = prefix[:max]
+		}
+		for attempt := 0; attempt < s.cfg.GenerateNameAttempts; attempt++ {
+			b := make([]byte, generateNameSuffixLen)
+			for i := range b {
+				b[i] = generateNameAlphabet[s.rnd.IntN(len(generateNameAlphabet))]
+			}
+			name = prefix + string(b)
+			if s.live(res, objKey{u.GetNamespace(), name}) == nil {
+				break
+			}
+			if attempt == s.cfg.GenerateNameAttempts-1 {
+				return nil, apierrors.NewGenerateNameConflict(gr, name, 1)
+			}
+		}
+		u.SetName(name)
+		if errs := validateMeta(res, u); len(errs) > 0 {
+			return nil, s.invalid(res, name, errs)
+		}
+	}
+	key := objKey{u.GetNamespace(), name}
+	if s.live(res, key) != nil {
+		return nil, apierrors.NewAlreadyExists(gr, name)
+	}
+	if s.objects >= s.cfg.MaxObjects {
+		return nil, apierrors.NewTooManyRequests(fmt.Sprintf("fakeapi: object limit %d reached", s.cfg.MaxObjects), 1)
+	}
+	u.SetUID(types.UID(s.newUID_locked()))
+	unstructured.SetNestedField(u.Object, s.now(), "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(u.Object, "metadata", "deletionTimestamp")
+	unstructured.RemoveNestedField(u.Object, "metadata", "deletionGracePeriodSeconds")
+	if res.info.Generation {
+		u.SetGeneration(1)
+	} else {
+		unstructured.RemoveNestedField(u.Object, "metadata", "generation")
+	}
+	if len(opts.DryRun) > 0 {
+		return u, nil
+	}
+	return s.commit_locked(res, key, watch.Added, u, nil).DeepCopy(), nil
+}
+
+func (s *Server) live(res *resourceStore, key objKey) *unstructured.Unstructured {
+	if h := res.keys[key]; h != nil {
+		return h.latest()
+	}
+	return nil
+}
+
+// specOf is everything but metadata, status and type meta: what bumps generation.
+func specOf(u *unstructured.Unstructured) map[string]any {
+	m := make(map[string]any, len(u.Object))
+	for k, v := range u.Object {
+		switch k {
+		case "metadata", "status", "apiVersion", "kind":
+		default:
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// update_locked implements PUT and PUT /status (fakeapi.md §5.2, §5.5). forcedRV, when set,
+// pins the precondition (patches without a resourceVersion use the current one).
+func (s *Server) update_locked(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured, status bool, dryRun bool) (*unstructured.Unstructured, error) {
+	res, ok := s.lookup(gvr)
+	if !ok || (status && !res.info.Status) {
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
+	}
+	verb := VerbUpdate
+	if status {
+		verb = VerbUpdateStatus
+	}
+	if err := s.takeFailure_locked(verb, gvr); err != nil {
+		return nil, err
+	}
+	u, err := s.input(res, ns, obj)
+	if err != nil {
+		return nil, err
+	}
+	if errs := validateMeta(res, u); len(errs) > 0 {
+		return nil, s.invalid(res, u.GetName(), errs)
+	}
+	gr := gvr.GroupResource()
+	name := u.GetName()
+	if name == "" {
+		return nil, apierrors.NewBadRequest("name is required for an update")
+	}
+	key := objKey{u.GetNamespace(), name}
+	cur := s.live(res, key)
+	if cur == nil {
+		return nil, apierrors.NewNotFound(gr, name)
+	}
+	return s.applyUpdate_locked(res, key, cur, u, status, dryRun)
+}
+
+func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unstructured.Unstructured, status, dryRun bool) (*unstructured.Unstructured, error) {
+	gr := res.info.GVR.GroupResource()
+	name := key.name
+	switch rv := u.GetResourceVersion(); {
+	case rv == "" && res.info.RequireResourceVersion:
+		return nil, s.invalid(res, name, field.ErrorList{field.Invalid(field.NewPath("metadata", "resourceVersion"), "", "must be specified for an update")})
+	case rv != "":
+		if _, err := strconv.ParseUint(rv, 10, 64); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q", rv))
+		}
+		if rv != cur.GetResourceVersion() {
+			return nil, apierrors.NewConflict(gr, name, errModified)
+		}
+	}
+	if uid := u.GetUID(); uid != "" && uid != cur.GetUID() {
+		return nil, apierrors.NewConflict(gr, name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, cur.GetUID()))
+	}
+	var next *unstructured.Unstructured
+	if status {
+		// /status changes only .status (§5.5).
+		next = cur.DeepCopy()
+		if st, ok := u.Object["status"]; ok {
+			next.Object["status"] = st
+		} else {
+			delete(next.Object, "status")
+		}
+	} else {
+		next = u
+		if res.info.Status {
+			if st, ok := cur.Object["status"]; ok {
+				next.Object["status"] = st
+			} else {
+				delete(next.Object, "status")
+			}
+		}
+		// System fields are the server's (apiserver rest.BeforeUpdate): an empty uid takes the
+		// stored one, timestamps and generation cannot be changed by an update.
+		var errs field.ErrorList
+		md := field.NewPath("metadata")
+		if dt, _ := metaString(u, "deletionTimestamp"); dt != "" && cur.GetDeletionTimestamp() == nil {
+			errs = append(errs, field.Invalid(md.Child("deletionTimestamp"), dt, "field is immutable; may only be changed via deletion"))
+		}
+		if dt := cur.GetDeletionTimestamp(); dt != nil {
+			// §5.2: no new finalizers once deletionTimestamp is set.
+			var added []string
+			for _, f := range next.GetFinalizers() {
+				if !slices.Contains(cur.GetFinalizers(), f) {
+					added = append(added, f)
+				}
+			}
+			if len(added) > 0 {
+				errs = append(errs, field.Forbidden(md.Child("finalizers"), fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %q", added)))
+			}
+		}
+		if len(errs) > 0 {
+			return nil, s.invalid(res, name, errs)
+		}
+		next.SetUID(cur.GetUID())
+		copyMeta(next, cur, "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
+		if res.info.Generation && !reflect.DeepEqual(specOf(next), specOf(cur)) {
+			next.SetGeneration(cur.GetGeneration() + 1)
+		}
+	}
+	next.SetResourceVersion(cur.GetResourceVersion())
+	if reflect.DeepEqual(next.Object, cur.Object) {
+		// No-op: no revision, no event, the stored object back (§2 "No-op writes", MH-11).
+		return cur.DeepCopy(), nil
+	}
+	if dryRun {
+		return next, nil
+	}
+	if cur.GetDeletionTimestamp() != nil && len(next.GetFinalizers()) == 0 && !s.graceRemaining(res, cur) {
+		// The last finalizer of a terminating object is gone: the update deletes it (§5.2).
+		return s.commit_locked(res, key, watch.Deleted, nil, next).DeepCopy(), nil
+	}
+	return s.commit_locked(res, key, watch.Modified, next, cur).DeepCopy(), nil
+}
+
+// graceRemaining reports whether a gracefully deleted object still waits for its grace period
+// (a delete with grace 0 ends it, §5.3).
+func (s *Server) graceRemaining(res *resourceStore, cur *unstructured.Unstructured) bool {
+	if !res.info.GracefulDelete {
+		return false
+	}
+	g := cur.GetDeletionGracePeriodSeconds()
+	return g != nil && *g > 0
+}
+
+func copyMeta(dst, src *unstructured.Unstructured, fields ...string) {
+	for _, f := range fields {
+		v, ok, _ := unstructured.NestedFieldNoCopy(src.Object, "metadata", f)
+		if ok {
+			unstructured.SetNestedField(dst.Object, v, "metadata", f)
+		} else {
+			unstructured.RemoveNestedField(dst.Object, "metadata", f)
+		}
+	}
+}
+
+// delete_locked implements DELETE (fakeapi.md §5.3).
+func (s *Server) delete_locked(res *resourceStore, key objKey, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
+	gr := res.info.GVR.GroupResource()
+	cur := s.live(res, key)
+	if cur == nil {
+		return nil, apierrors.NewNotFound(gr, key.name)
+	}
+	if p := opts.Preconditions; p != nil {
+		if p.UID != nil && *p.UID != cur.GetUID() {
+			return nil, apierrors.NewConflict(gr, key.name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, cur.GetUID()))
+		}
+		if p.ResourceVersion != nil && *p.ResourceVersion != cur.GetResourceVersion() {
+			return nil, apierrors.NewConflict(gr, key.name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, cur.GetResourceVersion()))
+		}
+	}
+	if len(opts.DryRun) > 0 {
+		return cur.DeepCopy(), nil
+	}
+	finalizers := cur.GetFinalizers()
+	if opts.PropagationPolicy != nil {
+		switch *opts.PropagationPolicy {
+		case metav1.DeletePropagationOrphan:
+			finalizers = appendMissing(finalizers, metav1.FinalizerOrphanDependents)
+		case metav1.DeletePropagationForeground:
+			finalizers = appendMissing(finalizers, metav1.FinalizerDeleteDependents)
+		}
+	}
+	grace := int64(0)
+	if res.info.GracefulDelete {
+		// Pods: graceful only once scheduled; unscheduled pods go at once.
+		if node, _, _ := unstructured.NestedString(cur.Object, "spec", "nodeName"); node != "" {
+			grace = 30
+			if g, ok, _ := unstructured.NestedInt64(cur.Object, "spec", "terminationGracePeriodSeconds"); ok {
+				grace = g
+			}
+			if opts.GracePeriodSeconds != nil {
+				grace = max(*opts.GracePeriodSeconds, 0)
+			}
+		}
+	}
+	if cur.GetDeletionTimestamp() != nil {
+		// Already terminating: only a grace-0 delete of a graceful object with no finalizers
+		// does anything more.
+		if res.info.GracefulDelete && grace == 0 && len(cur.GetFinalizers()) == 0 && s.graceRemaining(res, cur) {
+			return s.commit_locked(res, key, watch.Deleted, nil, cur).DeepCopy(), nil
+		}
+		return cur.DeepCopy(), nil
+	}
+	if len(finalizers) == 0 && grace == 0 {
+		return s.commit_locked(res, key, watch.Deleted, nil, cur).DeepCopy(), nil
+	}
+	next := cur.DeepCopy()
+	next.SetFinalizers(finalizers)
+	ts := metav1.NewTime(s.clk.Now().Add(time.Duration(grace) * time.Second))
+	unstructured.SetNestedField(next.Object, ts.UTC().Format(time.RFC3339), "metadata", "deletionTimestamp")
+	unstructured.SetNestedField(next.Object, grace, "metadata", "deletionGracePeriodSeconds")
+	if g := next.GetGeneration(); g > 0 {
+		next.SetGeneration(g + 1) // apiserver rest.BeforeDelete bumps generation
+	}
+	return s.commit_locked(res, key, watch.Modified, next, cur).DeepCopy(), nil
+}
+
+func appendMissing(xs []string, x string) []string {
+	if slices.Contains(xs, x) {
+		return xs
+	}
+	return append(slices.Clone(xs), x)
+}
