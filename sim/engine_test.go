@@ -298,3 +298,21 @@ func TestFIFOOrder(t *testing.T) {
 		t.Errorf("FIFO order (-want +got):\n%s", diff)
 	}
 }
+
+// Goal: subscribers see every event as it is recorded, in trace order.
+func TestSubscribeSeesEveryEvent(t *testing.T) {
+	s := mustNew(t, Config{Seed: 1, FaultSiteProbability: 1})
+	var seen []string
+	s.Subscribe(func(e Event) { seen = append(seen, e.String()) })
+	s.AfterFunc(time.Second, "w", "work", func() { s.Emit("w", "note", F("k", "v")); s.Fault("site") })
+	if err := s.RunUntilQuiescent(); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, e := range s.Trace().Events() {
+		want = append(want, e.String())
+	}
+	if diff := cmp.Diff(want, seen); diff != "" || len(seen) != 4 {
+		t.Errorf("subscriber saw (-trace +seen):\n%s", diff)
+	}
+}
