@@ -1,0 +1,422 @@
+package informer
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/informersim/informersim/internal/invariant"
+)
+
+// This file holds RealFIFO, client-go's default queue since v0.33 (informer.md §5.3): an ordered
+// list of individual deltas, one per event, nothing merged.
+//
+// It is a step-driven core (style.md rules 4 and 21): no mutex, no goroutine, no blocking. Pop and
+// PopBatch hand out at most one unit of work and return ErrQueueEmpty when there is none. The
+// goroutine driver wraps it with its own lock and condition variable; the simulator calls it
+// directly. process callbacks run with the popped items already removed and the sync bookkeeping
+// still pending, so a driver may release its lock while process runs (client-go's
+// UnlockWhileProcessing) and producers may append concurrently under that lock.
+
+// realFIFOBatchSize is the most deltas PopBatch hands out at once (client-go's defaultBatchSize).
+const realFIFOBatchSize = 1000
+
+// ErrZeroLengthDeltas is the key error for an empty Deltas (client-go's ErrZeroLengthDeltasObject).
+var ErrZeroLengthDeltas = errors.New("0 length Deltas object; can't get key")
+
+// RealFIFOOptions configures a [RealFIFO].
+type RealFIFOOptions struct {
+	// KeyFunction computes keys; nil means [MetaNamespaceKeyFunc].
+	KeyFunction KeyFunc
+	// KnownObjects is the informer's cache. Required when AtomicEvents is false (non-atomic
+	// Replace and Resync consult it); must be nil when AtomicEvents is true.
+	KnownObjects KeyListerGetter
+	// Transformer, if set, rewrites each object as it is enqueued (not tombstones, not Sync).
+	Transformer TransformFunc
+	// AtomicEvents selects client-go's AtomicFIFO mode, the default path the informer uses:
+	// Replace appends one ReplacedAll item and Resync one SyncAll item.
+	AtomicEvents bool
+	// EmitDeltaTypeBookmark makes Bookmark append a Bookmark item (atomic mode only).
+	EmitDeltaTypeBookmark bool
+}
+
+// RealFIFO is client-go's RealFIFO as a step-driven core (informer.md §5.3). Every Add, Update and
+// Delete appends one item; Replace and Resync append per the mode; Pop hands out one item,
+// PopBatch up to realFIFOBatchSize items with distinct keys.
+//
+// It is not safe for concurrent use: the caller serialises every call.
+type RealFIFO struct {
+	keyFunc      KeyFunc
+	knownObjects KeyListerGetter
+	transformer  TransformFunc
+	atomic       bool
+	emitBookmark bool
+	batchSize    int
+
+	// items are the queued deltas, oldest first.
+	items []Delta
+	// populated becomes true on the first Add/Update/Delete or Replace (informer.md §5.1).
+	populated bool
+	// initialPopulationCount is how many items of the first Replace are still to be processed.
+	// Invariant: 0 <= initialPopulationCount.
+	initialPopulationCount int
+	// synced latches populated && initialPopulationCount == 0; never goes back (sticky).
+	synced bool
+	closed bool
+}
+
+var (
+	_ Queue         = (*RealFIFO)(nil)
+	_ BatchQueue    = (*RealFIFO)(nil)
+	_ BookmarkQueue = (*RealFIFO)(nil)
+)
+
+// NewRealFIFO returns an empty RealFIFO. Options that contradict the mode are a programming error
+// and panic, as in client-go (informer.md §5.3): atomic mode with KnownObjects, or non-atomic mode
+// without KnownObjects or with EmitDeltaTypeBookmark.
+func NewRealFIFO(opts RealFIFOOptions) *RealFIFO {
+	if opts.KeyFunction == nil {
+		opts.KeyFunction = MetaNamespaceKeyFunc
+	}
+	if opts.AtomicEvents {
+		invariant.Check(opts.KnownObjects == nil, "informer.md §5.3: RealFIFO knownObjects must not be provided when AtomicEvents is true")
+	} else {
+		invariant.Check(opts.KnownObjects != nil, "informer.md §5.3: RealFIFO knownObjects must be provided when AtomicEvents is false")
+		invariant.Check(!opts.EmitDeltaTypeBookmark, "informer.md §5.3: RealFIFO EmitDeltaTypeBookmark must be false when AtomicEvents is false")
+	}
+	return &RealFIFO{
+		keyFunc:      opts.KeyFunction,
+		knownObjects: opts.KnownObjects,
+		transformer:  opts.Transformer,
+		atomic:       opts.AtomicEvents,
+		emitBookmark: opts.EmitDeltaTypeBookmark,
+		batchSize:    realFIFOBatchSize,
+		items:        make([]Delta, 0, 16),
+	}
+}
+
+// keyOf returns the key of an object, a Delta, the newest object of a Deltas, or a tombstone.
+func (f *RealFIFO) keyOf(obj any) (string, error) {
+	if d, ok := obj.(Deltas); ok {
+		if len(d) == 0 {
+			return "", KeyError{Obj: obj, Err: ErrZeroLengthDeltas}
+		}
+		obj = d.Newest().Object
+	}
+	if d, ok := obj.(Delta); ok {
+		obj = d.Object
+	}
+	if d, ok := obj.(DeletedFinalStateUnknown); ok {
+		return d.Key, nil
+	}
+	return f.keyFunc(obj)
+}
+
+// checkSynced latches synced once populated and the initial population is processed.
+func (f *RealFIFO) checkSynced() {
+	if f.populated && f.initialPopulationCount == 0 {
+		f.synced = true
+	}
+}
+
+// enqueue appends one delta after checking its key; tombstones and skipTransform objects are not
+// transformed (informer.md §5.3).
+func (f *RealFIFO) enqueue(t DeltaType, obj any, skipTransform bool) error {
+	if _, err := f.keyOf(obj); err != nil {
+		return KeyError{Obj: obj, Err: err}
+	}
+	if f.transformer != nil && !skipTransform {
+		if _, tomb := obj.(DeletedFinalStateUnknown); !tomb {
+			var err error
+			if obj, err = f.transformer(obj); err != nil {
+				return err
+			}
+		}
+	}
+	f.items = append(f.items, Delta{Type: t, Object: obj})
+	return nil
+}
+
+// Add appends an Added delta.
+func (f *RealFIFO) Add(obj any) error { return f.write(Added, obj) }
+
+// Update appends an Updated delta.
+func (f *RealFIFO) Update(obj any) error { return f.write(Updated, obj) }
+
+// Delete appends a Deleted delta, whether or not the key is known: unlike DeltaFIFO, a delete for
+// an unknown object reaches processing and produces OnDelete (informer.md §5.3, §16).
+func (f *RealFIFO) Delete(obj any) error { return f.write(Deleted, obj) }
+
+func (f *RealFIFO) write(t DeltaType, obj any) error {
+	f.populated = true
+	f.checkSynced()
+	return f.enqueue(t, obj, false)
+}
+
+// Replace enqueues a relist (informer.md §5.3). Atomic mode appends one ReplacedAll item holding
+// the transformed objects; keys are not checked until processing (§6.3). Non-atomic mode appends
+// tombstone deletions first, then one Replaced item per listed object, in list order. On the first
+// population, every item then queued counts towards the initial population.
+func (f *RealFIFO) Replace(list []any, resourceVersion string) error {
+	var err error
+	if f.atomic {
+		err = f.enqueueReplacedAll(list, resourceVersion)
+	} else {
+		err = reconcileReplacement(f.items, f.knownObjects, list, f.keyOf,
+			func(tomb DeletedFinalStateUnknown) error { return f.enqueue(Deleted, tomb, true) },
+			func(obj any) error { return f.enqueue(Replaced, obj, false) })
+	}
+	if err != nil {
+		return err
+	}
+	if !f.populated {
+		f.populated = true
+		f.initialPopulationCount = len(f.items)
+		f.checkSynced()
+	}
+	return nil
+}
+
+func (f *RealFIFO) enqueueReplacedAll(list []any, resourceVersion string) error {
+	objs := list
+	if f.transformer != nil {
+		objs = make([]any, len(list))
+		for i, obj := range list {
+			t, err := f.transformer(obj)
+			if err != nil {
+				return err
+			}
+			objs[i] = t
+		}
+	}
+	f.items = append(f.items, Delta{Type: ReplacedAll, Object: ReplacedAllInfo{ResourceVersion: resourceVersion, Objects: objs}})
+	return nil
+}
+
+// reconcileReplacement computes the deletions a relist implies and reports them, then every listed
+// object (informer.md §5.3 non-atomic Replace, §6.3 step 1):
+//  1. a tombstone for each key queued (first-appearance order) but not listed, unless its last
+//     queued delta is already a Deleted; the tombstone carries that last queued object;
+//  2. a tombstone for each known key (knownObjects.ListKeys order) neither listed nor queued,
+//     carrying the known object, or nil if the lookup fails;
+//  3. onReplace for each listed object, in list order.
+//
+// A listed object whose key fails aborts before anything is reported.
+func reconcileReplacement(queued []Delta, known KeyListerGetter, list []any, keyOf KeyFunc,
+	onDelete func(DeletedFinalStateUnknown) error, onReplace func(any) error) error {
+	listed := make(map[string]struct{}, len(list))
+	for _, obj := range list {
+		key, err := keyOf(obj)
+		if err != nil {
+			return KeyError{Obj: obj, Err: err}
+		}
+		listed[key] = struct{}{}
+	}
+
+	var queuedKeys []string
+	last := map[string]Delta{}
+	for _, d := range queued {
+		key, err := keyOf(d.Object)
+		if err != nil {
+			return KeyError{Obj: d.Object, Err: err}
+		}
+		if _, seen := last[key]; !seen {
+			queuedKeys = append(queuedKeys, key)
+		}
+		last[key] = d
+	}
+	for _, key := range queuedKeys {
+		if _, ok := listed[key]; ok {
+			continue
+		}
+		d := last[key]
+		if d.Type == Deleted {
+			continue
+		}
+		if err := onDelete(DeletedFinalStateUnknown{Key: key, Obj: d.Object}); err != nil {
+			return fmt.Errorf("couldn't enqueue object: %w", err)
+		}
+	}
+
+	if known != nil {
+		for _, key := range known.ListKeys() {
+			if _, ok := listed[key]; ok {
+				continue
+			}
+			if _, ok := last[key]; ok {
+				continue
+			}
+			obj, exists, err := known.GetByKey(key)
+			if err != nil || !exists {
+				obj = nil
+			}
+			if err := onDelete(DeletedFinalStateUnknown{Key: key, Obj: obj}); err != nil {
+				return fmt.Errorf("couldn't enqueue object: %w", err)
+			}
+		}
+	}
+
+	for _, obj := range list {
+		if err := onReplace(obj); err != nil {
+			return fmt.Errorf("couldn't enqueue object: %w", err)
+		}
+	}
+	return nil
+}
+
+// Resync enqueues a periodic resync (informer.md §5.3): atomic mode appends one SyncAll item;
+// non-atomic mode appends Sync(cached object), untransformed, for each known key that has no item
+// anywhere in the queue.
+func (f *RealFIFO) Resync() error {
+	if f.atomic {
+		f.items = append(f.items, Delta{Type: SyncAll})
+		return nil
+	}
+	if f.knownObjects == nil {
+		return nil
+	}
+	queued := make(map[string]struct{}, len(f.items))
+	for _, d := range f.items {
+		key, err := f.keyOf(d.Object)
+		if err != nil {
+			return KeyError{Obj: d, Err: err}
+		}
+		queued[key] = struct{}{}
+	}
+	for _, key := range f.knownObjects.ListKeys() {
+		if _, ok := queued[key]; ok {
+			continue
+		}
+		obj, exists, err := f.knownObjects.GetByKey(key)
+		if err != nil || !exists {
+			continue
+		}
+		if err := f.enqueue(Sync, obj, true); err != nil {
+			return fmt.Errorf("couldn't queue object: %w", err)
+		}
+	}
+	return nil
+}
+
+// Bookmark appends a Bookmark item when EmitDeltaTypeBookmark is set, and otherwise does nothing
+// (informer.md §5.3).
+func (f *RealFIFO) Bookmark(resourceVersion string) error {
+	if f.emitBookmark {
+		f.items = append(f.items, Delta{Type: Bookmark, Object: BookmarkInfo{ResourceVersion: resourceVersion}})
+	}
+	return nil
+}
+
+// Len is the number of queued items.
+func (f *RealFIFO) Len() int { return len(f.items) }
+
+// Items returns a copy of the queued items, oldest first, for traces and tests.
+func (f *RealFIFO) Items() []Delta { return append([]Delta(nil), f.items...) }
+
+// HasSynced reports whether the first population has been popped and processed (sticky;
+// informer.md §5.1).
+func (f *RealFIFO) HasSynced() bool { return f.synced }
+
+// Close marks the queue closed. Queued items still pop; then Pop returns ErrFIFOClosed.
+func (f *RealFIFO) Close() { f.closed = true }
+
+// IsClosed reports whether Close was called.
+func (f *RealFIFO) IsClosed() bool { return f.closed }
+
+// emptyErr is what Pop and PopBatch return on an empty queue.
+func (f *RealFIFO) emptyErr() error {
+	if f.closed {
+		return ErrFIFOClosed
+	}
+	return ErrQueueEmpty
+}
+
+// Pop removes the oldest item and calls process(Deltas{item}, isInInitialList), where
+// isInInitialList is "not yet synced" at pop time. It returns the Deltas and process's error. The
+// initial-population count drops, and the sync latch may close, only after process returns, so
+// HasSynced never reports true while the last initial item is being processed (informer.md §5.3).
+// An empty queue gives ErrQueueEmpty, or ErrFIFOClosed once closed; process is not called.
+func (f *RealFIFO) Pop(process PopProcessFunc) (any, error) {
+	invariant.Check(process != nil, "informer.md §5.3: RealFIFO.Pop needs a process func")
+	if len(f.items) == 0 {
+		return nil, f.emptyErr()
+	}
+	isInInitialList := !f.synced
+	item := f.items[0]
+	f.items[0] = Delta{} // drop the reference so the object can be collected
+	f.items = f.items[1:]
+	defer f.processed(1)
+	out := Deltas{item}
+	return out, process(out, isInInitialList)
+}
+
+// processed is the bookkeeping after n popped items were processed (or process panicked).
+func (f *RealFIFO) processed(n int) {
+	if f.initialPopulationCount > 0 {
+		f.initialPopulationCount -= n
+		invariant.Check(f.initialPopulationCount >= 0, "informer.md §5.3: a batch crossed the initial-population boundary")
+		f.checkSynced()
+	}
+}
+
+// batchable says which delta types PopBatch may group (informer.md §5.3).
+func batchable(t DeltaType) bool {
+	switch t {
+	case Sync, Replaced, Added, Updated, Deleted:
+		return true
+	}
+	return false
+}
+
+// PopBatch removes a run of items from the head and processes them (informer.md §5.3): up to
+// realFIFOBatchSize items, never crossing the initial-population boundary, of batchable types,
+// with distinct keys (a duplicate key ends the batch before it). An item whose key fails is
+// included and ends the batch. A non-batchable item (ReplacedAll, SyncAll, Bookmark) is taken
+// alone when it is first and otherwise ends the batch. One item goes to processSingle as Deltas,
+// several to processBatch. As with Pop, the sync bookkeeping happens after processing, and an
+// empty queue gives ErrQueueEmpty or ErrFIFOClosed.
+func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProcessFunc) error {
+	invariant.Check(processBatch != nil && processSingle != nil, "informer.md §5.3: RealFIFO.PopBatch needs both process funcs")
+	if len(f.items) == 0 {
+		return f.emptyErr()
+	}
+	isInInitialList := !f.synced
+	n := f.batchLen()
+	batch := make([]Delta, n)
+	copy(batch, f.items[:n])
+	clear(f.items[:n])
+	f.items = f.items[n:]
+	defer f.processed(n)
+	if n == 1 {
+		return processSingle(Deltas{batch[0]}, isInInitialList)
+	}
+	return processBatch(batch, isInInitialList)
+}
+
+// batchLen is how many head items the next PopBatch takes; at least 1 on a non-empty queue.
+func (f *RealFIFO) batchLen() int {
+	seen := make(map[string]struct{})
+	n := 0
+	for i := 0; i < f.batchSize && i < len(f.items); i++ {
+		if f.initialPopulationCount > 0 && i >= f.initialPopulationCount {
+			break
+		}
+		d := f.items[i]
+		if !batchable(d.Type) {
+			if n == 0 {
+				n = 1
+			}
+			break
+		}
+		key, err := f.keyOf(d)
+		if err != nil {
+			n++ // the broken item is popped with the batch and ends it, as in client-go
+			break
+		}
+		if _, dup := seen[key]; dup {
+			break
+		}
+		seen[key] = struct{}{}
+		n++
+	}
+	return n
+}
