@@ -360,3 +360,23 @@ func TestRealFIFOPopBatchBrokenKey(t *testing.T) {
 		t.Errorf("broken first item (-want +got):\n%s", diff)
 	}
 }
+
+// informer.md §5.3 atomic Replace: the ReplacedAll payload holds the transformed objects; a
+// transform error fails the Replace and queues nothing.
+func TestRealFIFOAtomicReplaceTransforms(t *testing.T) {
+	fail := false
+	f := NewRealFIFO(RealFIFOOptions{AtomicEvents: true, Transformer: func(o any) (any, error) {
+		if fail {
+			return nil, errors.New("transform failed")
+		}
+		return dataObj("ns", o.(interface{ GetName() string }).GetName(), "T"), nil
+	}})
+	mustStore(t, f.Replace([]any{dataObj("ns", "a", "1"), dataObj("ns", "b", "2")}, "3"))
+	fail = true
+	if err := f.Replace([]any{dataObj("ns", "c", "4")}, "5"); err == nil {
+		t.Errorf("Replace with a failing transformer succeeded")
+	}
+	if diff := cmp.Diff([]string{"ReplacedAll:rv=3 [ns/a@T ns/b@T]"}, dataDeltaStrings(f.Items())); diff != "" {
+		t.Errorf("queued (-want +got):\n%s", diff)
+	}
+}
