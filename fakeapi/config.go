@@ -199,7 +199,9 @@ type Config struct {
 
 // BuiltinResources returns the built-in resource table, a fresh copy on each call.
 func BuiltinResources() []Resource {
-	core := func(r string) schema.GroupVersionResource { return schema.GroupVersionResource{Version: "v1", Resource: r} }
+	core := func(r string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Version: "v1", Resource: r}
+	}
 	apps := func(r string) schema.GroupVersionResource {
 		return schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: r}
 	}
