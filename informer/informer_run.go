@@ -1,0 +1,307 @@
+package informer
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/informersim/informersim/internal/invariant"
+)
+
+// This file is the goroutine driver (design.md "one logic, two drivers"; style rule 5): Run
+// gives the step-driven components client-go's goroutines, locks and channels. Each loop body
+// calls one step of the shared logic; no informer logic lives here. It is the only non-test
+// file of the package allowed to start goroutines.
+//
+// Goroutines: the reflector loop (requests through the ListerWatcher, reads the watch channel,
+// sleeps on the informer's clock), the process loop (waits on a condition variable while the
+// queue is empty), and one run goroutine per listener (waits on its condition variable, calls the
+// handler outside every lock). Locks: startedLock → reflectorLock → queueLock → blockDeltas →
+// procLock → the cache's lock; a method that needs one held ends in _locked (style rule 21).
+
+// runDriver is the goroutine driver's state of one informer.
+type runDriver struct {
+	s *sharedIndexInformer
+
+	// queueLock serialises the queue between the reflector loop (producer) and the process
+	// loop (the single consumer); queueCond wakes the process loop.
+	queueLock sync.Mutex
+	queueCond *sync.Cond
+	// queueClosed is set when ctx ends: the process loop exits (informer.md §6.1).
+	queueClosed bool
+
+	// listeners counts the listener run goroutines.
+	listeners sync.WaitGroup
+}
+
+// lockedQueue is the queue as the reflector loop sees it: every call under queueLock, waking the
+// process loop after each write.
+type lockedQueue struct {
+	d *runDriver
+	q Queue
+}
+
+func (lq lockedQueue) do(f func() error) error {
+	lq.d.queueLock.Lock()
+	defer lq.d.queueLock.Unlock()
+	err := f()
+	lq.d.queueCond.Signal()
+	return err
+}
+
+func (lq lockedQueue) Add(obj any) error    { return lq.do(func() error { return lq.q.Add(obj) }) }
+func (lq lockedQueue) Update(obj any) error { return lq.do(func() error { return lq.q.Update(obj) }) }
+func (lq lockedQueue) Delete(obj any) error { return lq.do(func() error { return lq.q.Delete(obj) }) }
+func (lq lockedQueue) Resync() error        { return lq.do(lq.q.Resync) }
+func (lq lockedQueue) Replace(list []any, rv string) error {
+	return lq.do(func() error { return lq.q.Replace(list, rv) })
+}
+
+// Bookmark forwards to a BookmarkQueue and ignores bookmarks otherwise (DeltaFIFO has no
+// bookmarks, informer.md §5.3).
+func (lq lockedQueue) Bookmark(rv string) error {
+	bq, ok := lq.q.(BookmarkQueue)
+	if !ok {
+		return nil
+	}
+	return lq.do(func() error { return bq.Bookmark(rv) })
+}
+
+// Run implements SharedInformer (informer.md §1.6): it starts the goroutine driver and blocks
+// until ctx is done and every goroutine it started has returned. A second Run, or Run on a
+// stopped informer, returns at once. Run on an informer driven by [Steps] panics.
+func (s *sharedIndexInformer) Run(ctx context.Context) {
+	s.startedLock.Lock()
+	if s.driver == driverStep {
+		s.startedLock.Unlock()
+		invariant.Check(false, "informer: Run on an informer driven by Steps")
+	}
+	if s.started || s.stopped {
+		s.startedLock.Unlock()
+		return
+	}
+	s.driver = driverRun
+	d := &runDriver{s: s}
+	d.queueCond = sync.NewCond(&d.queueLock)
+	s.start_locked(func(q Queue) ReflectorStore { return lockedQueue{d: d, q: q} })
+	s.run = d
+	s.procLock.Lock()
+	for _, l := range s.processor.listeners {
+		d.startListener_locked(l)
+	}
+	s.procLock.Unlock()
+	s.reflectorLock.Lock()
+	s.reflector.Start()
+	s.reflectorLock.Unlock()
+	s.startedLock.Unlock()
+
+	var loops sync.WaitGroup
+	loops.Add(2)
+	go func() {
+		defer loops.Done()
+		d.reflectorLoop(ctx)
+	}()
+	go func() {
+		defer loops.Done()
+		d.processLoop(ctx)
+	}()
+	loops.Wait()
+
+	// informer.md §1.6 step 4: stopped first, then every listener closed (buffers dropped),
+	// then wait for their goroutines.
+	s.stop()
+	d.listeners.Wait()
+}
+
+// startListener_locked starts l's run goroutine. Must hold procLock (and startedLock, so that a
+// concurrent stop cannot miss it).
+func (d *runDriver) startListener_locked(l *listener) {
+	l.wake = sync.NewCond(&d.s.procLock)
+	d.listeners.Add(1)
+	go func() {
+		defer d.listeners.Done()
+		d.runListener(l)
+	}()
+}
+
+// runListener is client-go's listener run goroutine (informer.md §4.4): one notification at a
+// time, in order, the handler called outside every lock. A handler panic is not recovered: as
+// with client-go's default HandleCrash, it crashes the process.
+func (d *runDriver) runListener(l *listener) {
+	s := d.s
+	s.procLock.Lock()
+	for {
+		for l.pending() == 0 && !l.removed {
+			l.wake.Wait()
+		}
+		if l.removed {
+			s.procLock.Unlock()
+			return
+		}
+		n := l.next()
+		s.procLock.Unlock()
+		l.call(n)
+		s.procLock.Lock()
+		l.finish(n)
+	}
+}
+
+// processLoop is client-go's controller.processLoop (informer.md §6.1): pop while there is
+// something to pop; exit when ctx ends (what is still queued is dropped).
+func (d *runDriver) processLoop(ctx context.Context) {
+	s := d.s
+	stopWake := context.AfterFunc(ctx, func() {
+		d.queueLock.Lock()
+		d.queueClosed = true
+		d.queueCond.Broadcast()
+		d.queueLock.Unlock()
+	})
+	defer stopWake()
+	d.queueLock.Lock()
+	defer d.queueLock.Unlock()
+	for {
+		for s.queue.Len() == 0 && !d.queueClosed {
+			d.queueCond.Wait()
+		}
+		if d.queueClosed {
+			s.queue.Close()
+			return
+		}
+		_ = s.popOnce() // errors are dropped, as client-go's process loop drops them
+	}
+}
+
+// reflectorLoop drives the Reflector (informer.md §7.2): issue each request it asks for through
+// the ListerWatcher, feed the outcomes back, and sleep on the informer's clock until its next
+// deadline when it has nothing to ask.
+func (d *runDriver) reflectorLoop(ctx context.Context) {
+	s := d.s
+	for {
+		s.reflectorLock.Lock()
+		if ctx.Err() != nil {
+			s.reflector.Stop()
+			s.reflectorLock.Unlock()
+			return
+		}
+		req, ok := s.reflector.NextRequest()
+		deadline, hasDeadline := s.reflector.NextDeadline()
+		s.reflectorLock.Unlock()
+		switch {
+		case ok && req.Verb == RequestList:
+			d.list(ctx, req)
+		case ok:
+			d.watch(ctx, req)
+		case hasDeadline:
+			d.sleepUntil(ctx, deadline)
+		default:
+			// Nothing to ask and no timer: cannot happen while running; wait for the end.
+			<-ctx.Done()
+		}
+	}
+}
+
+func (d *runDriver) list(ctx context.Context, req Request) {
+	s := d.s
+	list, err := s.lw.ListWithContext(ctx, req.Options)
+	if ctx.Err() != nil {
+		return // informer.md §7.4: a LIST cut short by cancellation is discarded
+	}
+	s.reflectorLock.Lock()
+	s.reflector.ListDone(list, err)
+	s.reflectorLock.Unlock()
+}
+
+// watch opens a stream and feeds it until the Reflector or the server ends it. Timers (the
+// resync tick) fire while the stream is open.
+func (d *runDriver) watch(ctx context.Context, req Request) {
+	s := d.s
+	w, err := s.lw.WatchWithContext(ctx, req.Options)
+	s.reflectorLock.Lock()
+	s.reflector.WatchOpened(err)
+	watching := s.reflector.Watching()
+	s.reflectorLock.Unlock()
+	if err != nil {
+		return
+	}
+	defer w.Stop() // informer.md §7.6: watchers are always stopped when left
+	if !watching {
+		return
+	}
+	for {
+		s.reflectorLock.Lock()
+		deadline, hasDeadline := s.reflector.NextDeadline()
+		s.reflectorLock.Unlock()
+		var timerC <-chan time.Time
+		var stopTimer func() bool
+		if hasDeadline {
+			wait := deadline.Sub(s.clock.Now())
+			if wait <= 0 {
+				if !d.tickStillWatching() {
+					return
+				}
+				continue
+			}
+			t := s.clock.NewTimer(wait)
+			timerC, stopTimer = t.C(), t.Stop
+		}
+		select {
+		case <-ctx.Done():
+			if stopTimer != nil {
+				stopTimer()
+			}
+			return
+		case ev, ok := <-w.ResultChan():
+			if stopTimer != nil {
+				stopTimer()
+			}
+			if !d.feed(ev, ok) {
+				return
+			}
+		case <-timerC:
+			if !d.tickStillWatching() {
+				return
+			}
+		}
+	}
+}
+
+// feed hands one stream outcome to the Reflector and reports whether the stream goes on.
+func (d *runDriver) feed(ev watch.Event, ok bool) bool {
+	s := d.s
+	s.reflectorLock.Lock()
+	defer s.reflectorLock.Unlock()
+	if !ok {
+		s.reflector.WatchClosed()
+		return false
+	}
+	stop := s.reflector.WatchEvent(ev)
+	return !stop && s.reflector.Watching()
+}
+
+func (d *runDriver) tickStillWatching() bool {
+	s := d.s
+	s.reflectorLock.Lock()
+	defer s.reflectorLock.Unlock()
+	s.reflector.Tick()
+	return s.reflector.Watching()
+}
+
+// sleepUntil waits on the informer's clock until deadline (or ctx's end), then fires the
+// Reflector's due timers.
+func (d *runDriver) sleepUntil(ctx context.Context, deadline time.Time) {
+	s := d.s
+	if wait := deadline.Sub(s.clock.Now()); wait > 0 {
+		t := s.clock.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+	}
+	s.reflectorLock.Lock()
+	s.reflector.Tick()
+	s.reflectorLock.Unlock()
+}

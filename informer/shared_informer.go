@@ -1,0 +1,646 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
+
+	"github.com/informersim/informersim/internal/invariant"
+)
+
+// ListerWatcher lists and watches one resource. Its method set is exactly client-go's
+// cache.ListerWatcherWithContext, so client-go's cache.ListWatch (a real cluster) and the fake
+// apiserver's adapter both satisfy it without an adapter (design.md; style rule 2).
+type ListerWatcher interface {
+	// ListWithContext returns a list object (a meta.List) for options.
+	ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error)
+	// WatchWithContext opens a watch stream for options.
+	WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error)
+}
+
+// WatchErrorHandler is called with each error a ListAndWatch pass of the informer's Reflector
+// returns: a failed LIST or a watch that could not be opened (informer.md §7.2). Most failures in
+// an open stream end the pass without an error and never reach it.
+type WatchErrorHandler func(r *Reflector, err error)
+
+// QueueMode selects the queue between the Reflector and the process loop (informer.md §0.2, §5).
+type QueueMode int
+
+// The queue modes.
+const (
+	// QueueRealFIFO is client-go v0.37's default: RealFIFO with atomic events (one ReplacedAll
+	// per relist, one SyncAll per resync, Bookmark items).
+	QueueRealFIFO QueueMode = iota + 1
+	// QueueRealFIFONonAtomic is RealFIFO with one item per object on relist and resync (the
+	// AtomicFIFO gate off).
+	QueueRealFIFONonAtomic
+	// QueueDeltaFIFO is the legacy DeltaFIFO (the InOrderInformers gate off).
+	QueueDeltaFIFO
+)
+
+// String returns the mode's name.
+func (m QueueMode) String() string {
+	switch m {
+	case QueueRealFIFO:
+		return "RealFIFO"
+	case QueueRealFIFONonAtomic:
+		return "RealFIFONonAtomic"
+	case QueueDeltaFIFO:
+		return "DeltaFIFO"
+	}
+	return fmt.Sprintf("QueueMode(%d)", int(m))
+}
+
+// SharedIndexInformerOptions configures an informer (informer.md §1.1). The zero value of each
+// field is a documented default.
+type SharedIndexInformerOptions struct {
+	// ResyncPeriod is the default resync period of handlers and the initial resync check
+	// period; 0 means the informer never resyncs (informer.md §2).
+	ResyncPeriod time.Duration
+	// Indexers are the cache's initial indexers.
+	Indexers Indexers
+	// ObjectDescription names the listed type in the Reflector's errors and events; default:
+	// the example object's Go type.
+	ObjectDescription string
+
+	// Clock drives resync and Reflector timers; default clock.RealClock{}. The deterministic
+	// driver needs a fake clock (k8s.io/utils/clock/testing).
+	Clock clock.WithTicker
+	// Rand seeds every random choice of the informer: watch timeouts and backoff jitter (the
+	// Reflector), the order of late-join snapshots and of relist tombstones. Default: a fixed
+	// seed, so that even an unconfigured informer replays.
+	Rand *rand.Rand
+	// QueueMode selects the queue; 0 means QueueRealFIFO.
+	QueueMode QueueMode
+	// DisableBatchPop makes the process loop pop one item at a time even from a RealFIFO. By
+	// default it pops batches, like client-go v0.37 with InOrderInformersBatchProcess on
+	// (informer.md §0.2, §5.3).
+	DisableBatchPop bool
+}
+
+// HandlerOptions configures one handler registration (informer.md §1.2).
+type HandlerOptions struct {
+	// ResyncPeriod requests a resync period for this handler; nil means the informer's
+	// ResyncPeriod. It is adjusted as informer.md §2.2 says.
+	ResyncPeriod *time.Duration
+}
+
+// ResourceEventHandlerRegistration is the handle AddEventHandler returns; pass it to
+// RemoveEventHandler to unregister (informer.md §1.2).
+type ResourceEventHandlerRegistration interface {
+	// HasSynced reports whether the informer has synced and this handler has returned from
+	// every initial-list add it was given, including a late joiner's snapshot (informer.md
+	// §3, §4.6). Sticky.
+	HasSynced() bool
+}
+
+// SharedInformer maintains a cache of one resource from a ListerWatcher and fans its changes out
+// to any number of handlers (informer.md §1). See the package documentation for the contract.
+type SharedInformer interface {
+	// AddEventHandler registers handler with the informer's default resync period.
+	AddEventHandler(handler ResourceEventHandler) (ResourceEventHandlerRegistration, error)
+	// AddEventHandlerWithResyncPeriod registers handler asking for resyncPeriod (§2.2).
+	AddEventHandlerWithResyncPeriod(handler ResourceEventHandler, resyncPeriod time.Duration) (ResourceEventHandlerRegistration, error)
+	// AddEventHandlerWithOptions registers handler with options. After start the handler
+	// first receives the cache's contents as initial-list adds (§3). Fails only once the
+	// informer has stopped.
+	AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error)
+	// RemoveEventHandler unregisters a handle and drops its pending notifications; an unknown
+	// handle is a no-op (§1.3).
+	RemoveEventHandler(handle ResourceEventHandlerRegistration) error
+	// GetStore returns the cache.
+	GetStore() Store
+	// Run starts the goroutine driver and blocks until ctx is done (§1.6).
+	Run(ctx context.Context)
+	// HasSynced reports whether the queue's initial population has been processed (§1.4).
+	HasSynced() bool
+	// LastSyncResourceVersion is the Reflector's last synced resourceVersion; "" before start.
+	LastSyncResourceVersion() string
+	// SetWatchErrorHandler sets the Reflector's error handler; only before start (§1.5).
+	SetWatchErrorHandler(handler WatchErrorHandler) error
+	// SetTransform sets the function applied to objects before they are queued; only before
+	// start (§1.5).
+	SetTransform(handler TransformFunc) error
+	// IsStopped reports whether the informer has stopped (§1.4).
+	IsStopped() bool
+}
+
+// SharedIndexInformer is a SharedInformer whose cache has indices.
+type SharedIndexInformer interface {
+	SharedInformer
+	// AddIndexers adds indices to the cache, before or after start; not after stop (§1.5).
+	AddIndexers(indexers Indexers) error
+	// GetIndexer returns the cache (the same object as GetStore).
+	GetIndexer() Indexer
+}
+
+// Error messages of client-go (informer.md §1.2, §1.3, §1.5).
+var (
+	errAlreadyStarted = errors.New("informer has already started")
+)
+
+// minimumResyncPeriod is the smallest resync period a handler gets (informer.md §2.1).
+const minimumResyncPeriod = 1 * time.Second
+
+// defaultSeed seeds the informer's random source when the options give none.
+const defaultSeed = 0x1f0a_2b3c_4d5e_6f70
+
+// driverKind records which driver owns an informer: they must not be mixed.
+type driverKind int
+
+const (
+	driverNone driverKind = iota
+	driverStep
+	driverRun
+)
+
+// NewSharedInformer returns an informer without indices (informer.md §1.1).
+func NewSharedInformer(lw ListerWatcher, exampleObject runtime.Object, defaultEventHandlerResyncPeriod time.Duration) SharedInformer {
+	return NewSharedIndexInformer(lw, exampleObject, defaultEventHandlerResyncPeriod, Indexers{})
+}
+
+// NewSharedIndexInformer returns an informer whose cache has indexers (informer.md §1.1).
+func NewSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, defaultEventHandlerResyncPeriod time.Duration, indexers Indexers) SharedIndexInformer {
+	return NewSharedIndexInformerWithOptions(lw, exampleObject, SharedIndexInformerOptions{
+		ResyncPeriod: defaultEventHandlerResyncPeriod,
+		Indexers:     indexers,
+	})
+}
+
+// NewSharedIndexInformerWithOptions returns an informer configured by options (informer.md
+// §1.1). Nothing happens until it is started by Run or by [Steps]. An invalid QueueMode or a
+// negative ResyncPeriod is a programming error and panics.
+func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.Object, options SharedIndexInformerOptions) SharedIndexInformer {
+	o := options // never touch the caller's value (style rule 17)
+	if o.QueueMode == 0 {
+		o.QueueMode = QueueRealFIFO
+	}
+	invariant.Check(o.QueueMode >= QueueRealFIFO && o.QueueMode <= QueueDeltaFIFO, "informer: invalid QueueMode %d", int(o.QueueMode))
+	invariant.Check(o.ResyncPeriod >= 0, "informer: negative ResyncPeriod %v", o.ResyncPeriod)
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Rand == nil {
+		o.Rand = rand.New(rand.NewPCG(defaultSeed, 0))
+	}
+	if o.ObjectDescription == "" && exampleObject != nil {
+		o.ObjectDescription = reflect.TypeOf(exampleObject).String()
+	}
+	if o.Indexers == nil {
+		o.Indexers = Indexers{}
+	}
+	// Two independent streams: the Reflector draws on its own goroutine in the goroutine
+	// driver, the process loop and late joins (under blockDeltas) on another.
+	reflectorRand := rand.New(rand.NewPCG(o.Rand.Uint64(), o.Rand.Uint64()))
+	orderRand := rand.New(rand.NewPCG(o.Rand.Uint64(), o.Rand.Uint64()))
+	return &sharedIndexInformer{
+		lw:                              lw,
+		exampleObject:                   exampleObject,
+		objectDescription:               o.ObjectDescription,
+		indexer:                         NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, o.Indexers),
+		clock:                           o.Clock,
+		reflectorRand:                   reflectorRand,
+		orderRand:                       orderRand,
+		queueMode:                       o.QueueMode,
+		batchPop:                        !o.DisableBatchPop,
+		defaultEventHandlerResyncPeriod: o.ResyncPeriod,
+		resyncCheckPeriod:               o.ResyncPeriod,
+		processor:                       newProcessor(),
+	}
+}
+
+// sharedIndexInformer implements SharedIndexInformer for both drivers. The logic (queue,
+// Reflector, processor, listeners) is step-driven and lock-free; the informer serialises access
+// with client-go's locks (informer.md §15), which the single-threaded step driver takes too but
+// never contends. Lock order: startedLock → reflectorLock → queueLock (goroutine driver) →
+// blockDeltas → procLock → the cache's own lock.
+type sharedIndexInformer struct {
+	lw                              ListerWatcher
+	exampleObject                   runtime.Object
+	objectDescription               string
+	indexer                         Indexer
+	clock                           clock.WithTicker
+	reflectorRand                   *rand.Rand
+	queueMode                       QueueMode
+	batchPop                        bool
+	defaultEventHandlerResyncPeriod time.Duration // never changes (§2.1)
+
+	// startedLock guards the fields below it (client-go's startedLock).
+	startedLock       sync.Mutex
+	started           bool
+	stopped           bool
+	driver            driverKind
+	resyncCheckPeriod time.Duration // lowered by pre-start registrations, frozen at start (§2.2)
+	transform         TransformFunc
+	watchErrorHandler WatchErrorHandler
+	stepper           *Stepper
+	run               *runDriver // goroutine driver state, nil in the step driver
+
+	// reflectorLock serialises calls into reflector in the goroutine driver.
+	reflectorLock sync.Mutex
+	// queue and reflector are built at start and never replaced.
+	queue     Queue
+	reflector *Reflector
+
+	// blockDeltas is held for a whole delta-handling call, a late join and a removal, so that
+	// no delta is applied while a handler joins or leaves (informer.md §3, §1.3, §6.2).
+	blockDeltas sync.Mutex
+	// orderRand draws the orders client-go leaves to Go map iteration; used under blockDeltas.
+	orderRand *rand.Rand
+
+	// procLock guards processor and every listener's state (client-go's processor lock).
+	procLock  sync.Mutex
+	processor *processor
+
+	// synced latches when the queue's initial population has been processed (§1.4).
+	synced atomic.Bool
+
+	// observer receives step events (step driver only; set before start, read without lock).
+	observer func(StepEvent)
+}
+
+var _ SharedIndexInformer = (*sharedIndexInformer)(nil)
+
+// AddEventHandler implements SharedInformer.
+func (s *sharedIndexInformer) AddEventHandler(handler ResourceEventHandler) (ResourceEventHandlerRegistration, error) {
+	return s.AddEventHandlerWithOptions(handler, HandlerOptions{})
+}
+
+// AddEventHandlerWithResyncPeriod implements SharedInformer.
+func (s *sharedIndexInformer) AddEventHandlerWithResyncPeriod(handler ResourceEventHandler, resyncPeriod time.Duration) (ResourceEventHandlerRegistration, error) {
+	return s.AddEventHandlerWithOptions(handler, HandlerOptions{ResyncPeriod: &resyncPeriod})
+}
+
+// AddEventHandlerWithOptions implements SharedInformer: informer.md §1.2, §2.2 and §3.
+func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error) {
+	s.startedLock.Lock()
+	defer s.startedLock.Unlock()
+	if s.stopped {
+		return nil, fmt.Errorf("handler %v was not added to shared informer because it has stopped already", handler)
+	}
+
+	// informer.md §2.2: adjust the requested period.
+	p := s.defaultEventHandlerResyncPeriod
+	if options.ResyncPeriod != nil {
+		p = *options.ResyncPeriod
+	}
+	if p > 0 && p < minimumResyncPeriod {
+		p = minimumResyncPeriod
+	}
+	if p > 0 && p < s.resyncCheckPeriod {
+		if s.started {
+			p = s.resyncCheckPeriod
+		} else {
+			s.resyncCheckPeriod = p
+			s.procLock.Lock()
+			for _, l := range s.processor.listeners {
+				l.resyncPeriod = determineResyncPeriod(l.requestedResyncPeriod, s.resyncCheckPeriod)
+			}
+			s.procLock.Unlock()
+		}
+	}
+	effective := determineResyncPeriod(p, s.resyncCheckPeriod)
+
+	if !s.started {
+		s.procLock.Lock()
+		l := newListener(s.processor.newID(), handler, p, effective, s.clock.Now())
+		s.processor.addListener(l)
+		s.procLock.Unlock()
+		s.emit(StepEvent{Kind: StepRegistered, Handler: l.id})
+		return l, nil
+	}
+
+	// informer.md §3: late join. Under blockDeltas no delta is applied until the snapshot is
+	// in the new listener's buffer, so nothing is lost or duplicated across the boundary.
+	s.blockDeltas.Lock()
+	defer s.blockDeltas.Unlock()
+	// client-go replays the cache in Go map order; ours is sorted, then permuted by the
+	// seeded rand, so runs explore orders and still replay.
+	snapshot := s.indexer.List()
+	s.orderRand.Shuffle(len(snapshot), func(i, j int) { snapshot[i], snapshot[j] = snapshot[j], snapshot[i] })
+	s.procLock.Lock()
+	l := newListener(s.processor.newID(), handler, p, effective, s.clock.Now())
+	s.processor.addListener(l)
+	if s.run != nil {
+		s.run.startListener_locked(l)
+	}
+	s.emit(StepEvent{Kind: StepJoined, Handler: l.id, Count: len(snapshot)})
+	for _, obj := range snapshot {
+		n := notification{kind: NotificationAdd, newObj: obj, isInInitialList: true}
+		l.add(n)
+		s.emitNotification(StepDistributed, n, false, []int{l.id})
+	}
+	// The sync watcher starts after the pushes (§3 step 5): the counter already covers them.
+	var latched bool
+	if s.synced.Load() {
+		latched = l.tracker.UpstreamSynced()
+	}
+	s.procLock.Unlock()
+	if latched {
+		s.emit(StepEvent{Kind: StepHandlerSynced, Handler: l.id})
+	}
+	return l, nil
+}
+
+// determineResyncPeriod is informer.md §2.2's rule.
+func determineResyncPeriod(desired, check time.Duration) time.Duration {
+	switch {
+	case desired == 0:
+		return 0
+	case check == 0:
+		return 0 // the informer never resyncs
+	case desired < check:
+		return check
+	}
+	return desired
+}
+
+// RemoveEventHandler implements SharedInformer (informer.md §1.3).
+func (s *sharedIndexInformer) RemoveEventHandler(handle ResourceEventHandlerRegistration) error {
+	s.startedLock.Lock()
+	defer s.startedLock.Unlock()
+	l, ok := handle.(*listener)
+	if !ok {
+		return fmt.Errorf("invalid key type %T", handle)
+	}
+	s.blockDeltas.Lock()
+	defer s.blockDeltas.Unlock()
+	s.procLock.Lock()
+	found := s.processor.removeListener(l)
+	s.procLock.Unlock()
+	if found {
+		s.emit(StepEvent{Kind: StepRemoved, Handler: l.id})
+	}
+	return nil
+}
+
+// GetStore implements SharedInformer.
+func (s *sharedIndexInformer) GetStore() Store { return s.indexer }
+
+// GetIndexer implements SharedIndexInformer.
+func (s *sharedIndexInformer) GetIndexer() Indexer { return s.indexer }
+
+// AddIndexers implements SharedIndexInformer (informer.md §1.5).
+func (s *sharedIndexInformer) AddIndexers(indexers Indexers) error {
+	s.startedLock.Lock()
+	defer s.startedLock.Unlock()
+	if s.stopped {
+		return errors.New("indexer was not added because it has stopped already")
+	}
+	return s.indexer.AddIndexers(indexers)
+}
+
+// HasSynced implements SharedInformer.
+func (s *sharedIndexInformer) HasSynced() bool { return s.synced.Load() }
+
+// LastSyncResourceVersion implements SharedInformer.
+func (s *sharedIndexInformer) LastSyncResourceVersion() string {
+	s.reflectorLock.Lock()
+	defer s.reflectorLock.Unlock()
+	if s.reflector == nil {
+		return ""
+	}
+	return s.reflector.LastSyncResourceVersion()
+}
+
+// SetWatchErrorHandler implements SharedInformer.
+func (s *sharedIndexInformer) SetWatchErrorHandler(handler WatchErrorHandler) error {
+	s.startedLock.Lock()
+	defer s.startedLock.Unlock()
+	if s.started {
+		return errAlreadyStarted
+	}
+	s.watchErrorHandler = handler
+	return nil
+}
+
+// SetTransform implements SharedInformer.
+func (s *sharedIndexInformer) SetTransform(handler TransformFunc) error {
+	s.startedLock.Lock()
+	defer s.startedLock.Unlock()
+	if s.started {
+		return errAlreadyStarted
+	}
+	s.transform = handler
+	return nil
+}
+
+// IsStopped implements SharedInformer.
+func (s *sharedIndexInformer) IsStopped() bool {
+	s.startedLock.Lock()
+	defer s.startedLock.Unlock()
+	return s.stopped
+}
+
+// start_locked is what both drivers do at start (informer.md §1.6 step 2): freeze the resync
+// check period, build the queue and the Reflector, and mark the informer started. wrap, if not
+// nil, wraps the queue the Reflector writes to (the goroutine driver adds its lock). Must hold
+// startedLock.
+func (s *sharedIndexInformer) start_locked(wrap func(Queue) ReflectorStore) {
+	invariant.Check(!s.started && !s.stopped, "informer: start of a started or stopped informer")
+	s.queue = s.newQueue()
+	var store ReflectorStore = s.queue
+	if wrap != nil {
+		store = wrap(s.queue)
+	}
+	opts := ReflectorOptions{
+		Name:         s.objectDescription,
+		ExpectedType: s.exampleObject,
+		ResyncPeriod: s.resyncCheckPeriod,
+		ShouldResync: s.shouldResync,
+		Clock:        s.clock,
+		Rand:         s.reflectorRand,
+	}
+	if h := s.watchErrorHandler; h != nil {
+		opts.WatchErrorHandler = func(err error) { h(s.reflector, err) }
+	}
+	if s.observer != nil {
+		opts.OnEvent = func(e ReflectorEvent) { s.emit(StepEvent{Kind: StepReflector, Reflector: e}) }
+	}
+	r, err := NewReflector(store, opts)
+	invariant.Check(err == nil, "informer: NewReflector: %v", err)
+	s.reflectorLock.Lock()
+	s.reflector = r
+	s.reflectorLock.Unlock()
+	s.started = true
+}
+
+// newQueue builds the queue of the configured mode (informer.md §1.6, §5).
+func (s *sharedIndexInformer) newQueue() Queue {
+	switch s.queueMode {
+	case QueueRealFIFONonAtomic:
+		return NewRealFIFO(RealFIFOOptions{
+			KeyFunction:  MetaNamespaceKeyFunc,
+			KnownObjects: s.indexer,
+			Transformer:  s.transform,
+		})
+	case QueueDeltaFIFO:
+		return NewDeltaFIFOWithOptions(DeltaFIFOOptions{
+			KeyFunction:           MetaNamespaceKeyFunc,
+			KnownObjects:          s.indexer,
+			EmitDeltaTypeReplaced: true,
+			Transformer:           s.transform,
+		})
+	}
+	return NewRealFIFO(RealFIFOOptions{
+		KeyFunction:           MetaNamespaceKeyFunc,
+		Transformer:           s.transform,
+		AtomicEvents:          true,
+		EmitDeltaTypeBookmark: true,
+	})
+}
+
+// shouldResync is the Reflector's ShouldResync (informer.md §2.4).
+func (s *sharedIndexInformer) shouldResync() bool {
+	s.procLock.Lock()
+	due := s.processor.shouldResync(s.clock.Now())
+	var ids []int
+	if s.observer != nil {
+		for _, l := range s.processor.listeners {
+			if l.isSyncing {
+				ids = append(ids, l.id)
+			}
+		}
+	}
+	s.procLock.Unlock()
+	s.emit(StepEvent{Kind: StepResyncChecked, Handlers: ids})
+	return due
+}
+
+// popOnce pops one item or one batch and handles it (informer.md §6.1), then latches the
+// informer synced when the queue says its initial population has been processed (§1.4). The
+// caller serialises queue access. The processing error is returned for the step driver's
+// benefit; the process loop drops it, as client-go's does.
+func (s *sharedIndexInformer) popOnce() error {
+	var err error
+	if bq, ok := s.queue.(BatchQueue); ok && s.batchPop {
+		err = bq.PopBatch(s.handleBatchDeltas, s.handleDeltas)
+	} else {
+		_, err = s.queue.Pop(s.handleDeltas)
+	}
+	if !s.synced.Load() && s.queue.HasSynced() {
+		s.markSynced()
+	}
+	return err
+}
+
+// markSynced latches the informer synced and tells every listener's sync tracker (client-go's
+// synced channel and per-listener sync watchers, §1.4, §4.4).
+func (s *sharedIndexInformer) markSynced() {
+	s.synced.Store(true)
+	s.emit(StepEvent{Kind: StepSynced})
+	s.procLock.Lock()
+	ids := s.processor.upstreamSynced(nil)
+	s.procLock.Unlock()
+	for _, id := range ids {
+		s.emit(StepEvent{Kind: StepHandlerSynced, Handler: id})
+	}
+}
+
+// handleDeltas is the queue's PopProcessFunc (informer.md §6.2): under blockDeltas, update the
+// cache and distribute, delta by delta.
+func (s *sharedIndexInformer) handleDeltas(obj any, isInInitialList bool) error {
+	s.blockDeltas.Lock()
+	defer s.blockDeltas.Unlock()
+	deltas, ok := obj.(Deltas)
+	invariant.Check(ok, "informer: queue popped %T, want Deltas", obj)
+	s.emitPopped(deltas, isInInitialList)
+	return processDeltas(distributor{s}, s.cacheForProcessing(), deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc, s.shuffle)
+}
+
+// handleBatchDeltas is the queue's ProcessBatchFunc (informer.md §6.4).
+func (s *sharedIndexInformer) handleBatchDeltas(deltas []Delta, isInInitialList bool) error {
+	s.blockDeltas.Lock()
+	defer s.blockDeltas.Unlock()
+	s.emitPopped(deltas, isInInitialList)
+	return processDeltasInBatch(distributor{s}, s.cacheForProcessing(), deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
+}
+
+// shuffle permutes relist tombstones, whose order client-go takes from a Go map (§6.3).
+func (s *sharedIndexInformer) shuffle(n int, swap func(i, j int)) {
+	s.orderRand.Shuffle(n, swap)
+}
+
+// cacheForProcessing is the cache, wrapped to report its writes when someone observes.
+func (s *sharedIndexInformer) cacheForProcessing() Store {
+	if s.observer == nil {
+		return s.indexer
+	}
+	return observedCache{Indexer: s.indexer, s: s}
+}
+
+// distributor is the ResourceEventHandler processDeltas calls: the informer's notification
+// hooks (informer.md §6.5). It is a separate type so the informer does not export OnAdd.
+type distributor struct{ s *sharedIndexInformer }
+
+func (d distributor) OnAdd(obj any, isInInitialList bool) {
+	d.s.distribute(notification{kind: NotificationAdd, newObj: obj, isInInitialList: isInInitialList}, false)
+}
+
+// OnUpdate classifies the update as a sync iff both objects have metadata and equal
+// resourceVersions (informer.md §2.5, §6.5, §13 rule 3).
+func (d distributor) OnUpdate(oldObj, newObj any) {
+	isSync := false
+	if om, err := meta.Accessor(oldObj); err == nil {
+		if nm, err := meta.Accessor(newObj); err == nil {
+			isSync = om.GetResourceVersion() == nm.GetResourceVersion()
+		}
+	}
+	d.s.distribute(notification{kind: NotificationUpdate, oldObj: oldObj, newObj: newObj}, isSync)
+}
+
+func (d distributor) OnDelete(obj any) {
+	d.s.distribute(notification{kind: NotificationDelete, oldObj: obj}, false)
+}
+
+func (s *sharedIndexInformer) distribute(n notification, isSync bool) {
+	s.procLock.Lock()
+	var ids []int
+	ids = s.processor.distribute(n, isSync, ids)
+	s.procLock.Unlock()
+	s.emitNotification(StepDistributed, n, isSync, ids)
+}
+
+// deliver hands the next notification of l to its handler (one unit of listener work,
+// informer.md §4.4): take it under procLock, call the handler without any lock (a panic
+// propagates to the caller), then record its completion.
+func (s *sharedIndexInformer) deliver(l *listener) {
+	s.procLock.Lock()
+	if l.pending() == 0 {
+		s.procLock.Unlock()
+		invariant.Check(false, "informer: deliver to h%d with nothing pending", l.id)
+	}
+	n := l.next()
+	s.procLock.Unlock()
+	s.emitNotification(StepDelivered, n, false, []int{l.id})
+	l.call(n)
+	s.procLock.Lock()
+	latched := l.finish(n)
+	s.procLock.Unlock()
+	if latched {
+		s.emit(StepEvent{Kind: StepHandlerSynced, Handler: l.id})
+	}
+}
+
+// stop is the end of both drivers (informer.md §1.6 step 4, §14 T9): stopped, then every
+// listener closed and its buffer dropped.
+func (s *sharedIndexInformer) stop() {
+	s.startedLock.Lock()
+	s.stopped = true
+	s.startedLock.Unlock()
+	s.procLock.Lock()
+	s.processor.stop()
+	s.procLock.Unlock()
+	s.emit(StepEvent{Kind: StepStopped})
+}
