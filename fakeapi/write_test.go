@@ -1,0 +1,236 @@
+package fakeapi
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// TestCreateFillsSystemFields checks §5.1: uid, creationTimestamp from the injected clock,
+// generation where tracked, resourceVersion from the global revision, apiVersion/kind defaults.
+func TestCreateFillsSystemFields(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	d := obj("", "ns", "web", nil)
+	d.Object["spec"] = map[string]any{"replicas": 3}
+	got := mustCreate(t, s, depGVR, d)
+	want := map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"uid": got.GetUID() != "", "creationTimestamp": "2000-01-01T00:00:00Z",
+		"generation": int64(1), "resourceVersion": "2", "replicas": int64(3),
+	}
+	have := map[string]any{
+		"apiVersion": got.GetAPIVersion(), "kind": got.GetKind(),
+		"uid": len(got.GetUID()) == 36, "creationTimestamp": got.Object["metadata"].(map[string]any)["creationTimestamp"],
+		"generation": got.GetGeneration(), "resourceVersion": got.GetResourceVersion(), "replicas": got.Object["spec"].(map[string]any)["replicas"],
+	}
+	if diff := cmp.Diff(have, want); diff != "" {
+		t.Errorf("created object (-got +want):\n%s", diff)
+	}
+	c := mustCreate(t, s, cmGVR, cm("ns", "c", nil))
+	if _, has := c.Object["metadata"].(map[string]any)["generation"]; has {
+		t.Errorf("configmaps do not track generation: %v", c.Object["metadata"])
+	}
+}
+
+func TestCreateErrors(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	withRV := cm("ns", "b", nil)
+	withRV.SetResourceVersion("5")
+	badLabel := cm("ns", "c", map[string]string{"-x": "y"})
+	tests := []struct {
+		name   string
+		ns     string
+		in     *unstructured.Unstructured
+		code   int32
+		reason metav1.StatusReason
+	}{
+		{"already exists", "ns", cm("ns", "a", nil), 409, metav1.StatusReasonAlreadyExists},
+		{"resourceVersion set", "ns", withRV, 400, metav1.StatusReasonBadRequest},
+		{"invalid name", "ns", cm("ns", "Not_Valid", nil), 422, metav1.StatusReasonInvalid},
+		{"no name nor generateName", "ns", cm("ns", "", nil), 422, metav1.StatusReasonInvalid},
+		{"invalid label key", "ns", badLabel, 422, metav1.StatusReasonInvalid},
+		{"namespace mismatch", "other", cm("ns", "d", nil), 400, metav1.StatusReasonBadRequest},
+		{"wrong kind", "ns", obj("Pod", "ns", "e", nil), 400, metav1.StatusReasonBadRequest},
+		{"nil object", "ns", nil, 400, metav1.StatusReasonBadRequest},
+		{"unsupported value type", "ns", &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "f"}, "x": struct{}{}}}, 400, metav1.StatusReasonBadRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := s.Resource(cmGVR).Namespace(tt.ns).Create(bg, tt.in, metav1.CreateOptions{})
+			wantStatus(t, err, tt.code, tt.reason)
+		})
+	}
+	if got, want := s.Revision(), uint64(2); got != want {
+		t.Errorf("revision %d after failed creates, want %d", got, want)
+	}
+}
+
+// TestUpdateSemantics checks §5.2 and §5.5: system fields kept, generation bumps on spec changes
+// only, the status subresource, unconditional updates, UID preconditions and 404.
+func TestUpdateSemantics(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	d := obj("Deployment", "ns", "web", nil)
+	d.SetAPIVersion("apps/v1")
+	d.Object["spec"] = map[string]any{"replicas": int64(1)}
+	cur := mustCreate(t, s, depGVR, d)
+	rc := s.Resource(depGVR).Namespace("ns")
+
+	next := cur.DeepCopy()
+	next.SetLabels(map[string]string{"a": "b"})
+	next.Object["status"] = map[string]any{"ready": int64(1)} // ignored on the main resource
+	cur = mustUpdate(t, s, depGVR, next)
+	if cur.GetGeneration() != 1 || cur.Object["status"] != nil {
+		t.Errorf("label change: generation %d status %v, want 1 and none", cur.GetGeneration(), cur.Object["status"])
+	}
+	next = cur.DeepCopy()
+	next.Object["spec"] = map[string]any{"replicas": int64(2)}
+	next.SetResourceVersion("") // unconditional
+	unstructured.RemoveNestedField(next.Object, "metadata", "uid")
+	cur = mustUpdate(t, s, depGVR, next)
+	if cur.GetGeneration() != 2 || cur.GetUID() == "" {
+		t.Errorf("spec change: generation %d uid %q, want 2 and kept", cur.GetGeneration(), cur.GetUID())
+	}
+	st := cur.DeepCopy()
+	st.Object["status"] = map[string]any{"ready": int64(2)}
+	st.Object["spec"] = map[string]any{"replicas": int64(9)} // ignored by /status
+	got, err := rc.UpdateStatus(bg, st, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GetGeneration() != 2 || got.Object["spec"].(map[string]any)["replicas"] != int64(2) || got.Object["status"] == nil {
+		t.Errorf("status update changed more than .status: %v", got.Object)
+	}
+	wrongUID := got.DeepCopy()
+	wrongUID.SetUID(types.UID("00000000-0000-4000-8000-000000000000"))
+	_, err = rc.Update(bg, wrongUID, metav1.UpdateOptions{})
+	wantStatus(t, err, 409, metav1.StatusReasonConflict)
+	missing := got.DeepCopy()
+	missing.SetName("nope")
+	_, err = rc.Update(bg, missing, metav1.UpdateOptions{})
+	wantStatus(t, err, 404, metav1.StatusReasonNotFound)
+	setDel := got.DeepCopy()
+	unstructured.SetNestedField(setDel.Object, "2000-01-01T00:00:00Z", "metadata", "deletionTimestamp")
+	_, err = rc.Update(bg, setDel, metav1.UpdateOptions{})
+	wantStatus(t, err, 422, metav1.StatusReasonInvalid)
+}
+
+func TestUpdateRequiresResourceVersionForCustomResources(t *testing.T) {
+	widgets := Resource{GVR: depGVR, Kind: "Deployment", Namespaced: true, RequireResourceVersion: true}
+	s, _ := newTestServer(t, func(c *Config) { c.Resources = []Resource{widgets} })
+	cur := mustCreate(t, s, depGVR, obj("Deployment", "ns", "w", nil))
+	cur.SetResourceVersion("")
+	_, err := s.Resource(depGVR).Namespace("ns").Update(bg, cur, metav1.UpdateOptions{})
+	wantStatus(t, err, 422, metav1.StatusReasonInvalid)
+}
+
+// TestDeleteSemantics checks §5.3: preconditions, propagation finalizers, pods' graceful delete.
+func TestDeleteSemantics(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	a := mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	rc := s.Resource(cmGVR).Namespace("ns")
+	err := rc.Delete(bg, "a", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: ptr("99")}})
+	wantStatus(t, err, 409, metav1.StatusReasonConflict)
+	err = rc.Delete(bg, "a", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr(types.UID("x"))}})
+	wantStatus(t, err, 409, metav1.StatusReasonConflict)
+	orphan := metav1.DeletePropagationOrphan
+	if err := rc.Delete(bg, "a", metav1.DeleteOptions{PropagationPolicy: &orphan, Preconditions: &metav1.Preconditions{UID: ptr(a.GetUID())}}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := rc.Get(bg, "a", metav1.GetOptions{})
+	if diff := cmp.Diff(got.GetFinalizers(), []string{metav1.FinalizerOrphanDependents}); diff != "" || got.GetDeletionTimestamp() == nil {
+		t.Errorf("orphan delete: finalizers (-got +want) %s deletionTimestamp %v", diff, got.GetDeletionTimestamp())
+	}
+	err = s.Resource(cmGVR).Namespace("ns").Delete(bg, "zzz", metav1.DeleteOptions{})
+	wantStatus(t, err, 404, metav1.StatusReasonNotFound)
+
+	// Pods: a scheduled pod waits for its grace period; a second delete with grace 0 removes it.
+	p := obj("Pod", "ns", "p", nil)
+	p.Object["spec"] = map[string]any{"nodeName": "n1", "terminationGracePeriodSeconds": int64(10)}
+	created := mustCreate(t, s, podsGVR, p)
+	w := mustWatch(t, s, podsGVR, "ns", metav1.ListOptions{ResourceVersion: created.GetResourceVersion()})
+	pc := s.Resource(podsGVR).Namespace("ns")
+	if err := pc.Delete(bg, "p", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = pc.Get(bg, "p", metav1.GetOptions{})
+	if ts := got.GetDeletionTimestamp(); ts == nil || !ts.Time.Equal(epoch.Add(10*time.Second)) {
+		t.Errorf("deletionTimestamp %v, want now+10s", ts)
+	}
+	if err := pc.Delete(bg, "p", metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(drain(w), []string{"MODIFIED ns/p 5", "DELETED ns/p 6"}); diff != "" {
+		t.Errorf("events (-got +want):\n%s", diff)
+	}
+}
+
+// TestPatch checks §5.4: merge and JSON patches are one read-modify-write with at most one event;
+// a pinned stale RV conflicts; strategic merge and apply are 405.
+func TestPatch(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	a := mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	rc := s.Resource(cmGVR).Namespace("ns")
+	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: a.GetResourceVersion()})
+	got, err := rc.Patch(bg, "a", types.MergePatchType, []byte(`{"data":{"k":null,"n":"1"},"metadata":{"labels":{"x":"y"}}}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(got.Object["data"], map[string]any{"n": "1"}); diff != "" || got.GetLabels()["x"] != "y" {
+		t.Errorf("merge patch data (-got +want) %s labels %v", diff, got.GetLabels())
+	}
+	got, err = rc.Patch(bg, "a", types.JSONPatchType, []byte(`[{"op":"test","path":"/data/n","value":"1"},{"op":"add","path":"/data/list","value":[1,2]},{"op":"add","path":"/data/list/1","value":3},{"op":"remove","path":"/data/list/0"},{"op":"copy","from":"/data/n","path":"/data/m"},{"op":"move","from":"/data/m","path":"/data/o"},{"op":"replace","path":"/data/n","value":"2"}]`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(got.Object["data"], map[string]any{"n": "2", "o": "1", "list": []any{int64(3), int64(2)}}); diff != "" {
+		t.Errorf("json patch data (-got +want):\n%s", diff)
+	}
+	if _, err := rc.Patch(bg, "a", types.MergePatchType, []byte(`{"data":{"n":"2"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = rc.Patch(bg, "a", types.JSONPatchType, []byte(`[{"op":"test","path":"/data/n","value":"9"}]`), metav1.PatchOptions{})
+	wantStatus(t, err, 422, metav1.StatusReasonInvalid)
+	_, err = rc.Patch(bg, "a", types.MergePatchType, []byte(`{"metadata":{"resourceVersion":"2"}}`), metav1.PatchOptions{})
+	wantStatus(t, err, 409, metav1.StatusReasonConflict)
+	_, err = rc.Patch(bg, "a", types.MergePatchType, []byte(`{`), metav1.PatchOptions{})
+	wantStatus(t, err, 400, metav1.StatusReasonBadRequest)
+	_, err = rc.Patch(bg, "a", types.StrategicMergePatchType, []byte(`{}`), metav1.PatchOptions{})
+	wantStatus(t, err, 405, metav1.StatusReasonMethodNotAllowed)
+	_, err = rc.Apply(bg, "a", cm("ns", "a", nil), metav1.ApplyOptions{})
+	wantStatus(t, err, 405, metav1.StatusReasonMethodNotAllowed)
+	_, err = rc.ApplyStatus(bg, "a", cm("ns", "a", nil), metav1.ApplyOptions{})
+	wantStatus(t, err, 405, metav1.StatusReasonMethodNotAllowed)
+	if diff := cmp.Diff(drain(w), []string{"MODIFIED ns/a 3", "MODIFIED ns/a 4"}); diff != "" {
+		t.Errorf("events (-got +want; the no-op patch emits nothing):\n%s", diff)
+	}
+}
+
+func TestDeleteCollectionAndClusterScope(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	for _, n := range []string{"a", "b", "c"} {
+		mustCreate(t, s, cmGVR, cm("ns", n, map[string]string{"del": map[bool]string{true: "y", false: "n"}[n != "b"]}))
+	}
+	if err := s.Resource(cmGVR).Namespace("ns").DeleteCollection(bg, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "del=y"}); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := s.List(cmGVR, "", metav1.ListOptions{})
+	if got, want := names(l), "b@3"; got != want {
+		t.Errorf("after delete collection %s, want %s", got, want)
+	}
+	n := mustCreate(t, s, nodeGVR, obj("Node", "ignored", "n1", nil))
+	if n.GetNamespace() != "" {
+		t.Errorf("cluster-scoped object has namespace %q", n.GetNamespace())
+	}
+	if _, err := s.Resource(nodeGVR).Get(bg, "n1", metav1.GetOptions{}); err != nil {
+		t.Errorf("get node: %v", err)
+	}
+	if _, err := s.Resource(cmGVR).Namespace("ns").Get(bg, "b", metav1.GetOptions{}, "scale"); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("unknown subresource: %v, want 404", err)
+	}
+}
