@@ -1,0 +1,153 @@
+package fakeapi
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// TestTimeTravel reproduces k/k#59848 (fakeapi.md §9 row 1): a client that saw revision 3 on one
+// apiserver restarts, lists RV="0" on a lagging one and gets an older state.
+func TestTimeTravel(t *testing.T) {
+	s, _ := newTestServer(t, func(c *Config) { c.Replicas = 2 })
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	s.FreezeReplica(1)
+	mustDelete(t, s, cmGVR, "ns", "a")
+	lw := s.ListerWatcher(cmGVR, "")
+	lw.Replica = 0
+	fresh, _ := lw.List(metav1.ListOptions{ResourceVersion: "0"})
+	lw.Replica = 1
+	stale, _ := lw.List(metav1.ListOptions{ResourceVersion: "0"})
+	sl := stale.(*unstructured.UnstructuredList)
+	if got, want := names(sl)+"@"+sl.GetResourceVersion(), "a@2@2"; got != want {
+		t.Errorf("stale list %s, want %s", got, want)
+	}
+	_ = fresh
+	// A NotOlderThan read at the fresh RV on the lagging server: 504 (k/k#100745).
+	s.RouteNext(1)
+	_, err := s.List(cmGVR, "", metav1.ListOptions{ResourceVersion: "3", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
+	wantStatus(t, err, 504, metav1.StatusReasonTimeout)
+	if got := s.Requests(); got[len(got)-1].Replica != 1 {
+		t.Errorf("served by replica %d, want 1", got[len(got)-1].Replica)
+	}
+}
+
+// TestReplicaLag checks that a lagging cache delivers events only once the clock passes the lag,
+// in order, and that NextDeadline names that time.
+func TestReplicaLag(t *testing.T) {
+	s, clk := newTestServer(t, func(c *Config) { c.BookmarkInterval = -1; c.CompactionInterval = -1; c.WatchTimeout = WatchTimeoutNone })
+	s.SetReplicaLag(0, 2*time.Second)
+	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	clk.Step(time.Second)
+	mustCreate(t, s, cmGVR, cm("ns", "b", nil))
+	if got := drain(w); len(got) != 0 {
+		t.Fatalf("events %v before the lag passed", got)
+	}
+	at, ok := s.NextDeadline()
+	if want := epoch.Add(2 * time.Second); !ok || !at.Equal(want) {
+		t.Fatalf("next deadline %v, want %v", at, want)
+	}
+	clk.SetTime(at)
+	s.Advance()
+	if diff := cmp.Diff(drain(w), []string{"ADDED ns/a 2"}); diff != "" {
+		t.Errorf("after 2s (-got +want):\n%s", diff)
+	}
+	clk.Step(time.Second)
+	s.Advance()
+	if diff := cmp.Diff(drain(w), []string{"ADDED ns/b 3"}); diff != "" {
+		t.Errorf("after 3s (-got +want):\n%s", diff)
+	}
+}
+
+// TestRoutingPolicies checks round-robin and seeded random routing.
+func TestRoutingPolicies(t *testing.T) {
+	s, _ := newTestServer(t, func(c *Config) { c.Replicas = 3; c.Routing = RoutingRoundRobin })
+	for i := 0; i < 4; i++ {
+		s.List(cmGVR, "", metav1.ListOptions{})
+	}
+	var got []int
+	for _, r := range s.Requests() {
+		got = append(got, r.Replica)
+	}
+	if diff := cmp.Diff(got, []int{0, 1, 2, 0}); diff != "" {
+		t.Errorf("round robin (-got +want):\n%s", diff)
+	}
+	draw := func() []int {
+		s, _ := newTestServer(t, func(c *Config) { c.Replicas = 3; c.Routing = RoutingRandom })
+		for i := 0; i < 8; i++ {
+			s.List(cmGVR, "", metav1.ListOptions{})
+		}
+		var out []int
+		for _, r := range s.Requests() {
+			out = append(out, r.Replica)
+		}
+		return out
+	}
+	if diff := cmp.Diff(draw(), draw()); diff != "" {
+		t.Errorf("random routing is not reproducible (-first +second):\n%s", diff)
+	}
+}
+
+// TestReinitNotReady checks F-3: after a reinit with a not-ready window, cache requests get 429
+// until the clock passes it.
+func TestReinitNotReady(t *testing.T) {
+	s, clk := newTestServer(t, nil)
+	s.ReinitReplica(0, 5*time.Second)
+	_, err := s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+	wantStatus(t, err, 429, metav1.StatusReasonTooManyRequests)
+	clk.Step(5 * time.Second)
+	if _, err := s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: "1"}); err != nil {
+		t.Errorf("after the window: %v", err)
+	}
+}
+
+// TestPeriodicCompaction checks the etcd-like compactor: each tick compacts to the revision seen
+// on the previous tick (fakeapi.md §2).
+func TestPeriodicCompaction(t *testing.T) {
+	s, clk := newTestServer(t, func(c *Config) { c.CompactionInterval = time.Minute; c.BookmarkInterval = -1 })
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil)) // rev 2
+	clk.Step(time.Minute)
+	s.Advance() // compacts to 1 (seen at start), records 2
+	if got := s.CompactedRevision(); got != 1 {
+		t.Errorf("after tick 1: floor %d, want 1", got)
+	}
+	mustCreate(t, s, cmGVR, cm("ns", "b", nil)) // rev 3
+	clk.Step(time.Minute)
+	s.Advance()
+	if got := s.CompactedRevision(); got != 2 {
+		t.Errorf("after tick 2: floor %d, want 2", got)
+	}
+	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+	if diff := cmp.Diff(drain(w), []string{"ADDED ns/a 2", "ADDED ns/b 3"}); diff != "" {
+		t.Errorf("watch from floor-1 (-got +want):\n%s", diff)
+	}
+}
+
+// TestLogBound checks MaxLogEntries: the log never grows beyond its limit; old RVs expire.
+func TestLogBound(t *testing.T) {
+	s, _ := newTestServer(t, func(c *Config) { c.MaxLogEntries = 8 })
+	for i := 0; i < 50; i++ {
+		u := cm("ns", "a", nil)
+		if i == 0 {
+			mustCreate(t, s, cmGVR, u)
+			continue
+		}
+		cur, _ := s.Resource(cmGVR).Namespace("ns").Get(bg, "a", metav1.GetOptions{})
+		cur.SetLabels(map[string]string{"i": FormatRV(uint64(i))})
+		mustUpdate(t, s, cmGVR, cur)
+	}
+	s.mu.Lock()
+	n, versions := len(s.log), len(s.resources[cmGVR].keys[objKey{"ns", "a"}].versions)
+	s.mu.Unlock()
+	if n > 8 || versions > 9 {
+		t.Errorf("log %d entries, %d versions; want <= 8 and <= 9", n, versions)
+	}
+	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "2"})
+	if diff := cmp.Diff(drain(w), []string{"ERROR 410 Expired"}); diff != "" {
+		t.Errorf("watch from a trimmed RV (-got +want):\n%s", diff)
+	}
+}
