@@ -1,0 +1,91 @@
+// Package informer is a faithful reimplementation of client-go v0.37.2's shared informer
+// (k8s.io/client-go/tools/cache) whose every component is a step-driven state machine, so that
+// one logic runs under two drivers: the goroutine driver, SharedInformer.Run, which works against
+// a real cluster through client-go's cache.ListWatch, and a deterministic driver, [Steps], which a
+// simulator uses to choose one unit of work at a time from a seed. The behavior follows
+// informer.md (the project's specification of client-go); comments cite its sections.
+//
+// # Nouns
+//
+//   - Reflector: lists and watches one resource through a [ListerWatcher] and writes what it
+//     learns into the Queue; a sans-IO state machine that says which request to issue and when
+//     its next timer (backoff end, resync tick) is due (informer.md §7).
+//   - Queue: the FIFO between the Reflector and the process loop: [RealFIFO] (default, atomic
+//     relists) or the legacy [DeltaFIFO] (§5). Popping an item is one unit of work.
+//   - Store/Indexer: the informer's cache, a thread-safe keyed map with indices (§8). It is
+//     always updated before the matching notification is distributed.
+//   - Processor: fans each notification out to the Listeners; sync-class notifications (a
+//     resync, or a same-resourceVersion update) only to Listeners due for a resync (§2, §4).
+//   - Listener: one per handler registration, with its own growable buffer; it delivers one
+//     notification at a time, in order, to its handler (§4.4). Its handle tracks whether the
+//     handler has synced (§4.6).
+//
+// # Contract
+//
+// For every delta popped from the Queue, in order: the cache is updated, then each Listener's
+// buffer receives the notification. A handler sees notifications one at a time in exactly the
+// order they were distributed; it sees no order relative to other handlers. The notification kind
+// comes from the cache's state (present → OnUpdate, absent → OnAdd), not from the watch event's
+// type. A relist delivers deletions missed while disconnected as [DeletedFinalStateUnknown]
+// first, then updates and adds in list order. A handler registered after start first receives
+// the cache's contents as adds with isInInitialList=true, then every later change, with no gap and
+// no duplicate (§3). The informer's HasSynced becomes true once the queue's initial population has
+// been processed; a registration's HasSynced once, in addition, its handler returned from every
+// initial-list add (§4.6). Stopping drops every buffered notification (§14 T9).
+//
+// Where client-go's order is Go map order (late-join snapshot, relist tombstones), this package
+// sorts by key and then permutes with the informer's injected *rand.Rand, so runs explore orders
+// and a seed replays them. Fan-out order across listeners is unobservable here: each listener has
+// its own buffer and the driver decides when each one delivers.
+//
+// # The two drivers
+//
+// The goroutine driver, as with client-go:
+//
+//	inf := informer.NewSharedIndexInformer(lw, &v1.Pod{}, 10*time.Minute, informer.Indexers{})
+//	reg, _ := inf.AddEventHandler(informer.ResourceEventHandlerFuncs{AddFunc: ...})
+//	go inf.Run(ctx)
+//	informer.WaitForCacheSync(ctx, reg.HasSynced)
+//
+// The deterministic driver: build the informer with a fake clock (k8s.io/utils/clock/testing)
+// and a seeded rand in [SharedIndexInformerOptions], then take its [Stepper] instead of calling
+// Run. Each step performs exactly one enabled action, chosen by the caller:
+//
+//	st, _ := informer.Steps(inf)
+//	st.SetObserver(func(e informer.StepEvent) { trace = append(trace, e.String()) })
+//	st.Start()
+//	for {
+//	    switch {
+//	    case a request is pending (st.Reflector().NextRequest()):
+//	        perform it against the apiserver; feed ListDone / WatchOpened
+//	    case an open stream has an event (st.Reflector().Watching()):
+//	        st.Reflector().WatchEvent(ev) or WatchClosed()
+//	    case st.QueueLen() > 0:
+//	        st.ProcessNext()               // pop, update the cache, buffer notifications
+//	    case some l in st.Listeners() has l.Pending > 0:
+//	        st.DeliverNext(l.Registration) // one handler call
+//	    case a deadline (st.NextDeadline()) is due after advancing the clock:
+//	        st.Tick()                      // backoff end, resync tick
+//	    default:
+//	        quiescent
+//	    }
+//	}
+//	st.Stop()
+//
+// After a Tick, WatchEvent or WatchOpened, if a stream is open but the Reflector is no longer
+// Watching, the driver stops the watcher. One informer has one driver: Run after Steps panics and
+// Steps after Run fails.
+//
+// # Implementation notes
+//
+// The core components (Reflector, Queue, processor, listeners, sync tracker) have no mutex, no
+// goroutine and no clock of their own. The informer wraps them with client-go's locks
+// (startedLock, blockDeltas, the processor lock; informer.md §15), which the single-threaded step
+// driver takes without contention. Only files named *_run.go start goroutines: the reflector loop,
+// the process loop (a condition variable around the non-blocking queue), and one run goroutine
+// per listener, which calls its handler outside every lock. Deviations from client-go: the
+// listener uses a condition variable instead of a pump goroutine and unbuffered channels (same
+// ordering, same dropping on removal); a handler panic under Run is not recovered (client-go's
+// default HandleCrash also crashes); the informer's synced latch is set by the process loop
+// itself rather than by a helper goroutine, so it never lags the queue.
+package informer
