@@ -240,7 +240,7 @@ func (r *infRec) len() int {
 	return len(r.calls)
 }
 
-// infStep is the step-driver harness: an informer on a fake clock over an infLW, driven to
+// infStep is the step-driver harness (t may be nil, for examples; failures then panic): an informer on a fake clock over an infLW, driven to
 // quiescence with a fixed policy (reflector first, then the queue, then listeners in
 // registration order).
 type infStep struct {
@@ -254,7 +254,6 @@ type infStep struct {
 }
 
 func newInfStep(t *testing.T, opts SharedIndexInformerOptions) *infStep {
-	t.Helper()
 	e := &infStep{t: t, lw: newInfLW(), clock: clocktesting.NewFakeClock(infT0)}
 	opts.Clock = e.clock
 	if opts.Rand == nil {
@@ -263,7 +262,7 @@ func newInfStep(t *testing.T, opts SharedIndexInformerOptions) *infStep {
 	e.inf = NewSharedIndexInformerWithOptions(e.lw, &metav1.PartialObjectMetadata{}, opts)
 	st, err := Steps(e.inf)
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
 	e.st = st
 	st.SetObserver(func(ev StepEvent) { e.trace = append(e.trace, ev.String()) })
@@ -272,11 +271,10 @@ func newInfStep(t *testing.T, opts SharedIndexInformerOptions) *infStep {
 
 // handler registers a new recorder with the given resync period (nil: the informer default).
 func (e *infStep) handler(period *time.Duration) (*infRec, ResourceEventHandlerRegistration) {
-	e.t.Helper()
 	rec := &infRec{}
 	reg, err := e.inf.AddEventHandlerWithOptions(rec, HandlerOptions{ResyncPeriod: period})
 	if err != nil {
-		e.t.Fatal(err)
+		panic(err)
 	}
 	return rec, reg
 }
@@ -353,7 +351,7 @@ func (e *infStep) quiesce() {
 			return
 		}
 	}
-	e.t.Fatal("informer did not quiesce")
+	panic("informer did not quiesce")
 }
 
 // advance moves the fake clock to now+d one deadline at a time, firing each timer and
