@@ -1,0 +1,257 @@
+package sim
+
+import (
+	"errors"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/informer"
+	"github.com/informersim/informersim/internal/invariant"
+)
+
+// The network between the apiserver and an informer (design.md "the network"). A request is
+// served by the apiserver the moment the reflector actor sends it; its outcome reaches the
+// Reflector one latency later. A watch stream is a TCP connection: each event is pulled from the
+// apiserver's watcher by the watch actor and reaches the Reflector at
+// max(pull time + its own latency, delivery time of the previous message), so a stream never
+// reorders, and its end (the watcher is Done) is delivered after its last event. Latencies are
+// drawn from the "network" stream, in the order messages are sent.
+
+// watchStream is one open watch between the apiserver and an informer.
+type watchStream struct {
+	w *fakeapi.Watcher
+	// opened: the WATCH response reached the Reflector (WatchOpened(nil) was fed).
+	opened bool
+	// lastAt is the delivery time (since Epoch) of the last message put on the wire, starting
+	// with the WATCH response: later messages never arrive before it.
+	lastAt time.Duration
+	// wire holds the messages on the wire, oldest first; timers the engine timers that deliver
+	// them, one per message. Timers with equal deadlines may fire in any order (the policy picks
+	// among due timers), so a firing timer delivers the oldest message, whichever it was armed
+	// for: the stream stays in order and no message arrives before its own time.
+	wire   []wireMsg
+	timers []*Timer
+	// ended: the stream's end has been pulled and put on the wire.
+	ended bool
+}
+
+type wireKind int
+
+const (
+	wireOpened wireKind = iota + 1 // the WATCH response
+	wireEvent
+	wireClose
+)
+
+type wireMsg struct {
+	kind wireKind
+	ev   watch.Event
+}
+
+// send puts a message on the stream's wire, delivered one latency from now but never before the
+// previous message.
+func (n *InformerNode) send(st *watchStream, m wireMsg) {
+	s := n.w.s
+	at := max(s.Now()+n.w.latency(), st.lastAt)
+	st.lastAt = at
+	var t *Timer
+	t = n.w.after(at-s.Now(), n.netActor, "recv", func() { n.deliverHead(st, t) })
+	st.wire = append(st.wire, m)
+	st.timers = append(st.timers, t)
+}
+
+// doRequest is the reflector actor's "request": send the pending request, which the apiserver
+// serves at once, and schedule its response.
+func (n *InformerNode) doRequest() {
+	invariant.Check(n.hasReq && !n.reqInFlight, "sim: %s: request without a pending request", n.name)
+	req := n.req
+	n.hasReq = false
+	n.reqInFlight = true
+	s := n.w.s
+	lat := n.w.latency()
+	switch req.Verb {
+	case informer.RequestList:
+		s.Emit(n.reflectorActor, "LIST", listFields(req.Options)...)
+		list, err := n.lw.List(req.Options)
+		n.w.after(lat, n.netActor, "list-response", func() { n.deliverList(list, err) })
+	case informer.RequestWatch:
+		s.Emit(n.reflectorActor, "WATCH", listFields(req.Options)...)
+		invariant.Check(n.stream == nil, "sim: %s: WATCH while a stream is open", n.name)
+		wt, err := n.lw.OpenWatch(req.Options)
+		if err != nil {
+			n.w.after(lat, n.netActor, "watch-response", func() { n.deliverWatchFailed(err) })
+			break
+		}
+		n.stream = &watchStream{w: wt}
+		n.send(n.stream, wireMsg{kind: wireOpened})
+	default:
+		invariant.Check(false, "sim: %s: unknown request verb %v", n.name, req.Verb)
+	}
+	n.w.settle()
+}
+
+func listFields(o metav1.ListOptions) []Field {
+	f := []Field{F("rv", o.ResourceVersion)}
+	if o.Limit != 0 {
+		f = append(f, FInt("limit", o.Limit))
+	}
+	if o.Continue != "" {
+		f = append(f, F("continue", o.Continue))
+	}
+	if o.AllowWatchBookmarks {
+		f = append(f, FBool("bookmarks", true))
+	}
+	if o.TimeoutSeconds != nil {
+		f = append(f, FDur("timeout", time.Duration(*o.TimeoutSeconds)*time.Second))
+	}
+	return f
+}
+
+func (n *InformerNode) deliverList(list runtime.Object, err error) {
+	n.reqInFlight = false
+	if err != nil {
+		n.w.s.Emit(n.netActor, "LIST-error", errFields(err)...)
+		n.st.Reflector().ListDone(nil, err)
+		return
+	}
+	ul := list.(interface {
+		GetResourceVersion() string
+		GetContinue() string
+	})
+	items := 0
+	if l, ok := list.(interface {
+		EachListItem(func(runtime.Object) error) error
+	}); ok {
+		_ = l.EachListItem(func(runtime.Object) error { items++; return nil })
+	}
+	f := []Field{FInt("items", int64(items)), F("rv", ul.GetResourceVersion())}
+	if c := ul.GetContinue(); c != "" {
+		f = append(f, F("continue", c))
+	}
+	n.w.s.Emit(n.netActor, "LIST-ok", f...)
+	n.st.Reflector().ListDone(list, nil)
+}
+
+func (n *InformerNode) deliverWatchFailed(err error) {
+	n.reqInFlight = false
+	n.w.s.Emit(n.netActor, "WATCH-error", errFields(err)...)
+	n.st.Reflector().WatchOpened(err)
+}
+
+// deliverHead delivers the oldest message on st's wire (see watchStream.wire).
+func (n *InformerNode) deliverHead(st *watchStream, t *Timer) {
+	invariant.Check(n.stream == st && len(st.wire) > 0, "sim: %s: delivery on a dropped stream", n.name)
+	i := slices.Index(st.timers, t)
+	invariant.Check(i >= 0, "sim: %s: unknown delivery timer", n.name)
+	st.timers = slices.Delete(st.timers, i, i+1)
+	m := st.wire[0]
+	st.wire[0] = wireMsg{}
+	st.wire = st.wire[1:]
+	switch m.kind {
+	case wireOpened:
+		n.deliverWatchOpened(st)
+	case wireEvent:
+		n.deliverEvent(st, m.ev)
+	case wireClose:
+		n.deliverClose(st)
+	}
+}
+
+func (n *InformerNode) deliverWatchOpened(st *watchStream) {
+	n.reqInFlight = false
+	n.w.s.Emit(n.netActor, "WATCH-ok", FInt("watch", int64(st.w.ID())))
+	r := n.st.Reflector()
+	r.WatchOpened(nil)
+	st.opened = true
+	if !r.Watching() {
+		n.dropStream("reflector ended the stream at once")
+	}
+}
+
+// canPull: the stream has an event or its end ready at the apiserver, and the in-flight window
+// has room.
+func (n *InformerNode) canPull() bool {
+	st := n.stream
+	if st == nil || st.ended || n.stopped || len(st.wire) >= n.w.cfg.MaxInFlightEvents {
+		return false
+	}
+	return st.w.Pending() > 0 || st.w.Done()
+}
+
+// pull is the watch actor's "pull": take one event (or the end) off the apiserver's watcher and
+// put it on the wire.
+func (n *InformerNode) pull() {
+	st := n.stream
+	if ev, ok := st.w.Next(); ok {
+		n.send(st, wireMsg{kind: wireEvent, ev: ev})
+	} else {
+		invariant.Check(st.w.Done(), "sim: %s: pull with nothing ready", n.name)
+		st.ended = true
+		n.w.s.Emit(n.watchActor, "end", F("reason", st.w.CloseReason().String()))
+		n.send(st, wireMsg{kind: wireClose})
+	}
+	n.w.settle()
+}
+
+func (n *InformerNode) deliverEvent(st *watchStream, ev watch.Event) {
+	invariant.Check(st.opened, "sim: %s: watch event before the WATCH response", n.name)
+	n.w.s.Emit(n.reflectorActor, string(ev.Type), eventFields(ev)...)
+	r := n.st.Reflector()
+	if stop := r.WatchEvent(ev); stop || !r.Watching() {
+		n.dropStream("stream ended by " + string(ev.Type))
+	}
+}
+
+func (n *InformerNode) deliverClose(st *watchStream) {
+	invariant.Check(len(st.wire) == 0, "sim: %s: stream end delivered before its events", n.name)
+	n.stream = nil
+	n.w.s.Emit(n.reflectorActor, "EOF")
+	n.st.Reflector().WatchClosed()
+}
+
+// dropStream stops the apiserver's watcher and drops every message still on the wire, as closing
+// a connection does.
+func (n *InformerNode) dropStream(why string) {
+	st := n.stream
+	n.stream = nil
+	for _, t := range st.timers {
+		t.Stop()
+	}
+	st.timers = nil
+	n.w.s.Emit(n.watchActor, "drop", F("why", why), FInt("lost", int64(len(st.wire))))
+	st.wire = nil
+	st.w.Stop()
+}
+
+func eventFields(ev watch.Event) []Field {
+	if ev.Type == watch.Error {
+		return errFields(apierrors.FromObject(ev.Object))
+	}
+	m, ok := ev.Object.(metav1.Object)
+	if !ok {
+		return nil
+	}
+	if ev.Type == watch.Bookmark {
+		return []Field{F("rv", m.GetResourceVersion())}
+	}
+	key := m.GetName()
+	if ns := m.GetNamespace(); ns != "" {
+		key = ns + "/" + key
+	}
+	return []Field{F("obj", key), F("rv", m.GetResourceVersion())}
+}
+
+func errFields(err error) []Field {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		s := st.Status()
+		return []Field{FInt("code", int64(s.Code)), F("reason", string(s.Reason))}
+	}
+	return []Field{F("err", err.Error())}
+}

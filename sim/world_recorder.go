@@ -1,0 +1,229 @@
+package sim
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/informersim/informersim/informer"
+	"github.com/informersim/informersim/internal/invariant"
+)
+
+// Notification is one handler call as a Recorder saw it.
+type Notification struct {
+	// Kind is the method called: add, update or delete.
+	Kind informer.NotificationKind
+	// Key is the object's namespace/name.
+	Key string
+	// ResourceVersion is the new object's RV (the deleted object's, a tombstone's last known
+	// object's).
+	ResourceVersion string
+	// OldResourceVersion is the old object's RV of an update.
+	OldResourceVersion string
+	// InInitialList is OnAdd's isInInitialList.
+	InInitialList bool
+	// Tombstone says OnDelete got a DeletedFinalStateUnknown.
+	Tombstone bool
+	// Sync says an update had equal old and new RVs: sync-class (informer.md §2.5).
+	Sync bool
+	// Time is when the handler was called (since Epoch).
+	Time time.Duration
+	// Object is the object the handler got: the new object, the deleted object, or the
+	// tombstone's last known object.
+	Object any
+}
+
+// String renders n in informer.md §14's notation: "add(ns/p1@1,true)", "upd(ns/p1@1->3)",
+// "del(ns/p2@4)", "del(tomb ns/p4@6)".
+func (n Notification) String() string {
+	switch n.Kind {
+	case informer.NotificationAdd:
+		return "add(" + n.Key + "@" + n.ResourceVersion + "," + strconv.FormatBool(n.InInitialList) + ")"
+	case informer.NotificationUpdate:
+		return "upd(" + n.Key + "@" + n.OldResourceVersion + "->" + n.ResourceVersion + ")"
+	case informer.NotificationDelete:
+		if n.Tombstone {
+			return "del(tomb " + n.Key + "@" + n.ResourceVersion + ")"
+		}
+		return "del(" + n.Key + "@" + n.ResourceVersion + ")"
+	}
+	return n.Kind.String()
+}
+
+// Recorder is the recording handler every World handler is wrapped in: it narrates each
+// notification as a trace event of the handler's actor ("OnAdd obj=ns/a rv=2 initial=true"),
+// keeps it for assertions, applies it to a replayed view of the cache, and checks the
+// per-object order oracle (design.md "Oracles") before calling the wrapped handler:
+//
+//   - per key, RVs never go back: an add or a changing update carries an RV above the last one
+//     the handler saw, a sync-class update (equal RVs, informer.md §2.5) the same RV, a delete
+//     at least it;
+//   - an update's old object is the state the handler was last told about;
+//   - after a delete, the key's next notification is an add (a re-creation).
+//
+// A violation panics with an invariant.Violation, which the engine turns into a failed run
+// (*RunError) with the seed. A panic of the wrapped handler propagates the same way.
+type Recorder struct {
+	w     *World
+	actor string
+	next  informer.ResourceEventHandler
+
+	max     int
+	notes   []Notification
+	dropped int
+	total   int
+
+	// view is the cache replayed from the notifications: key → object.
+	view map[string]any
+	// last is the order oracle's state per key.
+	last map[string]keyState
+}
+
+type keyState struct {
+	rv      uint64
+	deleted bool
+}
+
+func newRecorder(w *World, actor string, next informer.ResourceEventHandler, maxNotes int) *Recorder {
+	return &Recorder{w: w, actor: actor, next: next, max: maxNotes, view: map[string]any{}, last: map[string]keyState{}}
+}
+
+// Notifications returns the kept notifications, oldest first.
+func (r *Recorder) Notifications() []Notification { return append([]Notification(nil), r.notes...) }
+
+// Strings returns the kept notifications in informer.md §14's notation.
+func (r *Recorder) Strings() []string {
+	out := make([]string, len(r.notes))
+	for i, n := range r.notes {
+		out[i] = n.String()
+	}
+	return out
+}
+
+// Take returns the kept notifications in notation and forgets them (the view and the oracle's
+// state stay).
+func (r *Recorder) Take() []string {
+	out := r.Strings()
+	r.notes = r.notes[:0]
+	return out
+}
+
+// Total is the number of notifications received, dropped ones included.
+func (r *Recorder) Total() int { return r.total }
+
+// View returns the replayed cache: key → the last object the handler was told about.
+func (r *Recorder) View() map[string]any {
+	out := make(map[string]any, len(r.view))
+	for k, v := range r.view {
+		out[k] = v
+	}
+	return out
+}
+
+// OnAdd implements informer.ResourceEventHandler.
+func (r *Recorder) OnAdd(obj any, isInInitialList bool) {
+	key, rv := describe(obj)
+	n := Notification{Kind: informer.NotificationAdd, Key: key, ResourceVersion: rv, InInitialList: isInInitialList, Object: obj}
+	r.w.s.Emit(r.actor, "OnAdd", F("obj", key), F("rv", rv), FBool("initial", isInInitialList))
+	r.record(n)
+	if r.next != nil {
+		r.next.OnAdd(obj, isInInitialList)
+	}
+}
+
+// OnUpdate implements informer.ResourceEventHandler.
+func (r *Recorder) OnUpdate(oldObj, newObj any) {
+	key, rv := describe(newObj)
+	_, oldRV := describe(oldObj)
+	n := Notification{Kind: informer.NotificationUpdate, Key: key, ResourceVersion: rv, OldResourceVersion: oldRV, Sync: rv == oldRV, Object: newObj}
+	f := []Field{F("obj", key), F("rv", oldRV+"->"+rv)}
+	if n.Sync {
+		f = append(f, FBool("sync", true))
+	}
+	r.w.s.Emit(r.actor, "OnUpdate", f...)
+	r.record(n)
+	if r.next != nil {
+		r.next.OnUpdate(oldObj, newObj)
+	}
+}
+
+// OnDelete implements informer.ResourceEventHandler.
+func (r *Recorder) OnDelete(obj any) {
+	n := Notification{Kind: informer.NotificationDelete, Object: obj}
+	if t, ok := obj.(informer.DeletedFinalStateUnknown); ok {
+		n.Tombstone = true
+		n.Key = t.Key
+		_, n.ResourceVersion = describe(t.Obj)
+		n.Object = t.Obj
+	} else {
+		n.Key, n.ResourceVersion = describe(obj)
+	}
+	f := []Field{F("obj", n.Key), F("rv", n.ResourceVersion)}
+	if n.Tombstone {
+		f = append(f, FBool("tombstone", true))
+	}
+	r.w.s.Emit(r.actor, "OnDelete", f...)
+	r.record(n)
+	if r.next != nil {
+		r.next.OnDelete(obj)
+	}
+}
+
+func (r *Recorder) record(n Notification) {
+	n.Time = r.w.s.Now()
+	r.check(n)
+	switch n.Kind {
+	case informer.NotificationAdd, informer.NotificationUpdate:
+		r.view[n.Key] = n.Object
+	case informer.NotificationDelete:
+		delete(r.view, n.Key)
+	}
+	r.total++
+	if len(r.notes) >= r.max {
+		r.notes[0] = Notification{}
+		r.notes = r.notes[1:]
+		r.dropped++
+	}
+	r.notes = append(r.notes, n)
+}
+
+// check is the per-object order oracle (design.md "Oracles": per-object order).
+func (r *Recorder) check(n Notification) {
+	rv, err := strconv.ParseUint(n.ResourceVersion, 10, 64)
+	invariant.Check(err == nil, "%s: %s: unparsable resourceVersion %q", r.actor, n, n.ResourceVersion)
+	st, seen := r.last[n.Key]
+	switch n.Kind {
+	case informer.NotificationAdd:
+		invariant.Check(!seen || st.deleted, "%s: %s: add of a key the handler holds at rv=%d", r.actor, n, st.rv)
+		invariant.Check(!seen || rv > st.rv, "%s: %s: re-creation at rv=%d not after the delete at rv=%d", r.actor, n, rv, st.rv)
+	case informer.NotificationUpdate:
+		invariant.Check(seen && !st.deleted, "%s: %s: update of a key the handler does not hold", r.actor, n)
+		invariant.Check(n.OldResourceVersion == strconv.FormatUint(st.rv, 10),
+			"%s: %s: old object rv=%s is not the last state the handler saw (rv=%d)", r.actor, n, n.OldResourceVersion, st.rv)
+		if n.Sync {
+			invariant.Check(rv == st.rv, "%s: %s: sync update at rv=%d after rv=%d", r.actor, n, rv, st.rv)
+		} else {
+			invariant.Check(rv > st.rv, "%s: %s: rv went from %d to %d", r.actor, n, st.rv, rv)
+		}
+	case informer.NotificationDelete:
+		// A delete of a key the handler never held is possible (a watch DELETED for an uncached
+		// key, informer.md §14 T2); otherwise it is not older than what the handler holds.
+		invariant.Check(!seen || st.deleted || rv >= st.rv, "%s: %s: delete at rv=%d before rv=%d", r.actor, n, rv, st.rv)
+		invariant.Check(!seen || !st.deleted, "%s: %s: second delete without a re-creation", r.actor, n)
+	}
+	r.last[n.Key] = keyState{rv: rv, deleted: n.Kind == informer.NotificationDelete}
+}
+
+// describe returns the key and RV of an object handed to a handler.
+func describe(obj any) (key, rv string) {
+	key, err := informer.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		key = fmt.Sprintf("<%v>", err)
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		rv = m.GetResourceVersion()
+	}
+	return key, rv
+}

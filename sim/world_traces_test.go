@@ -1,0 +1,354 @@
+package sim
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/informer"
+)
+
+// The worked traces of informer.md §14, reproduced end to end: fakeapi serves, the network
+// delays, the informer's components interleave as the seed decides, and each handler's
+// notification sequence must come out exactly as the spec says, for every seed tried. The fake
+// apiserver's store starts at revision 1 (as etcd does), so its first write is rv=2 where the
+// spec's examples start at 1: p1@1, p2@2 of T1 are p1@2, p2@3 here.
+
+// traceSeeds are the seeds every worked trace runs with; each gives another interleaving and
+// other latencies, never another outcome.
+var traceSeeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8, 42, 1234}
+
+func newTraceWorld(t *testing.T, seed uint64) *World {
+	t.Helper()
+	w, err := NewWorldFromSeed(seed, WorldConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func mustApply(t *testing.T, w *World, ops ...Op) {
+	t.Helper()
+	for _, op := range ops {
+		if err := w.Apply(op); err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+	}
+}
+
+func mustConverge(t *testing.T, w *World) {
+	t.Helper()
+	if err := w.RunUntilConverged(5 * time.Minute); err != nil {
+		t.Fatalf("%v\n%s", err, tail(w, 40))
+	}
+}
+
+// tail is the end of the trace, for failure messages.
+func tail(w *World, n int) string {
+	ev := w.Sim().Trace().Events()
+	ev = ev[max(0, len(ev)-n):]
+	out := ""
+	for _, e := range ev {
+		out += e.String() + "\n"
+	}
+	return out
+}
+
+func mustAddHandler(t *testing.T, w *World, n *InformerNode, name string, resync time.Duration) *HandlerNode {
+	t.Helper()
+	h, err := w.AddHandler(n, name, nil, resync)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func create(name string) Op { return Op{Kind: OpCreate, Name: name} }
+func update(name string) Op { return Op{Kind: OpUpdate, Name: name} }
+func del(name string) Op    { return Op{Kind: OpDelete, Name: name} }
+
+// t1 brings a world through T1 (initial sync, two handlers registered before Run): the server
+// holds p1@2, p2@3.
+func t1(t *testing.T, seed uint64, opts informer.SharedIndexInformerOptions) (*World, *InformerNode, []*HandlerNode) {
+	t.Helper()
+	w := newTraceWorld(t, seed)
+	mustApply(t, w, create("p1"), create("p2"))
+	n, err := w.AddInformer("inf1", Pods, "default", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := []*HandlerNode{mustAddHandler(t, w, n, "h1", UseInformerResync), mustAddHandler(t, w, n, "h2", UseInformerResync)}
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	mustConverge(t, w)
+	return w, n, hs
+}
+
+// informer.md §14 T1: LIST {RV "0", Limit 500} → Replace → one pop → both handlers get the list
+// as initial adds in list order, sync, and the watch starts at the list RV with bookmarks.
+func TestWorldT1InitialSync(t *testing.T) {
+	for _, seed := range traceSeeds {
+		w, n, hs := t1(t, seed, informer.SharedIndexInformerOptions{})
+		want := []string{"add(default/p1@2,true)", "add(default/p2@3,true)"}
+		for _, h := range hs {
+			if diff := cmp.Diff(h.Recorder().Take(), want); diff != "" {
+				t.Errorf("seed %d %s (-got +want):\n%s", seed, h.Actor(), diff)
+			}
+			if !h.Registration().HasSynced() {
+				t.Errorf("seed %d %s: not synced", seed, h.Actor())
+			}
+		}
+		if got := requests(w, "inf1"); !slices.Equal(got, []string{`List rv="0" limit=500`, `Watch rv="3" bookmarks`}) {
+			t.Errorf("seed %d requests %q", seed, got)
+		}
+		if got := n.Informer().LastSyncResourceVersion(); got != "3" {
+			t.Errorf("seed %d LastSyncResourceVersion %q, want 3", seed, got)
+		}
+	}
+}
+
+// requests renders the requests client sent, as informer.Request prints them (without the
+// random watch timeout).
+func requests(w *World, client string) []string {
+	var out []string
+	for _, r := range w.Server().Requests() {
+		if r.Client != client {
+			continue
+		}
+		verb := informer.RequestList
+		if r.Verb == fakeapi.VerbWatch {
+			verb = informer.RequestWatch
+		}
+		o := r.Options
+		o.TimeoutSeconds = nil
+		out = append(out, informer.Request{Verb: verb, Options: o}.String())
+	}
+	return out
+}
+
+// informer.md §14 T2: MODIFIED p1 → upd to all; DELETED p2 → del with the event's object;
+// ADDED p3 → add(…, false); a BOOKMARK moves the RV and notifies nobody.
+func TestWorldT2WatchEvents(t *testing.T) {
+	for _, seed := range traceSeeds {
+		w, n, hs := t1(t, seed, informer.SharedIndexInformerOptions{})
+		hs[0].Recorder().Take()
+		hs[1].Recorder().Take()
+		mustApply(t, w, update("p1"), del("p2"), create("p3"))
+		mustConverge(t, w)
+		want := []string{"upd(default/p1@2->4)", "del(default/p2@5)", "add(default/p3@6,false)"}
+		for _, h := range hs {
+			if diff := cmp.Diff(h.Recorder().Take(), want); diff != "" {
+				t.Errorf("seed %d %s (-got +want):\n%s", seed, h.Actor(), diff)
+			}
+		}
+		// A bookmark: two revisions burned elsewhere, then the apiserver's bookmark tick.
+		w.Server().BurnRevisions(2)
+		w.Server().TriggerBookmarks()
+		w.Settle()
+		mustConverge(t, w)
+		if got := n.Informer().LastSyncResourceVersion(); got != "8" {
+			t.Errorf("seed %d LastSyncResourceVersion %q after the bookmark, want 8", seed, got)
+		}
+		for _, h := range hs {
+			if got := h.Recorder().Take(); len(got) != 0 {
+				t.Errorf("seed %d %s notified of a bookmark: %q", seed, h.Actor(), got)
+			}
+		}
+	}
+}
+
+// informer.md §14 T5: the watch drops (410) while p4 is deleted, p3 modified and p9 created;
+// the relist yields the tombstone of p4 (with its last cached state) first, then in list order a
+// sync-class upd of the unchanged p1 (to every handler: the informer never ticks, so every
+// isSyncing flag stays true), upd(p3), add(p9,false). The cache already equals the list when the
+// first of them is delivered.
+func TestWorldT5RelistAfterMissedEvents(t *testing.T) {
+	for _, seed := range traceSeeds {
+		w := newTraceWorld(t, seed)
+		mustApply(t, w, create("p1"), create("p3"), create("p4")) // p1@2 p3@3 p4@4
+		n, err := w.AddInformer("inf1", Pods, "default", informer.SharedIndexInformerOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := []*HandlerNode{mustAddHandler(t, w, n, "h1", UseInformerResync), mustAddHandler(t, w, n, "h2", UseInformerResync)}
+		cacheAtFirst := -1
+		hs[0].rec.next = informer.ResourceEventHandlerFuncs{DeleteFunc: func(any) {
+			if cacheAtFirst < 0 {
+				cacheAtFirst = len(n.Informer().GetStore().List())
+			}
+		}}
+		if err := n.Start(); err != nil {
+			t.Fatal(err)
+		}
+		mustConverge(t, w)
+		for _, h := range hs {
+			h.Recorder().Take()
+		}
+		mustApply(t, w, Op{Kind: OpCloseWatches, Code: 410}, del("p4"), update("p3"), create("p9"))
+		mustConverge(t, w)
+		want := []string{"del(tomb default/p4@4)", "upd(default/p1@2->2)", "upd(default/p3@3->6)", "add(default/p9@7,false)"}
+		for _, h := range hs {
+			if diff := cmp.Diff(h.Recorder().Take(), want); diff != "" {
+				t.Errorf("seed %d %s (-got +want):\n%s", seed, h.Actor(), diff)
+			}
+		}
+		if cacheAtFirst != 3 {
+			t.Errorf("seed %d: the cache held %d objects at the tombstone, want the new list's 3", seed, cacheAtFirst)
+		}
+		reqs := requests(w, "inf1")
+		if got, want := reqs[len(reqs)-2:], []string{`List rv="4"`, `Watch rv="7" bookmarks`}; !slices.Equal(got, want) {
+			t.Errorf("seed %d: last requests %q, want the relist at the last RV %q", seed, got, want)
+		}
+	}
+}
+
+// informer.md §14 T6: informer ResyncPeriod 10s; H1 asks 0, H2 the default (10s), H3 25s, all
+// before Run. Ticks come every 10s after the LIST: H2 resyncs at each, H3 at the first tick at
+// least 25s after its registration and then 25s after that (≈30s, 60s), H1 never. Then T5's
+// stale-flag rule: after the tick at 70s only H2 is flagged, so a relist's unchanged object
+// reaches H2 alone.
+func TestWorldT6ResyncAlignment(t *testing.T) {
+	for _, seed := range traceSeeds {
+		w := newTraceWorld(t, seed)
+		mustApply(t, w, create("p1"))
+		n, err := w.AddInformer("inf1", Pods, "default", informer.SharedIndexInformerOptions{ResyncPeriod: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h1 := mustAddHandler(t, w, n, "h1", 0)
+		h2 := mustAddHandler(t, w, n, "h2", UseInformerResync)
+		h3 := mustAddHandler(t, w, n, "h3", 25*time.Second)
+		if err := n.Start(); err != nil {
+			t.Fatal(err)
+		}
+		mustConverge(t, w)
+		listAt := n.lastListAt
+		if err := w.Sim().RunFor(listAt + 75*time.Second - w.Sim().Now()); err != nil {
+			t.Fatal(err)
+		}
+		syncTimes := func(h *HandlerNode) []time.Duration {
+			var out []time.Duration
+			for _, no := range h.Notifications() {
+				if no.Sync {
+					out = append(out, no.Time-listAt)
+				}
+			}
+			return out
+		}
+		s := time.Second
+		for _, c := range []struct {
+			h    *HandlerNode
+			want []time.Duration
+		}{
+			{h1, nil},
+			{h2, []time.Duration{10 * s, 20 * s, 30 * s, 40 * s, 50 * s, 60 * s, 70 * s}},
+			{h3, []time.Duration{30 * s, 60 * s}},
+		} {
+			if diff := cmp.Diff(syncTimes(c.h), c.want); diff != "" {
+				t.Errorf("seed %d %s resyncs after the LIST (-got +want):\n%s", seed, c.h.Actor(), diff)
+			}
+			c.h.Recorder().Take()
+		}
+		// A relist now (before the tick at 80s): the flags of the tick at 70s decide.
+		mustApply(t, w, Op{Kind: OpCloseWatches, Code: 410})
+		mustConverge(t, w)
+		if w.Sim().Now() >= listAt+80*time.Second {
+			t.Fatalf("seed %d: the relist ran past the next tick", seed)
+		}
+		for _, c := range []struct {
+			h    *HandlerNode
+			want []string
+		}{{h1, nil}, {h2, []string{"upd(default/p1@2->2)"}}, {h3, nil}} {
+			if diff := cmp.Diff(c.h.Recorder().Take(), c.want, cmpNilEmpty); diff != "" {
+				t.Errorf("seed %d %s after the relist (-got +want):\n%s", seed, c.h.Actor(), diff)
+			}
+		}
+	}
+}
+
+var cmpNilEmpty = cmp.Transformer("nilEmpty", func(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+})
+
+// informer.md §14 T7: after T2, H4 registers: it gets the cache as initial adds (in an order the
+// seed draws), is unsynced until they return, then gets what is processed afterwards.
+func TestWorldT7LateJoin(t *testing.T) {
+	orders := map[string]bool{}
+	for _, seed := range traceSeeds {
+		w, n, hs := t1(t, seed, informer.SharedIndexInformerOptions{})
+		mustApply(t, w, update("p1"), del("p2"), create("p3"))
+		mustConverge(t, w)
+		h4 := mustAddHandler(t, w, n, "h4", UseInformerResync)
+		if h4.Registration().HasSynced() {
+			t.Errorf("seed %d: h4 synced before its initial adds were delivered", seed)
+		}
+		mustConverge(t, w)
+		got := h4.Recorder().Take()
+		orders[got[0]] = true
+		slices.Sort(got)
+		if diff := cmp.Diff(got, []string{"add(default/p1@4,true)", "add(default/p3@6,true)"}); diff != "" {
+			t.Errorf("seed %d h4 snapshot (-got +want):\n%s", seed, diff)
+		}
+		if !h4.Registration().HasSynced() {
+			t.Errorf("seed %d: h4 not synced after its initial adds", seed)
+		}
+		mustApply(t, w, create("p5"), update("p3"))
+		mustConverge(t, w)
+		if diff := cmp.Diff(h4.Recorder().Take(), []string{"add(default/p5@7,false)", "upd(default/p3@6->8)"}); diff != "" {
+			t.Errorf("seed %d h4 live events (-got +want):\n%s", seed, diff)
+		}
+		if got := len(hs[0].Notifications()); got != 7 {
+			t.Errorf("seed %d h1 got %d notifications, want 7", seed, got)
+		}
+	}
+	if len(orders) != 2 {
+		t.Errorf("late-join snapshots began with %v over %d seeds; want both orders drawn", orders, len(traceSeeds))
+	}
+}
+
+// informer.md §14 T9: Stop ends everything: the watch is stopped at the apiserver, buffered
+// notifications are dropped, AddEventHandler fails, RemoveEventHandler is a no-op, and later
+// writes reach nobody.
+func TestWorldT9Stop(t *testing.T) {
+	for _, seed := range traceSeeds {
+		w, n, hs := t1(t, seed, informer.SharedIndexInformerOptions{})
+		hs[0].Recorder().Take()
+		mustApply(t, w, update("p1"))
+		if err := w.Sim().RunUntil(func() bool { return hs[0].Pending() > 0 }, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		n.Stop()
+		if !n.Informer().IsStopped() {
+			t.Errorf("seed %d: IsStopped false after Stop", seed)
+		}
+		if got := hs[0].Pending(); got != 0 {
+			t.Errorf("seed %d: h1 still has %d notifications buffered", seed, got)
+		}
+		if got := w.Server().Watchers(); len(got) != 0 {
+			t.Errorf("seed %d: watches %v still open at the apiserver", seed, got)
+		}
+		if _, err := w.AddHandler(n, "late", nil, UseInformerResync); err == nil {
+			t.Errorf("seed %d: AddHandler after Stop succeeded", seed)
+		}
+		if err := hs[1].Remove(); err != nil {
+			t.Errorf("seed %d: Remove after Stop: %v", seed, err)
+		}
+		mustApply(t, w, create("p7"))
+		if err := w.Sim().RunFor(10 * time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if got := hs[0].Recorder().Take(); len(got) != 0 {
+			t.Errorf("seed %d: h1 notified after Stop: %q", seed, got)
+		}
+		if err := w.Sim().RunUntilQuiescent(); err != nil {
+			t.Errorf("seed %d: a stopped world does not quiesce: %v", seed, err)
+		}
+	}
+}
