@@ -106,6 +106,10 @@ type World struct {
 	// The apiserver's one engine timer, armed at srv.NextDeadline() (bookmarks, watch deadlines,
 	// compaction, lagging caches).
 	srvTimer *deadlineTimer
+
+	// pendingOps counts scripted ops not yet applied and generators not done: the world is not
+	// Quiet while the workload still has something to say.
+	pendingOps int
 }
 
 // NewWorld builds a world around s and srv. srv must have been built with the sim's clock

@@ -11,7 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Quiet reports whether every started, unstopped informer is caught up with what the network
+// Quiet reports whether the workload (scripts, generators) has nothing left to apply and every
+// started, unstopped informer is caught up with what the network
 // can give it now: synced, watching on a stream whose response arrived, nothing pending at the
 // apiserver's watcher or on the wire, no request pending or in flight, an empty queue and no
 // buffered notification. It says nothing about the cache's content: CheckConverged does. Periodic
@@ -19,6 +20,9 @@ import (
 // world with open watches is run with RunUntilConverged or RunFor rather than
 // Sim.RunUntilQuiescent: a bookmark every minute keeps a deadline inside the quiescence window.
 func (w *World) Quiet() bool {
+	if w.pendingOps > 0 {
+		return false
+	}
 	for _, n := range w.informers {
 		if !n.quiet() {
 			return false
@@ -61,14 +65,20 @@ func (w *World) RunUntilConverged(budget time.Duration) error {
 // unstopped informer's cache equals the apiserver's current state for its resource and
 // namespace (same keys, resourceVersions and content), and so does every current handler's
 // replayed view. It reports the first divergence, in informer, then key order. It reads the
-// apiserver with a LIST at resourceVersion "" (a consistent read, recorded as a request, which
-// consumes an injected LIST failure), so call it after faults stop.
+// apiserver with a LIST at resourceVersion "" (a consistent read, recorded as a request); an
+// injected LIST failure still queued is consumed, and the read retried up to
+// maxOracleListRetries times.
 func (w *World) CheckConverged() error {
 	for _, n := range w.informers {
 		if !n.started || n.stopped {
 			continue
 		}
+		// An injected failure nobody consumed fails this read; failures queue first-in
+		// first-out, so a bounded number of retries drains them.
 		list, err := w.srv.List(n.gvr, n.namespace, metav1.ListOptions{})
+		for i := 0; err != nil && i < maxOracleListRetries; i++ {
+			list, err = w.srv.List(n.gvr, n.namespace, metav1.ListOptions{})
+		}
 		if err != nil {
 			return fmt.Errorf("sim: %s: CheckConverged: listing the apiserver: %w", n.name, err)
 		}
@@ -96,6 +106,9 @@ func (w *World) CheckConverged() error {
 	}
 	return nil
 }
+
+// maxOracleListRetries bounds the reads CheckConverged retries after injected failures.
+const maxOracleListRetries = 16
 
 func keyOf(u *unstructured.Unstructured) string {
 	if ns := u.GetNamespace(); ns != "" {

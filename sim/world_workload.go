@@ -239,7 +239,11 @@ func (w *World) Script(d time.Duration, ops ...Op) time.Duration {
 			continue
 		}
 		op := op
-		w.after(at-w.s.Now(), "workload", op.Kind.String(), func() { _ = w.apply(op) })
+		w.pendingOps++
+		w.after(at-w.s.Now(), "workload", op.Kind.String(), func() {
+			w.pendingOps--
+			_ = w.apply(op)
+		})
 	}
 	return at
 }
@@ -318,6 +322,9 @@ func (w *World) Generate(cfg GenConfig) (*Generator, error) {
 	}
 	g := &Generator{w: w, cfg: c, rnd: w.s.Rand(StreamWorkload), exists: map[string]bool{}}
 	w.s.SetKnob("workload", fmt.Sprintf("ops=%d names=%d+%d disruptions=%v faults=%v", c.Ops, c.HotNames, c.ColdNames, c.Disruptions, c.Faults))
+	if !g.Done() {
+		w.pendingOps++
+	}
 	g.schedule()
 	return g, nil
 }
@@ -330,10 +337,12 @@ func (g *Generator) Issued() int { return g.issued }
 
 // Stop cancels the ops not yet issued.
 func (g *Generator) Stop() {
-	if g.timer != nil {
-		g.timer.Stop()
+	if g.Done() {
+		return
 	}
+	g.timer.Stop()
 	g.cfg.Ops = g.issued
+	g.w.pendingOps--
 }
 
 func (g *Generator) schedule() {
@@ -357,6 +366,9 @@ func (g *Generator) step() {
 	}
 	if g.cfg.Faults {
 		g.faults()
+	}
+	if g.Done() {
+		g.w.pendingOps--
 	}
 	g.schedule()
 }

@@ -1,0 +1,336 @@
+package sim
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"hash"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/informer"
+	"github.com/informersim/informersim/internal/invariant"
+)
+
+// swarmWorld is the determinism world: fakeapi, two informers (one namespace with two
+// handlers, all namespaces with a resync period and one handler), a seeded stream of writes
+// with watch closes (clean and 410), compactions and injected request failures, then a liveness
+// phase with faults off until the world converges.
+func swarmWorld(seed uint64, level TraceLevel) (*World, error) {
+	w, err := NewWorldFromConfig(Config{Seed: seed, Trace: level, FaultSiteProbability: 0.5}, fakeapi.Config{}, WorldConfig{})
+	if err != nil {
+		return nil, err
+	}
+	inf1, err := w.AddInformer("inf1", Pods, "default", informer.SharedIndexInformerOptions{})
+	if err != nil {
+		return nil, err
+	}
+	inf2, err := w.AddInformer("inf2", Pods, "", informer.SharedIndexInformerOptions{ResyncPeriod: 20 * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range []struct {
+		n      *InformerNode
+		name   string
+		resync time.Duration
+	}{{inf1, "h1", UseInformerResync}, {inf1, "h2", 0}, {inf2, "h1", UseInformerResync}} {
+		if _, err := w.AddHandler(h.n, h.name, nil, h.resync); err != nil {
+			return nil, err
+		}
+	}
+	if err := inf1.Start(); err != nil {
+		return nil, err
+	}
+	if err := inf2.Start(); err != nil {
+		return nil, err
+	}
+	gen, err := w.Generate(GenConfig{Namespaces: []string{"default", "other"}, Ops: 40, Disruptions: true, Faults: true})
+	if err != nil {
+		return nil, err
+	}
+	// Safety phase: the workload and its faults, every delivery checked by the order oracle.
+	if err := w.Sim().RunUntil(gen.Done, time.Hour); err != nil {
+		return w, err
+	}
+	// Liveness phase: faults off, converge.
+	w.Sim().SetFaultsEnabled(false)
+	return w, w.RunUntilConverged(time.Hour)
+}
+
+// Goal: a whole world replays exactly: 1,000 seeds, each run twice, give the same trace hash,
+// and every run converges (each informer's cache and each handler's replayed view equal the
+// apiserver's state). Method: swarmWorld with TraceHashOnly.
+func TestWorldDeterminism1000Seeds(t *testing.T) {
+	seeds := uint64(1000)
+	if testing.Short() {
+		seeds = 100
+	}
+	for seed := uint64(1); seed <= seeds; seed++ {
+		var hashes [2]string
+		for i := range hashes {
+			w, err := swarmWorld(seed, TraceHashOnly)
+			if err != nil {
+				t.Fatalf("seed %d run %d: %v", seed, i+1, err)
+			}
+			hashes[i] = w.Sim().Trace().Hash()
+		}
+		if hashes[0] != hashes[1] {
+			t.Fatalf("seed %d: two runs hashed %s and %s", seed, hashes[0], hashes[1])
+		}
+	}
+}
+
+// Goal: seeds explore. Method: (1) 100 seeds of swarmWorld: distinct traces; (2) one fixed
+// script (the same writes at the same times) under 100 seeds: distinct interleavings, counted by
+// hashing the sequence of (actor, action) the scheduler ran, without times, so latencies alone
+// do not count.
+func TestWorldDistinctInterleavings(t *testing.T) {
+	traces := map[string]bool{}
+	for seed := uint64(1); seed <= 100; seed++ {
+		w, err := swarmWorld(seed, TraceHashOnly)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		traces[w.Sim().Trace().Hash()] = true
+	}
+	schedules := map[string]bool{}
+	for seed := uint64(1); seed <= 100; seed++ {
+		w, h := scriptedWorld(t, seed)
+		if err := w.RunUntilConverged(time.Hour); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		schedules[hex.EncodeToString(h.Sum(nil))] = true
+	}
+	t.Logf("distinct traces: %d of 100 seeds; distinct interleavings of one fixed script: %d of 100 seeds", len(traces), len(schedules))
+	if len(traces) < 100 {
+		t.Errorf("only %d distinct traces in 100 seeds", len(traces))
+	}
+	if len(schedules) < 90 {
+		t.Errorf("only %d distinct interleavings of a fixed script in 100 seeds", len(schedules))
+	}
+}
+
+// scriptedWorld: one informer with three handlers and a fixed script of writes, a watch drop
+// and a compaction; h hashes the schedule (the step sequence, without times).
+func scriptedWorld(t *testing.T, seed uint64) (*World, hash.Hash) {
+	t.Helper()
+	w, err := NewWorldFromConfig(Config{Seed: seed, Trace: TraceHashOnly}, fakeapi.Config{}, WorldConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	last := int64(0)
+	w.Sim().Subscribe(func(e Event) {
+		if e.Step != last { // the first event of a step is the step itself
+			last = e.Step
+			h.Write([]byte(e.Actor + " " + e.Kind + "\n"))
+		}
+	})
+	n, err := w.AddInformer("inf1", Pods, "default", informer.SharedIndexInformerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"h1", "h2", "h3"} {
+		mustAddHandler(t, w, n, name, UseInformerResync)
+	}
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Script(100*time.Millisecond,
+		create("a"), create("b"), create("c"), Op{Kind: OpSleep, Duration: 20 * time.Millisecond},
+		update("a"), del("b"), Op{Kind: OpSleep, Duration: time.Second},
+		Op{Kind: OpCloseWatches}, update("c"), Op{Kind: OpSleep, Duration: time.Second},
+		Op{Kind: OpCompact}, Op{Kind: OpCloseWatches, Code: 410}, create("b"), del("a"))
+	return w, h
+}
+
+// Goal: a panicking handler fails the run, with the seed in the error, instead of crashing the
+// process (design.md "Bad input").
+func TestWorldHandlerPanicIsARunError(t *testing.T) {
+	w, err := NewWorldFromSeed(7, WorldConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, w, create("p1"))
+	n, err := w.AddInformer("inf1", Pods, "default", informer.SharedIndexInformerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := informer.ResourceEventHandlerFuncs{UpdateFunc: func(_, _ any) { panic("handler bug") }}
+	if _, err := w.AddHandler(n, "bad", bad, UseInformerResync); err != nil {
+		t.Fatal(err)
+	}
+	good := mustAddHandler(t, w, n, "good", UseInformerResync)
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	mustConverge(t, w)
+	mustApply(t, w, update("p1"))
+	err = w.RunUntilConverged(time.Minute)
+	var re *RunError
+	if !errors.As(err, &re) {
+		t.Fatalf("run error %v (%T), want a *RunError", err, err)
+	}
+	if re.Seed != 7 || re.Actor != "inf1/bad" || re.Panic != "handler bug" {
+		t.Errorf("RunError seed %d actor %q panic %v, want seed 7, inf1/bad, handler bug", re.Seed, re.Actor, re.Panic)
+	}
+	if !strings.Contains(err.Error(), "seed 7") {
+		t.Errorf("error does not name the seed: %v", err)
+	}
+	if got := good.Notifications(); len(got) == 0 {
+		t.Errorf("the good handler saw nothing")
+	}
+}
+
+// Goal: the per-object order oracle catches each kind of violation. Method: feed a Recorder
+// sequences no informer may produce.
+func TestWorldRecorderOrderOracle(t *testing.T) {
+	w, err := NewWorldFromSeed(1, WorldConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := func(name, rv string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetNamespace("default")
+		u.SetName(name)
+		u.SetResourceVersion(rv)
+		return u
+	}
+	for _, c := range []struct {
+		name string
+		feed func(r *Recorder)
+		want string // "" means no violation
+	}{
+		{"in order", func(r *Recorder) {
+			r.OnAdd(obj("a", "2"), true)
+			r.OnUpdate(obj("a", "2"), obj("a", "5"))
+			r.OnUpdate(obj("a", "5"), obj("a", "5"))
+			r.OnDelete(informer.DeletedFinalStateUnknown{Key: "default/a", Obj: obj("a", "5")})
+			r.OnAdd(obj("a", "9"), false)
+			r.OnDelete(obj("b", "3")) // a DELETED for a key never held (T2)
+		}, ""},
+		{"rv goes back", func(r *Recorder) {
+			r.OnAdd(obj("a", "5"), true)
+			r.OnUpdate(obj("a", "5"), obj("a", "4"))
+		}, "rv went from 5 to 4"},
+		{"stale old object", func(r *Recorder) {
+			r.OnAdd(obj("a", "5"), true)
+			r.OnUpdate(obj("a", "3"), obj("a", "7"))
+		}, "not the last state"},
+		{"update after delete", func(r *Recorder) {
+			r.OnAdd(obj("a", "5"), true)
+			r.OnDelete(obj("a", "6"))
+			r.OnUpdate(obj("a", "6"), obj("a", "7"))
+		}, "does not hold"},
+		{"double add", func(r *Recorder) {
+			r.OnAdd(obj("a", "5"), true)
+			r.OnAdd(obj("a", "6"), false)
+		}, "add of a key the handler holds"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := ""
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						var v invariant.Violation
+						if err, ok := r.(error); ok && errors.As(err, &v) {
+							got = v.Message
+							return
+						}
+						panic(r)
+					}
+				}()
+				c.feed(newRecorder(w, "t/h", nil, 10))
+			}()
+			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+				t.Errorf("violation %q, want one containing %q", got, c.want)
+			}
+		})
+	}
+}
+
+// Goal: a window of one in-flight event (flow control) and wide latencies change nothing but
+// timing: the world still converges and the handlers still see every change.
+func TestWorldTightWindowConverges(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		w, err := NewWorldFromSeed(seed, WorldConfig{MaxInFlightEvents: 1, MinLatency: time.Millisecond, MaxLatency: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := w.AddInformer("inf1", Pods, "", informer.SharedIndexInformerOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := mustAddHandler(t, w, n, "h1", UseInformerResync)
+		if err := n.Start(); err != nil {
+			t.Fatal(err)
+		}
+		gen, err := w.Generate(GenConfig{Ops: 60, MaxInterval: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Sim().RunUntil(gen.Done, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		mustConverge(t, w)
+		if h.Recorder().Total() == 0 {
+			t.Errorf("seed %d: h1 saw nothing", seed)
+		}
+	}
+}
+
+// Goal: constructors validate their input and never keep a bad configuration (style rule 17).
+func TestWorldConfigValidation(t *testing.T) {
+	got, err := WorldConfig{}.validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := WorldConfig{MinLatency: DefaultMinLatency, MaxLatency: DefaultMaxLatency, MaxInformers: DefaultMaxInformers,
+		MaxHandlers: DefaultMaxHandlers, MaxInFlightEvents: DefaultMaxInFlightEvents, MaxRecordedNotifications: DefaultMaxRecordedNotifications}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("defaults (-got +want):\n%s", diff)
+	}
+	for _, bad := range []WorldConfig{{MinLatency: time.Second, MaxLatency: time.Millisecond}, {MinLatency: -1}, {MaxInformers: -1}} {
+		if _, err := NewWorldFromSeed(1, bad); err == nil {
+			t.Errorf("NewWorldFromSeed accepted %+v", bad)
+		}
+	}
+	s, _ := New(Config{Seed: 1})
+	other, _ := New(Config{Seed: 2})
+	srv, _ := fakeapi.New(fakeapi.Config{Clock: other.ClockFor("apiserver")})
+	if _, err := NewWorld(s, srv, WorldConfig{}); err == nil {
+		t.Error("NewWorld accepted an apiserver on another sim's clock")
+	}
+	w, err := NewWorldFromSeed(1, WorldConfig{MaxInformers: 1, MaxHandlers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.AddInformer("a/b", Pods, "", informer.SharedIndexInformerOptions{}); err == nil {
+		t.Error("AddInformer accepted a name with '/'")
+	}
+	if _, err := w.AddInformer("x", Pods, "", informer.SharedIndexInformerOptions{Clock: s.Clock()}); err == nil {
+		t.Error("AddInformer accepted a Clock")
+	}
+	n, err := w.AddInformer("x", Pods, "", informer.SharedIndexInformerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.AddInformer("y", Pods, "", informer.SharedIndexInformerOptions{}); err == nil {
+		t.Error("AddInformer went past MaxInformers")
+	}
+	mustAddHandler(t, w, n, "h", UseInformerResync)
+	if _, err := w.AddHandler(n, "h2", nil, UseInformerResync); err == nil {
+		t.Error("AddHandler went past MaxHandlers")
+	}
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(); err == nil {
+		t.Error("second Start succeeded")
+	}
+}
