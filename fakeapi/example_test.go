@@ -1,0 +1,146 @@
+package fakeapi_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/informersim/informersim/fakeapi"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	testclock "k8s.io/utils/clock/testing"
+)
+
+var configmaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+
+func configMap(name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{"k": "v"}}}
+	u.SetName(name)
+	return u
+}
+
+func newServer() (*fakeapi.Server, *testclock.FakeClock) {
+	clk := testclock.NewFakeClock(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC))
+	srv, err := fakeapi.New(fakeapi.Config{Clock: clk})
+	if err != nil {
+		panic(err)
+	}
+	return srv, clk
+}
+
+func show(ev watch.Event) {
+	switch o := ev.Object.(type) {
+	case *unstructured.Unstructured:
+		if ev.Type == watch.Bookmark {
+			fmt.Println(ev.Type, o.GetResourceVersion(), o.GetAnnotations())
+			return
+		}
+		fmt.Println(ev.Type, o.GetName(), o.GetResourceVersion())
+	case *metav1.Status:
+		fmt.Println(ev.Type, o.Code, o.Reason)
+	}
+}
+
+// Create objects, then list them: every write takes the next global revision, and the list RV is
+// the revision of the snapshot.
+func ExampleServer_List() {
+	srv, _ := newServer()
+	ctx := context.Background()
+	cms := srv.Resource(configmaps).Namespace("default")
+	for _, name := range []string{"b", "a"} {
+		obj, _ := cms.Create(ctx, configMap(name), metav1.CreateOptions{})
+		fmt.Println("created", obj.GetName(), "at", obj.GetResourceVersion())
+	}
+	list, _ := cms.List(ctx, metav1.ListOptions{})
+	for _, it := range list.Items {
+		fmt.Println("item", it.GetName(), it.GetResourceVersion())
+	}
+	fmt.Println("list RV", list.GetResourceVersion())
+	// Output:
+	// created b at 2
+	// created a at 3
+	// item a 3
+	// item b 2
+	// list RV 3
+}
+
+// Open a pull-based watch and take events one at a time: nothing is delivered until the driver
+// asks, so a simulator decides the order and timing.
+func ExampleServer_Watch() {
+	srv, _ := newServer()
+	ctx := context.Background()
+	cms := srv.Resource(configmaps).Namespace("default")
+	cms.Create(ctx, configMap("a"), metav1.CreateOptions{})
+
+	// A watch-list start: the current state, the annotated end bookmark, then changes.
+	w, _ := srv.OpenWatch(configmaps, "default", metav1.ListOptions{
+		SendInitialEvents:    ptr(true),
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+		AllowWatchBookmarks:  true,
+	})
+	cms.Create(ctx, configMap("b"), metav1.CreateOptions{})
+	cms.Delete(ctx, "a", metav1.DeleteOptions{})
+	fmt.Println("pending", w.Pending())
+	for ev, ok := w.Next(); ok; ev, ok = w.Next() {
+		show(ev)
+	}
+	w.Stop()
+	fmt.Println("done", w.Done(), w.CloseReason())
+	// Output:
+	// pending 4
+	// ADDED a 2
+	// BOOKMARK 2 map[k8s.io/initial-events-end:true]
+	// ADDED b 3
+	// DELETED a 4
+	// done true Stopped
+}
+
+// Compaction makes old revisions unreadable: a watch from before the floor gets one ERROR 410
+// event and ends, and an exact list gets 410 directly.
+func ExampleServer_Compact() {
+	srv, _ := newServer()
+	ctx := context.Background()
+	cms := srv.Resource(configmaps).Namespace("default")
+	for _, name := range []string{"a", "b", "c"} {
+		cms.Create(ctx, configMap(name), metav1.CreateOptions{})
+	}
+	srv.Compact(4)
+	w, _ := srv.OpenWatch(configmaps, "", metav1.ListOptions{ResourceVersion: "2"})
+	ev, _ := w.Next()
+	show(ev)
+	fmt.Println("done", w.Done(), w.CloseReason())
+	_, err := cms.List(ctx, metav1.ListOptions{ResourceVersion: "2", ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+	fmt.Println(apierrors.IsResourceExpired(err), err)
+	// Output:
+	// ERROR 410 Expired
+	// done true Expired
+	// true The resourceVersion for the provided list is too old.
+}
+
+// Time-driven behaviour (bookmarks, deadlines, compaction, cache lag) happens only when the
+// driver calls Advance at the time NextDeadline names.
+func ExampleServer_Advance() {
+	srv, clk := newServer()
+	w, _ := srv.OpenWatch(configmaps, "", metav1.ListOptions{
+		ResourceVersion: "1", AllowWatchBookmarks: true, TimeoutSeconds: ptr(int64(90)),
+	})
+	for w.Pending() > 0 || !w.Done() {
+		at, _ := srv.NextDeadline()
+		clk.SetTime(at)
+		srv.Advance()
+		for ev, ok := w.Next(); ok; ev, ok = w.Next() {
+			fmt.Print(clk.Since(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)), " ")
+			show(ev)
+		}
+	}
+	fmt.Println("closed:", w.CloseReason())
+	// Output:
+	// 1m0s BOOKMARK 1 map[]
+	// 1m28s BOOKMARK 1 map[]
+	// closed: Deadline
+}
+
+func ptr[T any](v T) *T { return &v }
