@@ -1,0 +1,88 @@
+// Package fakeapi is a faithful, deterministic, in-memory kube-apiserver for informer
+// simulation: etcd-like resourceVersions, an event log with a compaction floor, watch caches
+// per simulated apiserver, LIST and WATCH with the server's resourceVersion semantics,
+// bookmarks, watch-list, selector transitions, write semantics and fault hooks. The behaviour
+// follows the project's spec, fakeapi.md; comments cite its sections (§3.1, MH-4, ...).
+//
+// # Contract
+//
+// Storage (fakeapi.md §2, MH-1..MH-3, MH-10, MH-11):
+//   - One global revision, shared by every resource, starting at 1 (so even an empty store has a
+//     list RV). Each effective create, update or delete consumes exactly one revision;
+//     [Server.BurnRevisions] consumes revisions without writes. A no-op update (identical
+//     content) consumes none and emits nothing.
+//   - resourceVersions are decimal strings without leading zeros, accepted by apimachinery's
+//     resourceversion.CompareResourceVersion. DELETED events carry the deletion revision.
+//   - Every version of every key is kept (MVCC) until compaction: [Server.Compact] and the
+//     periodic compactor make revisions below the floor unreadable (410).
+//
+// Reads (§3, §4): LIST follows the dispatch table of §3.1 (RV unset, "0", N; resourceVersionMatch
+// NotOlderThan and Exact; limit and continue tokens bound to a snapshot; 410 with a fresh token,
+// 504 too-large with the ResourceVersionTooLarge cause, 400 and 422 for bad options, validated
+// by apimachinery's own ValidateListOptions). WATCH follows §4.1: start points for RV ""/"0"/N,
+// sendInitialEvents with the k8s.io/initial-events-end bookmark, ordinary bookmarks only with
+// allowWatchBookmarks, label and field selector transitions (§4.4), namespace scoping, and the
+// endings of §4.6 (deadline, Stop, 410 ERROR, 504 ERROR, reinit, slow consumer, faults). Within
+// one watch, revisions strictly increase after the initial events, and a re-watch from any
+// delivered RV (event or bookmark) continues without gap or duplicate.
+//
+// Replicas (MH-12, §3.4): each simulated apiserver has a watch cache at its own revision. A
+// cache follows the store immediately by default; it can lag by a duration, be frozen, stepped,
+// reinitialised (closing its watches and dropping its history) or marked not ready (429). LIST
+// RV="0" and watches read the routed replica's cache; consistent reads read the store.
+//
+// Determinism (MH-13): the core is passive. It starts no goroutine, owns no timer, reads time
+// only from Config.Clock and randomness only from Config.Rand, and never lets map order reach a
+// result (lists sort by namespace then name; watchers are served in ID order). The one goroutine
+// is the channel adapter behind [Watcher.ResultChan], for concurrent consumers such as client-go.
+//
+// # Usage
+//
+// Writes and reads go through [Server.Resource], whose [ResourceClient] has the method set of
+// client-go's dynamic.ResourceInterface (Create, Update, UpdateStatus, Delete, DeleteCollection,
+// Get, List, Watch, Patch, Apply, ApplyStatus). Its Namespace method returns *ResourceClient, not
+// dynamic.ResourceInterface, because this module cannot import client-go; Go's type identity
+// therefore needs a one-method wrapper in compare/ to make *Server a dynamic.Interface.
+//
+// A simulator drives watches by pulling:
+//
+//	w, err := srv.OpenWatch(gvr, ns, opts)   // no goroutine
+//	for {
+//		ev, ok := w.Next()                     // one event at a time, when the driver decides
+//		...
+//		at, _ := srv.NextDeadline()            // schedule the next timed action
+//		clock.SetTime(at); srv.Advance()       // bookmarks, deadlines, compaction, cache lag
+//	}
+//
+// client-go drives it through [Server.ListerWatcher], which has the methods of
+// cache.ListerWatcherWithContext and IsWatchListSemanticsUnSupported (switchable, so both the
+// watch-list start-up and classic list+watch can be exercised). Its watches are *Watcher values
+// consumed through ResultChan; the adapter goroutine calls Advance lazily when the clock is a
+// clock.Clock, and stops on Stop or when the context is done.
+//
+// Faults are explicit methods: [Server.CloseWatch] (clean or with an ERROR event, see
+// [NewWatchError]), [Server.CloseSlowConsumer], [Server.CloseAllWatches], [Server.FailNext]
+// (including [NewConnectionRefused]), [Server.Compact], [Server.BurnRevisions],
+// [Server.FreezeReplica], [Server.StepReplica], [Server.SetReplicaLag], [Server.ReinitReplica],
+// [Server.SetReplicaReady], [Server.RouteNext] and [Server.TriggerBookmarks].
+//
+// Every request and every delivered watch event (and watch close) is recorded
+// ([Server.Requests], [Server.WatchEvents]) and can be observed as it happens
+// ([Server.OnRecord]).
+//
+// # Implementation notes
+//
+// One mutex guards the whole server; methods ending in _locked expect it held. Objects are
+// stored as private, normalised unstructured maps that are never mutated after commit; every
+// value handed out is a deep copy. The log holds one entry per write with the previous state, so
+// selector transitions need no extra reads. A cache's history is the part of the log after its
+// historyFrom; compaction raises historyFrom too (the fake's caches do not outlive etcd
+// compaction), and MaxCacheHistoryEvents bounds it. Log entries and versions that no reader can
+// reach are trimmed; MaxLogEntries forces compaction of the oldest quarter when the log is full.
+//
+// Simplifications, each documented where it is implemented: a cache's wait for a NotOlderThan
+// LIST is modelled by moving the cache forward at once if it would have caught up within
+// ResourceVersionWait (watches wait for real, on the clock); a cache is per replica, not per
+// resource; strategic merge patch and server-side apply answer 405; the non-cached etcd watch
+// path (mid-stream 410) is not modelled; /status writes copy only .status.
+package fakeapi
