@@ -229,22 +229,41 @@ func statusError(code int32) error {
 }
 
 // Script schedules ops as steps of actor "workload", the first at d from now, each OpSleep
-// moving the following ones later. It returns the time (since Epoch) of the last op. Errors of
-// individual ops are narrated, not returned.
+// moving the following ones later. Ops due at the same time form one step and apply in the
+// order given (separate timers with equal deadlines could run in any order). It returns the time
+// (since Epoch) of the last op. Errors of individual ops are narrated, not returned.
 func (w *World) Script(d time.Duration, ops ...Op) time.Duration {
 	at := w.s.Now() + d
-	for _, op := range ops {
-		if op.Kind == OpSleep {
-			at += op.Duration
-			continue
+	var batch []Op
+	flush := func() {
+		if len(batch) == 0 {
+			return
 		}
-		op := op
+		b := batch
+		batch = nil
+		kind := b[0].Kind.String()
+		if len(b) > 1 {
+			kind = "ops"
+		}
 		w.pendingOps++
-		w.after(at-w.s.Now(), "workload", op.Kind.String(), func() {
+		w.after(at-w.s.Now(), "workload", kind, func() {
 			w.pendingOps--
-			_ = w.apply(op)
+			for _, op := range b {
+				_ = w.apply(op)
+			}
 		})
 	}
+	for _, op := range ops {
+		if op.Kind == OpSleep {
+			if op.Duration > 0 {
+				flush()
+				at += op.Duration
+			}
+			continue
+		}
+		batch = append(batch, op)
+	}
+	flush()
 	return at
 }
 

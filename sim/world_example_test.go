@@ -1,0 +1,69 @@
+package sim_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/informersim/informersim/informer"
+	"github.com/informersim/informersim/sim"
+)
+
+// A tiny world for seed 1: the apiserver holds one pod, an informer with one handler syncs, the
+// pod is updated, the watch is cut with a 410 while the pod is deleted, and the relist tells the
+// handler with a tombstone. The narration is the same on every machine, every time.
+func ExampleNewWorldFromSeed() {
+	w, _ := sim.NewWorldFromSeed(1, sim.WorldConfig{})
+	_ = w.Apply(sim.Op{Kind: sim.OpCreate, Name: "a"})
+	inf, _ := w.AddInformer("inf1", sim.Pods, "default", informer.SharedIndexInformerOptions{})
+	h, _ := w.AddHandler(inf, "h1", nil, sim.UseInformerResync)
+	_ = inf.Start()
+	w.Script(time.Second,
+		sim.Op{Kind: sim.OpUpdate, Name: "a"},
+		sim.Op{Kind: sim.OpSleep, Duration: time.Second},
+		sim.Op{Kind: sim.OpCloseWatches, Code: 410},
+		sim.Op{Kind: sim.OpDelete, Name: "a"})
+	if err := w.RunUntilConverged(time.Minute); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Print(sim.Narrate(w.Sim().Trace().Events()))
+	fmt.Println(h.Recorder().Strings())
+	// Output:
+	// +0.000s apiserver: ADDED obj=pods/default/a rv=2
+	// +0.000s inf1/h1: register
+	// +0.000s inf1: start
+	// +0.000s inf1/reflector: LIST rv=0 limit=500
+	// +0.017110946s inf1/net: LIST-ok items=1 rv=2
+	// +0.017110946s inf1/reflector: listed items=1 rv=2
+	// +0.017110946s inf1/reflector: WATCH rv=2 bookmarks=true timeout=9m40s
+	// +0.017110946s inf1/queue: pop delta=ReplacedAll rv=2 n=1 init=true
+	// +0.017110946s inf1/queue: cache-replace n=1 rv=2
+	// +0.017110946s inf1/queue: buffer to=h1 call=add obj=default/a@2 init=true
+	// +0.017110946s inf1: synced
+	// +0.017110946s inf1/h1: OnAdd obj=default/a rv=2 initial=true
+	// +0.017110946s inf1/h1: synced
+	// +0.038584089s inf1/net: WATCH-ok watch=1
+	// +0.038584089s inf1/reflector: watching rv=2
+	// +1.000s apiserver: MODIFIED obj=pods/default/a rv=3
+	// +1.0472227s inf1/reflector: MODIFIED obj=default/a rv=3
+	// +1.0472227s inf1/queue: pop delta=Updated obj=default/a@3
+	// +1.0472227s inf1/queue: cache-update obj=default/a@3
+	// +1.0472227s inf1/queue: buffer to=h1 call=update obj=default/a rv=2->3
+	// +1.0472227s inf1/h1: OnUpdate obj=default/a rv=2->3
+	// +2.000s apiserver: close-watches watches=1 code=410
+	// +2.000s apiserver: DELETED obj=pods/default/a rv=4
+	// +2.000s inf1/watch: end reason=Fault
+	// +2.014523401s inf1/reflector: ERROR code=410 reason=Expired
+	// +2.014523401s inf1/reflector: relist-after delay=802.271538ms err="too old resource version"
+	// +2.014523401s inf1/watch: drop why="stream ended by ERROR" lost=1
+	// +2.816794939s inf1/reflector: LIST rv=3
+	// +2.843925628s inf1/net: LIST-ok items=0 rv=4
+	// +2.843925628s inf1/reflector: listed items=0 rv=4
+	// +2.843925628s inf1/queue: pop delta=ReplacedAll rv=4 n=0
+	// +2.843925628s inf1/queue: cache-replace n=0 rv=4
+	// +2.843925628s inf1/queue: buffer to=h1 call=delete obj=tomb(default/a@3)
+	// +2.843925628s inf1/h1: OnDelete obj=default/a rv=3 tombstone=true
+	// +2.843925628s inf1/reflector: WATCH rv=4 bookmarks=true timeout=5m12s
+	// +2.880756515s inf1/net: WATCH-ok watch=2
+	// +2.880756515s inf1/reflector: watching rv=4
+	// [add(default/a@2,true) upd(default/a@2->3) del(tomb default/a@3)]
+}
