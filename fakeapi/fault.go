@@ -84,3 +84,38 @@ func (s *Server) TriggerBookmarks() {
 		w.bookmark_locked()
 	}
 }
+
+// WatchListQuirk is a deliberately wrong watch-list behaviour of buggy servers and fakes
+// (fakeapi.md §6 F-9, §4.2 "Known pitfalls"). The zero value is the faithful behaviour.
+type WatchListQuirk int
+
+const (
+	// WatchListOmitAnnotation sends the end-of-initial-events bookmark without its annotation.
+	WatchListOmitAnnotation WatchListQuirk = iota + 1
+	// WatchListOmitEndBookmark sends no end-of-initial-events bookmark at all.
+	WatchListOmitEndBookmark
+	// WatchListEndBookmarkWithoutRV sends the annotated bookmark with an empty resourceVersion.
+	WatchListEndBookmarkWithoutRV
+)
+
+func (q WatchListQuirk) String() string {
+	switch q {
+	case 0:
+		return "None"
+	case WatchListOmitAnnotation:
+		return "OmitAnnotation"
+	case WatchListOmitEndBookmark:
+		return "OmitEndBookmark"
+	case WatchListEndBookmarkWithoutRV:
+		return "EndBookmarkWithoutRV"
+	}
+	return fmt.Sprintf("WatchListQuirk(%d)", int(q))
+}
+
+// SetWatchListQuirk makes watches opened from now on misbehave as q describes; 0 restores the
+// faithful behaviour.
+func (s *Server) SetWatchListQuirk(q WatchListQuirk) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.quirk = q
+}

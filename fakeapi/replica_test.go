@@ -151,3 +151,47 @@ func TestLogBound(t *testing.T) {
 		t.Errorf("watch from a trimmed RV (-got +want):\n%s", diff)
 	}
 }
+
+// TestWatchListQuirks checks F-9: each quirk changes only the end-of-initial-events bookmark.
+func TestWatchListQuirks(t *testing.T) {
+	for _, tt := range []struct {
+		quirk WatchListQuirk
+		want  []string
+	}{
+		{0, []string{"ADDED ns/a 2", "BOOKMARK 2 end"}},
+		{WatchListOmitAnnotation, []string{"ADDED ns/a 2", "BOOKMARK 2"}},
+		{WatchListOmitEndBookmark, []string{"ADDED ns/a 2"}},
+		{WatchListEndBookmarkWithoutRV, []string{"ADDED ns/a 2", "BOOKMARK  end"}},
+	} {
+		t.Run(tt.quirk.String(), func(t *testing.T) {
+			s, _ := newTestServer(t, nil)
+			mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+			s.SetWatchListQuirk(tt.quirk)
+			w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{SendInitialEvents: ptr(true),
+				ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
+			if diff := cmp.Diff(drain(w), tt.want); diff != "" {
+				t.Errorf("events (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCacheHistoryBound checks MaxCacheHistoryEvents (§4.7): a busy cache rejects watches from
+// RVs its ring no longer holds although the store was never compacted.
+func TestCacheHistoryBound(t *testing.T) {
+	s, _ := newTestServer(t, func(c *Config) { c.MaxCacheHistoryEvents = 2 })
+	for _, n := range []string{"a", "b", "c", "d"} {
+		mustCreate(t, s, cmGVR, cm("ns", n, nil)) // revisions 2..5
+	}
+	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "2"})
+	if diff := cmp.Diff(drain(w), []string{"ERROR 410 Expired"}); diff != "" {
+		t.Errorf("from 2 (-got +want):\n%s", diff)
+	}
+	w = mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "3"})
+	if diff := cmp.Diff(drain(w), []string{"ADDED ns/c 4", "ADDED ns/d 5"}); diff != "" {
+		t.Errorf("from 3 (-got +want):\n%s", diff)
+	}
+	if _, err := s.List(cmGVR, "", metav1.ListOptions{ResourceVersion: "2", ResourceVersionMatch: metav1.ResourceVersionMatchExact}); err != nil {
+		t.Errorf("exact list from storage at 2: %v (etcd still has it)", err)
+	}
+}

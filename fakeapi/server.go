@@ -142,6 +142,7 @@ type Server struct {
 	compactTarget uint64    // revision observed at the previous compaction tick
 
 	failures []failure
+	quirk    WatchListQuirk
 
 	rec recorder
 }

@@ -284,9 +284,16 @@ func (w *Watcher) snapshot_locked(rev uint64) {
 		}
 		w.queue = append(w.queue, queued{ev: watch.Event{Type: watch.Added, Object: obj}, rev: orev, key: h.key, initial: true})
 	}
-	if w.req.sendInitial && w.req.bookmarks {
+	if w.req.sendInitial && w.req.bookmarks && w.srv.quirk != WatchListOmitEndBookmark {
 		bm := w.bookmarkObject(rev)
-		bm.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+		switch w.srv.quirk {
+		case WatchListOmitAnnotation:
+		case WatchListEndBookmarkWithoutRV:
+			bm.SetResourceVersion("")
+			fallthrough
+		default:
+			bm.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+		}
 		w.queue = append(w.queue, queued{ev: watch.Event{Type: watch.Bookmark, Object: bm}, rev: rev, initial: true})
 	}
 	w.cursor = rev
