@@ -204,6 +204,12 @@ func (w *World) latency() time.Duration {
 	return lo + time.Duration(w.net.Int64N(int64(hi-lo)+1))
 }
 
+// After schedules fn as a traced step (actor, kind) d from now, after which the world settles:
+// use it to act on the world mid-run (register a late handler, stop an informer, write).
+func (w *World) After(d time.Duration, actor, kind string, fn func()) *Timer {
+	return w.after(d, actor, kind, fn)
+}
+
 // after schedules fn as a traced step d from now; the world settles after it.
 func (w *World) after(d time.Duration, actor, kind string, fn func()) *Timer {
 	return w.s.AfterFunc(d, actor, kind, func() {

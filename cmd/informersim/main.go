@@ -1,6 +1,7 @@
-// Command informersim runs simulations. Until the informer world exists, "demo" runs the engine's
-// toy world (producers, consumers, timers and a ticker racing over a shared buffer) and prints
-// the run header and the narrated trace.
+// Command informersim runs simulations. "demo" runs a short world: a fake apiserver and one
+// informer with two handlers, a few writes, a clean watch drop (re-watch), a 410 while changes
+// are missed (relist with a tombstone), a late handler join, and the convergence check; it
+// prints the run header and the narrated trace.
 //
 //	informersim demo [-seed=N] [-policy=random|fifo|pct] [-json]
 package main
@@ -11,10 +12,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/sim"
-	"github.com/informersim/informersim/sim/simtest"
 )
 
 func main() {
@@ -23,7 +26,7 @@ func main() {
 
 const usage = `usage: informersim demo [-seed=N] [-policy=random|fifo|pct] [-json]
 
-demo   run a short toy simulation and print its header and narrated trace
+demo   run a short informer simulation and print its header and narrated trace
 `
 
 // run is main without the process: it returns the exit code (0 ok, 1 run failed, 2 bad usage).
@@ -49,7 +52,7 @@ func demo(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	seed := fs.Uint64("seed", 1, "the seed that determines the run")
 	policyName := fs.String("policy", "random", "scheduling policy: random, fifo or pct")
-	jsonOut := fs.Bool("json", false, "print the trace as JSON Lines instead of text")
+	jsonOut := fs.Bool("json", false, "print the full trace as JSON Lines instead of the narration")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -70,25 +73,29 @@ func demo(args []string, stdout, stderr io.Writer) int {
 		Policy: policy,
 		Repro:  fmt.Sprintf("go run ./cmd/informersim demo -seed=%d -policy=%s", *seed, policy),
 	}
-	toy := simtest.ToyConfig{
-		Producers: 2, Consumers: 2, Timers: 2, MaxBufferItems: 3, ItemsPerProducer: 3,
-		FiresPerTimer: 2, MaxTimerDelay: 50 * time.Millisecond, TickerPeriod: 40 * time.Millisecond,
-		Ticks: 2, Narrate: true,
-	}
-	s, _, runErr := simtest.Run(cfg, toy)
-	if s == nil {
+	w, hs, runErr := demoWorld(cfg)
+	if w == nil {
 		fmt.Fprintf(stderr, "informersim demo: %v\n", runErr)
 		return 1
 	}
+	s := w.Sim()
 	if *jsonOut {
 		err = s.Trace().WriteJSON(stdout)
 	} else {
-		fmt.Fprint(stdout, s.Header(), "\n")
-		err = s.Trace().WriteText(stdout)
-		if err == nil {
-			_, err = fmt.Fprintf(stdout, "\n%d steps, %d events, sim time %s\ntrace sha256 %s\n",
-				s.StepCount(), s.Trace().Len(), sim.FormatSimTime(s.Now()), s.Trace().Hash())
+		var b strings.Builder
+		b.WriteString(s.Header())
+		b.WriteString("\n")
+		b.WriteString(sim.Narrate(s.Trace().Events()))
+		b.WriteString("\n")
+		for _, h := range hs {
+			fmt.Fprintf(&b, "%s saw %s\n", h.Actor(), strings.Join(h.Recorder().Strings(), " "))
 		}
+		if runErr == nil {
+			fmt.Fprintf(&b, "converged: the cache and every handler's view equal the apiserver at rv=%d\n", w.Server().Revision())
+		}
+		fmt.Fprintf(&b, "%d steps, %d events, sim time %s\ntrace sha256 %s\n",
+			s.StepCount(), s.Trace().Len(), sim.FormatSimTime(s.Now()), s.Trace().Hash())
+		_, err = io.WriteString(stdout, b.String())
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "informersim demo: %v\n", err)
@@ -99,4 +106,55 @@ func demo(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// demoWorld builds and runs the demo: pods a and b exist; informer inf1 with handlers h1 and h2
+// syncs; at 1s a is updated and c created; at 2s every watch is closed cleanly (a re-watch, no
+// list); at 3s b is updated; at 4s the watch gets a 410 while c is deleted and a updated (the
+// relist delivers a tombstone for c); at 8s handler h3 joins late and gets the cache as initial
+// adds; at 9s d is created. Then the world must converge.
+func demoWorld(cfg sim.Config) (*sim.World, []*sim.HandlerNode, error) {
+	w, err := sim.NewWorldFromConfig(cfg, fakeapi.Config{}, sim.WorldConfig{})
+	if err != nil {
+		return nil, nil, err
+	}
+	op := func(k sim.OpKind, name string) sim.Op { return sim.Op{Kind: k, Name: name} }
+	for _, name := range []string{"a", "b"} {
+		if err := w.Apply(op(sim.OpCreate, name)); err != nil {
+			return nil, nil, err
+		}
+	}
+	inf, err := w.AddInformer("inf1", sim.Pods, "default", informer.SharedIndexInformerOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	var hs []*sim.HandlerNode
+	for _, name := range []string{"h1", "h2"} {
+		h, err := w.AddHandler(inf, name, nil, sim.UseInformerResync)
+		if err != nil {
+			return nil, nil, err
+		}
+		hs = append(hs, h)
+	}
+	if err := inf.Start(); err != nil {
+		return nil, nil, err
+	}
+	sleep := func(d time.Duration) sim.Op { return sim.Op{Kind: sim.OpSleep, Duration: d} }
+	w.Script(time.Second,
+		op(sim.OpUpdate, "a"), op(sim.OpCreate, "c"), sleep(time.Second),
+		sim.Op{Kind: sim.OpCloseWatches}, sleep(time.Second),
+		op(sim.OpUpdate, "b"), sleep(time.Second),
+		sim.Op{Kind: sim.OpCloseWatches, Code: 410}, op(sim.OpDelete, "c"), op(sim.OpUpdate, "a"), sleep(5*time.Second),
+		op(sim.OpCreate, "d"))
+	var joinErr error
+	w.After(8*time.Second, "test", "join", func() {
+		h, err := w.AddHandler(inf, "h3", nil, sim.UseInformerResync)
+		if err != nil {
+			joinErr = err
+			return
+		}
+		hs = append(hs, h)
+	})
+	err = w.RunUntilConverged(time.Minute)
+	return w, hs, errors.Join(joinErr, err)
 }
