@@ -51,9 +51,11 @@ func (c *ResourceClient) write(verb Verb, name string, f func() (*unstructured.U
 	return u, err
 }
 
+// ctxErr reports a request whose context is already done. Like an HTTP client, it returns the
+// context's error (wrapped), not a server Status: the server never saw the request.
 func ctxErr(ctx context.Context) error {
 	if ctx != nil && ctx.Err() != nil {
-		return apierrors.NewTimeoutError(fmt.Sprintf("fakeapi: request context done: %v", ctx.Err()), 0)
+		return fmt.Errorf("fakeapi: request not sent: %w", ctx.Err())
 	}
 	return nil
 }

@@ -1,0 +1,159 @@
+package fakeapi
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// TestFieldSelectorTransitions checks §4.4 with a per-kind field: a pod moving from node n1 to n2
+// leaves a spec.nodeName=n1 watch (DELETED, old content) and enters an n2 watch (ADDED).
+func TestFieldSelectorTransitions(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	p := obj("Pod", "ns", "p", nil)
+	p.Object["spec"] = map[string]any{"nodeName": "n1"}
+	cur := mustCreate(t, s, podsGVR, p)
+	n1 := mustWatch(t, s, podsGVR, "ns", metav1.ListOptions{ResourceVersion: "2", FieldSelector: "spec.nodeName=n1"})
+	n2 := mustWatch(t, s, podsGVR, "", metav1.ListOptions{ResourceVersion: "2", FieldSelector: "spec.nodeName=n2,metadata.namespace=ns"})
+	cur.Object["spec"] = map[string]any{"nodeName": "n2"}
+	mustUpdate(t, s, podsGVR, cur)
+	ev, _ := n1.Next()
+	if got, want := render(ev), "DELETED ns/p 3"; got != want {
+		t.Errorf("n1 watch: %s, want %s", got, want)
+	} else if node := ev.Object.(interface{ UnstructuredContent() map[string]any }).UnstructuredContent()["spec"].(map[string]any)["nodeName"]; node != "n1" {
+		t.Errorf("DELETED carries nodeName %v, want the old n1", node)
+	}
+	if diff := cmp.Diff(drain(n2), []string{"ADDED ns/p 3"}); diff != "" {
+		t.Errorf("n2 watch (-got +want):\n%s", diff)
+	}
+}
+
+// TestInitialEventsFromCache checks §4.1 rows "0"/true and ""/false: RV="0" initial events come
+// from the (possibly stale) cache; RV="" with sendInitialEvents=false starts at the current
+// revision with no initial state.
+func TestInitialEventsFromCache(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	s.FreezeReplica(0)
+	mustCreate(t, s, cmGVR, cm("ns", "b", nil))
+	stale := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "0", AllowWatchBookmarks: true})
+	fresh := mustWatch(t, s, cmGVR, "", metav1.ListOptions{SendInitialEvents: ptr(false), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
+	s.ResumeReplica(0)
+	mustCreate(t, s, cmGVR, cm("ns", "c", nil))
+	if diff := cmp.Diff(drain(stale), []string{"ADDED ns/a 2", "BOOKMARK 2 end", "ADDED ns/b 3", "ADDED ns/c 4"}); diff != "" {
+		t.Errorf("RV=0 (-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(drain(fresh), []string{"ADDED ns/c 4"}); diff != "" {
+		t.Errorf("RV= without initial events (-got +want):\n%s", diff)
+	}
+}
+
+// TestDeterministicRecord runs the same seeded workload twice and compares the full record: the
+// same seed gives the same requests, UIDs, names and events (MH-13).
+func TestDeterministicRecord(t *testing.T) {
+	run := func() ([]Request, []WatchEvent, []string) {
+		s, clk := newTestServer(t, func(c *Config) { c.Rand = rand.New(rand.NewPCG(42, 1)); c.Replicas = 2; c.Routing = RoutingRandom })
+		rnd := rand.New(rand.NewPCG(42, 2))
+		var uids []string
+		var ws []*Watcher
+		for i := 0; i < 200; i++ {
+			switch rnd.IntN(5) {
+			case 0, 1:
+				u := cm("ns", "", nil)
+				u.SetGenerateName("g-")
+				out, err := s.Resource(cmGVR).Namespace("ns").Create(bg, u, metav1.CreateOptions{})
+				if err == nil {
+					uids = append(uids, out.GetName()+"/"+string(out.GetUID()))
+				}
+			case 2:
+				w, err := s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: strconv.FormatUint(s.Revision(), 10), AllowWatchBookmarks: true})
+				if err == nil {
+					ws = append(ws, w)
+				}
+			case 3:
+				clk.Step(20e9)
+				s.Advance()
+			default:
+				for _, w := range ws {
+					w.Next()
+				}
+			}
+		}
+		return s.Requests(), s.WatchEvents(), uids
+	}
+	r1, e1, u1 := run()
+	r2, e2, u2 := run()
+	if diff := cmp.Diff(r1, r2); diff != "" {
+		t.Errorf("requests differ (-first +second):\n%s", diff)
+	}
+	if diff := cmp.Diff(e1, e2); diff != "" {
+		t.Errorf("events differ (-first +second):\n%s", diff)
+	}
+	if diff := cmp.Diff(u1, u2); diff != "" || len(u1) == 0 {
+		t.Errorf("names/uids differ (-first +second):\n%s", diff)
+	}
+}
+
+// TestConcurrentWritersAndConsumers runs writers and channel consumers at once (for -race): each
+// consumer sees every write of its resource exactly once, in revision order.
+func TestConcurrentWritersAndConsumers(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	const writers, perWriter = 4, 50
+	var consumers []watch.Interface
+	for i := 0; i < 3; i++ {
+		w, err := s.Watch(bg, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		consumers = append(consumers, w)
+	}
+	got := make([][]string, len(consumers))
+	var cwg sync.WaitGroup
+	for i, w := range consumers {
+		cwg.Add(1)
+		go func() {
+			defer cwg.Done()
+			last := uint64(0)
+			for ev := range w.ResultChan() {
+				rv, _ := strconv.ParseUint(ev.Object.(interface{ GetResourceVersion() string }).GetResourceVersion(), 10, 64)
+				if rv <= last {
+					t.Errorf("consumer %d: RV %d after %d", i, rv, last)
+				}
+				last = rv
+				got[i] = append(got[i], render(ev))
+				if len(got[i]) == writers*perWriter {
+					return
+				}
+			}
+		}()
+	}
+	var wwg sync.WaitGroup
+	for wr := 0; wr < writers; wr++ {
+		wwg.Add(1)
+		go func() {
+			defer wwg.Done()
+			for j := 0; j < perWriter; j++ {
+				if _, err := s.Resource(cmGVR).Namespace("ns").Create(bg, cm("ns", fmt.Sprintf("w%d-%d", wr, j), nil), metav1.CreateOptions{}); err != nil {
+					t.Error(err)
+				}
+				s.List(cmGVR, "", metav1.ListOptions{ResourceVersion: "0"})
+			}
+		}()
+	}
+	wwg.Wait()
+	cwg.Wait()
+	for _, w := range consumers {
+		w.Stop()
+	}
+	for i := range got {
+		if diff := cmp.Diff(got[i], got[0]); diff != "" || len(got[i]) != writers*perWriter {
+			t.Errorf("consumer %d saw %d events, differing from consumer 0:\n%s", i, len(got[i]), diff)
+		}
+	}
+}
