@@ -1,0 +1,179 @@
+package informersim_test
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/types"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/informer"
+	"github.com/informersim/informersim/sim"
+)
+
+// HaveConverged succeeds for a *sim.World that becomes Quiet within budget of simulated time
+// (default 10 minutes) and whose every informer cache and handler view then equals the
+// apiserver's state (World.RunUntilConverged). Like Eventually, it drives time forward, but
+// simulated time: the spec takes microseconds and replays exactly. The failure message names the
+// first diverging key (or why the world did not quiesce) and the seed.
+func HaveConverged(budget ...time.Duration) types.GomegaMatcher {
+	m := &convergedMatcher{budget: 10 * time.Minute}
+	if len(budget) > 0 {
+		m.budget = budget[0]
+	}
+	return m
+}
+
+type convergedMatcher struct {
+	budget time.Duration
+	err    error // why the last Match failed
+}
+
+func (m *convergedMatcher) Match(actual any) (bool, error) {
+	w, ok := actual.(*sim.World)
+	if !ok {
+		return false, fmt.Errorf("HaveConverged expects a *sim.World, got %T", actual)
+	}
+	m.err = w.RunUntilConverged(m.budget)
+	return m.err == nil, nil
+}
+
+func (m *convergedMatcher) FailureMessage(actual any) string {
+	return fmt.Sprintf("Expected the world to converge to the apiserver's state within %v of simulated time, but:\n%v", m.budget, m.err)
+}
+
+func (m *convergedMatcher) NegatedFailureMessage(actual any) string {
+	return "Expected the world not to converge, but every cache and handler view equals the apiserver's state"
+}
+
+// The world specs run informers against the fake apiserver on the simulator. Their seeds derive
+// from GinkgoRandomSeed(), so every suite run tries new interleavings, and each seed and trace
+// hash is recorded in the report: `ginkgo --seed=N` replays a failure.
+var _ = Describe("the world", func() {
+	seeds := func(n uint64) []uint64 {
+		base := uint64(GinkgoRandomSeed())
+		out := make([]uint64, n)
+		for i := range out {
+			out[i] = base*1000 + uint64(i)
+		}
+		return out
+	}
+	record := func(w *sim.World) {
+		AddReportEntry(fmt.Sprintf("seed %d", w.Sim().Seed()), w.Sim().Trace().Hash())
+	}
+	newWorld := func(seed uint64, names ...string) (*sim.World, *sim.InformerNode, []*sim.HandlerNode) {
+		w, err := sim.NewWorldFromSeed(seed, sim.WorldConfig{})
+		Expect(err).NotTo(HaveOccurred())
+		for _, name := range []string{"a", "b", "c"} {
+			Expect(w.Apply(sim.Op{Kind: sim.OpCreate, Name: name})).To(Succeed())
+		}
+		inf, err := w.AddInformer("inf1", sim.Pods, "default", informer.SharedIndexInformerOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		var hs []*sim.HandlerNode
+		for _, name := range names {
+			h, err := w.AddHandler(inf, name, nil, sim.UseInformerResync)
+			Expect(err).NotTo(HaveOccurred())
+			hs = append(hs, h)
+		}
+		Expect(inf.Start()).To(Succeed())
+		return w, inf, hs
+	}
+
+	It("converges after a 410 relist, with a tombstone for the delete it missed", func() {
+		for _, seed := range seeds(5) {
+			w, inf, hs := newWorld(seed, "h1", "h2")
+			Expect(w).To(HaveConverged(), "seed %d", seed)
+			for _, h := range hs {
+				h.Recorder().Take()
+			}
+			// The watch ends with 410 Expired while b is deleted and c updated: the Reflector
+			// backs off and relists at its last RV (informer.md §7.7, §14 T5).
+			Expect(w.Apply(sim.Op{Kind: sim.OpCloseWatches, Code: 410})).To(Succeed())
+			Expect(w.Apply(sim.Op{Kind: sim.OpDelete, Name: "b"})).To(Succeed())
+			Expect(w.Apply(sim.Op{Kind: sim.OpUpdate, Name: "c"})).To(Succeed())
+			Expect(w).To(HaveConverged(), "seed %d", seed)
+			for _, h := range hs {
+				Expect(h.Recorder().Take()).To(Equal([]string{
+					"del(tomb default/b@3)", "upd(default/a@2->2)", "upd(default/c@4->6)",
+				}), "seed %d %s", seed, h.Actor())
+			}
+			Expect(inf.Informer().LastSyncResourceVersion()).To(Equal("6"))
+			record(w)
+		}
+	})
+
+	It("gives a late handler the cache as initial adds, then every later change", func() {
+		for _, seed := range seeds(5) {
+			w, inf, _ := newWorld(seed, "h1")
+			Expect(w).To(HaveConverged(), "seed %d", seed)
+			late, err := w.AddHandler(inf, "late", nil, sim.UseInformerResync)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(late.Registration().HasSynced()).To(BeFalse())
+			Expect(w.Apply(sim.Op{Kind: sim.OpUpdate, Name: "a"})).To(Succeed())
+			Expect(w).To(HaveConverged(), "seed %d", seed)
+			got := late.Recorder().Strings()
+			Expect(got).To(HaveLen(4))
+			Expect(got[:3]).To(ConsistOf("add(default/a@2,true)", "add(default/b@3,true)", "add(default/c@4,true)"))
+			Expect(got[3]).To(Equal("upd(default/a@2->5)"))
+			Expect(late.Registration().HasSynced()).To(BeTrue())
+			record(w)
+		}
+	})
+
+	It("converges after a random workload with watch drops, compactions and failed requests", func() {
+		for _, seed := range seeds(10) {
+			w, err := sim.NewWorldFromConfig(sim.Config{Seed: seed, FaultSiteProbability: 0.5}, fakeapi.Config{}, sim.WorldConfig{})
+			Expect(err).NotTo(HaveOccurred())
+			inf, err := w.AddInformer("inf1", sim.Pods, "", informer.SharedIndexInformerOptions{ResyncPeriod: 30 * time.Second})
+			Expect(err).NotTo(HaveOccurred())
+			for _, name := range []string{"h1", "h2"} {
+				_, err := w.AddHandler(inf, name, nil, sim.UseInformerResync)
+				Expect(err).NotTo(HaveOccurred())
+			}
+			Expect(inf.Start()).To(Succeed())
+			gen, err := w.Generate(sim.GenConfig{Namespaces: []string{"default", "other"}, Ops: 60, Disruptions: true, Faults: true})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(w.Sim().RunUntil(gen.Done, time.Hour)).To(Succeed(), "seed %d", seed)
+			w.Sim().SetFaultsEnabled(false)
+			Expect(w).To(HaveConverged(time.Hour), "seed %d", seed)
+			record(w)
+		}
+	})
+
+	It("HaveConverged names the first diverging key", func() {
+		seed := seeds(1)[0]
+		w, inf, _ := newWorld(seed, "h1")
+		Expect(w).To(HaveConverged())
+		// Corrupt the cache behind the informer's back.
+		ghost := &unstructured.Unstructured{}
+		ghost.SetNamespace("default")
+		ghost.SetName("ghost")
+		ghost.SetResourceVersion("1")
+		Expect(inf.Informer().GetStore().Add(ghost)).To(Succeed())
+		m := HaveConverged()
+		ok, err := m.Match(w)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeFalse())
+		Expect(m.FailureMessage(w)).To(ContainSubstring("key default/ghost: present at rv=1, apiserver has none"))
+		Expect(m.FailureMessage(w)).To(ContainSubstring(fmt.Sprintf("seed %d", seed)))
+	})
+
+	It("turns a panicking handler into a failed run that names the seed", func() {
+		seed := seeds(1)[0]
+		w, inf, _ := newWorld(seed)
+		_, err := w.AddHandler(inf, "bad", informer.ResourceEventHandlerFuncs{
+			AddFunc: func(any) { panic("boom") },
+		}, sim.UseInformerResync)
+		Expect(err).NotTo(HaveOccurred())
+		err = w.RunUntilConverged(time.Minute)
+		Expect(err).To(MatchError(ContainSubstring(fmt.Sprintf("seed %d", seed))))
+		var re *sim.RunError
+		Expect(errors.As(err, &re)).To(BeTrue())
+		Expect(re.Actor).To(Equal("inf1/bad"))
+	})
+})
