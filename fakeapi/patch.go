@@ -50,12 +50,46 @@ type patchError struct{ msg string }
 
 func (e *patchError) Error() string { return e.msg }
 
+// Limits of a JSON patch, as kube-apiserver has them: at most maxJSONPatchOperations operations,
+// and copies bounded in total size, since repeated copies of the whole document grow it
+// exponentially.
+const (
+	maxJSONPatchOperations = 10000
+	maxPatchCopyNodes      = 100000
+)
+
+// countNodes counts the JSON values in v, stopping once the count exceeds limit.
+func countNodes(v any, limit int) int {
+	n := 1
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			if n > limit {
+				break
+			}
+			n += countNodes(e, limit-n)
+		}
+	case []any:
+		for _, e := range x {
+			if n > limit {
+				break
+			}
+			n += countNodes(e, limit-n)
+		}
+	}
+	return n
+}
+
 // jsonPatch applies an RFC 6902 JSON patch to doc (already a private copy).
 func jsonPatch(doc any, patch any) (any, error) {
 	ops, ok := patch.([]any)
 	if !ok {
 		return nil, fmt.Errorf("a JSON patch must be a list of operations")
 	}
+	if len(ops) > maxJSONPatchOperations {
+		return nil, &patchError{fmt.Sprintf("the allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(ops))}
+	}
+	copied := 0
 	for i, o := range ops {
 		op, ok := o.(map[string]any)
 		if !ok {
@@ -98,6 +132,10 @@ func jsonPatch(doc any, patch any) (any, error) {
 			if kind == "move" {
 				doc, v, err = pointerRemove(doc, from)
 			} else if v, err = pointerGet(doc, from); err == nil {
+				copied += countNodes(v, maxPatchCopyNodes+1)
+				if copied > maxPatchCopyNodes {
+					return nil, &patchError{"copy operations exceed the accumulated copy size limit"}
+				}
 				v, err = normalize(v, 0) // a deep copy, so the two places do not alias
 			}
 			if err == nil {

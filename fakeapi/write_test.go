@@ -234,3 +234,20 @@ func TestDeleteCollectionAndClusterScope(t *testing.T) {
 		t.Errorf("unknown subresource: %v, want 404", err)
 	}
 }
+
+// TestPatchCopyBomb checks the copy-size limit: doubling the document with repeated whole-document
+// copies is refused with 422 instead of exhausting memory (found by FuzzListWatchOptions).
+func TestPatchCopyBomb(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	ops := "["
+	for i := 0; i < 40; i++ {
+		if i > 0 {
+			ops += ","
+		}
+		ops += `{"op":"copy","from":"/data","path":"/data/d` + strings.Repeat("x", i%3) + `"}`
+	}
+	ops += "]"
+	_, err := s.Resource(cmGVR).Namespace("ns").Patch(bg, "a", types.JSONPatchType, []byte(ops), metav1.PatchOptions{})
+	wantStatus(t, err, 422, metav1.StatusReasonInvalid)
+}
