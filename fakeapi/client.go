@@ -112,7 +112,7 @@ func statusSubresource(gvr schema.GroupVersionResource, subresources []string) (
 }
 
 func (c *ResourceClient) key(name string) (*resourceStore, objKey, error) {
-	res, ok := c.srv.lookup(c.gvr)
+	res, ok := c.srv.lookup_locked(c.gvr)
 	if !ok {
 		return nil, objKey{}, apierrors.NewNotFound(c.gvr.GroupResource(), name)
 	}
@@ -158,7 +158,7 @@ func (c *ResourceClient) DeleteCollection(ctx context.Context, options metav1.De
 		if err := ctxErr(ctx); err != nil {
 			return nil, err
 		}
-		res, ok := s.lookup(c.gvr)
+		res, ok := s.lookup_locked(c.gvr)
 		if !ok {
 			return nil, apierrors.NewNotFound(c.gvr.GroupResource(), "")
 		}
@@ -207,7 +207,7 @@ func (c *ResourceClient) Get(ctx context.Context, name string, options metav1.Ge
 		if status && !res.info.Status {
 			return nil, apierrors.NewNotFound(c.gvr.GroupResource(), name)
 		}
-		cur := c.srv.live(res, key)
+		cur := c.srv.live_locked(res, key)
 		if cur == nil {
 			return nil, apierrors.NewNotFound(c.gvr.GroupResource(), name)
 		}
@@ -258,7 +258,7 @@ func (c *ResourceClient) Patch(ctx context.Context, name string, pt types.PatchT
 		if status && !res.info.Status {
 			return nil, apierrors.NewNotFound(c.gvr.GroupResource(), name)
 		}
-		cur := s.live(res, key)
+		cur := s.live_locked(res, key)
 		if cur == nil {
 			return nil, apierrors.NewNotFound(c.gvr.GroupResource(), name)
 		}

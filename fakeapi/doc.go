@@ -64,7 +64,8 @@
 // [NewWatchError]), [Server.CloseSlowConsumer], [Server.CloseAllWatches], [Server.FailNext]
 // (including [NewConnectionRefused]), [Server.Compact], [Server.BurnRevisions],
 // [Server.FreezeReplica], [Server.StepReplica], [Server.SetReplicaLag], [Server.ReinitReplica],
-// [Server.SetReplicaReady], [Server.RouteNext] and [Server.TriggerBookmarks].
+// [Server.SetReplicaReady], [Server.RouteNext], [Server.TriggerBookmarks],
+// [Server.SetWatchListQuirk] (F-9) and [Server.DuplicateEvent] (F-11, invalid on purpose).
 //
 // Every request and every delivered watch event (and watch close) is recorded
 // ([Server.Requests], [Server.WatchEvents]) and can be observed as it happens

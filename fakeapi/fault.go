@@ -119,3 +119,23 @@ func (s *Server) SetWatchListQuirk(q WatchListQuirk) {
 	defer s.mu.Unlock()
 	s.quirk = q
 }
+
+// DuplicateEvent re-sends, at the head of watch id's buffer, the last object event the consumer
+// took from it: explicitly invalid server behaviour (fakeapi.md §6 F-11, k/k#73845) for testing
+// a client's tolerance of duplicate, back-in-time events. It bypasses the watch's monotonicity
+// invariant and is never done unless called.
+func (s *Server) DuplicateEvent(id uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.watchers[id]
+	if !ok {
+		return fmt.Errorf("fakeapi: no open watch %d", id)
+	}
+	if w.lastDelivered.ev.Object == nil {
+		return fmt.Errorf("fakeapi: watch %d has delivered no object event yet", id)
+	}
+	w.queue = append([]queued{w.lastDelivered}, w.queue...)
+	w.live++
+	w.notify()
+	return nil
+}

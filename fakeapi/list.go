@@ -60,7 +60,7 @@ func (s *Server) list_locked(gvr schema.GroupVersionResource, ns string, opts me
 
 func (s *Server) listInner_locked(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, pin int, rq *Request) (*unstructured.UnstructuredList, error) {
 	s.advance_locked()
-	res, ok := s.lookup(gvr)
+	res, ok := s.lookup_locked(gvr)
 	if !ok {
 		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
 	}

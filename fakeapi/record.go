@@ -76,8 +76,9 @@ type Request struct {
 	Err      string
 }
 
-// WatchEvent is the record of one event delivered on a watch, or of the watch's close (Close
-// set, Type empty).
+// WatchEvent is the record of one event delivered on a watch (recorded when the consumer takes
+// it, through Next or ResultChan; events discarded by a close are not recorded), or of the
+// watch's close (Close set, Type empty).
 type WatchEvent struct {
 	Seq         uint64
 	Time        time.Time
@@ -108,7 +109,8 @@ type recorder struct {
 }
 
 func (r *recorder) newRequest(verb Verb, gvr schema.GroupVersionResource, ns, name string, opts metav1.ListOptions, client string) Request {
-	return Request{Verb: verb, Resource: gvr, Namespace: ns, Name: name, Options: opts, Client: client, Replica: -1}
+	// A deep copy: the options' pointer fields stay the caller's.
+	return Request{Verb: verb, Resource: gvr, Namespace: ns, Name: name, Options: *opts.DeepCopy(), Client: client, Replica: -1}
 }
 
 // OnRecord sets an observer called for every request and watch event record, in order. It is

@@ -195,3 +195,21 @@ func TestCacheHistoryBound(t *testing.T) {
 		t.Errorf("exact list from storage at 2: %v (etcd still has it)", err)
 	}
 }
+
+// TestDuplicateEvent checks F-11: the last delivered event comes again, then the stream goes on.
+func TestDuplicateEvent(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+	if err := s.DuplicateEvent(w.ID()); err == nil {
+		t.Errorf("duplicate before any delivery: no error")
+	}
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	mustCreate(t, s, cmGVR, cm("ns", "b", nil))
+	w.Next()
+	if err := s.DuplicateEvent(w.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(drain(w), []string{"ADDED ns/a 2", "ADDED ns/b 3"}); diff != "" {
+		t.Errorf("events (-got +want):\n%s", diff)
+	}
+}

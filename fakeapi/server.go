@@ -202,7 +202,7 @@ func (s *Server) CompactedRevision() uint64 {
 // FormatRV renders a revision as a resourceVersion string (decimal, no leading zeros; MH-2).
 func FormatRV(rev uint64) string { return strconv.FormatUint(rev, 10) }
 
-func (s *Server) lookup(gvr schema.GroupVersionResource) (*resourceStore, bool) {
+func (s *Server) lookup_locked(gvr schema.GroupVersionResource) (*resourceStore, bool) {
 	r, ok := s.resources[gvr]
 	return r, ok
 }

@@ -94,6 +94,7 @@ type Watcher struct {
 	nextBookmark      time.Time // zero: none
 	finalBookmarkSent bool
 	lastRV            uint64 // invariant: live event revisions strictly increase
+	lastDelivered     queued // the last live object event taken, for DuplicateEvent (F-11)
 
 	closed bool
 	reason CloseReason
@@ -126,6 +127,9 @@ func (w *Watcher) next_locked() (watch.Event, bool) {
 	w.queue = w.queue[1:]
 	if !q.initial && q.ev.Type != watch.Error {
 		w.live--
+	}
+	if !q.initial && (q.ev.Type == watch.Added || q.ev.Type == watch.Modified || q.ev.Type == watch.Deleted) {
+		w.lastDelivered = q
 	}
 	ev := q.ev
 	if u, ok := ev.Object.(*unstructured.Unstructured); ok {
@@ -343,7 +347,7 @@ func (s *Server) openWatch_locked(gvr schema.GroupVersionResource, ns string, op
 
 func (s *Server) openWatchInner_locked(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, pin int, rq *Request) (*Watcher, error) {
 	s.advance_locked()
-	res, ok := s.lookup(gvr)
+	res, ok := s.lookup_locked(gvr)
 	if !ok {
 		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
 	}

@@ -285,7 +285,7 @@ func (s *Server) now() string { return s.clk.Now().UTC().Format(time.RFC3339) }
 
 // create_locked implements POST (fakeapi.md §5.1).
 func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured, opts metav1.CreateOptions, subresources []string) (*unstructured.Unstructured, error) {
-	res, ok := s.lookup(gvr)
+	res, ok := s.lookup_locked(gvr)
 	if !ok || len(subresources) > 0 {
 		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
 	}
@@ -319,7 +319,7 @@ func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *
 				b[i] = generateNameAlphabet[s.rnd.IntN(len(generateNameAlphabet))]
 			}
 			name = prefix + string(b)
-			if s.live(res, objKey{u.GetNamespace(), name}) == nil {
+			if s.live_locked(res, objKey{u.GetNamespace(), name}) == nil {
 				break
 			}
 			if attempt == s.cfg.GenerateNameAttempts-1 {
@@ -332,7 +332,7 @@ func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *
 		}
 	}
 	key := objKey{u.GetNamespace(), name}
-	if s.live(res, key) != nil {
+	if s.live_locked(res, key) != nil {
 		return nil, apierrors.NewAlreadyExists(gr, name)
 	}
 	if s.objects >= s.cfg.MaxObjects {
@@ -353,7 +353,7 @@ func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *
 	return s.commit_locked(res, key, watch.Added, u, nil).DeepCopy(), nil
 }
 
-func (s *Server) live(res *resourceStore, key objKey) *unstructured.Unstructured {
+func (s *Server) live_locked(res *resourceStore, key objKey) *unstructured.Unstructured {
 	if h := res.keys[key]; h != nil {
 		return h.latest()
 	}
@@ -376,7 +376,7 @@ func specOf(u *unstructured.Unstructured) map[string]any {
 // update_locked implements PUT and PUT /status (fakeapi.md §5.2, §5.5). forcedRV, when set,
 // pins the precondition (patches without a resourceVersion use the current one).
 func (s *Server) update_locked(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured, status bool, dryRun bool) (*unstructured.Unstructured, error) {
-	res, ok := s.lookup(gvr)
+	res, ok := s.lookup_locked(gvr)
 	if !ok || (status && !res.info.Status) {
 		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
 	}
@@ -400,7 +400,7 @@ func (s *Server) update_locked(gvr schema.GroupVersionResource, ns string, obj *
 		return nil, apierrors.NewBadRequest("name is required for an update")
 	}
 	key := objKey{u.GetNamespace(), name}
-	cur := s.live(res, key)
+	cur := s.live_locked(res, key)
 	if cur == nil {
 		return nil, apierrors.NewNotFound(gr, name)
 	}
@@ -509,7 +509,7 @@ func copyMeta(dst, src *unstructured.Unstructured, fields ...string) {
 // delete_locked implements DELETE (fakeapi.md §5.3).
 func (s *Server) delete_locked(res *resourceStore, key objKey, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
 	gr := res.info.GVR.GroupResource()
-	cur := s.live(res, key)
+	cur := s.live_locked(res, key)
 	if cur == nil {
 		return nil, apierrors.NewNotFound(gr, key.name)
 	}
