@@ -241,7 +241,7 @@ func (w *World) AddHandler(n *InformerNode, name string, handler informer.Resour
 		return nil, fmt.Errorf("sim: AddHandler: actor name %q is already in use", actor)
 	}
 	h := &HandlerNode{n: n, name: name, actor: actor, id: id}
-	h.rec = newRecorder(w, actor, handler, w.cfg.MaxRecordedNotifications)
+	h.rec = newRecorder(w, actor, handler, n.inf.GetStore(), w.cfg.MaxRecordedNotifications)
 	// The observer names the registration's events by ID, so the ID must be known before the
 	// registration emits its first event (a late join emits them inside the call).
 	n.byID[id] = h

@@ -12,10 +12,10 @@ import (
 )
 
 // Quiet reports whether the workload (scripts, generators) has nothing left to apply and every
-// started, unstopped informer is caught up with what the network
-// can give it now: synced, watching on a stream whose response arrived, nothing pending at the
-// apiserver's watcher or on the wire, no request pending or in flight, an empty queue and no
-// buffered notification. It says nothing about the cache's content: CheckConverged does. Periodic
+// started, unstopped informer is caught up with what the network can give it now: synced,
+// watching on a stream whose response arrived, nothing pending at the apiserver's watcher, the
+// watch cache serving it caught up with the store, nothing on the wire, no request pending or in
+// flight, an empty queue and no buffered notification. It says nothing about the cache's content: CheckConverged does. Periodic
 // timers (bookmarks, watch deadlines, compaction, resync ticks) do not count, which is why a
 // world with open watches is run with RunUntilConverged or RunFor rather than
 // Sim.RunUntilQuiescent: a bookmark every minute keeps a deadline inside the quiescence window.
@@ -38,6 +38,11 @@ func (n *InformerNode) quiet() bool {
 	st := n.stream
 	if !n.inf.HasSynced() || n.hasReq || n.reqInFlight || st == nil || !st.opened || st.ended ||
 		len(st.wire) > 0 || st.w.Pending() > 0 || st.w.Done() || !n.st.Reflector().Watching() {
+		return false
+	}
+	// A lagging watch cache (fakeapi.md MH-12) still owes the stream the revisions it has not
+	// processed.
+	if srv := n.w.srv; srv.ReplicaRevision(st.w.Replica()) < srv.Revision() {
 		return false
 	}
 	if n.st.QueueLen() > 0 {

@@ -61,7 +61,10 @@ func (n Notification) String() string {
 //     the handler saw, a sync-class update (equal RVs, informer.md §2.5) the same RV, a delete
 //     at least it;
 //   - an update's old object is the state the handler was last told about;
-//   - after a delete, the key's next notification is an add (a re-creation).
+//   - after a delete, the key's next notification is an add (a re-creation);
+//   - cache before notify (informer.md §13 rule 1): when the handler is called, the informer's
+//     cache holds the state it is told about or a newer one (a deleted key is absent or
+//     re-created at a higher RV).
 //
 // A violation panics with an invariant.Violation, which the engine turns into a failed run
 // (*RunError) with the seed. A panic of the wrapped handler propagates the same way.
@@ -69,6 +72,7 @@ type Recorder struct {
 	w     *World
 	actor string
 	next  informer.ResourceEventHandler
+	cache informer.Store // the informer's cache, for cache-before-notify; nil skips the check
 
 	max     int
 	notes   []Notification
@@ -86,8 +90,8 @@ type keyState struct {
 	deleted bool
 }
 
-func newRecorder(w *World, actor string, next informer.ResourceEventHandler, maxNotes int) *Recorder {
-	return &Recorder{w: w, actor: actor, next: next, max: maxNotes, view: map[string]any{}, last: map[string]keyState{}}
+func newRecorder(w *World, actor string, next informer.ResourceEventHandler, cache informer.Store, maxNotes int) *Recorder {
+	return &Recorder{w: w, actor: actor, next: next, cache: cache, max: maxNotes, view: map[string]any{}, last: map[string]keyState{}}
 }
 
 // Notifications returns the kept notifications, oldest first.
@@ -214,6 +218,21 @@ func (r *Recorder) check(n Notification) {
 		invariant.Check(!seen || !st.deleted, "%s: %s: second delete without a re-creation", r.actor, n)
 	}
 	r.last[n.Key] = keyState{rv: rv, deleted: n.Kind == informer.NotificationDelete}
+	if r.cache == nil {
+		return
+	}
+	cached, ok, err := r.cache.GetByKey(n.Key)
+	invariant.Check(err == nil, "%s: %s: cache lookup: %v", r.actor, n, err)
+	if !ok {
+		return // deleted since: newer than what the handler is told
+	}
+	crv, err := strconv.ParseUint(rvOf(cached), 10, 64)
+	invariant.Check(err == nil, "%s: %s: cached object with unparsable resourceVersion", r.actor, n)
+	if n.Kind == informer.NotificationDelete {
+		invariant.Check(crv > rv, "%s: %s: the cache still holds the deleted key at rv=%d", r.actor, n, crv)
+	} else {
+		invariant.Check(crv >= rv, "%s: %s: the cache holds an older rv=%d (cache before notify)", r.actor, n, crv)
+	}
 }
 
 // describe returns the key and RV of an object handed to a handler.

@@ -245,7 +245,7 @@ func TestWorldRecorderOrderOracle(t *testing.T) {
 						panic(r)
 					}
 				}()
-				c.feed(newRecorder(w, "t/h", nil, 10))
+				c.feed(newRecorder(w, "t/h", nil, nil, 10))
 			}()
 			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 				t.Errorf("violation %q, want one containing %q", got, c.want)
@@ -332,5 +332,88 @@ func TestWorldConfigValidation(t *testing.T) {
 	}
 	if err := n.Start(); err == nil {
 		t.Error("second Start succeeded")
+	}
+}
+
+// Goal: the oracles hold under every queue mode and scheduling policy, and under extreme
+// apiserver presets (style rule 11): lagging replicas behind random routing, a watch-cache
+// history of 3 events, a per-watch buffer of 2 (slow-consumer closes), watches that end every
+// few seconds, compaction every second, 410 answered from Watch() itself. Method: a swarm world
+// with a late join and a resync period, 15 seeds per combination (1,890 runs); every run must converge.
+func TestWorldSwarmPresets(t *testing.T) {
+	seeds := uint64(15)
+	if testing.Short() {
+		seeds = 3
+	}
+	type preset struct {
+		name string
+		api  fakeapi.Config
+		lag  func(*fakeapi.Server)
+	}
+	presets := []preset{
+		{"default", fakeapi.Config{}, nil},
+		{"replicas-random-lag", fakeapi.Config{Replicas: 3, Routing: fakeapi.RoutingRandom}, func(s *fakeapi.Server) {
+			s.SetReplicaLag(1, 2*time.Second)
+			s.SetReplicaLag(2, 300*time.Millisecond)
+		}},
+		{"history-3", fakeapi.Config{MaxCacheHistoryEvents: 3}, nil},
+		{"watch-buffer-2", fakeapi.Config{MaxWatchEvents: 2}, nil},
+		{"short-watches", fakeapi.Config{WatchTimeout: fakeapi.WatchTimeoutServer, MinRequestTimeout: 2 * time.Second, BookmarkInterval: 500 * time.Millisecond}, nil},
+		{"compact-1s", fakeapi.Config{CompactionInterval: time.Second}, nil},
+		{"expired-as-error", fakeapi.Config{ExpiredWatchAsError: true, MaxCacheHistoryEvents: 5}, nil},
+	}
+	run := func(seed uint64, p Policy, pr preset, qm informer.QueueMode, batch bool) error {
+		w, err := NewWorldFromConfig(Config{Seed: seed, Policy: p, Trace: TraceHashOnly, FaultSiteProbability: 0.5}, pr.api, WorldConfig{})
+		if err != nil {
+			return err
+		}
+		if pr.lag != nil {
+			pr.lag(w.Server())
+		}
+		opts := informer.SharedIndexInformerOptions{QueueMode: qm, DisableBatchPop: !batch}
+		inf1, err := w.AddInformer("inf1", Pods, "default", informer.SharedIndexInformerOptions{QueueMode: qm, DisableBatchPop: !batch, ResyncPeriod: 7 * time.Second})
+		if err != nil {
+			return err
+		}
+		inf2, err := w.AddInformer("inf2", Pods, "", opts)
+		if err != nil {
+			return err
+		}
+		for _, h := range []struct {
+			n      *InformerNode
+			name   string
+			resync time.Duration
+		}{{inf1, "h1", UseInformerResync}, {inf1, "h2", 0}, {inf2, "h1", UseInformerResync}} {
+			if _, err := w.AddHandler(h.n, h.name, nil, h.resync); err != nil {
+				return err
+			}
+		}
+		if err := errors.Join(inf1.Start(), inf2.Start()); err != nil {
+			return err
+		}
+		gen, err := w.Generate(GenConfig{Namespaces: []string{"default", "other"}, Ops: 80, MaxInterval: 500 * time.Millisecond, Disruptions: true, Faults: true})
+		if err != nil {
+			return err
+		}
+		var joinErr error
+		w.After(3*time.Second, "test", "join", func() { _, joinErr = w.AddHandler(inf1, "late", nil, UseInformerResync) })
+		if err := w.Sim().RunUntil(gen.Done, time.Hour); err != nil {
+			return err
+		}
+		w.Sim().SetFaultsEnabled(false)
+		return errors.Join(joinErr, w.RunUntilConverged(time.Hour))
+	}
+	for _, pr := range presets {
+		for _, qm := range []informer.QueueMode{informer.QueueRealFIFO, informer.QueueRealFIFONonAtomic, informer.QueueDeltaFIFO} {
+			for _, batch := range []bool{true, false} {
+				for _, p := range []Policy{PolicyRandom, PolicyPCT, PolicyFIFO} {
+					for seed := uint64(1); seed <= seeds; seed++ {
+						if err := run(seed, p, pr, qm, batch); err != nil {
+							t.Fatalf("%s %v batch=%v %v seed %d: %v", pr.name, qm, batch, p, seed, err)
+						}
+					}
+				}
+			}
+		}
 	}
 }
