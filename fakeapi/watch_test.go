@@ -3,9 +3,11 @@ package fakeapi
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -155,5 +157,50 @@ func TestConcurrentWritersAndConsumers(t *testing.T) {
 		if diff := cmp.Diff(got[i], got[0]); diff != "" || len(got[i]) != writers*perWriter {
 			t.Errorf("consumer %d saw %d events, differing from consumer 0:\n%s", i, len(got[i]), diff)
 		}
+	}
+}
+
+// TestPassiveCoreStartsNoGoroutine checks style rule 3: writes, lists, pull-based watches,
+// Advance and faults start no goroutine; only ResultChan does.
+func TestPassiveCoreStartsNoGoroutine(t *testing.T) {
+	before := runtime.NumGoroutine()
+	s, clk := newTestServer(t, func(c *Config) { c.Replicas = 2 })
+	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1", AllowWatchBookmarks: true})
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	s.List(cmGVR, "", metav1.ListOptions{ResourceVersion: "0"})
+	s.SetReplicaLag(1, time.Second)
+	clk.Step(2 * time.Minute)
+	s.Advance()
+	s.ReinitReplica(0, 0)
+	drain(w)
+	w.Stop()
+	if after := runtime.NumGoroutine(); after > before { // fewer is fine: an earlier test's goroutine may just have exited
+		t.Errorf("goroutines %d -> %d, want none started", before, after)
+	}
+}
+
+// TestRelistStorm reproduces §9 "relist storm": a reinit closes every watch of the replica and
+// every client resuming from its last RV gets 410 at once.
+func TestRelistStorm(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	var ws []*Watcher
+	for i := 0; i < 5; i++ {
+		ws = append(ws, mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "2"}))
+	}
+	mustCreate(t, s, cmGVR, cm("ns", "b", nil))
+	s.ReinitReplica(0, 0)
+	for _, w := range ws {
+		drain(w)
+		re := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "2"})
+		if diff := cmp.Diff(drain(re), []string{"ERROR 410 Expired"}); diff != "" {
+			t.Errorf("re-watch after reinit (-got +want):\n%s", diff)
+		}
+	}
+	// The fresh list RV is servable again.
+	l, _ := s.List(cmGVR, "", metav1.ListOptions{})
+	re := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: l.GetResourceVersion()})
+	if got := drain(re); len(got) != 0 || re.Done() {
+		t.Errorf("watch from the new list RV: %v done %v", got, re.Done())
 	}
 }
