@@ -213,3 +213,13 @@ func TestDuplicateEvent(t *testing.T) {
 		t.Errorf("events (-got +want):\n%s", diff)
 	}
 }
+
+// TestNextDeadlineNeverInThePast checks that an overdue action is reported as due now.
+func TestNextDeadlineNeverInThePast(t *testing.T) {
+	s, clk := newTestServer(t, nil)
+	mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1", AllowWatchBookmarks: true, TimeoutSeconds: ptr(int64(1))})
+	clk.Step(time.Hour)
+	if at, ok := s.NextDeadline(); !ok || !at.Equal(clk.Now()) {
+		t.Errorf("next deadline %v %v, want now %v", at, ok, clk.Now())
+	}
+}

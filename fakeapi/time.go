@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// NextDeadline returns the earliest time at which [Server.Advance] has something to do: a
+// NextDeadline returns the earliest time (never before the clock's now) at which
+// [Server.Advance] has something to do: a
 // periodic compaction, a lagging cache catching up, a replica becoming ready, a watch's bookmark,
 // wait timeout or deadline. The server owns no timers; its driver (the simulator's clock heap,
 // or the adapter goroutine) calls Advance when the clock reaches this time.
@@ -110,6 +111,9 @@ func (s *Server) nextDeadline_locked() (time.Time, bool) {
 			consider(w.deadline)
 		}
 		consider(w.nextBookmark)
+	}
+	if !best.IsZero() && best.Before(now) {
+		best = now // already due: never ask the driver to move its clock backwards
 	}
 	return best, !best.IsZero()
 }
