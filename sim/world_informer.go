@@ -131,7 +131,7 @@ func (n *InformerNode) ListerWatcher() *fakeapi.ListerWatcher { return n.lw }
 // registration order.
 func (n *InformerNode) Handlers() []*HandlerNode { return append([]*HandlerNode(nil), n.handlers...) }
 
-// Started and Stopped report the informer's life cycle.
+// Started reports whether Start was called.
 func (n *InformerNode) Started() bool { return n.started }
 
 // Stopped reports whether Stop was called.

@@ -67,7 +67,8 @@ func (n Notification) String() string {
 //     re-created at a higher RV).
 //
 // A violation panics with an invariant.Violation, which the engine turns into a failed run
-// (*RunError) with the seed. A panic of the wrapped handler propagates the same way.
+// (*RunError) with the seed. A panic of the wrapped handler propagates the same way. Recorders
+// are made by World.AddHandler (HandlerNode.Recorder); the zero value is not usable.
 type Recorder struct {
 	w     *World
 	actor string
