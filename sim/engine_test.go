@@ -316,3 +316,16 @@ func TestSubscribeSeesEveryEvent(t *testing.T) {
 		t.Errorf("subscriber saw (-trace +seen):\n%s", diff)
 	}
 }
+
+// Goal: a kind of 14 or more characters never runs into its first field, and shorter kinds keep
+// the column layout (so existing trace hashes do not change).
+func TestEventTextSeparatesLongKinds(t *testing.T) {
+	long := Event{Step: 3, Actor: "inf1/reflector", Kind: "relist-backoff", Fields: []Field{F("delay", "1s")}}
+	if got := long.String(); !strings.Contains(got, "relist-backoff delay=1s") {
+		t.Errorf("long kind: got %q, want the kind and its first field apart", got)
+	}
+	short := Event{Step: 3, Actor: "a", Kind: "list", Fields: []Field{F("rv", "0")}}
+	if got, want := short.String(), "     3        +0.000s  a            list          rv=0"; got != want {
+		t.Errorf("short kind: got %q, want %q", got, want)
+	}
+}

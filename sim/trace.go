@@ -58,7 +58,10 @@ func (e *Event) AppendText(b []byte) []byte {
 	if len(e.Fields) == 0 {
 		return append(b, e.Kind...)
 	}
-	b = appendPadRight(b, e.Kind, 14)
+	// Padded to 13 plus one separating space: a 13-character kind lines up exactly as before,
+	// and a longer one still stays apart from its first field.
+	b = appendPadRight(b, e.Kind, 13)
+	b = append(b, ' ')
 	for i, f := range e.Fields {
 		if i > 0 {
 			b = append(b, ' ')
