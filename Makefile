@@ -4,7 +4,7 @@ GO ?= go
 RACE_PKGS ?= ./informer/... ./fakeapi/...
 SEED ?= 1
 
-.PHONY: all test test-unit test-race verify demo bench sim
+.PHONY: all test test-unit test-race verify demo bench sim fuzz compare
 
 all: test
 
@@ -31,3 +31,14 @@ sim: demo
 ## bench: every benchmark, once, with allocation figures.
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+## fuzz: fuzz the fake apiserver's list/watch options and object metadata (FUZZTIME=30s).
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzListWatchOptions -fuzztime=$(FUZZTIME) ./fakeapi/
+
+## compare: the nested compare/ module: client-go's informer beside ours on the same inputs
+## (differential test, then side-by-side benchmarks). It downloads client-go on first use.
+compare:
+	cd compare && $(GO) test -count=1 ./...
+	cd compare && $(GO) test -run='^$$' -bench=. -benchmem ./...
