@@ -86,6 +86,7 @@
 // per listener, which calls its handler outside every lock. Deviations from client-go: the
 // listener uses a condition variable instead of a pump goroutine and unbuffered channels (same
 // ordering, same dropping on removal); a handler panic under Run is not recovered (client-go's
-// default HandleCrash also crashes); the informer's synced latch is set by the process loop
-// itself rather than by a helper goroutine, so it never lags the queue.
+// default HandleCrash also crashes); the informer's synced latch is set by whoever changed the
+// queue (the process loop after a pop, the Reflector after a write) rather than by a helper
+// goroutine, so it never lags the queue.
 package informer

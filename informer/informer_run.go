@@ -36,39 +36,6 @@ type runDriver struct {
 	listeners sync.WaitGroup
 }
 
-// lockedQueue is the queue as the reflector loop sees it: every call under queueLock, waking the
-// process loop after each write.
-type lockedQueue struct {
-	d *runDriver
-	q Queue
-}
-
-func (lq lockedQueue) do(f func() error) error {
-	lq.d.queueLock.Lock()
-	defer lq.d.queueLock.Unlock()
-	err := f()
-	lq.d.queueCond.Signal()
-	return err
-}
-
-func (lq lockedQueue) Add(obj any) error    { return lq.do(func() error { return lq.q.Add(obj) }) }
-func (lq lockedQueue) Update(obj any) error { return lq.do(func() error { return lq.q.Update(obj) }) }
-func (lq lockedQueue) Delete(obj any) error { return lq.do(func() error { return lq.q.Delete(obj) }) }
-func (lq lockedQueue) Resync() error        { return lq.do(lq.q.Resync) }
-func (lq lockedQueue) Replace(list []any, rv string) error {
-	return lq.do(func() error { return lq.q.Replace(list, rv) })
-}
-
-// Bookmark forwards to a BookmarkQueue and ignores bookmarks otherwise (DeltaFIFO has no
-// bookmarks, informer.md §5.3).
-func (lq lockedQueue) Bookmark(rv string) error {
-	bq, ok := lq.q.(BookmarkQueue)
-	if !ok {
-		return nil
-	}
-	return lq.do(func() error { return bq.Bookmark(rv) })
-}
-
 // Run implements SharedInformer (informer.md §1.6): it starts the goroutine driver and blocks
 // until ctx is done and every goroutine it started has returned. A second Run, or Run on a
 // stopped informer, returns at once. Run on an informer driven by [Steps] panics.
@@ -85,7 +52,7 @@ func (s *sharedIndexInformer) Run(ctx context.Context) {
 	s.driver = driverRun
 	d := &runDriver{s: s}
 	d.queueCond = sync.NewCond(&d.queueLock)
-	s.start_locked(func(q Queue) ReflectorStore { return lockedQueue{d: d, q: q} })
+	s.start_locked(&d.queueLock, d.queueCond.Signal)
 	s.run = d
 	s.procLock.Lock()
 	for _, l := range s.processor.listeners {

@@ -444,16 +444,13 @@ func (s *sharedIndexInformer) IsStopped() bool {
 }
 
 // start_locked is what both drivers do at start (informer.md §1.6 step 2): freeze the resync
-// check period, build the queue and the Reflector, and mark the informer started. wrap, if not
-// nil, wraps the queue the Reflector writes to (the goroutine driver adds its lock). Must hold
-// startedLock.
-func (s *sharedIndexInformer) start_locked(wrap func(Queue) ReflectorStore) {
+// check period, build the queue and the Reflector, and mark the informer started. The Reflector
+// writes to the queue through a [reflectorQueue]; queueLock and wake are the goroutine driver's
+// queue lock and process-loop wake-up, nil in the step driver. Must hold startedLock.
+func (s *sharedIndexInformer) start_locked(queueLock sync.Locker, wake func()) {
 	invariant.Check(!s.started && !s.stopped, "informer: start of a started or stopped informer")
 	s.queue = s.newQueue()
-	var store ReflectorStore = s.queue
-	if wrap != nil {
-		store = wrap(s.queue)
-	}
+	store := reflectorQueue{s: s, lock: queueLock, wake: wake}
 	opts := ReflectorOptions{
 		Name:         s.objectDescription,
 		ExpectedType: s.exampleObject,
@@ -474,6 +471,61 @@ func (s *sharedIndexInformer) start_locked(wrap func(Queue) ReflectorStore) {
 	s.reflector = r
 	s.reflectorLock.Unlock()
 	s.started = true
+}
+
+// reflectorQueue is the queue as the Reflector sees it, in both drivers. Each write runs under
+// lock (the goroutine driver's queue lock; nil in the step driver), then wakes the process loop
+// (wake, may be nil) and latches the informer synced if the queue now says so: a first Replace
+// with nothing to process syncs a DeltaFIFO or a non-atomic RealFIFO at once, with no pop
+// (informer.md §5.1, §16), as client-go's synced channel closes inside Replace.
+type reflectorQueue struct {
+	s    *sharedIndexInformer
+	lock sync.Locker
+	wake func()
+}
+
+var _ BookmarkQueue = reflectorQueue{}
+
+func (rq reflectorQueue) do(f func(q Queue) error) error {
+	if rq.lock != nil {
+		rq.lock.Lock()
+		defer rq.lock.Unlock()
+	}
+	err := f(rq.s.queue)
+	if rq.wake != nil {
+		rq.wake()
+	}
+	rq.s.latchIfQueueSynced()
+	return err
+}
+
+func (rq reflectorQueue) Add(obj any) error {
+	return rq.do(func(q Queue) error { return q.Add(obj) })
+}
+
+func (rq reflectorQueue) Update(obj any) error {
+	return rq.do(func(q Queue) error { return q.Update(obj) })
+}
+
+func (rq reflectorQueue) Delete(obj any) error {
+	return rq.do(func(q Queue) error { return q.Delete(obj) })
+}
+
+func (rq reflectorQueue) Replace(list []any, rv string) error {
+	return rq.do(func(q Queue) error { return q.Replace(list, rv) })
+}
+
+func (rq reflectorQueue) Resync() error {
+	return rq.do(Queue.Resync)
+}
+
+// Bookmark forwards to a BookmarkQueue and ignores bookmarks otherwise (DeltaFIFO has no
+// bookmarks, informer.md §5.3).
+func (rq reflectorQueue) Bookmark(rv string) error {
+	if _, ok := rq.s.queue.(BookmarkQueue); !ok {
+		return nil
+	}
+	return rq.do(func(q Queue) error { return q.(BookmarkQueue).Bookmark(rv) })
 }
 
 // newQueue builds the queue of the configured mode (informer.md §1.6, §5).
@@ -529,16 +581,17 @@ func (s *sharedIndexInformer) popOnce() error {
 	} else {
 		_, err = s.queue.Pop(s.handleDeltas)
 	}
-	if !s.synced.Load() && s.queue.HasSynced() {
-		s.markSynced()
-	}
+	s.latchIfQueueSynced()
 	return err
 }
 
-// markSynced latches the informer synced and tells every listener's sync tracker (client-go's
-// synced channel and per-listener sync watchers, §1.4, §4.4).
-func (s *sharedIndexInformer) markSynced() {
-	s.synced.Store(true)
+// latchIfQueueSynced latches the informer synced once the queue says its initial population has
+// been processed (informer.md §1.4), and tells every listener's sync tracker (client-go's synced
+// channel and per-listener sync watchers, §4.4). The caller serialises queue access.
+func (s *sharedIndexInformer) latchIfQueueSynced() {
+	if s.synced.Load() || !s.queue.HasSynced() || !s.synced.CompareAndSwap(false, true) {
+		return
+	}
 	s.emit(StepEvent{Kind: StepSynced})
 	s.procLock.Lock()
 	ids := s.processor.upstreamSynced(nil)

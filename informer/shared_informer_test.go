@@ -310,3 +310,24 @@ func TestQueueModesAgree(t *testing.T) {
 		}
 	}
 }
+
+// informer.md §16 "Empty initial LIST", §5.1: a DeltaFIFO (or non-atomic RealFIFO) whose first
+// Replace is empty is synced at once, with nothing to pop, so the informer and a handler
+// registered before start sync without waiting for a watch event. Method: start over an empty
+// server, quiesce (no event ever arrives), check both HasSynced.
+func TestEmptyInitialListSyncsWithoutPop(t *testing.T) {
+	for _, mode := range []QueueMode{QueueDeltaFIFO, QueueRealFIFONonAtomic, QueueRealFIFO} {
+		t.Run(mode.String(), func(t *testing.T) {
+			e := newInfStep(t, SharedIndexInformerOptions{QueueMode: mode})
+			_, reg := e.handler(nil)
+			e.st.Start()
+			e.quiesce()
+			if got, want := e.inf.HasSynced(), true; got != want {
+				t.Errorf("informer HasSynced = %v, want %v", got, want)
+			}
+			if got, want := reg.HasSynced(), true; got != want {
+				t.Errorf("registration HasSynced = %v, want %v", got, want)
+			}
+		})
+	}
+}

@@ -84,7 +84,7 @@ func (st *Stepper) Start() {
 	invariant.Check(!st.started && !st.stopped, "informer: Stepper.Start called twice or after Stop")
 	s := st.s
 	s.startedLock.Lock()
-	s.start_locked(nil)
+	s.start_locked(nil, nil)
 	st.started = true
 	s.startedLock.Unlock()
 	s.reflector.Start()
