@@ -123,7 +123,8 @@ type SharedInformer interface {
 	GetStore() Store
 	// Run starts the goroutine driver and blocks until ctx is done (§1.6).
 	Run(ctx context.Context)
-	// HasSynced reports whether the queue's initial population has been processed (§1.4).
+	// HasSynced reports whether the queue's initial population has been processed (§1.4);
+	// with a DeltaFIFO, popped: it may turn true while the last initial item is processed (§5.2).
 	HasSynced() bool
 	// LastSyncResourceVersion is the Reflector's last synced resourceVersion; "" before start.
 	LastSyncResourceVersion() string
@@ -571,7 +572,8 @@ func (s *sharedIndexInformer) shouldResync() bool {
 }
 
 // popOnce pops one item or one batch and handles it (informer.md §6.1), then latches the
-// informer synced when the queue says its initial population has been processed (§1.4). The
+// informer synced when the queue says its initial population has been processed (§1.4; a
+// DeltaFIFO says so already while the last initial item is processed, see handleDeltas). The
 // caller serialises queue access. The processing error is returned for the step driver's
 // benefit; the process loop drops it, as client-go's does.
 func (s *sharedIndexInformer) popOnce() error {
@@ -602,13 +604,16 @@ func (s *sharedIndexInformer) latchIfQueueSynced() {
 }
 
 // handleDeltas is the queue's PopProcessFunc (informer.md §6.2): under blockDeltas, update the
-// cache and distribute, delta by delta.
+// cache and distribute, delta by delta. A DeltaFIFO has already counted the item as popped, so
+// popping the last initial item latches the informer synced before it is processed (§5.2); a
+// RealFIFO counts it only after processing returns, so the check here is then a no-op (§5.3).
 func (s *sharedIndexInformer) handleDeltas(obj any, isInInitialList bool) error {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
 	deltas, ok := obj.(Deltas)
 	invariant.Check(ok, "informer: queue popped %T, want Deltas", obj)
 	s.emitPopped(deltas, isInInitialList)
+	s.latchIfQueueSynced()
 	return processDeltas(distributor{s}, s.cacheForProcessing(), deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc, s.shuffle)
 }
 

@@ -331,3 +331,38 @@ func TestEmptyInitialListSyncsWithoutPop(t *testing.T) {
 		})
 	}
 }
+
+// informer.md §5.2, §1.4: DeltaFIFO's Pop counts the last initial item as popped BEFORE calling
+// process, so the informer's synced latch closes before that item reaches the cache; RealFIFO's
+// only after processing returns (§5.3). Method: two objects, one handler, quiesce, and compare
+// the trace position of "synced" with the cache write of the last initial object.
+func TestInformerSyncedTimingByQueue(t *testing.T) {
+	for _, c := range []struct {
+		mode         QueueMode
+		syncedBefore bool
+	}{
+		{QueueDeltaFIFO, true},
+		{QueueRealFIFONonAtomic, false},
+		{QueueRealFIFO, false},
+	} {
+		t.Run(c.mode.String(), func(t *testing.T) {
+			e := newInfStep(t, SharedIndexInformerOptions{QueueMode: c.mode, DisableBatchPop: true})
+			e.lw.set("p1")
+			e.lw.set("p2")
+			e.handler(nil)
+			e.st.Start()
+			e.quiesce()
+			trace := e.takeTrace()
+			synced := slices.Index(trace, "synced")
+			last := slices.IndexFunc(trace, func(l string) bool {
+				return l == "cache-add ns/p2@2" || strings.HasPrefix(l, "cache-replace")
+			})
+			if synced < 0 || last < 0 {
+				t.Fatalf("trace lacks synced or the last cache write:\n%s", strings.Join(trace, "\n"))
+			}
+			if got := synced < last; got != c.syncedBefore {
+				t.Errorf("synced before the last initial cache write = %v, want %v; trace:\n%s", got, c.syncedBefore, strings.Join(trace, "\n"))
+			}
+		})
+	}
+}

@@ -107,9 +107,10 @@ func (st *Stepper) QueueLen() int {
 
 // ProcessNext is one turn of the process loop (informer.md §6.1): pop one item, or one batch when
 // the queue supports it and batch pop is on, as client-go would; under blockDeltas update the
-// cache, then append the notifications to the listeners' buffers (§6.2–§6.4). It then latches
-// the informer synced if the queue's initial population has now been processed (§1.4), which may
-// latch registrations too. It returns the processing error, which client-go drops: the driver
+// cache, then append the notifications to the listeners' buffers (§6.2–§6.4). It latches the
+// informer synced once the queue's initial population has been processed (§1.4), which may latch
+// registrations too: a DeltaFIFO latches as it pops the last initial item, before processing it
+// (§5.2), a RealFIFO after processing it. It returns the processing error, which client-go drops: the driver
 // may log it, nothing is retried. ProcessNext with QueueLen() == 0 panics.
 func (st *Stepper) ProcessNext() error {
 	invariant.Check(st.QueueLen() > 0, "informer: ProcessNext with an empty queue")

@@ -202,7 +202,8 @@ type Queue interface {
 	// Len is the number of items Pop can still hand out.
 	Len() int
 	Pop(process PopProcessFunc) (any, error)
-	// HasSynced reports whether the initial population has been popped and processed (sticky).
+	// HasSynced reports whether the initial population has been popped and processed (sticky);
+	// DeltaFIFO counts an item when it is popped, before it is processed (informer.md §5.2).
 	HasSynced() bool
 	Close()
 }
