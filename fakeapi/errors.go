@@ -40,10 +40,11 @@ func NewConnectionRefused() error {
 	}
 }
 
-// NewExpired builds the 410 Expired a watch-cache sends for a watch or list below its history:
-// "too old resource version: N (M)" (fakeapi.md §4.6 row 3).
-func NewExpired(requested, oldest uint64) *apierrors.StatusError {
-	return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", requested, oldest))
+// NewExpired builds the 410 Expired a watch cache sends for a watch below its history: "too old
+// resource version: N (M)", where M is the lowest RV the cache can still watch from, i.e. the
+// revision just before its oldest retained event (fakeapi.md §4.6 row 3, §4.7).
+func NewExpired(requested, lowest uint64) *apierrors.StatusError {
+	return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", requested, lowest))
 }
 
 // errListTooOld is the etcd-path 410 of fakeapi.md §3.2 row 1.

@@ -390,7 +390,7 @@ func (s *Server) openWatchInner_locked(gvr schema.GroupVersionResource, ns strin
 			w.cursor = r.cacheRV
 		case rvExact:
 			if req.rv < r.historyFrom {
-				err := NewExpired(req.rv, r.historyFrom+1)
+				err := NewExpired(req.rv, r.historyFrom)
 				if s.cfg.ExpiredWatchAsError {
 					return nil, err
 				}
