@@ -67,6 +67,12 @@ func NewDeltaFIFOWithOptions(opts DeltaFIFOOptions) *DeltaFIFO {
 // KeyOf returns the key of an object, of the newest object of a Deltas, or of a tombstone
 // (informer.md §5.2; client-go TestDeltaFIFO_KeyOf).
 func (f *DeltaFIFO) KeyOf(obj any) (string, error) {
+	return queuedKeyOf(f.keyFunc, obj)
+}
+
+// queuedKeyOf is the key of something a queue holds: the newest object of a Deltas (an empty
+// one is a KeyError), a tombstone's Key, or keyFunc of a plain object (informer.md §5.2, §5.3).
+func queuedKeyOf(keyFunc KeyFunc, obj any) (string, error) {
 	if d, ok := obj.(Deltas); ok {
 		if len(d) == 0 {
 			return "", KeyError{Obj: obj, Err: ErrZeroLengthDeltas}
@@ -76,7 +82,7 @@ func (f *DeltaFIFO) KeyOf(obj any) (string, error) {
 	if d, ok := obj.(DeletedFinalStateUnknown); ok {
 		return d.Key, nil
 	}
-	return f.keyFunc(obj)
+	return keyFunc(obj)
 }
 
 func (f *DeltaFIFO) checkSynced() {

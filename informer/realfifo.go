@@ -96,19 +96,10 @@ func NewRealFIFO(opts RealFIFOOptions) *RealFIFO {
 
 // keyOf returns the key of an object, a Delta, the newest object of a Deltas, or a tombstone.
 func (f *RealFIFO) keyOf(obj any) (string, error) {
-	if d, ok := obj.(Deltas); ok {
-		if len(d) == 0 {
-			return "", KeyError{Obj: obj, Err: ErrZeroLengthDeltas}
-		}
-		obj = d.Newest().Object
-	}
 	if d, ok := obj.(Delta); ok {
 		obj = d.Object
 	}
-	if d, ok := obj.(DeletedFinalStateUnknown); ok {
-		return d.Key, nil
-	}
-	return f.keyFunc(obj)
+	return queuedKeyOf(f.keyFunc, obj)
 }
 
 // checkSynced latches synced once populated and the initial population is processed.

@@ -417,23 +417,23 @@ func (s *sharedIndexInformer) LastSyncResourceVersion() string {
 
 // SetWatchErrorHandler implements SharedInformer.
 func (s *sharedIndexInformer) SetWatchErrorHandler(handler WatchErrorHandler) error {
-	s.startedLock.Lock()
-	defer s.startedLock.Unlock()
-	if s.started {
-		return errAlreadyStarted
-	}
-	s.watchErrorHandler = handler
-	return nil
+	return s.beforeStart(func() { s.watchErrorHandler = handler })
 }
 
 // SetTransform implements SharedInformer.
 func (s *sharedIndexInformer) SetTransform(handler TransformFunc) error {
+	return s.beforeStart(func() { s.transform = handler })
+}
+
+// beforeStart runs set under startedLock if the informer has not started, and otherwise returns
+// client-go's "informer has already started" (informer.md §1.5).
+func (s *sharedIndexInformer) beforeStart(set func()) error {
 	s.startedLock.Lock()
 	defer s.startedLock.Unlock()
 	if s.started {
 		return errAlreadyStarted
 	}
-	s.transform = handler
+	set()
 	return nil
 }
 

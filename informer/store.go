@@ -83,6 +83,12 @@ func (c *cache) Add(obj any) error { return c.set(obj) }
 func (c *cache) Update(obj any) error { return c.set(obj) }
 
 func (c *cache) set(obj any) error {
+	return c.write(obj, c.setLocked)
+}
+
+// write is one single-object write: key obj, then under the lock apply it and record obj's RV as
+// the store RV, unless obj is a tombstone or has no metadata (informer.md §8.2).
+func (c *cache) write(obj any, apply func(key string, obj any)) error {
 	key, err := c.keyFunc(obj)
 	if err != nil {
 		return KeyError{Obj: obj, Err: err}
@@ -90,7 +96,7 @@ func (c *cache) set(obj any) error {
 	rv, hasMeta := rvOf(obj)
 	c.lock.Lock()
 	defer c.lock.Unlock()
-	c.setLocked(key, obj)
+	apply(key, obj)
 	if hasMeta {
 		c.rv = rv
 	}
@@ -106,18 +112,7 @@ func (c *cache) setLocked(key string, obj any) {
 // Delete removes the object with obj's key; an absent key is not an error. The store RV becomes
 // obj's RV unless obj is a tombstone or has no metadata (informer.md §8.2).
 func (c *cache) Delete(obj any) error {
-	key, err := c.keyFunc(obj)
-	if err != nil {
-		return KeyError{Obj: obj, Err: err}
-	}
-	rv, hasMeta := rvOf(obj)
-	c.lock.Lock()
-	defer c.lock.Unlock()
-	c.deleteLocked(key)
-	if hasMeta {
-		c.rv = rv
-	}
-	return nil
+	return c.write(obj, func(key string, _ any) { c.deleteLocked(key) })
 }
 
 func (c *cache) deleteLocked(key string) {
