@@ -206,3 +206,24 @@ func TestDriversAgree(t *testing.T) {
 		}
 	}
 }
+
+// informer.md §16 "Empty initial LIST" under the goroutine driver: with a DeltaFIFO or a
+// non-atomic RealFIFO the empty first Replace syncs the queue with nothing to pop, and the
+// Reflector's write itself (under the driver's queue lock) latches the informer and a
+// registration. Method: Run over an empty server, wait for both HasSynced, stop.
+func TestRunEmptyInitialListSyncs(t *testing.T) {
+	for _, mode := range []QueueMode{QueueDeltaFIFO, QueueRealFIFONonAtomic} {
+		t.Run(mode.String(), func(t *testing.T) {
+			e := newInfRunEnv(newInfLW(), SharedIndexInformerOptions{QueueMode: mode})
+			reg, err := e.inf.AddEventHandler(&infRec{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.start()
+			infEventually(t, "informer and registration synced", func() bool {
+				return e.inf.HasSynced() && reg.HasSynced()
+			})
+			e.stop()
+		})
+	}
+}

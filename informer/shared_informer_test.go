@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // informer.md §12.1 TestListenerResyncPeriods: informer 1s, listeners 0/2s/3s: all get the
@@ -362,6 +363,35 @@ func TestInformerSyncedTimingByQueue(t *testing.T) {
 			}
 			if got := synced < last; got != c.syncedBefore {
 				t.Errorf("synced before the last initial cache write = %v, want %v; trace:\n%s", got, c.syncedBefore, strings.Join(trace, "\n"))
+			}
+		})
+	}
+}
+
+// informer.md §16 "Delete of an object not in the cache", §5.2, §5.3: a watch DELETED for a key
+// the informer never cached reaches OnDelete under RealFIFO (both modes, batch pop on) and is
+// dropped at enqueue time under DeltaFIFO. Method: sync on one object, inject the DELETED,
+// quiesce, compare what the handler saw.
+func TestWatchDeleteOfUnknownKeyByQueue(t *testing.T) {
+	for _, c := range []struct {
+		mode QueueMode
+		want []string
+	}{
+		{QueueRealFIFO, []string{"delete ns/ghost@9"}},
+		{QueueRealFIFONonAtomic, []string{"delete ns/ghost@9"}},
+		{QueueDeltaFIFO, nil},
+	} {
+		t.Run(c.mode.String(), func(t *testing.T) {
+			e := newInfStep(t, SharedIndexInformerOptions{QueueMode: c.mode})
+			e.lw.set("p1")
+			rec, _ := e.handler(nil)
+			e.st.Start()
+			e.quiesce()
+			rec.take()
+			e.lw.inject(watch.Event{Type: watch.Deleted, Object: infObj("ghost", 9)})
+			e.quiesce()
+			if diff := cmp.Diff(rec.take(), c.want); diff != "" {
+				t.Errorf("handler calls (-got +want):\n%s", diff)
 			}
 		})
 	}
