@@ -478,21 +478,24 @@ func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unst
 	if dryRun {
 		return next, nil
 	}
-	if cur.GetDeletionTimestamp() != nil && len(next.GetFinalizers()) == 0 && !s.graceRemaining(res, cur) {
-		// The last finalizer of a terminating object is gone: the update deletes it (§5.2).
-		return s.commit_locked(res, key, watch.Deleted, nil, next).DeepCopy(), nil
+	if deleteDuringUpdate(cur, next) {
+		// The update empties the finalizers of a terminating object (§5.2): it is never stored;
+		// the stored object is deleted instead, so DELETED carries the stored state (MH-10), and
+		// the caller gets back the object it sent, as the registry's deleteWithoutFinalizers does.
+		s.commit_locked(res, key, watch.Deleted, nil, cur)
+		return next, nil
 	}
 	return s.commit_locked(res, key, watch.Modified, next, cur).DeepCopy(), nil
 }
 
-// graceRemaining reports whether a gracefully deleted object still waits for its grace period
-// (a delete with grace 0 ends it, §5.3).
-func (s *Server) graceRemaining(res *resourceStore, cur *unstructured.Unstructured) bool {
-	if !res.info.GracefulDelete {
+// deleteDuringUpdate is the registry's ShouldDeleteDuringUpdate: an update that leaves no
+// finalizers deletes an object whose deletion was requested, once no grace period remains.
+func deleteDuringUpdate(cur, next *unstructured.Unstructured) bool {
+	if len(next.GetFinalizers()) > 0 || cur.GetDeletionTimestamp() == nil {
 		return false
 	}
 	g := cur.GetDeletionGracePeriodSeconds()
-	return g != nil && *g > 0
+	return g == nil || *g == 0
 }
 
 func copyMeta(dst, src *unstructured.Unstructured, fields ...string) {
@@ -549,7 +552,7 @@ func (s *Server) delete_locked(res *resourceStore, key objKey, opts metav1.Delet
 	if cur.GetDeletionTimestamp() != nil {
 		// Already terminating: only a grace-0 delete of a graceful object with no finalizers
 		// does anything more.
-		if res.info.GracefulDelete && grace == 0 && len(cur.GetFinalizers()) == 0 && s.graceRemaining(res, cur) {
+		if res.info.GracefulDelete && grace == 0 && len(cur.GetFinalizers()) == 0 && !deleteDuringUpdate(cur, cur) {
 			return s.commit_locked(res, key, watch.Deleted, nil, cur).DeepCopy(), nil
 		}
 		return cur.DeepCopy(), nil

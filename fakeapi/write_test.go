@@ -251,3 +251,43 @@ func TestPatchCopyBomb(t *testing.T) {
 	_, err := s.Resource(cmGVR).Namespace("ns").Patch(bg, "a", types.JSONPatchType, []byte(ops), metav1.PatchOptions{})
 	wantStatus(t, err, 422, metav1.StatusReasonInvalid)
 }
+
+// TestLastFinalizerRemovalDeletesStoredState checks fakeapi.md §5.2 row "removes the last
+// finalizer" with MH-10: the update that empties the finalizers of a terminating object is never
+// stored; the server deletes the stored object instead (registry ShouldDeleteDuringUpdate, then a
+// storage delete), so the DELETED event carries the last stored state, finalizer and all, at the
+// deletion revision. The caller gets the object it sent back. Method: watch, remove the finalizer
+// and add a label in one update, and compare the event's content with the stored state.
+func TestLastFinalizerRemovalDeletesStoredState(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	c := cm("ns", "f", nil)
+	c.SetFinalizers([]string{"example.com/f"})
+	created := mustCreate(t, s, cmGVR, c)
+	w := mustWatch(t, s, cmGVR, "ns", metav1.ListOptions{ResourceVersion: created.GetResourceVersion()})
+	rc := s.Resource(cmGVR).Namespace("ns")
+	if err := rc.Delete(bg, "f", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	terminating, _ := rc.Get(bg, "f", metav1.GetOptions{})
+	next := terminating.DeepCopy()
+	next.SetFinalizers(nil)
+	next.SetLabels(map[string]string{"late": "edit"})
+	got := mustUpdate(t, s, cmGVR, next)
+	if len(got.GetFinalizers()) != 0 || got.GetLabels()["late"] != "edit" {
+		t.Errorf("update returned finalizers %v labels %v, want the sent object", got.GetFinalizers(), got.GetLabels())
+	}
+	if diff := cmp.Diff(drain(w), []string{"MODIFIED ns/f 3", "DELETED ns/f 4"}); diff != "" {
+		t.Errorf("events (-got +want):\n%s", diff)
+	}
+	// Re-watch to read the DELETED object itself.
+	w2 := mustWatch(t, s, cmGVR, "ns", metav1.ListOptions{ResourceVersion: "3"})
+	del, ok := w2.Next()
+	if !ok {
+		t.Fatal("no DELETED event on re-watch")
+	}
+	want := terminating.DeepCopy()
+	want.SetResourceVersion("4")
+	if diff := cmp.Diff(del.Object.(*unstructured.Unstructured).Object, want.Object); diff != "" {
+		t.Errorf("DELETED object is not the last stored state at the deletion revision (-got +want):\n%s", diff)
+	}
+}
