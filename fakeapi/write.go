@@ -536,40 +536,108 @@ func (s *Server) delete_locked(res *resourceStore, key objKey, opts metav1.Delet
 			finalizers = appendMissing(finalizers, metav1.FinalizerDeleteDependents)
 		}
 	}
-	grace := int64(0)
 	if res.info.GracefulDelete {
-		// Pods: graceful only once scheduled; unscheduled pods go at once.
-		if node, _, _ := unstructured.NestedString(cur.Object, "spec", "nodeName"); node != "" {
-			grace = 30
-			if g, ok, _ := unstructured.NestedInt64(cur.Object, "spec", "terminationGracePeriodSeconds"); ok {
-				grace = g
-			}
-			if opts.GracePeriodSeconds != nil {
-				grace = max(*opts.GracePeriodSeconds, 0)
-			}
-		}
+		return s.gracefulDelete_locked(res, key, cur, finalizers, opts.GracePeriodSeconds)
 	}
 	if cur.GetDeletionTimestamp() != nil {
-		// Already terminating: only a grace-0 delete of a graceful object with no finalizers
-		// does anything more.
-		if res.info.GracefulDelete && grace == 0 && len(cur.GetFinalizers()) == 0 && !deleteDuringUpdate(cur, cur) {
-			return s.commit_locked(res, key, watch.Deleted, nil, cur).DeepCopy(), nil
-		}
+		// Already terminating: marking it again changes nothing; the finalizers decide.
 		return cur.DeepCopy(), nil
 	}
-	if len(finalizers) == 0 && grace == 0 {
+	if len(finalizers) == 0 {
 		return s.commit_locked(res, key, watch.Deleted, nil, cur).DeepCopy(), nil
 	}
+	// Finalizers pending: mark as deleting now, with grace 0 (registry markAsDeleting).
 	next := cur.DeepCopy()
 	next.SetFinalizers(finalizers)
-	ts := metav1.NewTime(s.clk.Now().Add(time.Duration(grace) * time.Second))
-	unstructured.SetNestedField(next.Object, ts.UTC().Format(time.RFC3339), "metadata", "deletionTimestamp")
-	unstructured.SetNestedField(next.Object, grace, "metadata", "deletionGracePeriodSeconds")
-	if g := next.GetGeneration(); g > 0 {
-		next.SetGeneration(g + 1) // apiserver rest.BeforeDelete bumps generation
-	}
+	s.markDeleting(next, 0)
 	return s.commit_locked(res, key, watch.Modified, next, cur).DeepCopy(), nil
 }
+
+// markDeleting sets deletionTimestamp to now plus grace and deletionGracePeriodSeconds to grace,
+// bumping a tracked generation, as rest.BeforeDelete does on the first delete.
+func (s *Server) markDeleting(u *unstructured.Unstructured, grace int64) {
+	s.setDeletion(u, s.clk.Now().Add(time.Duration(grace)*time.Second), grace)
+	if g := u.GetGeneration(); g > 0 {
+		u.SetGeneration(g + 1)
+	}
+}
+
+func (s *Server) setDeletion(u *unstructured.Unstructured, at time.Time, grace int64) {
+	unstructured.SetNestedField(u.Object, at.UTC().Format(time.RFC3339), "metadata", "deletionTimestamp")
+	unstructured.SetNestedField(u.Object, grace, "metadata", "deletionGracePeriodSeconds")
+}
+
+// gracefulDelete_locked is DELETE for kinds with graceful deletion (pods), following
+// rest.BeforeDelete, the pod strategy's CheckGracefulDelete and the registry's Delete
+// (fakeapi.md §5.3): the deletion fields are always stored first (one MODIFIED), and the object
+// is removed (DELETED, carrying that state) only when the grace period is 0 and no finalizer
+// remains. On a terminating object a delete may only shorten the grace period.
+func (s *Server) gracefulDelete_locked(res *resourceStore, key objKey, cur *unstructured.Unstructured, finalizers []string, requested *int64) (*unstructured.Unstructured, error) {
+	if requested != nil && *requested < 0 {
+		requested = ptrTo(int64(1)) // negative grace periods count as 1 s
+	}
+	next := cur.DeepCopy()
+	if ts := cur.GetDeletionTimestamp(); ts != nil {
+		g := cur.GetDeletionGracePeriodSeconds()
+		if g == nil || *g == 0 {
+			// Terminating with no grace left: delete unless finalizers remain (recovery path).
+			if len(cur.GetFinalizers()) > 0 {
+				return cur.DeepCopy(), nil
+			}
+			return s.commit_locked(res, key, watch.Deleted, nil, cur).DeepCopy(), nil
+		}
+		if requested == nil || *requested >= *g {
+			return cur.DeepCopy(), nil // graceful deletion already pending
+		}
+		period := *requested
+		at := ts.Add(time.Duration(period-*g) * time.Second)
+		if now := s.clk.Now(); at.Before(now) {
+			at = now
+			if period != 0 {
+				period = 1 // still graceful: another actor makes the final grace-0 delete
+			}
+		}
+		s.setDeletion(next, at, period)
+	} else {
+		if node, _, _ := unstructured.NestedString(cur.Object, "spec", "nodeName"); node == "" && len(finalizers) == 0 {
+			// Deviation: the apiserver stores deletionTimestamp first here too (MODIFIED, then
+			// DELETED); the fake deletes an unscheduled pod at once because sim's pinned traces
+			// use such pods. See "Simplifications" in doc.go.
+			return s.commit_locked(res, key, watch.Deleted, nil, cur).DeepCopy(), nil
+		}
+		next.SetFinalizers(finalizers)
+		s.markDeleting(next, podGracePeriod(cur, requested))
+	}
+	mod := s.commit_locked(res, key, watch.Modified, next, cur)
+	if g := next.GetDeletionGracePeriodSeconds(); len(next.GetFinalizers()) > 0 || *g > 0 {
+		return mod.DeepCopy(), nil
+	}
+	return s.commit_locked(res, key, watch.Deleted, nil, mod).DeepCopy(), nil
+}
+
+// podGracePeriod is the pod strategy's CheckGracefulDelete: the requested grace, else the pod's
+// terminationGracePeriodSeconds (defaulted to 30 by the API), and 0 for a pod that is not
+// scheduled or has already terminated.
+func podGracePeriod(pod *unstructured.Unstructured, requested *int64) int64 {
+	period := int64(30)
+	if requested != nil {
+		period = *requested
+	} else if g, ok, _ := unstructured.NestedInt64(pod.Object, "spec", "terminationGracePeriodSeconds"); ok {
+		period = g
+	}
+	if node, _, _ := unstructured.NestedString(pod.Object, "spec", "nodeName"); node == "" {
+		period = 0
+	}
+	if phase, _, _ := unstructured.NestedString(pod.Object, "status", "phase"); phase == "Failed" || phase == "Succeeded" {
+		period = 0
+	}
+	if period < 0 {
+		period = 1
+	}
+	return period
+}
+
+func ptrTo[T any](v T) *T { return &v }
 
 func appendMissing(xs []string, x string) []string {
 	if slices.Contains(xs, x) {
