@@ -412,7 +412,10 @@ func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unst
 	name := key.name
 	switch rv := u.GetResourceVersion(); {
 	case rv == "" && res.info.RequireResourceVersion:
-		return nil, s.invalid(res, name, field.ErrorList{field.Invalid(field.NewPath("metadata", "resourceVersion"), "", "must be specified for an update")})
+		// The registry's Update qualifies this one by resource, not kind, and reports the parsed
+		// RV (a uint64 zero).
+		qualified := schema.GroupKind{Group: gr.Group, Kind: gr.Resource}
+		return nil, apierrors.NewInvalid(qualified, name, field.ErrorList{field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update")})
 	case rv != "":
 		if _, err := strconv.ParseUint(rv, 10, 64); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q", rv))

@@ -127,7 +127,16 @@ func TestUpdateRequiresResourceVersionForCustomResources(t *testing.T) {
 	cur := mustCreate(t, s, depGVR, obj("Deployment", "ns", "w", nil))
 	cur.SetResourceVersion("")
 	_, err := s.Resource(depGVR).Namespace("ns").Update(bg, cur, metav1.UpdateOptions{})
-	wantStatus(t, err, 422, metav1.StatusReasonInvalid)
+	se := wantStatus(t, err, 422, metav1.StatusReasonInvalid)
+	// fakeapi.md §5.2 "Empty RV": the registry's Update names the resource (not the kind) and
+	// the parsed RV, a uint64 0.
+	want := `deployments.apps "w" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`
+	if got := se.ErrStatus.Message; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+	if got, want := se.ErrStatus.Details.Kind, "deployments"; got != want {
+		t.Errorf("details kind %q, want %q", got, want)
+	}
 }
 
 // TestDeleteSemantics checks §5.3: preconditions, propagation finalizers, pods' graceful delete.
