@@ -71,6 +71,16 @@
 // ([Server.Requests], [Server.WatchEvents]) and can be observed as it happens
 // ([Server.OnRecord]).
 //
+// # Errors
+//
+// Every operating error the server returns is an *apierrors.StatusError (or, for injected
+// transport faults, the error given to FailNext), because client-go type-asserts it and reads its
+// Status. There are no errors.Is sentinels (style rule 16): StatusError has no Is method, so a
+// sentinel would only match if the server returned that very value, losing the name, message and
+// details, and a wrapper type would stop being a *StatusError. Branch with apimachinery's
+// predicates instead: apierrors.IsNotFound, IsAlreadyExists, IsConflict, IsResourceExpired,
+// IsTimeout with HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge), or ReasonForError.
+//
 // # Implementation notes
 //
 // One mutex guards the whole server; methods ending in _locked expect it held. Objects are
