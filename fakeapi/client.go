@@ -128,6 +128,14 @@ func (c *ResourceClient) key(name string) (*resourceStore, objKey, error) {
 	return res, objKey{ns, name}, nil
 }
 
+// target_locked takes an injected failure for verb, then resolves the object key of name.
+func (c *ResourceClient) target_locked(verb Verb, name string) (*resourceStore, objKey, error) {
+	if err := c.srv.takeFailure_locked(verb, c.gvr); err != nil {
+		return nil, objKey{}, err
+	}
+	return c.key(name)
+}
+
 // Delete implements DELETE (§5.3): preconditions, finalizers, propagation policy, and graceful
 // deletion for kinds that have it.
 func (c *ResourceClient) Delete(ctx context.Context, name string, options metav1.DeleteOptions, subresources ...string) error {
@@ -138,10 +146,7 @@ func (c *ResourceClient) Delete(ctx context.Context, name string, options metav1
 		if err := ctxErr(ctx); err != nil {
 			return nil, err
 		}
-		if err := c.srv.takeFailure_locked(VerbDelete, c.gvr); err != nil {
-			return nil, err
-		}
-		res, key, err := c.key(name)
+		res, key, err := c.target_locked(VerbDelete, name)
 		if err != nil {
 			return nil, err
 		}
@@ -197,10 +202,7 @@ func (c *ResourceClient) Get(ctx context.Context, name string, options metav1.Ge
 		if err := ctxErr(ctx); err != nil {
 			return nil, err
 		}
-		if err := c.srv.takeFailure_locked(VerbGet, c.gvr); err != nil {
-			return nil, err
-		}
-		res, key, err := c.key(name)
+		res, key, err := c.target_locked(VerbGet, name)
 		if err != nil {
 			return nil, err
 		}
@@ -248,10 +250,7 @@ func (c *ResourceClient) Patch(ctx context.Context, name string, pt types.PatchT
 		if pt != types.JSONPatchType && pt != types.MergePatchType {
 			return nil, apierrors.NewMethodNotSupported(c.gvr.GroupResource(), "patch "+string(pt))
 		}
-		if err := s.takeFailure_locked(VerbPatch, c.gvr); err != nil {
-			return nil, err
-		}
-		res, key, err := c.key(name)
+		res, key, err := c.target_locked(VerbPatch, name)
 		if err != nil {
 			return nil, err
 		}

@@ -43,27 +43,24 @@ func (s *Server) takeFailure_locked(verb Verb, gvr schema.GroupVersionResource) 
 // the channel close), else with one ERROR event carrying err's Status (see [NewWatchError]).
 // Pending events are dropped, as when a connection closes.
 func (s *Server) CloseWatch(id uint64, err error) error {
+	return s.closeOpenWatch(id, CloseFault, err)
+}
+
+func (s *Server) closeOpenWatch(id uint64, reason CloseReason, err error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w, ok := s.watchers[id]
 	if !ok {
 		return fmt.Errorf("fakeapi: no open watch %d", id)
 	}
-	w.close_locked(CloseFault, err)
+	w.close_locked(reason, err)
 	return nil
 }
 
 // CloseSlowConsumer ends open watch id the way the cacher cuts off an unresponsive watcher: a
 // clean close recorded as CloseSlowConsumer (F-8, k/k#125123).
 func (s *Server) CloseSlowConsumer(id uint64) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	w, ok := s.watchers[id]
-	if !ok {
-		return fmt.Errorf("fakeapi: no open watch %d", id)
-	}
-	w.close_locked(CloseSlowConsumer, nil)
-	return nil
+	return s.closeOpenWatch(id, CloseSlowConsumer, nil)
 }
 
 // CloseAllWatches ends every open watch, in ID order, as CloseWatch does.

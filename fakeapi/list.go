@@ -59,18 +59,7 @@ func (s *Server) list_locked(gvr schema.GroupVersionResource, ns string, opts me
 }
 
 func (s *Server) listInner_locked(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, pin int, rq *Request) (*unstructured.UnstructuredList, error) {
-	s.advance_locked()
-	res, ok := s.lookup_locked(gvr)
-	if !ok {
-		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
-	}
-	if !res.info.Namespaced {
-		ns = ""
-	}
-	if err := s.takeFailure_locked(VerbList, gvr); err != nil {
-		return nil, err
-	}
-	req, err := parseRequest(res, opts, false)
+	res, ns, req, err := s.readRequest_locked(VerbList, gvr, ns, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +129,28 @@ func (s *Server) listInner_locked(gvr schema.GroupVersionResource, ns string, op
 		s.advanceReplica_locked(r, n)
 	}
 	return s.page_locked(res, ns, req, r.cacheRV, nil, req.limit), nil
+}
+
+// readRequest_locked is the common start of LIST and WATCH: due timed work runs first, then the
+// resource is looked up (404), its scope applied, an injected failure taken, and the options
+// parsed and validated.
+func (s *Server) readRequest_locked(verb Verb, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (*resourceStore, string, *request, error) {
+	s.advance_locked()
+	res, ok := s.lookup_locked(gvr)
+	if !ok {
+		return nil, "", nil, apierrors.NewNotFound(gvr.GroupResource(), "")
+	}
+	if !res.info.Namespaced {
+		ns = ""
+	}
+	if err := s.takeFailure_locked(verb, gvr); err != nil {
+		return nil, "", nil, err
+	}
+	req, err := parseRequest(res, opts, verb == VerbWatch)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return res, ns, req, nil
 }
 
 // reachesWithinWait_locked reports whether replica r would process revision n within the wait

@@ -346,18 +346,7 @@ func (s *Server) openWatch_locked(gvr schema.GroupVersionResource, ns string, op
 }
 
 func (s *Server) openWatchInner_locked(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, pin int, rq *Request) (*Watcher, error) {
-	s.advance_locked()
-	res, ok := s.lookup_locked(gvr)
-	if !ok {
-		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
-	}
-	if !res.info.Namespaced {
-		ns = ""
-	}
-	if err := s.takeFailure_locked(VerbWatch, gvr); err != nil {
-		return nil, err
-	}
-	req, err := parseRequest(res, opts, true)
+	res, ns, req, err := s.readRequest_locked(VerbWatch, gvr, ns, opts)
 	if err != nil {
 		return nil, err
 	}
