@@ -52,7 +52,7 @@ func (s *sharedIndexInformer) Run(ctx context.Context) {
 	s.driver = driverRun
 	d := &runDriver{s: s}
 	d.queueCond = sync.NewCond(&d.queueLock)
-	s.start_locked(&d.queueLock, d.queueCond.Signal)
+	s.start_locked(ctx, &d.queueLock, d.queueCond.Signal)
 	s.run = d
 	s.procLock.Lock()
 	for _, l := range s.processor.listeners {
@@ -89,6 +89,7 @@ func (d *runDriver) startListener_locked(l *listener) {
 	d.listeners.Add(1)
 	go func() {
 		defer d.listeners.Done()
+		defer close(l.runFinished)
 		d.runListener(l)
 	}()
 }

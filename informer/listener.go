@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -121,8 +122,13 @@ type listener struct {
 	removed bool
 
 	// wake is the goroutine driver's condition variable (on the processor lock) that its run
-	// goroutine waits on; nil in the step driver.
+	// goroutine waits on; nil in the step driver and before Run starts the goroutine.
 	wake *sync.Cond
+
+	// runFinished is closed once nothing can call the handler any more: when the run goroutine
+	// exits, or, if there is none (step driver, informer never run), at removal. It is
+	// client-go's runFinished, which ShutDownEventHandler waits on (informer.md §1.3).
+	runFinished chan struct{}
 }
 
 func newListener(id int, handler ResourceEventHandler, requested, effective time.Duration, now time.Time) *listener {
@@ -134,7 +140,21 @@ func newListener(id int, handler ResourceEventHandler, requested, effective time
 		resyncPeriod:          effective,
 		nextResync:            now.Add(effective),
 		isSyncing:             true,
+		tracker:               newSyncTracker("event handler " + fmt.Sprintf("%T", handler)),
+		runFinished:           make(chan struct{}),
 	}
+}
+
+// HasSyncedChecker returns the registration's [DoneChecker]: Done is closed when HasSynced
+// latches (informer.md §1.2, §4.6).
+func (l *listener) HasSyncedChecker() DoneChecker {
+	return &l.tracker
+}
+
+// ShutdownChan is closed once the handler can no longer be called (informer.md §1.3); see
+// [ShutDownEventHandler].
+func (l *listener) ShutdownChan() <-chan struct{} {
+	return l.runFinished
 }
 
 // HasSynced reports whether the informer has synced and this handler has returned from every
@@ -200,9 +220,14 @@ func (l *listener) finish(n notification) (latched bool) {
 // remove drops the buffer and marks the listener removed (informer.md §1.3: buffered
 // notifications are discarded; a handler call in progress finishes).
 func (l *listener) remove() {
+	if l.removed {
+		return
+	}
 	l.removed = true
 	l.buf = ring{}
 	if l.wake != nil {
-		l.wake.Broadcast()
+		l.wake.Broadcast() // the run goroutine exits and closes runFinished
+	} else {
+		close(l.runFinished) // no goroutine: nothing can call the handler any more
 	}
 }

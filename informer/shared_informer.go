@@ -34,6 +34,10 @@ type ListerWatcher interface {
 // an open stream end the pass without an error and never reach it.
 type WatchErrorHandler func(r *Reflector, err error)
 
+// WatchErrorHandlerWithContext is a [WatchErrorHandler] that also receives the context the
+// informer runs under: Run's ctx, or context.Background() under the step driver (informer.md §1.5).
+type WatchErrorHandlerWithContext func(ctx context.Context, r *Reflector, err error)
+
 // QueueMode selects the queue between the Reflector and the process loop (informer.md §0.2, §5).
 type QueueMode int
 
@@ -103,6 +107,9 @@ type ResourceEventHandlerRegistration interface {
 	// every initial-list add it was given, including a late joiner's snapshot (informer.md
 	// §3, §4.6). Sticky.
 	HasSynced() bool
+	// HasSyncedChecker is HasSynced as a [DoneChecker], for [WaitFor]. Its name is the
+	// informer checker's name + " + event handler <handler's Go type>".
+	HasSyncedChecker() DoneChecker
 }
 
 // SharedInformer maintains a cache of one resource from a ListerWatcher and fans its changes out
@@ -126,10 +133,16 @@ type SharedInformer interface {
 	// HasSynced reports whether the queue's initial population has been processed (§1.4);
 	// with a DeltaFIFO, popped: it may turn true while the last initial item is processed (§5.2).
 	HasSynced() bool
+	// HasSyncedChecker is HasSynced as a [DoneChecker] named "SharedIndexInformer <type>", for
+	// [WaitFor] (§1.4).
+	HasSyncedChecker() DoneChecker
 	// LastSyncResourceVersion is the Reflector's last synced resourceVersion; "" before start.
 	LastSyncResourceVersion() string
 	// SetWatchErrorHandler sets the Reflector's error handler; only before start (§1.5).
 	SetWatchErrorHandler(handler WatchErrorHandler) error
+	// SetWatchErrorHandlerWithContext is SetWatchErrorHandler for a handler that takes the
+	// informer's context; the last call of either wins (§1.5).
+	SetWatchErrorHandlerWithContext(handler WatchErrorHandlerWithContext) error
 	// SetTransform sets the function applied to objects before they are queued; only before
 	// start (§1.5).
 	SetTransform(handler TransformFunc) error
@@ -218,6 +231,7 @@ func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.O
 		defaultEventHandlerResyncPeriod: o.ResyncPeriod,
 		resyncCheckPeriod:               o.ResyncPeriod,
 		processor:                       newProcessor(),
+		syncedCh:                        make(chan struct{}),
 	}
 }
 
@@ -244,7 +258,7 @@ type sharedIndexInformer struct {
 	driver            driverKind
 	resyncCheckPeriod time.Duration // lowered by pre-start registrations, frozen at start (§2.2)
 	transform         TransformFunc
-	watchErrorHandler WatchErrorHandler
+	watchErrorHandler WatchErrorHandlerWithContext
 	stepper           *Stepper
 	run               *runDriver // goroutine driver state, nil in the step driver
 
@@ -264,8 +278,10 @@ type sharedIndexInformer struct {
 	procLock  sync.Mutex
 	processor *processor
 
-	// synced latches when the queue's initial population has been processed (§1.4).
-	synced atomic.Bool
+	// synced latches when the queue's initial population has been processed (§1.4); syncedCh
+	// is closed at the same moment, for HasSyncedChecker.
+	synced   atomic.Bool
+	syncedCh chan struct{}
 
 	// observer receives step events (step driver only; set before start, read without lock).
 	observer func(StepEvent)
@@ -315,7 +331,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 
 	if !s.started {
 		s.procLock.Lock()
-		l := newListener(s.processor.newID(), handler, p, effective, s.clock.Now())
+		l := s.newListener(handler, p, effective)
 		s.processor.addListener(l)
 		s.procLock.Unlock()
 		s.emit(StepEvent{Kind: StepRegistered, Handler: l.id})
@@ -331,7 +347,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 	snapshot := s.indexer.List()
 	s.orderRand.Shuffle(len(snapshot), func(i, j int) { snapshot[i], snapshot[j] = snapshot[j], snapshot[i] })
 	s.procLock.Lock()
-	l := newListener(s.processor.newID(), handler, p, effective, s.clock.Now())
+	l := s.newListener(handler, p, effective)
 	s.processor.addListener(l)
 	if s.run != nil {
 		s.run.startListener_locked(l)
@@ -352,6 +368,14 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 		s.emit(StepEvent{Kind: StepHandlerSynced, Handler: l.id})
 	}
 	return l, nil
+}
+
+// newListener builds the listener of a new registration; its sync checker is named after the
+// informer's (informer.md §4.6). Must hold procLock.
+func (s *sharedIndexInformer) newListener(handler ResourceEventHandler, requested, effective time.Duration) *listener {
+	l := newListener(s.processor.newID(), handler, requested, effective, s.clock.Now())
+	l.tracker.name = s.checkerName() + " + " + l.tracker.name
+	return l
 }
 
 // determineResyncPeriod is informer.md §2.2's rule.
@@ -386,6 +410,26 @@ func (s *sharedIndexInformer) RemoveEventHandler(handle ResourceEventHandlerRegi
 	return nil
 }
 
+// ShutDownEventHandler removes handle from informer, as RemoveEventHandler does, and then waits
+// until the handler can no longer be called: under Run, until the registration's goroutine has
+// returned from the callback it was in, if any; under the step driver, or for an informer that
+// never ran, at once, since nothing calls a handler concurrently (informer.md §1.3, v0.37).
+// Like RemoveEventHandler it is idempotent: a removed handle, or one removed by the informer's
+// stop, returns at once. It must not be called from inside that handler's own callback under Run
+// (it would wait for itself), and a handle of another informer makes it wait until that informer
+// lets go of it, as in client-go. A handle that is not this package's gives an error.
+func ShutDownEventHandler(informer SharedInformer, handle ResourceEventHandlerRegistration) error {
+	if err := informer.RemoveEventHandler(handle); err != nil {
+		return err
+	}
+	sc, ok := handle.(interface{ ShutdownChan() <-chan struct{} })
+	if !ok {
+		return errors.New("handle does not support ShutdownChan()")
+	}
+	<-sc.ShutdownChan()
+	return nil
+}
+
 // GetStore implements SharedInformer.
 func (s *sharedIndexInformer) GetStore() Store { return s.indexer }
 
@@ -405,6 +449,20 @@ func (s *sharedIndexInformer) AddIndexers(indexers Indexers) error {
 // HasSynced implements SharedInformer.
 func (s *sharedIndexInformer) HasSynced() bool { return s.synced.Load() }
 
+// HasSyncedChecker implements SharedInformer.
+func (s *sharedIndexInformer) HasSyncedChecker() DoneChecker { return informerChecker{s} }
+
+// checkerName is the informer's DoneChecker name (informer.md §1.4).
+func (s *sharedIndexInformer) checkerName() string {
+	return fmt.Sprintf("SharedIndexInformer %T", s.exampleObject)
+}
+
+// informerChecker is the informer's DoneChecker: Done is closed when it latches synced.
+type informerChecker struct{ s *sharedIndexInformer }
+
+func (c informerChecker) Name() string          { return c.s.checkerName() }
+func (c informerChecker) Done() <-chan struct{} { return c.s.syncedCh }
+
 // LastSyncResourceVersion implements SharedInformer.
 func (s *sharedIndexInformer) LastSyncResourceVersion() string {
 	s.reflectorLock.Lock()
@@ -417,6 +475,15 @@ func (s *sharedIndexInformer) LastSyncResourceVersion() string {
 
 // SetWatchErrorHandler implements SharedInformer.
 func (s *sharedIndexInformer) SetWatchErrorHandler(handler WatchErrorHandler) error {
+	var h WatchErrorHandlerWithContext
+	if handler != nil {
+		h = func(_ context.Context, r *Reflector, err error) { handler(r, err) }
+	}
+	return s.beforeStart(func() { s.watchErrorHandler = h })
+}
+
+// SetWatchErrorHandlerWithContext implements SharedInformer.
+func (s *sharedIndexInformer) SetWatchErrorHandlerWithContext(handler WatchErrorHandlerWithContext) error {
 	return s.beforeStart(func() { s.watchErrorHandler = handler })
 }
 
@@ -447,8 +514,9 @@ func (s *sharedIndexInformer) IsStopped() bool {
 // start_locked is what both drivers do at start (informer.md §1.6 step 2): freeze the resync
 // check period, build the queue and the Reflector, and mark the informer started. The Reflector
 // writes to the queue through a [reflectorQueue]; queueLock and wake are the goroutine driver's
-// queue lock and process-loop wake-up, nil in the step driver. Must hold startedLock.
-func (s *sharedIndexInformer) start_locked(queueLock sync.Locker, wake func()) {
+// queue lock and process-loop wake-up, nil in the step driver; ctx is what the watch error
+// handler receives. Must hold startedLock.
+func (s *sharedIndexInformer) start_locked(ctx context.Context, queueLock sync.Locker, wake func()) {
 	invariant.Check(!s.started && !s.stopped, "informer: start of a started or stopped informer")
 	s.queue = s.newQueue()
 	store := reflectorQueue{s: s, lock: queueLock, wake: wake}
@@ -461,7 +529,7 @@ func (s *sharedIndexInformer) start_locked(queueLock sync.Locker, wake func()) {
 		Rand:         s.reflectorRand,
 	}
 	if h := s.watchErrorHandler; h != nil {
-		opts.WatchErrorHandler = func(err error) { h(s.reflector, err) }
+		opts.WatchErrorHandler = func(err error) { h(ctx, s.reflector, err) }
 	}
 	if s.observer != nil {
 		opts.OnEvent = func(e ReflectorEvent) { s.emit(StepEvent{Kind: StepReflector, Reflector: e}) }
@@ -594,6 +662,7 @@ func (s *sharedIndexInformer) latchIfQueueSynced() {
 	if s.synced.Load() || !s.queue.HasSynced() || !s.synced.CompareAndSwap(false, true) {
 		return
 	}
+	close(s.syncedCh)
 	s.emit(StepEvent{Kind: StepSynced})
 	s.procLock.Lock()
 	ids := s.processor.upstreamSynced(nil)

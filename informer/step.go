@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -84,7 +85,7 @@ func (st *Stepper) Start() {
 	invariant.Check(!st.started && !st.stopped, "informer: Stepper.Start called twice or after Stop")
 	s := st.s
 	s.startedLock.Lock()
-	s.start_locked(nil, nil)
+	s.start_locked(context.Background(), nil, nil)
 	st.started = true
 	s.startedLock.Unlock()
 	s.reflector.Start()

@@ -16,8 +16,14 @@ import (
 //
 // The counter and the upstream flag have no lock: the step driver is single-threaded and the
 // goroutine driver changes them only under the processor lock. The latch is atomic because
-// [ResourceEventHandlerRegistration.HasSynced] reads it from any goroutine without a lock.
+// [ResourceEventHandlerRegistration.HasSynced] reads it from any goroutine without a lock; done is
+// closed when it latches, so that a tracker is also the registration's [DoneChecker]. Build one
+// with newSyncTracker: the zero value has no done channel.
 type syncTracker struct {
+	// name is the DoneChecker name (informer.md §4.6).
+	name string
+	// done is closed when synced latches.
+	done chan struct{}
 	// count is the number of initial-list adds pushed and not yet finished; never negative.
 	count int
 	// upstreamSynced is true once the informer has synced (informer.md §1.4).
@@ -25,6 +31,18 @@ type syncTracker struct {
 	// synced is the one-shot latch: once true, it stays true.
 	synced atomic.Bool
 }
+
+func newSyncTracker(name string) syncTracker {
+	return syncTracker{name: name, done: make(chan struct{})}
+}
+
+var _ DoneChecker = (*syncTracker)(nil)
+
+// Name implements DoneChecker.
+func (t *syncTracker) Name() string { return t.name }
+
+// Done implements DoneChecker: the channel is closed once the tracker has latched synced.
+func (t *syncTracker) Done() <-chan struct{} { return t.done }
 
 // Start records that one initial-list add was pushed. It must be called before the add can be
 // delivered, so that the handle can never appear synced too early (informer.md §3 step 4).
@@ -63,5 +81,6 @@ func (t *syncTracker) check() bool {
 		return false
 	}
 	t.synced.Store(true)
+	close(t.done)
 	return true
 }

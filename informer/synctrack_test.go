@@ -9,7 +9,7 @@ import (
 // informer.md §4.6 (client-go TestSingleFile): synced only when upstream has synced and every
 // started initial add has finished, whichever happens last; then sticky.
 func TestSyncTrackerLatchesWhenBothHold(t *testing.T) {
-	var tr syncTracker
+	tr := newSyncTracker("test")
 	tr.Start()
 	tr.Start()
 	if tr.HasSynced() {
@@ -36,7 +36,7 @@ func TestSyncTrackerLatchesWhenBothHold(t *testing.T) {
 
 // informer.md §4.6: with no initial adds, upstream sync alone latches.
 func TestSyncTrackerUpstreamOnly(t *testing.T) {
-	var tr syncTracker
+	tr := newSyncTracker("test")
 	if got := tr.UpstreamSynced(); !got {
 		t.Fatal("upstream sync with zero count did not latch")
 	}
@@ -48,7 +48,7 @@ func TestSyncTrackerUpstreamOnly(t *testing.T) {
 // informer.md §4.6 (client-go TestSingleFileCounting): an extra Finished panics "negative
 // counter".
 func TestSyncTrackerNegativeCounterPanics(t *testing.T) {
-	var tr syncTracker
+	tr := newSyncTracker("test")
 	tr.Start()
 	tr.Finished()
 	defer func() {
