@@ -64,6 +64,11 @@ func (s *sharedIndexInformer) Run(ctx context.Context) {
 	s.reflectorLock.Unlock()
 	s.startedLock.Unlock()
 
+	if s.direct != nil {
+		d.runDirect(ctx)
+		return
+	}
+
 	var loops sync.WaitGroup
 	loops.Add(2)
 	go func() {
@@ -272,4 +277,24 @@ func (d *runDriver) sleepUntil(ctx context.Context, deadline time.Time) {
 	s.reflectorLock.Lock()
 	s.reflector.Tick()
 	s.reflectorLock.Unlock()
+}
+
+// runDirect is Run for a [Runner] (client-go's controller.Run, informer.md §1.7): the reflector
+// loop on its own goroutine, the process loop on the caller's, so that a panic in the handler,
+// which the process loop calls, unwinds out of Run. On the way out, normal or not, the reflector
+// loop is cancelled and waited for and the informer is marked stopped.
+func (d *runDriver) runDirect(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	var loop sync.WaitGroup
+	loop.Add(1)
+	go func() {
+		defer loop.Done()
+		d.reflectorLoop(ctx)
+	}()
+	defer func() {
+		cancel()
+		loop.Wait()
+		d.s.stop()
+	}()
+	d.processLoop(ctx)
 }

@@ -283,6 +283,10 @@ type sharedIndexInformer struct {
 	synced   atomic.Bool
 	syncedCh chan struct{}
 
+	// direct, set only for a [Runner], is the one handler processDeltas calls in place of the
+	// processor (informer.md §1.7). It never changes.
+	direct ResourceEventHandler
+
 	// observer receives step events (step driver only; set before start, read without lock).
 	observer func(StepEvent)
 }
@@ -454,6 +458,14 @@ func (s *sharedIndexInformer) HasSyncedChecker() DoneChecker { return informerCh
 
 // checkerName is the informer's DoneChecker name (informer.md §1.4).
 func (s *sharedIndexInformer) checkerName() string {
+	if s.direct != nil {
+		// A Runner's sync is its queue's, as client-go's controller's is.
+		q := "RealFIFO"
+		if s.queueMode == QueueDeltaFIFO {
+			q = "DeltaFIFO"
+		}
+		return fmt.Sprintf("%s %T", q, s.exampleObject)
+	}
 	return fmt.Sprintf("SharedIndexInformer %T", s.exampleObject)
 }
 
@@ -524,9 +536,11 @@ func (s *sharedIndexInformer) start_locked(ctx context.Context, queueLock sync.L
 		Name:         s.objectDescription,
 		ExpectedType: s.exampleObject,
 		ResyncPeriod: s.resyncCheckPeriod,
-		ShouldResync: s.shouldResync,
 		Clock:        s.clock,
 		Rand:         s.reflectorRand,
+	}
+	if s.direct == nil {
+		opts.ShouldResync = s.shouldResync // a Runner resyncs at every tick (informer.md §1.7)
 	}
 	if h := s.watchErrorHandler; h != nil {
 		opts.WatchErrorHandler = func(err error) { h(ctx, s.reflector, err) }
@@ -683,7 +697,7 @@ func (s *sharedIndexInformer) handleDeltas(obj any, isInInitialList bool) error 
 	invariant.Check(ok, "informer: queue popped %T, want Deltas", obj)
 	s.emitPopped(deltas, isInInitialList)
 	s.latchIfQueueSynced()
-	return processDeltas(distributor{s}, s.cacheForProcessing(), deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc, s.shuffle)
+	return processDeltas(s.handler(), s.cacheForProcessing(), deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc, s.shuffle)
 }
 
 // handleBatchDeltas is the queue's ProcessBatchFunc (informer.md §6.4).
@@ -691,7 +705,7 @@ func (s *sharedIndexInformer) handleBatchDeltas(deltas []Delta, isInInitialList 
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
 	s.emitPopped(deltas, isInInitialList)
-	return processDeltasInBatch(distributor{s}, s.cacheForProcessing(), deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
+	return processDeltasInBatch(s.handler(), s.cacheForProcessing(), deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
 }
 
 // shuffle permutes relist tombstones, whose order client-go takes from a Go map (§6.3).
@@ -705,6 +719,15 @@ func (s *sharedIndexInformer) cacheForProcessing() Store {
 		return s.indexer
 	}
 	return observedCache{Indexer: s.indexer, s: s}
+}
+
+// handler is what processDeltas notifies: a Runner's own handler, called synchronously inside
+// the pop (informer.md §1.7), or the processor's distribution to the listeners.
+func (s *sharedIndexInformer) handler() ResourceEventHandler {
+	if s.direct != nil {
+		return s.direct
+	}
+	return distributor{s}
 }
 
 // distributor is the ResourceEventHandler processDeltas calls: the informer's notification
