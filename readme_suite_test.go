@@ -36,7 +36,10 @@ var _ = Describe("the README example", func() {
 		Expect(w.RunUntilConverged(time.Minute)).To(Succeed(), "seed %d", seed)
 
 		// informer.md §7.7 and §14 T5: a 410 in the stream makes the Reflector relist, and the
-		// delete it missed arrives as a DeletedFinalStateUnknown with the last known state.
+		// delete it missed arrives as a DeletedFinalStateUnknown with the last known state. Pods
+		// are deleted gracefully, as on a real apiserver (fakeapi.md §5.3): MODIFIED with
+		// deletionTimestamp, then DELETED. The informer missed both, so the tombstone holds a@2,
+		// the last state it saw, as the README says.
 		Expect(w.Apply(sim.Op{Kind: sim.OpCloseWatches, Code: 410})).To(Succeed())
 		Expect(w.Apply(sim.Op{Kind: sim.OpDelete, Name: "a"})).To(Succeed())
 		Expect(w.RunUntilConverged(time.Minute)).To(Succeed(), "seed %d", seed)

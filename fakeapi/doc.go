@@ -95,8 +95,6 @@
 // LIST is modelled by moving the cache forward at once if it would have caught up within
 // ResourceVersionWait (watches wait for real, on the clock); a cache is per replica, not per
 // resource; strategic merge patch and server-side apply answer 405; the non-cached etcd watch
-// path (mid-stream 410) is not modelled; /status writes copy only .status; deleting an
-// unscheduled pod without finalizers sends one DELETED, where the apiserver first stores the
-// deletion fields (MODIFIED, then DELETED), because sim's pinned traces rely on it; GET ignores
+// path (mid-stream 410) is not modelled; /status writes copy only .status; GET ignores
 // GetOptions.ResourceVersion and reads the latest revision.
 package fakeapi

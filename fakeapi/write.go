@@ -602,12 +602,8 @@ func (s *Server) gracefulDelete_locked(res *resourceStore, key objKey, cur *unst
 		}
 		s.setDeletion(next, at, period)
 	} else {
-		if node, _, _ := unstructured.NestedString(cur.Object, "spec", "nodeName"); node == "" && len(finalizers) == 0 {
-			// Deviation: the apiserver stores deletionTimestamp first here too (MODIFIED, then
-			// DELETED); the fake deletes an unscheduled pod at once because sim's pinned traces
-			// use such pods. See "Simplifications" in doc.go.
-			return s.commit_locked(res, key, watch.Deleted, nil, cur).DeepCopy(), nil
-		}
+		// Every first delete stores the deletion fields, even with grace 0 (an unscheduled or
+		// terminated pod): rest.BeforeDelete updates the object before the registry deletes it.
 		next.SetFinalizers(finalizers)
 		s.markDeleting(next, podGracePeriod(cur, requested))
 	}

@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -201,10 +202,9 @@ func TestGracefulDeleteRows(t *testing.T) {
 		wantGrace  int64
 	}
 	rows := []row{
-		// Known deviation (doc.go "Simplifications"): the apiserver sends MODIFIED 3 then
-		// DELETED 4 here; the fake keeps one DELETED until sim's pinned traces move with it.
-		{name: "unscheduled pod: deleted at once (deviation)", spec: map[string]any{},
-			deletes: []*int64{nil}, want: []string{"DELETED ns/p 3"}},
+		// CheckGracefulDelete gives an unscheduled pod grace 0, but BeforeDelete still stores it.
+		{name: "unscheduled pod: grace 0", spec: map[string]any{},
+			deletes: []*int64{nil}, want: []string{"MODIFIED ns/p 3", "DELETED ns/p 4"}},
 		{name: "terminated pod on a node: grace 0", spec: map[string]any{"nodeName": "n1"}, phase: "Succeeded",
 			deletes: []*int64{nil}, want: []string{"MODIFIED ns/p 3", "DELETED ns/p 4"}},
 		{name: "scheduled pod: default grace 30", spec: map[string]any{"nodeName": "n1"},
@@ -274,6 +274,50 @@ func TestGracefulDeleteRows(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDeleteUnscheduledPodIsGraceful checks fakeapi.md §5.3 "Graceful deletion" for a pod that
+// is not scheduled: the pod strategy's CheckGracefulDelete gives it grace 0, yet rest.BeforeDelete
+// still stores deletionTimestamp (now) and deletionGracePeriodSeconds=0 first (MODIFIED), and the
+// registry deletes it at the next revision (DELETED carrying that state). A configmap has no
+// graceful deletion, so the §5.3 "without finalizers" row removes it in one DELETED. Method: a
+// watch from the creations, one default delete each, the events and their objects compared.
+func TestDeleteUnscheduledPodIsGraceful(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	mustCreate(t, s, podsGVR, obj("Pod", "ns", "p", nil))
+	mustCreate(t, s, cmGVR, cm("ns", "c", nil))
+	from := metav1.ListOptions{ResourceVersion: s.revisionString()}
+	pods, cms := mustWatch(t, s, podsGVR, "ns", from), mustWatch(t, s, cmGVR, "ns", from)
+	mustDelete(t, s, podsGVR, "ns", "p")
+	mustDelete(t, s, cmGVR, "ns", "c")
+
+	// describe renders an event with the deletion fields of its object.
+	describe := func(w *Watcher) []string {
+		var out []string
+		for ev, ok := w.Next(); ok; ev, ok = w.Next() {
+			u := ev.Object.(*unstructured.Unstructured)
+			ts, grace := "<nil>", "<nil>"
+			if d := u.GetDeletionTimestamp(); d != nil {
+				ts = d.UTC().Format(time.RFC3339)
+			}
+			if g := u.GetDeletionGracePeriodSeconds(); g != nil {
+				grace = strconv.FormatInt(*g, 10)
+			}
+			out = append(out, fmt.Sprintf("%s %s rv=%s deletionTimestamp=%s grace=%s", ev.Type, u.GetName(), u.GetResourceVersion(), ts, grace))
+		}
+		return out
+	}
+	wantPod := []string{
+		"MODIFIED p rv=4 deletionTimestamp=2000-01-01T00:00:00Z grace=0",
+		"DELETED p rv=5 deletionTimestamp=2000-01-01T00:00:00Z grace=0",
+	}
+	if diff := cmp.Diff(describe(pods), wantPod); diff != "" {
+		t.Errorf("unscheduled pod delete (-got +want):\n%s", diff)
+	}
+	wantCM := []string{"DELETED c rv=6 deletionTimestamp=<nil> grace=<nil>"}
+	if diff := cmp.Diff(describe(cms), wantCM); diff != "" {
+		t.Errorf("configmap delete (-got +want):\n%s", diff)
 	}
 }
 

@@ -11,6 +11,12 @@ import (
 // A tiny world for seed 1: the apiserver holds one pod, an informer with one handler syncs, the
 // pod is updated, the watch is cut with a 410 while the pod is deleted, and the relist tells the
 // handler with a tombstone. The narration is the same on every machine, every time.
+//
+// The example stays on pods, deletes and all: the apiserver deletes a pod gracefully
+// (fakeapi.md §5.3), so the unscheduled pod's delete is two writes, MODIFIED rv=4 with its
+// deletionTimestamp and grace 0, then DELETED rv=5. The informer misses both while its watch is
+// down; the relist at rv=5 finds the pod gone, and the tombstone carries the last state the cache
+// held (rv=3), not the terminating one.
 func ExampleNewWorldFromSeed() {
 	w, _ := sim.NewWorldFromSeed(1, sim.WorldConfig{})
 	_ = w.Apply(sim.Op{Kind: sim.OpCreate, Name: "a"})
@@ -50,20 +56,21 @@ func ExampleNewWorldFromSeed() {
 	// +1.0472227s inf1/queue: buffer to=h1 call=update obj=default/a rv=2->3
 	// +1.0472227s inf1/h1: OnUpdate obj=default/a rv=2->3
 	// +2.000s apiserver: close-watches watches=1 code=410
-	// +2.000s apiserver: DELETED obj=pods/default/a rv=4
+	// +2.000s apiserver: MODIFIED obj=pods/default/a rv=4 deletionGracePeriodSeconds=0
+	// +2.000s apiserver: DELETED obj=pods/default/a rv=5
 	// +2.000s inf1/watch: end reason=Fault
 	// +2.014523401s inf1/reflector: ERROR code=410 reason=Expired
 	// +2.014523401s inf1/reflector: relist-after delay=802.271538ms err="too old resource version"
 	// +2.014523401s inf1/watch: drop why="stream ended by ERROR" lost=1
 	// +2.816794939s inf1/reflector: LIST rv=3
-	// +2.843925628s inf1/net: LIST-ok items=0 rv=4
-	// +2.843925628s inf1/reflector: listed items=0 rv=4
-	// +2.843925628s inf1/queue: pop delta=ReplacedAll rv=4 n=0
-	// +2.843925628s inf1/queue: cache-replace n=0 rv=4
+	// +2.843925628s inf1/net: LIST-ok items=0 rv=5
+	// +2.843925628s inf1/reflector: listed items=0 rv=5
+	// +2.843925628s inf1/queue: pop delta=ReplacedAll rv=5 n=0
+	// +2.843925628s inf1/queue: cache-replace n=0 rv=5
 	// +2.843925628s inf1/queue: buffer to=h1 call=delete obj=tomb(default/a@3)
 	// +2.843925628s inf1/h1: OnDelete obj=default/a rv=3 tombstone=true
-	// +2.843925628s inf1/reflector: WATCH rv=4 bookmarks=true timeout=5m12s
+	// +2.843925628s inf1/reflector: WATCH rv=5 bookmarks=true timeout=5m12s
 	// +2.880756515s inf1/net: WATCH-ok watch=2
-	// +2.880756515s inf1/reflector: watching rv=4
+	// +2.880756515s inf1/reflector: watching rv=5
 	// [add(default/a@2,true) upd(default/a@2->3) del(tomb default/a@3)]
 }

@@ -143,10 +143,10 @@ func scriptedWorld(t *testing.T, seed uint64) (*World, hash.Hash) {
 		t.Fatal(err)
 	}
 	w.Script(100*time.Millisecond,
-		create("a"), create("b"), create("c"), Op{Kind: OpSleep, Duration: 20 * time.Millisecond},
-		update("a"), del("b"), Op{Kind: OpSleep, Duration: time.Second},
-		Op{Kind: OpCloseWatches}, update("c"), Op{Kind: OpSleep, Duration: time.Second},
-		Op{Kind: OpCompact}, Op{Kind: OpCloseWatches, Code: 410}, create("b"), del("a"))
+		create(Pods, "a"), create(Pods, "b"), create(Pods, "c"), Op{Kind: OpSleep, Duration: 20 * time.Millisecond},
+		update(Pods, "a"), del(Pods, "b"), Op{Kind: OpSleep, Duration: time.Second},
+		Op{Kind: OpCloseWatches}, update(Pods, "c"), Op{Kind: OpSleep, Duration: time.Second},
+		Op{Kind: OpCompact}, Op{Kind: OpCloseWatches, Code: 410}, create(Pods, "b"), del(Pods, "a"))
 	return w, h
 }
 
@@ -157,7 +157,7 @@ func TestWorldHandlerPanicIsARunError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustApply(t, w, create("p1"))
+	mustApply(t, w, create(Pods, "p1"))
 	n, err := w.AddInformer("inf1", Pods, "default", informer.SharedIndexInformerOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +171,7 @@ func TestWorldHandlerPanicIsARunError(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustConverge(t, w)
-	mustApply(t, w, update("p1"))
+	mustApply(t, w, update(Pods, "p1"))
 	err = w.RunUntilConverged(time.Minute)
 	var re *RunError
 	if !errors.As(err, &re) {
@@ -455,9 +455,9 @@ func TestWorldStreamKeepsOrder(t *testing.T) {
 		writes := func(from int) {
 			for i := from; i < from+40; i++ {
 				name := "p" + strconv.Itoa(i%7)
-				op := create(name)
+				op := create(Pods, name)
 				if i >= 7 {
-					op = update(name)
+					op = update(Pods, name)
 				}
 				mustApply(t, w, op)
 				want = append(want, strconv.FormatUint(w.Server().Revision(), 10))

@@ -1,11 +1,14 @@
 package sim
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
@@ -16,6 +19,14 @@ import (
 // notification sequence must come out exactly as the spec says, for every seed tried. The fake
 // apiserver's store starts at revision 1 (as etcd does), so its first write is rv=2 where the
 // spec's examples start at 1: p1@1, p2@2 of T1 are p1@2, p2@3 here.
+//
+// The resource: the worked traces are written for objects that a delete removes in one event
+// (T2's DELETED p2@4 is one revision after MODIFIED p1@3). The apiserver deletes pods gracefully
+// (fakeapi.md §5.3): even an unscheduled pod's delete is MODIFIED with deletionTimestamp, then
+// DELETED at the next revision. So the traces that delete (T2, T5, and T7, which continues T2)
+// run on configmaps, which have no graceful deletion, and keep the spec's events and RVs exactly;
+// the informer treats both kinds alike, so they teach the same thing. The traces without a delete
+// (T1, T6, T9) stay on pods. TestWorldT2PodDelete shows what a pod's delete looks like instead.
 
 // traceSeeds are the seeds every worked trace runs with; each gives another interleaving and
 // other latencies, never another outcome.
@@ -66,17 +77,23 @@ func mustAddHandler(t *testing.T, w *World, n *InformerNode, name string, resync
 	return h
 }
 
-func create(name string) Op { return Op{Kind: OpCreate, Name: name} }
-func update(name string) Op { return Op{Kind: OpUpdate, Name: name} }
-func del(name string) Op    { return Op{Kind: OpDelete, Name: name} }
+func create(gvr schema.GroupVersionResource, name string) Op {
+	return Op{Kind: OpCreate, Resource: gvr, Name: name}
+}
+func update(gvr schema.GroupVersionResource, name string) Op {
+	return Op{Kind: OpUpdate, Resource: gvr, Name: name}
+}
+func del(gvr schema.GroupVersionResource, name string) Op {
+	return Op{Kind: OpDelete, Resource: gvr, Name: name}
+}
 
-// t1 brings a world through T1 (initial sync, two handlers registered before Run): the server
-// holds p1@2, p2@3.
-func t1(t *testing.T, seed uint64, opts informer.SharedIndexInformerOptions) (*World, *InformerNode, []*HandlerNode) {
+// t1 brings a world through T1 (initial sync, two handlers registered before Run) on resource
+// gvr: the server holds p1@2, p2@3.
+func t1(t *testing.T, seed uint64, gvr schema.GroupVersionResource, opts informer.SharedIndexInformerOptions) (*World, *InformerNode, []*HandlerNode) {
 	t.Helper()
 	w := newTraceWorld(t, seed)
-	mustApply(t, w, create("p1"), create("p2"))
-	n, err := w.AddInformer("inf1", Pods, "default", opts)
+	mustApply(t, w, create(gvr, "p1"), create(gvr, "p2"))
+	n, err := w.AddInformer("inf1", gvr, "default", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,10 +106,11 @@ func t1(t *testing.T, seed uint64, opts informer.SharedIndexInformerOptions) (*W
 }
 
 // informer.md §14 T1: LIST {RV "0", Limit 500} → Replace → one pop → both handlers get the list
-// as initial adds in list order, sync, and the watch starts at the list RV with bookmarks.
+// as initial adds in list order, sync, and the watch starts at the list RV with bookmarks. On
+// pods: nothing is deleted.
 func TestWorldT1InitialSync(t *testing.T) {
 	for _, seed := range traceSeeds {
-		w, n, hs := t1(t, seed, informer.SharedIndexInformerOptions{})
+		w, n, hs := t1(t, seed, Pods, informer.SharedIndexInformerOptions{})
 		want := []string{"add(default/p1@2,true)", "add(default/p2@3,true)"}
 		for _, h := range hs {
 			if diff := cmp.Diff(h.Recorder().Take(), want); diff != "" {
@@ -131,13 +149,14 @@ func requests(w *World, client string) []string {
 }
 
 // informer.md §14 T2: MODIFIED p1 → upd to all; DELETED p2 → del with the event's object;
-// ADDED p3 → add(…, false); a BOOKMARK moves the RV and notifies nobody.
+// ADDED p3 → add(…, false); a BOOKMARK moves the RV and notifies nobody. On configmaps, so p2's
+// delete is the spec's single DELETED p2@5 and every RV is the spec's plus one.
 func TestWorldT2WatchEvents(t *testing.T) {
 	for _, seed := range traceSeeds {
-		w, n, hs := t1(t, seed, informer.SharedIndexInformerOptions{})
+		w, n, hs := t1(t, seed, ConfigMaps, informer.SharedIndexInformerOptions{})
 		hs[0].Recorder().Take()
 		hs[1].Recorder().Take()
-		mustApply(t, w, update("p1"), del("p2"), create("p3"))
+		mustApply(t, w, update(ConfigMaps, "p1"), del(ConfigMaps, "p2"), create(ConfigMaps, "p3"))
 		mustConverge(t, w)
 		want := []string{"upd(default/p1@2->4)", "del(default/p2@5)", "add(default/p3@6,false)"}
 		for _, h := range hs {
@@ -161,16 +180,53 @@ func TestWorldT2WatchEvents(t *testing.T) {
 	}
 }
 
+// TestWorldT2PodDelete is T2's writes on pods, which the apiserver deletes gracefully
+// (fakeapi.md §5.3): deleting the unscheduled p2 stores deletionTimestamp with grace 0 (MODIFIED
+// p2@5), then removes it (DELETED p2@6). Every handler sees both, in order: an upd whose new
+// object is terminating, then the del carrying that terminating state; p3 comes one revision
+// later than in T2. Method: T2's script on pods, the notifications and the deletion fields of the
+// objects handed to the handlers compared.
+func TestWorldT2PodDelete(t *testing.T) {
+	for _, seed := range traceSeeds {
+		w, _, hs := t1(t, seed, Pods, informer.SharedIndexInformerOptions{})
+		for _, h := range hs {
+			h.Recorder().Take()
+		}
+		mustApply(t, w, update(Pods, "p1"), del(Pods, "p2"), create(Pods, "p3"))
+		mustConverge(t, w)
+		want := []string{"upd(default/p1@2->4)", "upd(default/p2@3->5)", "del(default/p2@6)", "add(default/p3@7,false)"}
+		for _, h := range hs {
+			var terminating []string
+			for _, no := range h.Recorder().Notifications() {
+				u, ok := no.Object.(*unstructured.Unstructured)
+				if !ok || u.GetDeletionTimestamp() == nil {
+					continue
+				}
+				g := u.GetDeletionGracePeriodSeconds()
+				terminating = append(terminating, fmt.Sprintf("%v %s@%s grace=%d", no.Kind, no.Key, no.ResourceVersion, *g))
+			}
+			wantTerm := []string{"update default/p2@5 grace=0", "delete default/p2@6 grace=0"}
+			if diff := cmp.Diff(terminating, wantTerm); diff != "" {
+				t.Errorf("seed %d %s objects with deletionTimestamp (-got +want):\n%s", seed, h.Actor(), diff)
+			}
+			if diff := cmp.Diff(h.Recorder().Take(), want); diff != "" {
+				t.Errorf("seed %d %s (-got +want):\n%s", seed, h.Actor(), diff)
+			}
+		}
+	}
+}
+
 // informer.md §14 T5: the watch drops (410) while p4 is deleted, p3 modified and p9 created;
 // the relist yields the tombstone of p4 (with its last cached state) first, then in list order a
 // sync-class upd of the unchanged p1 (to every handler: the informer never ticks, so every
 // isSyncing flag stays true), upd(p3), add(p9,false). The cache already equals the list when the
-// first of them is delivered.
+// first of them is delivered. On configmaps, so p4's delete takes one revision and p3@6, p9@7
+// keep the spec's numbering (plus one).
 func TestWorldT5RelistAfterMissedEvents(t *testing.T) {
 	for _, seed := range traceSeeds {
 		w := newTraceWorld(t, seed)
-		mustApply(t, w, create("p1"), create("p3"), create("p4")) // p1@2 p3@3 p4@4
-		n, err := w.AddInformer("inf1", Pods, "default", informer.SharedIndexInformerOptions{})
+		mustApply(t, w, create(ConfigMaps, "p1"), create(ConfigMaps, "p3"), create(ConfigMaps, "p4")) // p1@2 p3@3 p4@4
+		n, err := w.AddInformer("inf1", ConfigMaps, "default", informer.SharedIndexInformerOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +244,7 @@ func TestWorldT5RelistAfterMissedEvents(t *testing.T) {
 		for _, h := range hs {
 			h.Recorder().Take()
 		}
-		mustApply(t, w, Op{Kind: OpCloseWatches, Code: 410}, del("p4"), update("p3"), create("p9"))
+		mustApply(t, w, Op{Kind: OpCloseWatches, Code: 410}, del(ConfigMaps, "p4"), update(ConfigMaps, "p3"), create(ConfigMaps, "p9"))
 		mustConverge(t, w)
 		want := []string{"del(tomb default/p4@4)", "upd(default/p1@2->2)", "upd(default/p3@3->6)", "add(default/p9@7,false)"}
 		for _, h := range hs {
@@ -210,11 +266,11 @@ func TestWorldT5RelistAfterMissedEvents(t *testing.T) {
 // before Run. Ticks come every 10s after the LIST: H2 resyncs at each, H3 at the first tick at
 // least 25s after its registration and then 25s after that (≈30s, 60s), H1 never. Then T5's
 // stale-flag rule: after the tick at 70s only H2 is flagged, so a relist's unchanged object
-// reaches H2 alone.
+// reaches H2 alone. On pods: nothing is deleted.
 func TestWorldT6ResyncAlignment(t *testing.T) {
 	for _, seed := range traceSeeds {
 		w := newTraceWorld(t, seed)
-		mustApply(t, w, create("p1"))
+		mustApply(t, w, create(Pods, "p1"))
 		n, err := w.AddInformer("inf1", Pods, "default", informer.SharedIndexInformerOptions{ResyncPeriod: 10 * time.Second})
 		if err != nil {
 			t.Fatal(err)
@@ -278,12 +334,13 @@ var cmpNilEmpty = cmp.Transformer("nilEmpty", func(s []string) []string {
 })
 
 // informer.md §14 T7: after T2, H4 registers: it gets the cache as initial adds (in an order the
-// seed draws), is unsynced until they return, then gets what is processed afterwards.
+// seed draws), is unsynced until they return, then gets what is processed afterwards. On
+// configmaps, as T2 whose state it starts from.
 func TestWorldT7LateJoin(t *testing.T) {
 	orders := map[string]bool{}
 	for _, seed := range traceSeeds {
-		w, n, hs := t1(t, seed, informer.SharedIndexInformerOptions{})
-		mustApply(t, w, update("p1"), del("p2"), create("p3"))
+		w, n, hs := t1(t, seed, ConfigMaps, informer.SharedIndexInformerOptions{})
+		mustApply(t, w, update(ConfigMaps, "p1"), del(ConfigMaps, "p2"), create(ConfigMaps, "p3"))
 		mustConverge(t, w)
 		h4 := mustAddHandler(t, w, n, "h4", UseInformerResync)
 		if h4.Registration().HasSynced() {
@@ -299,7 +356,7 @@ func TestWorldT7LateJoin(t *testing.T) {
 		if !h4.Registration().HasSynced() {
 			t.Errorf("seed %d: h4 not synced after its initial adds", seed)
 		}
-		mustApply(t, w, create("p5"), update("p3"))
+		mustApply(t, w, create(ConfigMaps, "p5"), update(ConfigMaps, "p3"))
 		mustConverge(t, w)
 		if diff := cmp.Diff(h4.Recorder().Take(), []string{"add(default/p5@7,false)", "upd(default/p3@6->8)"}); diff != "" {
 			t.Errorf("seed %d h4 live events (-got +want):\n%s", seed, diff)
@@ -315,12 +372,12 @@ func TestWorldT7LateJoin(t *testing.T) {
 
 // informer.md §14 T9: Stop ends everything: the watch is stopped at the apiserver, buffered
 // notifications are dropped, AddEventHandler fails, RemoveEventHandler is a no-op, and later
-// writes reach nobody.
+// writes reach nobody. On pods: nothing is deleted.
 func TestWorldT9Stop(t *testing.T) {
 	for _, seed := range traceSeeds {
-		w, n, hs := t1(t, seed, informer.SharedIndexInformerOptions{})
+		w, n, hs := t1(t, seed, Pods, informer.SharedIndexInformerOptions{})
 		hs[0].Recorder().Take()
-		mustApply(t, w, update("p1"))
+		mustApply(t, w, update(Pods, "p1"))
 		if err := w.Sim().RunUntil(func() bool { return hs[0].Pending() > 0 }, time.Minute); err != nil {
 			t.Fatal(err)
 		}
@@ -340,7 +397,7 @@ func TestWorldT9Stop(t *testing.T) {
 		if err := hs[1].Remove(); err != nil {
 			t.Errorf("seed %d: Remove after Stop: %v", seed, err)
 		}
-		mustApply(t, w, create("p7"))
+		mustApply(t, w, create(Pods, "p7"))
 		if err := w.Sim().RunFor(10 * time.Minute); err != nil {
 			t.Fatal(err)
 		}

@@ -69,8 +69,14 @@ type Op struct {
 	Duration time.Duration
 }
 
-// Pods is the default resource of workload operations.
+// Pods is the default resource of workload operations. The apiserver deletes pods gracefully
+// (fakeapi.md §5.3): a delete stores deletionTimestamp first (MODIFIED), and an unscheduled pod,
+// as the workload's are, is then removed at the next revision (DELETED).
 var Pods = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+// ConfigMaps is a resource without graceful deletion: a delete is one DELETED at one revision,
+// the shape of informer.md §14's worked traces.
+var ConfigMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
 // String renders op as one line, e.g. "create pods/default/a app=web", "close-watches code=410".
 func (op Op) String() string {
@@ -179,8 +185,15 @@ func (w *World) apply(op Op) error {
 			}
 			kind = "MODIFIED"
 		case OpDelete:
+			before := w.srv.Revision()
 			err = rc.Delete(ctx, op.Name, metav1.DeleteOptions{})
 			kind = "DELETED"
+			if err == nil && w.srv.Revision() == before+2 {
+				// A graceful delete with grace 0 (an unscheduled pod) is two writes: the deletion
+				// fields, then the removal (fakeapi.md §5.3). Narrate both, so no revision the
+				// informers may see goes unexplained.
+				s.Emit("apiserver", "MODIFIED", F("obj", ref), F("rv", fakeapi.FormatRV(before+1)), F("deletionGracePeriodSeconds", "0"))
+			}
 		}
 		if err != nil {
 			s.Emit("apiserver", "write-error", F("op", op.String()), F("err", err.Error()))
