@@ -19,6 +19,9 @@
 //   - Listener: one per handler registration, with its own growable buffer; it delivers one
 //     notification at a time, in order, to its handler (§4.4). Its handle tracks whether the
 //     handler has synced (§4.6).
+//   - Runner: the non-shared informer of [NewInformerWithOptions] (client-go's Controller, §1.7):
+//     Reflector, Queue and Store, with one handler called inside the pop instead of a Processor.
+//     "Controller" is kept for user code (style rule 19), and informer.Informer would stutter.
 //
 // # Contract
 //
@@ -72,6 +75,10 @@
 //	}
 //	st.Stop()
 //
+// Waiting without polling uses [DoneChecker]s: [WaitFor](ctx, "caches", inf.HasSyncedChecker(),
+// reg.HasSyncedChecker()). [ShutDownEventHandler] removes a handler and, under Run, waits until
+// its callback in progress has returned; under the step driver it returns at once.
+//
 // After a Tick, WatchEvent or WatchOpened, if a stream is open but the Reflector is no longer
 // Watching, the driver stops the watcher. One informer has one driver: Run after Steps panics and
 // Steps after Run fails.
@@ -88,5 +95,34 @@
 // ordering, same dropping on removal); a handler panic under Run is not recovered (client-go's
 // default HandleCrash also crashes); the informer's synced latch is set by whoever changed the
 // queue (the process loop after a pop, the Reflector after a write) rather than by a helper
-// goroutine, so it never lags the queue.
+// goroutine, so it never lags the queue. A registration's DoneChecker is named after the
+// handler's Go type (client-go names a ResourceEventHandlerFuncs after its functions), and WaitFor
+// does not log.
+//
+// # Coverage of client-go's tests
+//
+// Each behavior of informer.md §12.1, §12.2, §12.5, §12.6 and §12.7 has a test in this package
+// whose comment names the client-go test it restates, except these, which cannot apply yet or at
+// all:
+//
+//	client-go test (informer.md)          why not here
+//	TestEventPanics, logger and 1s delay   handler panics are not recovered (see above); the
+//	  (§12.1)                              sync part is TestEventPanics
+//	TestRemoveEventHandler_Asynchronous-   same; the asynchronous removal is
+//	  Panic, the panic part (§12.1)        TestRemoveEventHandlerAsynchronous
+//	Example (§12.2)                        no public Config/New controller; the Runner's example
+//	                                       is ExampleNewInformerWithOptions
+//	TestDeletedObjectGetObjectName,        the typed API (DeletedObject[T]) is not implemented
+//	  TestDeletedObjectGetKey (§12.2)
+//	TestDeltaFIFO_basic (§12.5)            the queue core is not for concurrent use; the
+//	                                       goroutine driver serialises producers, which
+//	                                       TestHammerController exercises under -race
+//	TestCacheWithTransformer (§12.7)       no store-level transformer: the queue transforms (§1.5)
+//	TestFIFOCache, fifo_test (§12.7)       FIFO (§5.4) is not implemented: informers never use it
+//	TestUndeltaStore (§12.7)               UndeltaStore is not implemented: not in the pipeline
+//	TestWithStoreMetricsDefaulting,        metrics and logging are not modelled; WaitFor's result
+//	  TestWaitFor logging (§12.7)          is TestWaitFor
+//	TestSyncResult (§12.7)                 SyncResult belongs to the informer factory, not built
+//	TestAsyncLocking (§12.7)               only the SingleFileTracker is used by informers
+//	workqueue tests (§12.7)                informer/workqueue is not built yet
 package informer

@@ -77,3 +77,23 @@ func ExampleSharedInformer_AddEventHandlerWithResyncPeriod() {
 	// handler(20s) at 40s: resync ns/cfg@1
 	// handler(20s) at 1m0s: resync ns/cfg@1
 }
+
+// The non-shared informer calls its one handler inside the pop, and every resync tick updates
+// every cached object: there is no per-handler resync filter (informer.md §1.7). Step driver.
+func ExampleNewInformerWithOptions() {
+	handler := ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { fmt.Println("add", infDescribe(obj)) },
+		UpdateFunc: func(old, cur any) { fmt.Println("update", infDescribe(old), "->", infDescribe(cur)) },
+	}
+	e, store, r := infRunnerStep(nil, handler, InformerOptions{ResyncPeriod: 10 * time.Second})
+	e.lw.set("web")
+	e.st.Start()
+	e.quiesce()
+	fmt.Println("synced:", r.HasSynced(), "cached:", store.ListKeys())
+	e.advance(20 * time.Second)
+	// Output:
+	// add ns/web@1
+	// synced: true cached: [ns/web]
+	// update ns/web@1 -> ns/web@1
+	// update ns/web@1 -> ns/web@1
+}
