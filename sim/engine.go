@@ -100,11 +100,8 @@ type Sim struct {
 	curActor int
 	add      func(Action) // s.addAction bound once, so polling does not allocate
 
-	// PolicyFIFO bookkeeping: the actions each actor had enabled at the previous step.
-	prev    [][]enabledAction
-	seenGen []uint64 // seenGen[id] == ageGen: actor id has an action enabled at this step
-	ageGen  uint64
-	pct     *pctState
+	fifo fifoState // PolicyFIFO bookkeeping
+	pct  *pctState
 
 	step  int64
 	trace *Trace
@@ -261,48 +258,7 @@ func (s *Sim) collect() {
 		a.Actions(s.add)
 	}
 	if s.cfg.Policy == PolicyFIFO {
-		s.ageActions(s.enabled[nd:])
-	}
-}
-
-// ageActions sets since for actor actions: the step at which the same (actor, name) was first
-// seen enabled without a gap, found by comparing with the previous step's list of that actor.
-func (s *Sim) ageActions(acts []enabledAction) {
-	for len(s.prev) < len(s.names) {
-		s.prev = append(s.prev, nil)
-	}
-	// acts is grouped by actor, in id order.
-	for i := 0; i < len(acts); {
-		id := acts[i].actor
-		j := i
-		for j < len(acts) && acts[j].actor == id {
-			j++
-		}
-		prev := s.prev[id]
-		for k := i; k < j; k++ {
-			acts[k].since = s.step
-			for _, p := range prev {
-				if p.name == acts[k].name {
-					acts[k].since = p.since
-					break
-				}
-			}
-		}
-		s.prev[id] = append(prev[:0], acts[i:j]...)
-		i = j
-	}
-	// Actors with nothing enabled now forget their history: an action that comes back is new.
-	s.ageGen++
-	for len(s.seenGen) < len(s.prev) {
-		s.seenGen = append(s.seenGen, 0)
-	}
-	for i := range acts {
-		s.seenGen[acts[i].actor] = s.ageGen
-	}
-	for id := range s.prev {
-		if len(s.prev[id]) > 0 && s.seenGen[id] != s.ageGen {
-			s.prev[id] = s.prev[id][:0]
-		}
+		s.fifo.age(s.enabled[nd:], nd, s.step)
 	}
 }
 
@@ -370,11 +326,7 @@ func (s *Sim) run(i int) (err error) {
 	if s.cfg.Policy == PolicyFIFO && a.timer == nil {
 		// The action goes to the back of the queue: enabled again as of this step, so an
 		// action that stays enabled cannot starve the others.
-		for k := range s.prev[a.actor] {
-			if s.prev[a.actor][k].name == a.name {
-				s.prev[a.actor][k].since = s.step
-			}
-		}
+		s.fifo.ran(i, s.step)
 	}
 	s.ev = Event{Step: s.step, Time: s.now, Actor: actor, Kind: a.name}
 	s.record(&s.ev)

@@ -110,3 +110,101 @@ func (p *pctState) pick(s *Sim) int {
 	}
 	return best
 }
+
+// fifoState is the bookkeeping of PolicyFIFO: the actor actions enabled at the previous
+// collect, in poll order, and the step count since when each has been enabled.
+//
+// An action is known by its actor and name; its since is that of the first action of the same
+// name in its actor's previous list, or the current step count if there is none, and an actor
+// with nothing enabled forgets its history. All entries of one (actor, name) share one since
+// (they are aged alike and run alike), so an action at the same position of its actor's list as
+// before, with the same name, simply takes that entry's since. Nearly every step offers the
+// very actions of the previous one: age then compares the lists position by position, copies
+// each since and stores nothing. Only when the list changed does it match actor by actor and
+// store the new list.
+type fifoState struct {
+	entries []fifoEntry // the actions of the last collect, grouped by actor in id order
+	spare   []fifoEntry // the buffer the next changed list is built in
+	// first is the index in s.enabled of entries[0]: the number of due timers, which come
+	// first and are aged by their due step instead.
+	first int
+}
+
+type fifoEntry struct {
+	actor int
+	name  string
+	since int64
+}
+
+// age sets since for the actor actions acts (s.enabled[first:], grouped by actor in id order)
+// at step count step, and remembers them for the next call.
+func (f *fifoState) age(acts []enabledAction, first int, step int64) {
+	f.first = first
+	if len(acts) == len(f.entries) {
+		same := true
+		for k := range acts {
+			e := &f.entries[k]
+			if e.actor != acts[k].actor || e.name != acts[k].name {
+				same = false
+				break
+			}
+			acts[k].since = e.since
+		}
+		if same {
+			return
+		}
+	}
+	prev, next := f.entries, f.spare[:0]
+	for i := 0; i < len(acts); {
+		id := acts[i].actor
+		j := i + 1
+		for j < len(acts) && acts[j].actor == id {
+			j++
+		}
+		group := acts[i:j]
+		i = j
+		for len(prev) > 0 && prev[0].actor < id {
+			prev = prev[1:]
+		}
+		n := 0
+		for n < len(prev) && prev[n].actor == id {
+			n++
+		}
+		old := prev[:n]
+		prev = prev[n:]
+		for k := range group {
+			group[k].since = step
+			if k < len(old) && old[k].name == group[k].name {
+				group[k].since = old[k].since
+				continue
+			}
+			for _, p := range old {
+				if p.name == group[k].name {
+					group[k].since = p.since
+					break
+				}
+			}
+		}
+		for k := range group {
+			next = append(next, fifoEntry{id, group[k].name, group[k].since})
+		}
+	}
+	f.entries, f.spare = next, f.entries
+}
+
+// ran records that the action s.enabled[i] of an actor ran as step count step: the action
+// counts as enabled anew, so an action that stays enabled cannot starve the others.
+func (f *fifoState) ran(i int, step int64) {
+	k := i - f.first
+	id, name := f.entries[k].actor, f.entries[k].name
+	for j := k; j < len(f.entries) && f.entries[j].actor == id; j++ {
+		if f.entries[j].name == name {
+			f.entries[j].since = step
+		}
+	}
+	for j := k - 1; j >= 0 && f.entries[j].actor == id; j-- {
+		if f.entries[j].name == name {
+			f.entries[j].since = step
+		}
+	}
+}
