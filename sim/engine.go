@@ -287,24 +287,12 @@ func (s *Sim) pick() int {
 // deadline (making those timers enabled). It returns false, and no error, when nothing is
 // enabled and no timer is pending: the run can make no more progress on its own.
 func (s *Sim) Step() (bool, error) {
-	if s.failed != nil {
-		return false, s.failed
+	ran, err := s.stepUntil(s.cfg.MaxSimTime)
+	if err == nil && !ran && len(s.timers) > 0 {
+		// Nothing is enabled and the earliest deadline lies past the time limit.
+		return false, s.limitErr(ErrMaxSimTime)
 	}
-	if s.step >= s.cfg.MaxSteps {
-		return false, s.limitErr(ErrMaxSteps)
-	}
-	s.collect()
-	if len(s.enabled) == 0 {
-		if len(s.timers) == 0 {
-			return false, nil
-		}
-		if s.timers[0].deadline > s.cfg.MaxSimTime {
-			return false, s.limitErr(ErrMaxSimTime)
-		}
-		s.advance()
-		s.collect()
-	}
-	return true, s.run(s.pick())
+	return ran, err
 }
 
 func (s *Sim) limitErr(sentinel error) error {
