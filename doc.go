@@ -15,10 +15,12 @@
 //
 // # Packages
 //
-//   - [github.com/informersim/informersim/sim]: the engine. A seed split into named random
+//   - [github.com/informersim/informersim/sim]: the engine (a seed split into named random
 //     streams, a virtual clock that fires timers one deadline at a time, a scheduler of enabled
 //     actions with random, fifo and pct policies, fault points, and the trace with its SHA-256
-//     hash.
+//     hash) and the world: a fake apiserver and any number of informers joined by a simulated
+//     network whose every list response and watch event is a scheduled step, with workloads,
+//     faults and oracles (per-object order, cache before notify, convergence).
 //   - [github.com/informersim/informersim/fakeapi]: the fake apiserver: one global revision, an
 //     event log with a compaction floor, list and watch with the real resourceVersion rules,
 //     bookmarks, watch-list, writes with conflicts and finalizers, replicas with lagging watch
@@ -33,13 +35,22 @@
 //
 // # A short example
 //
-// A simulation is created from a seed; the same seed always produces the same trace:
+// A world hosts the fake apiserver and informers on one seeded scheduler. This one syncs an
+// informer, cuts its watch with a 410 while a pod is deleted, and lets simulated time run until
+// every cache and handler agrees with the apiserver again:
 //
-//	s, err := sim.New(sim.Config{Seed: 1})
-//	if err != nil { ... }
-//	// register actors, then
-//	err = s.RunUntilQuiescent()
-//	fmt.Println(s.Trace().Hash())
+//	w, _ := sim.NewWorldFromSeed(1, sim.WorldConfig{})
+//	_ = w.Apply(sim.Op{Kind: sim.OpCreate, Name: "a"})
+//	inf, _ := w.AddInformer("inf1", sim.Pods, "default", informer.SharedIndexInformerOptions{})
+//	h, _ := w.AddHandler(inf, "h1", myHandler, sim.UseInformerResync)
+//	_ = inf.Start()
+//	_ = w.RunUntilConverged(time.Minute)    // list, sync, watch
+//	_ = w.Apply(sim.Op{Kind: sim.OpCloseWatches, Code: 410})
+//	_ = w.Apply(sim.Op{Kind: sim.OpDelete, Name: "a"})
+//	err := w.RunUntilConverged(time.Minute) // simulated time; nil once converged
+//	fmt.Println(h.Recorder().Strings())      // [add(default/a@2,true) del(tomb default/a@2)]
+//	fmt.Print(w.Sim().Trace())               // the narrated run; the same seed prints the same
 //
-// Run `make demo` for a narrated run and `make test` for the whole suite.
+// Run `make demo` for a narrated run and `make test` for the whole suite. The specs the code
+// follows are in ../shared/spec: informer.md for informer, fakeapi.md for fakeapi.
 package informersim
