@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/informersim/informersim/internal/invariant"
@@ -82,6 +83,25 @@ func (r *ring) pop() notification {
 	return x
 }
 
+// drainInto moves up to max of the oldest elements, in order, to the end of dst and returns
+// it. The vacated slots are zeroed so the ring keeps no reference to what it handed out.
+// It is pop in a loop, without the per-element checks (the goroutine driver's batch drain).
+func (r *ring) drainInto(dst []notification, max int) []notification {
+	k := min(r.n, max)
+	for k > 0 {
+		seg := min(k, len(r.slots)-r.head) // contiguous run from head, up to the wrap
+		dst = append(dst, r.slots[r.head:r.head+seg]...)
+		clear(r.slots[r.head : r.head+seg])
+		r.head = (r.head + seg) % len(r.slots)
+		r.n -= seg
+		k -= seg
+	}
+	if r.n == 0 {
+		r.head = 0 // keep the next run contiguous
+	}
+	return dst
+}
+
 // peek returns the oldest element without removing it.
 func (r *ring) peek() notification {
 	invariant.Check(r.n > 0, "ring: peek at an empty ring")
@@ -124,6 +144,11 @@ type listener struct {
 	// wake is the goroutine driver's condition variable (on the processor lock) that its run
 	// goroutine waits on; nil in the step driver and before Run starts the goroutine.
 	wake *sync.Cond
+	// runStop mirrors removed for the goroutine driver's run goroutine, which calls the
+	// handler for a batch of notifications it took under the processor lock and checks, without
+	// the lock, before each call whether the listener was removed in the meantime. Set under the
+	// processor lock together with removed; only ever goes from false to true.
+	runStop atomic.Bool
 
 	// runFinished is closed once nothing can call the handler any more: when the run goroutine
 	// exits, or, if there is none (step driver, informer never run), at removal. It is
@@ -173,7 +198,9 @@ func (l *listener) add(n notification) {
 		l.tracker.Start()
 	}
 	l.buf.push(n)
-	if l.wake != nil {
+	// The run goroutine waits only when the buffer is empty (under the processor lock, which
+	// add's caller holds), so only the push that makes it non-empty can have a waiter to wake.
+	if l.wake != nil && l.buf.len() == 1 {
 		l.wake.Signal()
 	}
 }
@@ -224,6 +251,7 @@ func (l *listener) remove() {
 		return
 	}
 	l.removed = true
+	l.runStop.Store(true)
 	l.buf = ring{}
 	if l.wake != nil {
 		l.wake.Broadcast() // the run goroutine exits and closes runFinished
