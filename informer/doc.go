@@ -89,8 +89,10 @@
 // goroutine and no clock of their own. The informer wraps them with client-go's locks
 // (startedLock, blockDeltas, the processor lock; informer.md §15), which the single-threaded step
 // driver takes without contention. Only files named *_run.go start goroutines: the reflector loop,
-// the process loop (a condition variable around the non-blocking queue), and one run goroutine
-// per listener, which calls its handler outside every lock. Deviations from client-go: the
+// the process loop (a condition variable around the non-blocking queue; with the default atomic
+// RealFIFO it releases the queue lock while it handles what it popped, as client-go's
+// UnlockWhileProcessing does), and one run goroutine per listener, which takes its buffered
+// notifications in batches under the processor lock and calls its handler outside every lock. Deviations from client-go: the
 // listener uses a condition variable instead of a pump goroutine and unbuffered channels (same
 // ordering, same dropping on removal); a handler panic under Run is not recovered (client-go's
 // default HandleCrash also crashes); the informer's synced latch is set by whoever changed the

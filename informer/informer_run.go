@@ -32,6 +32,12 @@ type runDriver struct {
 	// queueClosed is set when ctx ends: the process loop exits (informer.md §6.1).
 	queueClosed bool
 
+	// processBatch and processSingle are what the process loop passes to the queue: the
+	// informer's own process functions, or, for the atomic RealFIFO, unlockedBatch and
+	// unlockedSingle (client-go's UnlockWhileProcessing). Built once in Run.
+	processBatch  ProcessBatchFunc
+	processSingle PopProcessFunc
+
 	// listeners counts the listener run goroutines.
 	listeners sync.WaitGroup
 }
@@ -53,6 +59,10 @@ func (s *sharedIndexInformer) Run(ctx context.Context) {
 	d := &runDriver{s: s}
 	d.queueCond = sync.NewCond(&d.queueLock)
 	s.start_locked(ctx, &d.queueLock, d.queueCond.Signal)
+	d.processBatch, d.processSingle = s.processBatch, s.processSingle
+	if s.queueMode == QueueRealFIFO {
+		d.processBatch, d.processSingle = d.unlockedBatch, d.unlockedSingle
+	}
 	s.run = d
 	s.procLock.Lock()
 	for _, l := range s.processor.listeners {
@@ -173,8 +183,42 @@ func (d *runDriver) processLoop(ctx context.Context) {
 			s.queue.Close()
 			return
 		}
-		_ = s.popOnce() // errors are dropped, as client-go's process loop drops them
+		_ = s.popWith(d.processBatch, d.processSingle) // errors are dropped, as client-go's process loop drops them
 	}
+}
+
+// unlockedBatch and unlockedSingle are the process functions the process loop gives an atomic
+// RealFIFO (the default queue): they release the queue lock while the popped deltas are handled,
+// so the reflector loop can enqueue meanwhile instead of blocking behind the cache update and the
+// distribution. This is client-go v0.37's UnlockWhileProcessing (feature gate
+// UnlockWhileProcessingFIFO, beta and on by default since 1.36), which it applies to exactly this
+// queue and, like it, only while fewer than two full batches are queued, so that a slow consumer
+// still throttles the producer. It is safe because:
+//   - the queue hands process items it has already removed, and does its sync bookkeeping
+//     (processed) in a defer of PopBatch/Pop, which runs after the lock is taken back here;
+//   - handling touches no queue state except HasSynced, which RealFIFO keeps atomic for this;
+//   - there is a single consumer (this loop), so no two process calls overlap;
+//   - the lock order holds: the queue lock is released before handleDeltas takes blockDeltas;
+//   - the lock is taken back in a defer, so a panicking handler (a Runner's) still leaves it
+//     held for processLoop's deferred unlock.
+//
+// The caller holds queueLock, so the queue length is read under it.
+func (d *runDriver) unlockedBatch(deltas []Delta, isInInitialList bool) error {
+	if d.s.queue.Len() >= 2*realFIFOBatchSize {
+		return d.s.handleBatchDeltas(deltas, isInInitialList)
+	}
+	d.queueLock.Unlock()
+	defer d.queueLock.Lock()
+	return d.s.handleBatchDeltas(deltas, isInInitialList)
+}
+
+func (d *runDriver) unlockedSingle(obj any, isInInitialList bool) error {
+	if d.s.queue.Len() >= 2*realFIFOBatchSize {
+		return d.s.handleDeltas(obj, isInInitialList)
+	}
+	d.queueLock.Unlock()
+	defer d.queueLock.Lock()
+	return d.s.handleDeltas(obj, isInInitialList)
 }
 
 // reflectorLoop drives the Reflector (informer.md §7.2): issue each request it asks for through

@@ -3,6 +3,7 @@ package informer
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/informersim/informersim/internal/invariant"
 )
@@ -59,8 +60,12 @@ type RealFIFO struct {
 	// initialPopulationCount is how many items of the first Replace are still to be processed.
 	// Invariant: 0 <= initialPopulationCount.
 	initialPopulationCount int
-	// synced latches populated && initialPopulationCount == 0; never goes back (sticky).
-	synced bool
+	// synced latches populated && initialPopulationCount == 0; never goes back (sticky). It is
+	// atomic only so that HasSynced may be read while a producer writes: the goroutine driver
+	// releases its queue lock while processing a popped item (client-go's
+	// UnlockWhileProcessing), and the informer's sync check inside processing reads HasSynced.
+	// Every write still happens under the caller's serialisation.
+	synced atomic.Bool
 	closed bool
 }
 
@@ -105,7 +110,7 @@ func (f *RealFIFO) keyOf(obj any) (string, error) {
 // checkSynced latches synced once populated and the initial population is processed.
 func (f *RealFIFO) checkSynced() {
 	if f.populated && f.initialPopulationCount == 0 {
-		f.synced = true
+		f.synced.Store(true)
 	}
 }
 
@@ -305,7 +310,7 @@ func (f *RealFIFO) Items() []Delta { return append([]Delta(nil), f.items...) }
 
 // HasSynced reports whether the first population has been popped and processed (sticky;
 // informer.md §5.1).
-func (f *RealFIFO) HasSynced() bool { return f.synced }
+func (f *RealFIFO) HasSynced() bool { return f.synced.Load() }
 
 // Close marks the queue closed. Queued items still pop; then Pop returns ErrFIFOClosed.
 func (f *RealFIFO) Close() { f.closed = true }
@@ -331,7 +336,7 @@ func (f *RealFIFO) Pop(process PopProcessFunc) (any, error) {
 	if len(f.items) == 0 {
 		return nil, f.emptyErr()
 	}
-	isInInitialList := !f.synced
+	isInInitialList := !f.synced.Load()
 	item := f.items[0]
 	f.items[0] = Delta{} // drop the reference so the object can be collected
 	f.items = f.items[1:]
@@ -370,7 +375,7 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 	if len(f.items) == 0 {
 		return f.emptyErr()
 	}
-	isInInitialList := !f.synced
+	isInInitialList := !f.synced.Load()
 	n := f.batchLen()
 	batch := make([]Delta, n)
 	copy(batch, f.items[:n])

@@ -289,6 +289,12 @@ type sharedIndexInformer struct {
 
 	// observer receives step events (step driver only; set before start, read without lock).
 	observer func(StepEvent)
+
+	// processBatch and processSingle are s.handleBatchDeltas and s.handleDeltas, the queue's
+	// process functions, as method values built once at start (popOnce would otherwise
+	// allocate two per pop). Set at start, read only by whoever pops.
+	processBatch  ProcessBatchFunc
+	processSingle PopProcessFunc
 }
 
 var _ SharedIndexInformer = (*sharedIndexInformer)(nil)
@@ -531,6 +537,7 @@ func (s *sharedIndexInformer) IsStopped() bool {
 func (s *sharedIndexInformer) start_locked(ctx context.Context, queueLock sync.Locker, wake func()) {
 	invariant.Check(!s.started && !s.stopped, "informer: start of a started or stopped informer")
 	s.queue = s.newQueue()
+	s.processBatch, s.processSingle = s.handleBatchDeltas, s.handleDeltas
 	store := reflectorQueue{s: s, lock: queueLock, wake: wake}
 	opts := ReflectorOptions{
 		Name:         s.objectDescription,
@@ -659,11 +666,19 @@ func (s *sharedIndexInformer) shouldResync() bool {
 // caller serialises queue access. The processing error is returned for the step driver's
 // benefit; the process loop drops it, as client-go's does.
 func (s *sharedIndexInformer) popOnce() error {
+	return s.popWith(s.processBatch, s.processSingle)
+}
+
+// popWith is popOnce with the queue's process functions given: handleBatchDeltas and
+// handleDeltas, or the goroutine driver's wrappers around them, which release its queue lock
+// while they run. The caller passes funcs it built once: a method value built here would be
+// allocated at every pop.
+func (s *sharedIndexInformer) popWith(processBatch ProcessBatchFunc, processSingle PopProcessFunc) error {
 	var err error
 	if bq, ok := s.queue.(BatchQueue); ok && s.batchPop {
-		err = bq.PopBatch(s.handleBatchDeltas, s.handleDeltas)
+		err = bq.PopBatch(processBatch, processSingle)
 	} else {
-		_, err = s.queue.Pop(s.handleDeltas)
+		_, err = s.queue.Pop(processSingle)
 	}
 	s.latchIfQueueSynced()
 	return err
