@@ -55,15 +55,17 @@ func (p *processor) removeListener(l *listener) bool {
 
 // distribute appends n to every listener's buffer, except that a sync-class notification
 // (isSync) only reaches listeners whose isSyncing flag is set (informer.md §4.2, §2.5).
-// It returns the ids of the listeners that received n, in registration order, for traces; the
-// slice is appended to into ids, which may be nil.
-func (p *processor) distribute(n notification, isSync bool, ids []int) []int {
+// If collect is set, it returns the ids of the listeners that received n, in registration
+// order, for traces, appended to ids, which may be nil; otherwise it returns ids unchanged.
+func (p *processor) distribute(n notification, isSync, collect bool, ids []int) []int {
 	for _, l := range p.listeners {
 		if isSync && !l.isSyncing {
 			continue
 		}
 		l.add(n)
-		ids = append(ids, l.id)
+		if collect {
+			ids = append(ids, l.id)
+		}
 	}
 	return ids
 }

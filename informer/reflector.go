@@ -638,7 +638,11 @@ func (r *Reflector) WatchEvent(ev watch.Event) (stop bool) {
 	if r.phase == phaseStopped {
 		return true
 	}
-	invariant.Check(r.phase == phaseWatching, "reflector %s: WatchEvent without an open stream (phase %d)", r.name, r.phase)
+	if r.phase != phaseWatching {
+		// Checked before calling invariant.Check: its arguments would be boxed, one allocation
+		// per watch event, even when the check passes.
+		invariant.Check(false, "reflector %s: WatchEvent without an open stream (phase %d)", r.name, r.phase)
+	}
 	if ev.Type == watch.Error {
 		r.endStream(apierrors.FromObject(ev.Object))
 		return true

@@ -770,9 +770,12 @@ func (d distributor) OnDelete(obj any) {
 }
 
 func (s *sharedIndexInformer) distribute(n notification, isSync bool) {
+	// The receivers' ids are only for the observer's trace; without one they are not collected,
+	// which saves an allocation per notification (the observer is set before start and never
+	// changes, so this is the same decision emitNotification makes).
+	collect := s.observer != nil
 	s.procLock.Lock()
-	var ids []int
-	ids = s.processor.distribute(n, isSync, ids)
+	ids := s.processor.distribute(n, isSync, collect, nil)
 	s.procLock.Unlock()
 	s.emitNotification(StepDistributed, n, isSync, ids)
 }
@@ -788,7 +791,9 @@ func (s *sharedIndexInformer) deliver(l *listener) {
 	}
 	n := l.next()
 	s.procLock.Unlock()
-	s.emitNotification(StepDelivered, n, false, []int{l.id})
+	if s.observer != nil { // the id slice is only for the observer: do not allocate it otherwise
+		s.emitNotification(StepDelivered, n, false, []int{l.id})
+	}
 	l.call(n)
 	s.procLock.Lock()
 	latched := l.finish(n)
