@@ -3,6 +3,7 @@ package informer
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/informersim/informersim/internal/invariant"
@@ -26,7 +27,8 @@ var ErrZeroLengthDeltas = errors.New("0 length Deltas object; can't get key")
 
 // RealFIFOOptions configures a [RealFIFO].
 type RealFIFOOptions struct {
-	// KeyFunction computes keys; nil means [MetaNamespaceKeyFunc].
+	// KeyFunction computes keys; nil means [MetaNamespaceKeyFunc], and then the queue keeps the
+	// key it computes for each item instead of computing it again when it pops.
 	KeyFunction KeyFunc
 	// KnownObjects is the informer's cache. Required when AtomicEvents is false (non-atomic
 	// Replace and Resync consult it); must be nil when AtomicEvents is true.
@@ -55,6 +57,15 @@ type RealFIFO struct {
 
 	// items are the queued deltas, oldest first.
 	items []Delta
+	// itemKeys runs parallel to items (same length, same order; push and the pops keep them in
+	// step): the queue key of each item as enqueue already computed it, so that PopBatch need not
+	// compute it again, or "" where none was kept (transformed objects, non-object items, or a
+	// caller's own key function), which batchLen then computes as before. Keys are kept only
+	// with the default key function (keepKeys), a pure function of the object's metadata, and the
+	// queue holds the very object the key was computed from, so the kept key is the one batchLen
+	// would compute. A caller's key function may answer differently later (a test's does).
+	itemKeys []string
+	keepKeys bool
 	// populated becomes true on the first Add/Update/Delete or Replace (informer.md §5.1).
 	populated bool
 	// initialPopulationCount is how many items of the first Replace are still to be processed.
@@ -79,6 +90,7 @@ var (
 // and panic, as in client-go (informer.md §5.3): atomic mode with KnownObjects, or non-atomic mode
 // without KnownObjects or with EmitDeltaTypeBookmark.
 func NewRealFIFO(opts RealFIFOOptions) *RealFIFO {
+	keepKeys := opts.KeyFunction == nil
 	if opts.KeyFunction == nil {
 		opts.KeyFunction = MetaNamespaceKeyFunc
 	}
@@ -95,6 +107,7 @@ func NewRealFIFO(opts RealFIFOOptions) *RealFIFO {
 		atomic:       opts.AtomicEvents,
 		emitBookmark: opts.EmitDeltaTypeBookmark,
 		batchSize:    realFIFOBatchSize,
+		keepKeys:     keepKeys,
 		items:        make([]Delta, 0, 16),
 	}
 }
@@ -117,19 +130,38 @@ func (f *RealFIFO) checkSynced() {
 // enqueue appends one delta after checking its key; tombstones and skipTransform objects are not
 // transformed (informer.md §5.3).
 func (f *RealFIFO) enqueue(t DeltaType, obj any, skipTransform bool) error {
-	if _, err := f.keyOf(obj); err != nil {
+	key, err := f.keyOf(obj)
+	if err != nil {
 		return KeyError{Obj: obj, Err: err}
+	}
+	if !f.keepKeys {
+		key = ""
 	}
 	if f.transformer != nil && !skipTransform {
 		if _, tomb := obj.(DeletedFinalStateUnknown); !tomb {
-			var err error
 			if obj, err = f.transformer(obj); err != nil {
 				return err
 			}
+			key = "" // the transformed object may have another key: batchLen computes it
 		}
 	}
-	f.items = append(f.items, Delta{Type: t, Object: obj})
+	f.push(Delta{Type: t, Object: obj}, key)
 	return nil
+}
+
+// push appends d, with its key if known (see itemKeys).
+func (f *RealFIFO) push(d Delta, key string) {
+	f.items = append(f.items, d)
+	f.itemKeys = append(f.itemKeys, key)
+}
+
+// popHead removes the n oldest items (and their keys), dropping the references so the objects
+// can be collected.
+func (f *RealFIFO) popHead(n int) {
+	clear(f.items[:n])
+	clear(f.itemKeys[:n])
+	f.items = f.items[n:]
+	f.itemKeys = f.itemKeys[n:]
 }
 
 // Add appends an Added delta.
@@ -184,7 +216,7 @@ func (f *RealFIFO) enqueueReplacedAll(list []any, resourceVersion string) error 
 			objs[i] = t
 		}
 	}
-	f.items = append(f.items, Delta{Type: ReplacedAll, Object: ReplacedAllInfo{ResourceVersion: resourceVersion, Objects: objs}})
+	f.push(Delta{Type: ReplacedAll, Object: ReplacedAllInfo{ResourceVersion: resourceVersion, Objects: objs}}, "")
 	return nil
 }
 
@@ -264,7 +296,7 @@ func reconcileReplacement(queued []Delta, known KeyListerGetter, list []any, key
 // anywhere in the queue.
 func (f *RealFIFO) Resync() error {
 	if f.atomic {
-		f.items = append(f.items, Delta{Type: SyncAll})
+		f.push(Delta{Type: SyncAll}, "")
 		return nil
 	}
 	if f.knownObjects == nil {
@@ -297,7 +329,7 @@ func (f *RealFIFO) Resync() error {
 // (informer.md §5.3).
 func (f *RealFIFO) Bookmark(resourceVersion string) error {
 	if f.emitBookmark {
-		f.items = append(f.items, Delta{Type: Bookmark, Object: BookmarkInfo{ResourceVersion: resourceVersion}})
+		f.push(Delta{Type: Bookmark, Object: BookmarkInfo{ResourceVersion: resourceVersion}}, "")
 	}
 	return nil
 }
@@ -338,8 +370,7 @@ func (f *RealFIFO) Pop(process PopProcessFunc) (any, error) {
 	}
 	isInInitialList := !f.synced.Load()
 	item := f.items[0]
-	f.items[0] = Delta{} // drop the reference so the object can be collected
-	f.items = f.items[1:]
+	f.popHead(1)
 	defer f.processed(1)
 	out := Deltas{item}
 	return out, process(out, isInInitialList)
@@ -379,8 +410,7 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 	n := f.batchLen()
 	batch := make([]Delta, n)
 	copy(batch, f.items[:n])
-	clear(f.items[:n])
-	f.items = f.items[n:]
+	f.popHead(n)
 	defer f.processed(n)
 	if n == 1 {
 		return processSingle(Deltas{batch[0]}, isInInitialList)
@@ -389,8 +419,14 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 }
 
 // batchLen is how many head items the next PopBatch takes; at least 1 on a non-empty queue.
+//
+// Duplicate keys are found by a linear scan while the batch is short (the usual case when the
+// process loop keeps up) and with a map once it passes batchSmall keys, which avoids allocating
+// a map for every pop; the batch found is the same either way.
 func (f *RealFIFO) batchLen() int {
-	seen := make(map[string]struct{})
+	const batchSmall = 16
+	var small [batchSmall]string
+	var seen map[string]struct{}
 	n := 0
 	for i := 0; i < f.batchSize && i < len(f.items); i++ {
 		if f.initialPopulationCount > 0 && i >= f.initialPopulationCount {
@@ -403,15 +439,33 @@ func (f *RealFIFO) batchLen() int {
 			}
 			break
 		}
-		key, err := f.keyOf(d)
-		if err != nil {
-			n++ // the broken item is popped with the batch and ends it, as in client-go
-			break
+		key := f.itemKeys[i]
+		if key == "" {
+			var err error
+			if key, err = f.keyOf(d); err != nil {
+				n++ // the broken item is popped with the batch and ends it, as in client-go
+				break
+			}
 		}
-		if _, dup := seen[key]; dup {
-			break
+		if seen != nil {
+			if _, dup := seen[key]; dup {
+				break
+			}
+			seen[key] = struct{}{}
+		} else {
+			if slices.Contains(small[:n], key) {
+				break
+			}
+			if n < batchSmall {
+				small[n] = key
+			} else {
+				seen = make(map[string]struct{}, 2*batchSmall)
+				for _, k := range small {
+					seen[k] = struct{}{}
+				}
+				seen[key] = struct{}{}
+			}
 		}
-		seen[key] = struct{}{}
 		n++
 	}
 	return n

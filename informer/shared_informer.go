@@ -623,7 +623,7 @@ func (s *sharedIndexInformer) newQueue() Queue {
 	switch s.queueMode {
 	case QueueRealFIFONonAtomic:
 		return NewRealFIFO(RealFIFOOptions{
-			KeyFunction:  MetaNamespaceKeyFunc,
+			// KeyFunction nil: MetaNamespaceKeyFunc, see the atomic queue below.
 			KnownObjects: s.indexer,
 			Transformer:  s.transform,
 		})
@@ -636,7 +636,8 @@ func (s *sharedIndexInformer) newQueue() Queue {
 		})
 	}
 	return NewRealFIFO(RealFIFOOptions{
-		KeyFunction:           MetaNamespaceKeyFunc,
+		// KeyFunction nil is MetaNamespaceKeyFunc, and lets the queue keep the keys it computes
+		// (RealFIFO.itemKeys).
 		Transformer:           s.transform,
 		AtomicEvents:          true,
 		EmitDeltaTypeBookmark: true,
