@@ -77,9 +77,10 @@
 // Stream and fault-site seeds are SHA-256 of (seed, domain, name), expanded by PCG; sites
 // activate from their own derived stream, so the order in which sites are first reached does not
 // matter. Actor names are interned to small ids when an actor or timer is created, so the
-// per-step policies index slices instead of maps. PolicyFIFO remembers, per actor, the actions
-// enabled at the previous step and since when; an action that runs counts as enabled anew, so
-// an always-enabled action cannot starve the rest. PolicyPCT draws one priority per actor (timers
+// per-step policies index slices instead of maps. PolicyFIFO remembers the actions
+// enabled at the previous step and since when, as one flat list (when the enabled list is the
+// same as last step's, position by position, the ages carry over without any lookup); an action
+// that runs counts as enabled anew, so an always-enabled action cannot starve the rest. PolicyPCT draws one priority per actor (timers
 // count under their actor's name) and PCTDepth-1 change points over Config.PCTSteps.
 //
 // Quiescence: RunUntilQuiescent stops when nothing is enabled and no deadline falls within
