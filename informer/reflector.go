@@ -475,6 +475,13 @@ func (r *Reflector) Stop() {
 // Stopped reports whether Stop was called.
 func (r *Reflector) Stopped() bool { return r.phase == phaseStopped }
 
+// HasRequest reports whether NextRequest would return a request now. Unlike NextRequest it
+// changes nothing (no request is marked in flight, no watch timeout is drawn), so a driver that
+// offers "send the request" as a schedulable action can ask it as often as it likes.
+func (r *Reflector) HasRequest() bool {
+	return r.phase == phaseList || r.phase == phaseWatch
+}
+
 // NextRequest returns the request to issue now, if any, and marks it in flight: at most one
 // request is in flight, and the next call returns false until its outcome is fed back with
 // ListDone (LIST) or WatchOpened (WATCH). It also returns false while a backoff is pending (see

@@ -841,3 +841,44 @@ func TestReflectorResyncDrift(t *testing.T) {
 		t.Errorf("next resync: got %v, want %v", at, h.clock.Now().Add(30*time.Second))
 	}
 }
+
+// HasRequest is the side-effect-free twin of NextRequest that a scheduling driver polls: it is
+// true exactly when NextRequest would return a request, and asking it any number of times
+// changes nothing (no request in flight, no watch timeout drawn from the Reflector's rand).
+func TestReflectorHasRequestHasNoSideEffects(t *testing.T) {
+	timeouts := func(polls int) []int64 {
+		h := newReflHarness(t, nil)
+		if h.r.HasRequest() {
+			t.Fatalf("HasRequest before Start = true, want false")
+		}
+		h.r.Start()
+		var got []int64
+		for i := range 4 {
+			for range polls {
+				if !h.r.HasRequest() {
+					t.Fatalf("pass %d: HasRequest = false with a request pending", i)
+				}
+			}
+			verb := RequestWatch
+			if i == 0 {
+				verb = RequestList
+			}
+			opts := h.next(verb)
+			if h.r.HasRequest() {
+				t.Fatalf("pass %d: HasRequest = true with the request in flight", i)
+			}
+			if i == 0 {
+				h.r.ListDone(reflList("1", ""), nil)
+				continue
+			}
+			got = append(got, *opts.TimeoutSeconds)
+			h.r.WatchOpened(nil)
+			h.advance(time.Second)
+			h.r.WatchClosed()
+		}
+		return got
+	}
+	if diff := cmp.Diff(timeouts(0), timeouts(25)); diff != "" {
+		t.Errorf("polling HasRequest changed the drawn watch timeouts (-no polls +25 polls per request):\n%s", diff)
+	}
+}

@@ -69,9 +69,8 @@ func (n *InformerNode) send(st *watchStream, m wireMsg) {
 // doRequest is the reflector actor's "request": send the pending request, which the apiserver
 // serves at once, and schedule its response.
 func (n *InformerNode) doRequest() {
-	invariant.Check(n.hasReq && !n.reqInFlight, "sim: %s: request without a pending request", n.name)
-	req := n.req
-	n.hasReq = false
+	req, ok := n.st.Reflector().NextRequest()
+	invariant.Check(ok && !n.reqInFlight, "sim: %s: request without a pending request", n.name)
 	n.reqInFlight = true
 	s := n.w.s
 	lat := n.w.latency()

@@ -39,10 +39,6 @@ type InformerNode struct {
 	started bool
 	stopped bool
 
-	// The Reflector's next request, taken with NextRequest at the end of the step that made it
-	// ready (the Reflector has no side-effect-free query) and performed by the "request" action.
-	req    informer.Request
-	hasReq bool
 	// A LIST or WATCH is on the network: its response is scheduled.
 	reqInFlight bool
 	// The open watch stream, from the WATCH request until its end is delivered or it is dropped.
@@ -160,7 +156,6 @@ func (n *InformerNode) Stop() {
 	n.stopped = true
 	n.w.s.Emit(n.name, "stop")
 	n.st.Stop()
-	n.hasReq = false
 	if n.stream != nil {
 		n.dropStream("informer stopped")
 	}
@@ -168,8 +163,8 @@ func (n *InformerNode) Stop() {
 	n.w.settle()
 }
 
-// settle takes the Reflector's next request, drops a stream the Reflector has left, and re-arms
-// the informer's timer. The world calls it after every step.
+// settle drops a stream the Reflector has left and re-arms the informer's timer. The world calls
+// it after every step.
 func (n *InformerNode) settle() {
 	if !n.started {
 		return
@@ -179,15 +174,6 @@ func (n *InformerNode) settle() {
 		return
 	}
 	r := n.st.Reflector()
-	if !n.hasReq && !n.reqInFlight {
-		// The Reflector offers no query without side effects: NextRequest marks the request in
-		// flight and draws the watch timeout. Taking it here, at the end of the step that made it
-		// ready, happens at the same simulated time as the "request" action that performs it
-		// (time cannot move while that action is enabled).
-		if req, ok := r.NextRequest(); ok {
-			n.req, n.hasReq = req, true
-		}
-	}
 	if n.stream != nil && n.stream.opened && !r.Watching() {
 		// A resync error, an Error event or Stop ended the stream (informer.md §7.6): stop the
 		// watcher and drop what is still on the wire.
@@ -195,6 +181,12 @@ func (n *InformerNode) settle() {
 	}
 	at, ok := n.st.NextDeadline()
 	n.timer.arm(at, ok)
+}
+
+// hasRequest reports whether the Reflector has a request to send now (none while one is on the
+// network: the Reflector keeps at most one in flight).
+func (n *InformerNode) hasRequest() bool {
+	return n.started && !n.stopped && !n.reqInFlight && n.st.Reflector().HasRequest()
 }
 
 func (n *InformerNode) tick() {
@@ -323,7 +315,7 @@ type reflectorActor struct{ n *InformerNode }
 func (a reflectorActor) Name() string { return a.n.reflectorActor }
 
 func (a reflectorActor) Actions(add func(Action)) {
-	if a.n.hasReq && !a.n.stopped {
+	if a.n.hasRequest() {
 		add(Action{Name: "request", Run: a.n.doRequest})
 	}
 }

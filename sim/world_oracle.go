@@ -36,7 +36,7 @@ func (n *InformerNode) quiet() bool {
 		return !n.started || n.stopped
 	}
 	st := n.stream
-	if !n.inf.HasSynced() || n.hasReq || n.reqInFlight || st == nil || !st.opened || st.ended ||
+	if !n.inf.HasSynced() || n.hasRequest() || n.reqInFlight || st == nil || !st.opened || st.ended ||
 		len(st.wire) > 0 || st.w.Pending() > 0 || st.w.Done() || !n.st.Reflector().Watching() {
 		return false
 	}
