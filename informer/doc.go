@@ -59,7 +59,8 @@
 //	st.Start()
 //	for {
 //	    switch {
-//	    case a request is pending (st.Reflector().NextRequest()):
+//	    case st.Reflector().HasRequest():
+//	        req, _ := st.Reflector().NextRequest()
 //	        perform it against the apiserver; feed ListDone / WatchOpened
 //	    case an open stream has an event (st.Reflector().Watching()):
 //	        st.Reflector().WatchEvent(ev) or WatchClosed()

@@ -24,7 +24,7 @@ import (
 //	reg, _ := inf.AddEventHandler(h)
 //	st.Start()
 //	for each step, pick ONE enabled action:
-//	  - the Reflector has a request: req, ok := st.Reflector().NextRequest(); perform it against
+//	  - st.Reflector().HasRequest(): req, _ := st.Reflector().NextRequest(); perform it against
 //	    the apiserver and feed the outcome (ListDone, WatchOpened), and later the stream's events
 //	    (WatchEvent, WatchClosed) while st.Reflector().Watching();
 //	  - st.QueueLen() > 0: st.ProcessNext()  (pop, update the cache, buffer notifications);
