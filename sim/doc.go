@@ -108,10 +108,14 @@
 // served by the apiserver at once; timer "tick" at Stepper.NextDeadline for backoffs and resync
 // ticks), inf1/watch ("pull": the next event or end of the open stream), inf1/net (deliveries),
 // inf1/queue ("process": Stepper.ProcessNext) and one actor per handler ("deliver":
-// Stepper.DeliverNext). The apiserver's own deadlines (bookmarks, watch deadlines, compaction,
-// lagging caches) fire as timer "apiserver advance". The world re-arms these timers and takes
-// the Reflector's next request at the end of every step; after driving the apiserver or an
-// informer directly from outside a step, call Settle.
+// Stepper.DeliverNext). Each actor offers its action only while its component has work. The
+// reflector actor asks Reflector.HasRequest, which changes nothing, and takes the request with
+// NextRequest inside its "request" action, so the request is marked in flight (and a WATCH's
+// timeout drawn) in the step that sends it, not before. The apiserver's own deadlines
+// (bookmarks, watch deadlines, compaction, lagging caches) fire as timer "apiserver advance".
+// At the end of every step the world re-arms these timers and drops any watch stream the
+// Reflector has left; after driving the apiserver or an informer directly from outside a step,
+// call Settle.
 //
 // The network: a response reaches the Reflector one latency after the request (latencies are
 // drawn from the "network" stream, in [WorldConfig.MinLatency, MaxLatency]). A watch stream is

@@ -66,8 +66,9 @@ func (n *InformerNode) send(st *watchStream, m wireMsg) {
 	st.timers = append(st.timers, t)
 }
 
-// doRequest is the reflector actor's "request": send the pending request, which the apiserver
-// serves at once, and schedule its response.
+// doRequest is the reflector actor's "request": take the Reflector's request (NextRequest marks
+// it in flight and draws a WATCH's timeout, so both happen in this step), send it, which the
+// apiserver serves at once, and schedule its response.
 func (n *InformerNode) doRequest() {
 	req, ok := n.st.Reflector().NextRequest()
 	invariant.Check(ok && !n.reqInFlight, "sim: %s: request without a pending request", n.name)

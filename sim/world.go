@@ -174,9 +174,10 @@ func (w *World) Config() WorldConfig { return w.cfg }
 func (w *World) Informers() []*InformerNode { return append([]*InformerNode(nil), w.informers...) }
 
 // Settle re-arms the engine timers of the apiserver and of every informer at their components'
-// next deadlines and issues the requests the Reflectors have ready. Every action of the world
-// does it at its end; call it after driving the apiserver or an informer directly from outside a
-// step.
+// next deadlines, and stops the apiserver's watcher of any stream a Reflector has left. Every
+// action of the world does it at its end; call it after driving the apiserver or an informer
+// directly from outside a step. (A Reflector's next request needs no settling: the reflector
+// actor asks Reflector.HasRequest each time the scheduler collects actions.)
 func (w *World) Settle() { w.settle() }
 
 func (w *World) settle() {

@@ -15,8 +15,9 @@ import (
 
 // InformerNode is one informer of a World with the actors that drive it:
 //
-//	<name>/reflector  action "request": perform the Reflector's pending LIST or WATCH; timer
-//	                  "tick" at Stepper.NextDeadline (backoff end, resync tick)
+//	<name>/reflector  action "request", offered while Reflector.HasRequest: take the LIST or
+//	                  WATCH with NextRequest and perform it; timer "tick" at
+//	                  Stepper.NextDeadline (backoff end, resync tick)
 //	<name>/watch      action "pull": take the next event (or the end) of the open stream and
 //	                  send it over the network
 //	<name>/net        timers "list-response", "watch-response" and "recv" (the next message of
@@ -133,8 +134,9 @@ func (n *InformerNode) Started() bool { return n.started }
 // Stopped reports whether Stop was called.
 func (n *InformerNode) Stopped() bool { return n.stopped }
 
-// Start starts the informer (Stepper.Start, informer.md §1.6): its first LIST becomes the
-// reflector actor's pending request. Call it from a test between runs or from an action.
+// Start starts the informer (Stepper.Start, informer.md §1.6): the Reflector then has its first
+// LIST ready, and the reflector actor offers "request". Call it from a test between runs or from
+// an action.
 func (n *InformerNode) Start() error {
 	if n.started || n.stopped {
 		return fmt.Errorf("sim: %s: Start on a started or stopped informer", n.name)
