@@ -71,8 +71,9 @@ func (n *InformerNode) send(st *watchStream, m wireMsg) {
 // apiserver serves at once, and schedule its response.
 func (n *InformerNode) doRequest() {
 	req, ok := n.st.Reflector().NextRequest()
-	invariant.Check(ok && !n.reqInFlight, "sim: %s: request without a pending request", n.name)
-	n.reqInFlight = true
+	invariant.Check(ok, "sim: %s: request without a pending request", n.name)
+	// The Reflector sends nothing while a stream is open; the world's view must agree.
+	invariant.Check(n.stream == nil, "sim: %s: %v while a stream is open", n.name, req.Verb)
 	s := n.w.s
 	lat := n.w.latency()
 	switch req.Verb {
@@ -82,7 +83,6 @@ func (n *InformerNode) doRequest() {
 		n.w.after(lat, n.netActor, "list-response", func() { n.deliverList(list, err) })
 	case informer.RequestWatch:
 		s.Emit(n.reflectorActor, "WATCH", listFields(req.Options)...)
-		invariant.Check(n.stream == nil, "sim: %s: WATCH while a stream is open", n.name)
 		wt, err := n.lw.OpenWatch(req.Options)
 		if err != nil {
 			n.w.after(lat, n.netActor, "watch-response", func() { n.deliverWatchFailed(err) })
@@ -114,7 +114,6 @@ func listFields(o metav1.ListOptions) []Field {
 }
 
 func (n *InformerNode) deliverList(list runtime.Object, err error) {
-	n.reqInFlight = false
 	if err != nil {
 		n.w.s.Emit(n.netActor, "LIST-error", errFields(err)...)
 		n.st.Reflector().ListDone(nil, err)
@@ -139,7 +138,6 @@ func (n *InformerNode) deliverList(list runtime.Object, err error) {
 }
 
 func (n *InformerNode) deliverWatchFailed(err error) {
-	n.reqInFlight = false
 	n.w.s.Emit(n.netActor, "WATCH-error", errFields(err)...)
 	n.st.Reflector().WatchOpened(err)
 }
@@ -164,7 +162,6 @@ func (n *InformerNode) deliverHead(st *watchStream, t *Timer) {
 }
 
 func (n *InformerNode) deliverWatchOpened(st *watchStream) {
-	n.reqInFlight = false
 	n.w.s.Emit(n.netActor, "WATCH-ok", FInt("watch", int64(st.w.ID())))
 	r := n.st.Reflector()
 	r.WatchOpened(nil)

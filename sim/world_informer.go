@@ -40,8 +40,6 @@ type InformerNode struct {
 	started bool
 	stopped bool
 
-	// A LIST or WATCH is on the network: its response is scheduled.
-	reqInFlight bool
 	// The open watch stream, from the WATCH request until its end is delivered or it is dropped.
 	stream *watchStream
 
@@ -185,10 +183,11 @@ func (n *InformerNode) settle() {
 	n.timer.arm(at, ok)
 }
 
-// hasRequest reports whether the Reflector has a request to send now (none while one is on the
-// network: the Reflector keeps at most one in flight).
+// hasRequest reports whether the Reflector has a request to send now. The Reflector alone knows:
+// it has none before Start, after Stop, during a backoff, while a stream is open, and while a
+// request is on the network (it keeps at most one in flight, until ListDone or WatchOpened).
 func (n *InformerNode) hasRequest() bool {
-	return n.started && !n.stopped && !n.reqInFlight && n.st.Reflector().HasRequest()
+	return n.st.Reflector().HasRequest()
 }
 
 func (n *InformerNode) tick() {

@@ -36,7 +36,8 @@ func (n *InformerNode) quiet() bool {
 		return !n.started || n.stopped
 	}
 	st := n.stream
-	if !n.inf.HasSynced() || n.hasRequest() || n.reqInFlight || st == nil || !st.opened || st.ended ||
+	// A request on the network leaves no open stream (a LIST: st == nil; a WATCH: !st.opened).
+	if !n.inf.HasSynced() || n.hasRequest() || st == nil || !st.opened || st.ended ||
 		len(st.wire) > 0 || st.w.Pending() > 0 || st.w.Done() || !n.st.Reflector().Watching() {
 		return false
 	}

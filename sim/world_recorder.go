@@ -75,10 +75,9 @@ type Recorder struct {
 	next  informer.ResourceEventHandler
 	cache informer.Store // the informer's cache, for cache-before-notify; nil skips the check
 
-	max     int
-	notes   []Notification
-	dropped int
-	total   int
+	max   int
+	notes []Notification
+	total int // notifications received, including those no longer kept
 
 	// view is the cache replayed from the notifications: key → object.
 	view map[string]any
@@ -189,7 +188,6 @@ func (r *Recorder) record(n Notification) {
 	if len(r.notes) >= r.max {
 		r.notes[0] = Notification{}
 		r.notes = r.notes[1:]
-		r.dropped++
 	}
 	r.notes = append(r.notes, n)
 }
