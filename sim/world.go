@@ -206,9 +206,18 @@ func (w *World) latency() time.Duration {
 }
 
 // After schedules fn as a traced step (actor, kind) d from now, after which the world settles:
-// use it to act on the world mid-run (register a late handler, stop an informer, write).
-func (w *World) After(d time.Duration, actor, kind string, fn func()) *Timer {
-	return w.after(d, actor, kind, fn)
+// use it to act on the world mid-run (register a late handler, stop an informer, write). A
+// negative d, an empty actor or kind, or a nil fn is an error.
+func (w *World) After(d time.Duration, actor, kind string, fn func()) (*Timer, error) {
+	switch {
+	case d < 0:
+		return nil, fmt.Errorf("sim: After: negative delay %v", d)
+	case actor == "" || kind == "":
+		return nil, fmt.Errorf("sim: After: empty actor %q or kind %q", actor, kind)
+	case fn == nil:
+		return nil, errors.New("sim: After: nil func")
+	}
+	return w.after(d, actor, kind, fn), nil
 }
 
 // after schedules fn as a traced step d from now; the world settles after it.

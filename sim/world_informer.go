@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
@@ -53,7 +54,8 @@ type InformerNode struct {
 
 // AddInformer adds an informer of gvr in namespace ("" for all namespaces) named name, built by
 // informer.NewSharedIndexInformerWithOptions with the world's clock (ClockFor("informer/<name>"))
-// and a random stream of its own ("jitter/<name>"); opts.Clock and opts.Rand must be nil. The
+// and a random stream of its own ("jitter/<name>"); opts.Clock and opts.Rand must be nil, and
+// opts.ResyncPeriod must not be negative (the informer would panic). The
 // ListerWatcher it is given (the apiserver's adapter) is never called: the world performs the
 // Reflector's requests itself. Register handlers with AddHandler, then call Start.
 func (w *World) AddInformer(name string, gvr schema.GroupVersionResource, namespace string, opts informer.SharedIndexInformerOptions) (*InformerNode, error) {
@@ -64,6 +66,13 @@ func (w *World) AddInformer(name string, gvr schema.GroupVersionResource, namesp
 		return nil, fmt.Errorf("sim: AddInformer %s: the world already has MaxInformers=%d informers", name, w.cfg.MaxInformers)
 	case opts.Clock != nil || opts.Rand != nil:
 		return nil, fmt.Errorf("sim: AddInformer %s: the world sets Clock and Rand; leave them nil", name)
+	case opts.ResyncPeriod < 0:
+		return nil, fmt.Errorf("sim: AddInformer %s: negative ResyncPeriod %v", name, opts.ResyncPeriod)
+	}
+	if namespace != "" {
+		if errs := validation.IsDNS1123Label(namespace); len(errs) > 0 {
+			return nil, fmt.Errorf("sim: AddInformer %s: invalid namespace %q: %s", name, namespace, strings.Join(errs, "; "))
+		}
 	}
 	res, ok := w.resourceKind(gvr)
 	if !ok {
@@ -208,18 +217,28 @@ type HandlerNode struct {
 }
 
 // UseInformerResync is the resync argument of AddHandler that asks for the informer's default
-// period (AddEventHandler rather than AddEventHandlerWithResyncPeriod).
+// period (AddEventHandler rather than AddEventHandlerWithResyncPeriod). It is the only negative
+// resync AddHandler accepts.
 const UseInformerResync time.Duration = -1
 
 // AddHandler registers handler (nil: only record) with n under name (the actor is
 // "<informer>/<name>"; "" means "h<ID>"), asking for resync (UseInformerResync for the informer's
 // default; informer.md §2.2 adjusts it). Before Start it is an ordinary registration; after
-// Start the handler joins late and first receives the cache as initial-list adds (§3). The
+// Start the handler joins late and first receives the cache as initial-list adds (§3); after
+// Stop it is refused, as client-go refuses it. n must be an informer of this world. The
 // handler is wrapped in a Recorder, which narrates every notification, keeps it, and checks the
 // per-object order oracle on each delivery.
 func (w *World) AddHandler(n *InformerNode, name string, handler informer.ResourceEventHandler, resync time.Duration) (*HandlerNode, error) {
-	invariant.Check(n != nil && n.w == w, "sim: AddHandler: informer of another world")
-	if n.regs >= w.cfg.MaxHandlers {
+	switch {
+	case n == nil:
+		return nil, fmt.Errorf("sim: AddHandler %s: nil informer", name)
+	case n.w != w:
+		return nil, fmt.Errorf("sim: AddHandler %s: informer %s belongs to another world", name, n.name)
+	case n.stopped:
+		return nil, fmt.Errorf("sim: AddHandler %s: informer %s is stopped", name, n.name)
+	case resync < 0 && resync != UseInformerResync:
+		return nil, fmt.Errorf("sim: AddHandler %s: negative resync %v (use UseInformerResync for the informer's period)", name, resync)
+	case n.regs >= w.cfg.MaxHandlers:
 		return nil, fmt.Errorf("sim: AddHandler %s: informer %s already has MaxHandlers=%d registrations", name, n.name, w.cfg.MaxHandlers)
 	}
 	id := n.regs + 1
@@ -227,7 +246,7 @@ func (w *World) AddHandler(n *InformerNode, name string, handler informer.Resour
 		name = "h" + strconv.Itoa(id)
 	}
 	if strings.ContainsAny(name, "/ \t\n=") {
-		return nil, fmt.Errorf("sim: AddHandler: invalid name %q", name)
+		return nil, fmt.Errorf("sim: AddHandler: invalid name %q (no '/', '=' or spaces)", name)
 	}
 	actor := n.name + "/" + name
 	if w.actors[actor] {

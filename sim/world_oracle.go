@@ -59,8 +59,11 @@ func (n *InformerNode) quiet() bool {
 
 // RunUntilConverged runs until the world is Quiet (for at most budget of simulated time), then
 // checks CheckConverged. This is the liveness phase of a run (style rule 13): turn faults off
-// first (Sim.SetFaultsEnabled(false)) and stop the workload.
+// first (Sim.SetFaultsEnabled(false)) and stop the workload. A negative budget is an error.
 func (w *World) RunUntilConverged(budget time.Duration) error {
+	if budget < 0 {
+		return fmt.Errorf("sim: RunUntilConverged: negative budget %v", budget)
+	}
 	if err := w.s.RunUntil(w.Quiet, budget); err != nil {
 		return fmt.Errorf("sim: the world did not quiesce: %w", err)
 	}

@@ -142,11 +142,13 @@ func scriptedWorld(t *testing.T, seed uint64) (*World, hash.Hash) {
 	if err := n.Start(); err != nil {
 		t.Fatal(err)
 	}
-	w.Script(100*time.Millisecond,
+	if _, err := w.Script(100*time.Millisecond,
 		create(Pods, "a"), create(Pods, "b"), create(Pods, "c"), Op{Kind: OpSleep, Duration: 20 * time.Millisecond},
 		update(Pods, "a"), del(Pods, "b"), Op{Kind: OpSleep, Duration: time.Second},
 		Op{Kind: OpCloseWatches}, update(Pods, "c"), Op{Kind: OpSleep, Duration: time.Second},
-		Op{Kind: OpCompact}, Op{Kind: OpCloseWatches, Code: 410}, create(Pods, "b"), del(Pods, "a"))
+		Op{Kind: OpCompact}, Op{Kind: OpCloseWatches, Code: 410}, create(Pods, "b"), del(Pods, "a")); err != nil {
+		t.Fatal(err)
+	}
 	return w, h
 }
 
@@ -397,7 +399,9 @@ func TestWorldSwarmPresets(t *testing.T) {
 			return err
 		}
 		var joinErr error
-		w.After(3*time.Second, "test", "join", func() { _, joinErr = w.AddHandler(inf1, "late", nil, UseInformerResync) })
+		if _, err := w.After(3*time.Second, "test", "join", func() { _, joinErr = w.AddHandler(inf1, "late", nil, UseInformerResync) }); err != nil {
+			return err
+		}
 		if err := w.Sim().RunUntil(gen.Done, time.Hour); err != nil {
 			return err
 		}
@@ -474,3 +478,88 @@ func TestWorldStreamKeepsOrder(t *testing.T) {
 		}
 	}
 }
+
+// Goal: every public entry point of the world refuses bad input with an error that says what is
+// wrong, and an op refused up front changes nothing: no trace event, no timer (design.md "Bad
+// input"). Method: call each with input it must refuse, then check the trace and the engine's
+// pending timers did not move. Writes the apiserver rejects (an empty name) come back as the
+// apiserver's own error, narrated.
+func TestWorldRefusesBadInput(t *testing.T) {
+	w, err := NewWorldFromSeed(1, WorldConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := NewWorldFromSeed(2, WorldConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := other.AddInformer("inf1", Pods, "", informer.SharedIndexInformerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := w.AddInformer("inf1", Pods, "default", informer.SharedIndexInformerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped, err := w.AddInformer("inf2", Pods, "default", informer.SharedIndexInformerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped.Stop()
+	before, pending := w.Sim().Trace().Len(), w.Sim().Pending()
+	for _, c := range []struct {
+		call string
+		err  error
+		want string
+	}{
+		{"Apply(kind 0)", w.Apply(Op{}), "unknown op kind OpKind(0)"},
+		{"Apply(kind 99)", w.Apply(Op{Kind: 99}), "unknown op kind OpKind(99)"},
+		{"Apply(close code 200)", w.Apply(Op{Kind: OpCloseWatches, Code: 200}), "HTTP error code"},
+		{"Apply(close code -1)", w.Apply(Op{Kind: OpCloseWatches, Code: -1}), "HTTP error code"},
+		{"Apply(fail-next no verb)", w.Apply(Op{Kind: OpFailNext, Code: 500}), "needs a Verb"},
+		{"Apply(fail-next verb 99)", w.Apply(Op{Kind: OpFailNext, Verb: 99, Code: 500}), "needs a Verb"},
+		{"Apply(fail-next code 200)", w.Apply(Op{Kind: OpFailNext, Verb: fakeapi.VerbList, Code: 200}), "HTTP error Code"},
+		{"Apply(sleep -1s)", w.Apply(Op{Kind: OpSleep, Duration: -time.Second}), "negative Duration"},
+		{"AddHandler(nil)", errOf(w.AddHandler(nil, "h", nil, UseInformerResync)), "nil informer"},
+		{"AddHandler(other world)", errOf(w.AddHandler(foreign, "h", nil, UseInformerResync)), "another world"},
+		{"AddHandler(stopped)", errOf(w.AddHandler(stopped, "h", nil, UseInformerResync)), "informer inf2 is stopped"},
+		{"AddHandler(resync -5s)", errOf(w.AddHandler(n, "h", nil, -5*time.Second)), "negative resync -5s"},
+		{"AddHandler(name a b)", errOf(w.AddHandler(n, "a b", nil, UseInformerResync)), `invalid name "a b"`},
+		{"AddInformer(namespace a/b)", errOf(w.AddInformer("inf3", Pods, "a/b", informer.SharedIndexInformerOptions{})), `invalid namespace "a/b"`},
+		{"AddInformer(resync -1s)", errOf(w.AddInformer("inf3", Pods, "", informer.SharedIndexInformerOptions{ResyncPeriod: -time.Second})), "negative ResyncPeriod"},
+		{"Start(stopped)", stopped.Start(), "Start on a started or stopped informer"},
+		{"RunUntilConverged(-1ns)", w.RunUntilConverged(-1), "negative budget"},
+		{"After(-1s)", errOf(w.After(-time.Second, "test", "x", func() {})), "negative delay"},
+		{"After(nil)", errOf(w.After(time.Second, "test", "x", nil)), "nil func"},
+		{"After(no actor)", errOf(w.After(time.Second, "", "x", func() {})), "empty actor"},
+		{"Script(-1s)", errOf(w.Script(-time.Second, create(Pods, "a"))), "negative delay"},
+		{"Script(bad op)", errOf(w.Script(0, create(Pods, "a"), Op{Kind: OpSleep, Duration: -1})), "(Script op 1)"},
+		{"Generate(namespace A)", errOf(w.Generate(GenConfig{Namespaces: []string{"A"}})), `invalid namespace "A"`},
+		{"Generate(interval)", errOf(w.Generate(GenConfig{MinInterval: time.Second, MaxInterval: time.Millisecond})), "MinInterval <= MaxInterval"},
+		{"Generate(ops -1)", errOf(w.Generate(GenConfig{Ops: -1})), "negative Ops -1"},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) || !strings.HasPrefix(c.err.Error(), "sim: ") {
+			t.Errorf("%s = %v, want an error starting \"sim: \" and containing %q", c.call, c.err, c.want)
+		}
+	}
+	if got := w.Sim().Trace().Len(); got != before {
+		t.Errorf("refused calls added %d trace events:\n%s", got-before, tail(w, int(got-before)))
+	}
+	if got := w.Sim().Pending(); got != pending {
+		t.Errorf("refused calls left %d timers pending, want %d", got, pending)
+	}
+	if w.Quiet() != true || len(w.Informers()) != 2 || len(n.Handlers()) != 0 {
+		t.Errorf("refused calls changed the world: quiet %v, %d informers, %d handlers", w.Quiet(), len(w.Informers()), len(n.Handlers()))
+	}
+	for _, op := range []Op{create(Pods, ""), update(Pods, ""), del(Pods, "")} {
+		if err := w.Apply(op); err == nil {
+			t.Errorf("Apply(%s) succeeded", op)
+		}
+	}
+	if got := strings.Count(Narrate(w.Sim().Trace().Events()), "apiserver: write-error"); got != 3 {
+		t.Errorf("%d write-error events for three rejected writes, want 3", got)
+	}
+}
+
+// errOf keeps the error of a call that returns a value and an error.
+func errOf[T any](_ T, err error) error { return err }

@@ -14,8 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/internal/invariant"
 )
 
 // OpKind is the kind of a workload operation.
@@ -61,12 +63,38 @@ type Op struct {
 	Namespace string
 	Name      string
 	Labels    map[string]string
-	// Code is the HTTP code of OpCloseWatches (0: clean) and OpFailNext.
+	// Code is the HTTP code of OpCloseWatches (0: clean) and OpFailNext: an error code, 400 to
+	// 599.
 	Code int32
 	// Verb is the request OpFailNext fails.
 	Verb fakeapi.Verb
-	// Duration is OpSleep's.
+	// Duration is OpSleep's; it must not be negative.
 	Duration time.Duration
+}
+
+// validate checks what the world itself can tell is wrong with op: an unknown kind, a code or
+// verb out of range, a negative sleep. A write to a name the apiserver rejects (empty, invalid,
+// unknown) is left to the apiserver, which answers as a real one does (design.md "Bad input").
+func (op Op) validate() error {
+	errorCode := func(c int32) bool { return c >= 400 && c <= 599 }
+	switch op.Kind {
+	case OpCreate, OpUpdate, OpDelete, OpCompact:
+	case OpCloseWatches:
+		if op.Code != 0 && !errorCode(op.Code) {
+			return fmt.Errorf("sim: %s: Code must be 0 (a clean close) or an HTTP error code, 400 to 599", op)
+		}
+	case OpFailNext:
+		if op.Verb < fakeapi.VerbCreate || op.Verb > fakeapi.VerbWatch || !errorCode(op.Code) {
+			return fmt.Errorf("sim: %s: needs a Verb (fakeapi.VerbCreate to VerbWatch) and an HTTP error Code, 400 to 599", op)
+		}
+	case OpSleep:
+		if op.Duration < 0 {
+			return fmt.Errorf("sim: %s: negative Duration", op)
+		}
+	default:
+		return fmt.Errorf("sim: unknown op kind %v", op.Kind)
+	}
+	return nil
 }
 
 // Pods is the default resource of workload operations. The apiserver deletes pods gracefully
@@ -123,9 +151,13 @@ func (op Op) target() (schema.GroupVersionResource, string) {
 }
 
 // Apply performs op on the apiserver now, narrated as actor "apiserver" ("ADDED
-// obj=pods/default/a rv=2"), and settles the world. Write errors (404, 409...) are returned and
-// narrated; they do not fail the run.
+// obj=pods/default/a rv=2"), and settles the world. An invalid op (see Op's fields) is returned
+// and does nothing; write errors (404, 409, 422...) are returned and narrated; neither fails the
+// run. OpSleep does nothing here: only Script moves time.
 func (w *World) Apply(op Op) error {
+	if err := op.validate(); err != nil {
+		return err
+	}
 	err := w.apply(op)
 	w.settle()
 	return err
@@ -218,14 +250,11 @@ func (w *World) apply(op Op) error {
 			return err
 		}
 	case OpFailNext:
-		if op.Verb == 0 || op.Code == 0 {
-			return fmt.Errorf("sim: %s: needs Verb and Code", op)
-		}
 		s.Emit("apiserver", "fail-next", F("verb", op.Verb.String()), FInt("code", int64(op.Code)))
 		w.srv.FailNext(op.Verb, statusError(op.Code))
 	case OpSleep:
 	default:
-		return fmt.Errorf("sim: unknown op kind %v", op.Kind)
+		invariant.Check(false, "sim: apply: unvalidated op kind %v", op.Kind)
 	}
 	return nil
 }
@@ -244,8 +273,17 @@ func statusError(code int32) error {
 // Script schedules ops as steps of actor "workload", the first at d from now, each OpSleep
 // moving the following ones later. Ops due at the same time form one step and apply in the
 // order given (separate timers with equal deadlines could run in any order). It returns the time
-// (since Epoch) of the last op. Errors of individual ops are narrated, not returned.
-func (w *World) Script(d time.Duration, ops ...Op) time.Duration {
+// (since Epoch) of the last op. A negative d or an invalid op (see Apply) is an error, and then
+// nothing is scheduled; write errors of the apiserver when an op runs are narrated, not returned.
+func (w *World) Script(d time.Duration, ops ...Op) (time.Duration, error) {
+	if d < 0 {
+		return 0, fmt.Errorf("sim: Script: negative delay %v", d)
+	}
+	for i, op := range ops {
+		if err := op.validate(); err != nil {
+			return 0, fmt.Errorf("%w (Script op %d)", err, i)
+		}
+	}
 	at := w.s.Now() + d
 	var batch []Op
 	flush := func() {
@@ -277,7 +315,7 @@ func (w *World) Script(d time.Duration, ops ...Op) time.Duration {
 		batch = append(batch, op)
 	}
 	flush()
-	return at
+	return at, nil
 }
 
 // Generator defaults; see GenConfig.
@@ -346,8 +384,16 @@ func (w *World) Generate(cfg GenConfig) (*Generator, error) {
 	if c.MaxInterval == 0 {
 		c.MaxInterval = max(DefaultGenMaxInterval, c.MinInterval)
 	}
-	if c.Ops < 0 || c.HotNames < 0 || c.ColdNames < 0 || c.HotNames+c.ColdNames == 0 || c.MinInterval < 0 || c.MaxInterval < c.MinInterval {
-		return nil, fmt.Errorf("sim: Generate: invalid GenConfig %+v", cfg)
+	switch {
+	case c.Ops < 0 || c.HotNames < 0 || c.ColdNames < 0:
+		return nil, fmt.Errorf("sim: Generate: negative Ops %d, HotNames %d or ColdNames %d", c.Ops, c.HotNames, c.ColdNames)
+	case c.MinInterval < 0 || c.MaxInterval < c.MinInterval:
+		return nil, fmt.Errorf("sim: Generate: want 0 <= MinInterval <= MaxInterval, got [%v, %v]", c.MinInterval, c.MaxInterval)
+	}
+	for _, ns := range c.Namespaces {
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return nil, fmt.Errorf("sim: Generate: invalid namespace %q: %s", ns, strings.Join(errs, "; "))
+		}
 	}
 	if _, ok := w.resourceKind(c.Resource); !ok {
 		return nil, fmt.Errorf("sim: Generate: the apiserver does not serve %v", c.Resource)

@@ -140,21 +140,25 @@ func demoWorld(cfg sim.Config) (*sim.World, []*sim.HandlerNode, error) {
 		return nil, nil, err
 	}
 	sleep := func(d time.Duration) sim.Op { return sim.Op{Kind: sim.OpSleep, Duration: d} }
-	w.Script(time.Second,
+	if _, err := w.Script(time.Second,
 		op(sim.OpUpdate, "a"), op(sim.OpCreate, "c"), sleep(time.Second),
 		sim.Op{Kind: sim.OpCloseWatches}, sleep(time.Second),
 		op(sim.OpUpdate, "b"), sleep(time.Second),
 		sim.Op{Kind: sim.OpCloseWatches, Code: 410}, op(sim.OpDelete, "c"), op(sim.OpUpdate, "a"), sleep(5*time.Second),
-		op(sim.OpCreate, "d"))
+		op(sim.OpCreate, "d")); err != nil {
+		return nil, nil, err
+	}
 	var joinErr error
-	w.After(8*time.Second, "test", "join", func() {
+	if _, err := w.After(8*time.Second, "test", "join", func() {
 		h, err := w.AddHandler(inf, "h3", nil, sim.UseInformerResync)
 		if err != nil {
 			joinErr = err
 			return
 		}
 		hs = append(hs, h)
-	})
+	}); err != nil {
+		return nil, nil, err
+	}
 	err = w.RunUntilConverged(time.Minute)
 	return w, hs, errors.Join(joinErr, err)
 }
