@@ -190,8 +190,9 @@ func TestWorldHandlerPanicIsARunError(t *testing.T) {
 	}
 }
 
-// Goal: the per-object order oracle catches each kind of violation. Method: feed a Recorder
-// sequences no informer may produce.
+// Goal: the per-object order oracle and the cache-before-notify oracle catch each kind of
+// violation. Method: feed a Recorder sequences no informer may produce, first without a cache,
+// then with a cache set up to be behind or ahead of the notification.
 func TestWorldRecorderOrderOracle(t *testing.T) {
 	w, err := NewWorldFromSeed(1, WorldConfig{})
 	if err != nil {
@@ -234,27 +235,79 @@ func TestWorldRecorderOrderOracle(t *testing.T) {
 			r.OnAdd(obj("a", "5"), true)
 			r.OnAdd(obj("a", "6"), false)
 		}, "add of a key the handler holds"},
+		{"re-creation not after the delete", func(r *Recorder) {
+			r.OnAdd(obj("a", "5"), true)
+			r.OnDelete(obj("a", "6"))
+			r.OnAdd(obj("a", "6"), false)
+		}, "re-creation at rv=6 not after the delete at rv=6"},
+		{"delete older than the state held", func(r *Recorder) {
+			r.OnAdd(obj("a", "5"), true)
+			r.OnDelete(obj("a", "4"))
+		}, "delete at rv=4 before rv=5"},
+		{"second delete", func(r *Recorder) {
+			r.OnAdd(obj("a", "5"), true)
+			r.OnDelete(obj("a", "5"))
+			r.OnDelete(informer.DeletedFinalStateUnknown{Key: "default/a", Obj: obj("a", "5")})
+		}, "second delete without a re-creation"},
+		{"unparsable rv", func(r *Recorder) {
+			r.OnAdd(obj("a", "x"), true)
+		}, `unparsable resourceVersion "x"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := ""
-			func() {
-				defer func() {
-					if r := recover(); r != nil {
-						var v invariant.Violation
-						if err, ok := r.(error); ok && errors.As(err, &v) {
-							got = v.Message
-							return
-						}
-						panic(r)
-					}
-				}()
-				c.feed(newRecorder(w, "t/h", nil, nil, 10))
-			}()
+			got := violation(t, func() { c.feed(newRecorder(w, "t/h", nil, nil, 10)) })
 			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 				t.Errorf("violation %q, want one containing %q", got, c.want)
 			}
 		})
 	}
+	// Cache before notify: the recorder compares each notification with the informer's cache.
+	cache := informer.NewStore(informer.MetaNamespaceKeyFunc)
+	for _, c := range []struct {
+		name   string
+		cached *unstructured.Unstructured // nil: the key is not cached
+		feed   func(r *Recorder)
+		want   string
+	}{
+		{"add of a newer state than cached", obj("a", "3"), func(r *Recorder) { r.OnAdd(obj("a", "5"), false) }, "the cache holds an older rv=3"},
+		{"delete of a key still cached at its rv", obj("a", "5"), func(r *Recorder) {
+			r.OnAdd(obj("a", "5"), false)
+			r.OnDelete(obj("a", "5"))
+		}, "the cache still holds the deleted key at rv=5"},
+		{"add of the cached state", obj("a", "5"), func(r *Recorder) { r.OnAdd(obj("a", "5"), false) }, ""},
+		{"add of a state since deleted", nil, func(r *Recorder) { r.OnAdd(obj("a", "5"), false) }, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := cache.Replace(nil, ""); err != nil {
+				t.Fatal(err)
+			}
+			if c.cached != nil {
+				if err := cache.Add(c.cached); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := violation(t, func() { c.feed(newRecorder(w, "t/h", nil, cache, 10)) })
+			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+				t.Errorf("violation %q, want one containing %q", got, c.want)
+			}
+		})
+	}
+}
+
+// violation runs f and returns the message of the invariant.Violation it panics with, or "".
+func violation(t *testing.T, f func()) (msg string) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			var v invariant.Violation
+			if err, ok := r.(error); ok && errors.As(err, &v) {
+				msg = v.Message
+				return
+			}
+			panic(r)
+		}
+	}()
+	f()
+	return ""
 }
 
 // Goal: a window of one in-flight event (flow control) and wide latencies change nothing but
