@@ -285,7 +285,8 @@ const (
 //
 //	r.Start()
 //	loop:
-//	  if req, ok := r.NextRequest(); ok {
+//	  if r.HasRequest() {                 // no side effects; poll it as often as needed
+//	      req, _ := r.NextRequest()       // marks it in flight (and draws a WATCH's timeout)
 //	      LIST:  r.ListDone(list, err)
 //	      WATCH: r.WatchOpened(err); then, while r.Watching(), feed each event with
 //	             r.WatchEvent (stop the watcher when it returns true) or r.WatchClosed()

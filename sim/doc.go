@@ -33,7 +33,7 @@
 // # Usage
 //
 //	s, err := sim.New(sim.Config{Seed: seed})
-//	s.AddActor(reflector)                          // Actions(add) offers "list", "watch"...
+//	s.AddActor(producer)                           // Actions(add) offers "produce", "consume"...
 //	s.AfterFunc(latency, "network", "deliver", fn) // delayed work is a traced step
 //	err = s.RunUntil(func() bool { return synced() }, time.Minute)  // instead of Eventually
 //	err = s.RunUntilQuiescent()                    // nothing enabled, nothing due within a window
