@@ -1,17 +1,10 @@
 package sim_test
 
 import (
-	"bufio"
-	"bytes"
-	"fmt"
-	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/informersim/informersim/internal/crossproc"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/simtest"
 )
@@ -96,15 +89,14 @@ func TestFIFOIsStable(t *testing.T) {
 
 const hashesEnv = "INFORMERSIM_PRINT_HASHES"
 
-// TestPrintHashes is the child half of TestAcrossProcesses: with the environment variable set to
-// N it prints "seed hash" for seeds 1..N.
+func toyHash(t *testing.T) func(seed uint64) string {
+	return func(seed uint64) string { return mustHash(t, seed, sim.PolicyRandom) }
+}
+
+// TestPrintHashes is the child half of TestAcrossProcesses.
 func TestPrintHashes(t *testing.T) {
-	n, err := strconv.Atoi(os.Getenv(hashesEnv))
-	if err != nil {
+	if !crossproc.PrintHashes(hashesEnv, toyHash(t)) {
 		t.Skip("child process of TestAcrossProcesses only")
-	}
-	for seed := uint64(1); seed <= uint64(n); seed++ {
-		fmt.Printf("HASH %d %s\n", seed, mustHash(t, seed, sim.PolicyRandom))
 	}
 }
 
@@ -114,29 +106,5 @@ func TestAcrossProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	const n = 200
-	want := map[uint64]string{}
-	for seed := uint64(1); seed <= n; seed++ {
-		want[seed] = mustHash(t, seed, sim.PolicyRandom)
-	}
-	for _, procs := range []string{"1", "2"} {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestPrintHashes$", "-test.count=1")
-		cmd.Env = append(os.Environ(), hashesEnv+"="+strconv.Itoa(n), "GOMAXPROCS="+procs)
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("GOMAXPROCS=%s child: %v\n%s", procs, err, out)
-		}
-		got := map[uint64]string{}
-		sc := bufio.NewScanner(bytes.NewReader(out))
-		for sc.Scan() {
-			var seed uint64
-			var h string
-			if _, err := fmt.Sscanf(sc.Text(), "HASH %d %s", &seed, &h); err == nil {
-				got[seed] = h
-			}
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("GOMAXPROCS=%s child hashes differ (-this process +child):\n%s", procs, diff)
-		}
-	}
+	crossproc.Compare(t, hashesEnv, "TestPrintHashes", 200, toyHash(t))
 }
