@@ -52,5 +52,5 @@
 //	fmt.Print(w.Sim().Trace())               // the narrated run; the same seed prints the same
 //
 // Run `make demo` for a narrated run and `make test` for the whole suite. The specs the code
-// follows are in ../shared/spec: informer.md for informer, fakeapi.md for fakeapi.
+// follows are in docs/: informer.md for informer, fakeapi.md for fakeapi, design.md and style.md.
 package informersim

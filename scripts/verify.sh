@@ -5,7 +5,7 @@
 #   1. gofmt: every Go file is formatted.
 #   2. go vet on the whole module.
 #   3. go mod tidy leaves go.mod and go.sum unchanged.
-#   4. The import graph of ../shared/design.md: fakeapi and informer are siblings (neither imports
+#   4. The import graph of docs/design.md: fakeapi and informer are siblings (neither imports
 #      the other), informer never imports sim, and nothing imports scenarios except cmd/ and the
 #      root suite. Checked with `go list -deps`, tests included.
 #   5. A ban on wall clock, global randomness and goroutines on the simulation path. A line may be
