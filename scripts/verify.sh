@@ -11,6 +11,8 @@
 #   5. A ban on wall clock, global randomness and goroutines on the simulation path. A line may be
 #      exempted with a `determinism:allow <reason>` comment; the goroutine driver of informer lives
 #      in files named *_run.go, the only non-test informer files allowed to start goroutines.
+#   6. Every citation of docs/ in the repository resolves (scripts/doccite.go), and nothing
+#      points outside the repository.
 set -u
 cd "$(dirname "$0")/.."
 module=$(go list -m)
@@ -70,6 +72,10 @@ $hits"
 	[ -z "$hits" ] || fail "goroutine started on the simulation path (only informer/*_run.go may):
 $hits"
 fi
+
+# 6. doc citations
+go run scripts/doccite.go >"$tmp/doccite" 2>&1 || fail "dangling doc citations:
+$(cat "$tmp/doccite")"
 
 [ "$failed" = 0 ] && echo "verify: ok"
 exit "$failed"
