@@ -5,7 +5,8 @@
 // item of that list, design.md "Oracles" a heading of docs/design.md, "design.md rule 1" a
 // determinism rule, and "style rule 16" (or "style.md rule 9", "style.md rules 4 and 21") a rule
 // of docs/style.md. It also fails on any pointer outside the repository to the old shared
-// folder (or at its spec/ layout). Comment lines are joined first, so a citation broken across two lines still counts.
+// folder (or to its spec/ layout). Comment lines are joined first, so a citation broken across
+// two lines still counts.
 //
 // Usage, from the repository root:
 //
