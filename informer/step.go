@@ -287,6 +287,10 @@ type StepEvent struct {
 	Count int
 	// Reflector is the Reflector's event (StepReflector).
 	Reflector ReflectorEvent
+	// Object is the object the handler is given (StepDelivered): the new object of an add or
+	// update, the deleted object or DeletedFinalStateUnknown of a delete. A driver checking
+	// deliveries reads it; String leaves it out.
+	Object any
 }
 
 // String renders the event as one trace line, e.g.
@@ -394,6 +398,10 @@ func (s *sharedIndexInformer) emitNotification(kind StepEventKind, n notificatio
 	e := StepEvent{Kind: kind, Notification: n.kind, InInitialList: n.isInInitialList, Sync: isSync}
 	if kind == StepDelivered {
 		e.Handler = ids[0]
+		e.Object = n.newObj
+		if n.kind == NotificationDelete {
+			e.Object = n.oldObj
+		}
 	} else {
 		e.Handlers = ids
 	}

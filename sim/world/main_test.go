@@ -1,0 +1,12 @@
+package sim
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package if any goroutine outlives the tests: the engine starts none.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
