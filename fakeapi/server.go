@@ -145,6 +145,8 @@ type Server struct {
 	quirk    WatchListQuirk
 
 	rec recorder
+
+	commitObservers []func(Commit) // see OnCommit
 }
 
 // New returns a Server configured by a validated copy of cfg.
@@ -239,6 +241,7 @@ func (s *Server) commit_locked(res *resourceStore, key objKey, typ watch.EventTy
 		}
 	}
 	s.log = append(s.log, entry{rev: rev, res: res, key: key, typ: typ, obj: evObj, prev: prev, at: s.clk.Now()})
+	s.notifyCommit_locked(res, key, typ, rev)
 	s.followStore_locked()
 	if len(s.log) > s.cfg.MaxLogEntries {
 		// Bound the log (style rule 14): compact away the oldest quarter at once so the cost
