@@ -15,12 +15,15 @@
 //
 // # Packages
 //
+//   - [github.com/informersim/informersim/sim/world]: the world, what users build on: a fake
+//     apiserver and any number of informers joined by a simulated network whose every list
+//     response and watch event is a scheduled step, ops as data, workloads and faults, the
+//     user's own actors, timers and checks, and oracles (per-object order, cache before notify,
+//     convergence).
 //   - [github.com/informersim/informersim/sim]: the engine (a seed split into named random
 //     streams, a virtual clock that fires timers one deadline at a time, a scheduler of enabled
 //     actions with random, fifo and pct policies, fault points, and the trace with its SHA-256
-//     hash) and the world: a fake apiserver and any number of informers joined by a simulated
-//     network whose every list response and watch event is a scheduled step, with workloads,
-//     faults and oracles (per-object order, cache before notify, convergence).
+//     hash). It knows nothing of Kubernetes.
 //   - [github.com/informersim/informersim/fakeapi]: the fake apiserver: one global revision, an
 //     event log with a compaction floor, list and watch with the real resourceVersion rules,
 //     bookmarks, watch-list, writes with conflicts and finalizers, replicas with lagging watch
@@ -30,8 +33,8 @@
 //     drivers: the simulator steps them one unit of work at a time, and Run(ctx) gives them
 //     client-go's goroutines for use against a real cluster.
 //
-// Imports flow one way: sim imports fakeapi and informer; fakeapi and informer never import each
-// other, and informer never imports sim.
+// Imports flow one way: sim/world imports sim, fakeapi and informer; sim imports none of them;
+// fakeapi and informer never import each other, sim or sim/world.
 //
 // # A short example
 //
@@ -39,18 +42,19 @@
 // informer, cuts its watch with a 410 while a pod is deleted, and lets simulated time run until
 // every cache and handler agrees with the apiserver again:
 //
-//	w, _ := sim.NewWorldFromSeed(1, sim.WorldConfig{})
-//	_ = w.Apply(sim.Op{Kind: sim.OpCreate, Name: "a"})
-//	inf, _ := w.AddInformer("inf1", sim.Pods, "default", informer.SharedIndexInformerOptions{})
-//	h, _ := w.AddHandler(inf, "h1", myHandler, sim.UseInformerResync)
+//	w, _ := world.New(1, world.Config{})
+//	_ = w.Apply(world.Op{Kind: world.OpCreate, Name: "a"})
+//	inf, _ := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+//	h, _ := w.AddHandler(inf, "h1", myHandler, world.HandlerOptions{})
 //	_ = inf.Start()
 //	_ = w.RunUntilConverged(time.Minute)    // list, sync, watch
-//	_ = w.Apply(sim.Op{Kind: sim.OpCloseWatches, Code: 410})
-//	_ = w.Apply(sim.Op{Kind: sim.OpDelete, Name: "a"})
+//	_ = w.Apply(world.Op{Kind: world.OpCloseWatches, Code: 410})
+//	_ = w.Apply(world.Op{Kind: world.OpDelete, Name: "a"})
 //	err := w.RunUntilConverged(time.Minute) // simulated time; nil once converged
 //	fmt.Println(h.Recorder().Strings())      // [add(default/a@2,true) del(tomb default/a@2)]
 //	fmt.Print(w.Sim().Trace())               // the narrated run; the same seed prints the same
 //
-// Run `make demo` for a narrated run and `make test` for the whole suite. The specs the code
-// follows are in docs/: informer.md for informer, fakeapi.md for fakeapi, design.md and style.md.
+// Run `make demo` for a narrated run and `make test` for the whole suite. The behaviour the code
+// follows is written down in docs/: informer.md for informer, fakeapi.md for fakeapi,
+// simulation.md for the engine and the world, design.md and style.md for the rest.
 package informersim

@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/informersim/informersim/informer"
-	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world"
 )
 
 // The README's "Testing your handler in a Ginkgo spec" example, kept here so it cannot rot: a
@@ -16,9 +16,9 @@ import (
 var _ = Describe("the README example", func() {
 	It("survives a watch that expires while a pod is deleted", func() {
 		seed := uint64(GinkgoRandomSeed())
-		w, err := sim.NewWorldFromSeed(seed, sim.WorldConfig{})
+		w, err := world.New(seed, world.Config{})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(w.Apply(sim.Op{Kind: sim.OpCreate, Name: "a"})).To(Succeed())
+		Expect(w.Apply(world.Op{Kind: world.OpCreate, Name: "a"})).To(Succeed())
 
 		var tombstones []string
 		myHandler := informer.ResourceEventHandlerFuncs{
@@ -28,9 +28,9 @@ var _ = Describe("the README example", func() {
 				}
 			},
 		}
-		inf, err := w.AddInformer("inf1", sim.Pods, "default", informer.SharedIndexInformerOptions{})
+		inf, err := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
 		Expect(err).NotTo(HaveOccurred())
-		mine, err := w.AddHandler(inf, "controller", myHandler, sim.UseInformerResync)
+		mine, err := w.AddHandler(inf, "controller", myHandler, world.HandlerOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(inf.Start()).To(Succeed())
 		Expect(w.RunUntilConverged(time.Minute)).To(Succeed(), "seed %d", seed)
@@ -40,8 +40,8 @@ var _ = Describe("the README example", func() {
 		// are deleted gracefully, as on a real apiserver (fakeapi.md §5.3): MODIFIED with
 		// deletionTimestamp, then DELETED. The informer missed both, so the tombstone holds a@2,
 		// the last state it saw, as the README says.
-		Expect(w.Apply(sim.Op{Kind: sim.OpCloseWatches, Code: 410})).To(Succeed())
-		Expect(w.Apply(sim.Op{Kind: sim.OpDelete, Name: "a"})).To(Succeed())
+		Expect(w.Apply(world.Op{Kind: world.OpCloseWatches, Code: 410})).To(Succeed())
+		Expect(w.Apply(world.Op{Kind: world.OpDelete, Name: "a"})).To(Succeed())
 		Expect(w.RunUntilConverged(time.Minute)).To(Succeed(), "seed %d", seed)
 		Expect(mine.Recorder().Strings()).To(Equal([]string{"add(default/a@2,true)", "del(tomb default/a@2)"}), "seed %d", seed)
 		Expect(tombstones).To(Equal([]string{"default/a"}), "seed %d", seed)

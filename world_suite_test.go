@@ -14,9 +14,10 @@ import (
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world"
 )
 
-// HaveConverged succeeds for a *sim.World that becomes Quiet within budget of simulated time
+// HaveConverged succeeds for a *world.World that becomes Quiet within budget of simulated time
 // (default 10 minutes) and whose every informer cache and handler view then equals the
 // apiserver's state (World.RunUntilConverged). Like Eventually, it drives time forward, but
 // simulated time: the spec takes microseconds and replays exactly. The failure message names the
@@ -35,9 +36,9 @@ type convergedMatcher struct {
 }
 
 func (m *convergedMatcher) Match(actual any) (bool, error) {
-	w, ok := actual.(*sim.World)
+	w, ok := actual.(*world.World)
 	if !ok {
-		return false, fmt.Errorf("HaveConverged expects a *sim.World, got %T", actual)
+		return false, fmt.Errorf("HaveConverged expects a *world.World, got %T", actual)
 	}
 	m.err = w.RunUntilConverged(m.budget)
 	return m.err == nil, nil
@@ -63,20 +64,20 @@ var _ = Describe("the world", func() {
 		}
 		return out
 	}
-	record := func(w *sim.World) {
+	record := func(w *world.World) {
 		AddReportEntry(fmt.Sprintf("seed %d", w.Sim().Seed()), w.Sim().Trace().Hash())
 	}
-	newWorld := func(seed uint64, names ...string) (*sim.World, *sim.InformerNode, []*sim.HandlerNode) {
-		w, err := sim.NewWorldFromSeed(seed, sim.WorldConfig{})
+	newWorld := func(seed uint64, names ...string) (*world.World, *world.Informer, []*world.Handler) {
+		w, err := world.New(seed, world.Config{})
 		Expect(err).NotTo(HaveOccurred())
 		for _, name := range []string{"a", "b", "c"} {
-			Expect(w.Apply(sim.Op{Kind: sim.OpCreate, Name: name})).To(Succeed())
+			Expect(w.Apply(world.Op{Kind: world.OpCreate, Name: name})).To(Succeed())
 		}
-		inf, err := w.AddInformer("inf1", sim.Pods, "default", informer.SharedIndexInformerOptions{})
+		inf, err := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
 		Expect(err).NotTo(HaveOccurred())
-		var hs []*sim.HandlerNode
+		var hs []*world.Handler
 		for _, name := range names {
-			h, err := w.AddHandler(inf, name, nil, sim.UseInformerResync)
+			h, err := w.AddHandler(inf, name, nil, world.HandlerOptions{})
 			Expect(err).NotTo(HaveOccurred())
 			hs = append(hs, h)
 		}
@@ -97,9 +98,9 @@ var _ = Describe("the world", func() {
 			// MODIFIED b@5 with deletionTimestamp and grace 0, then DELETED b@6, so c's update is
 			// c@7. The informer misses both of b's; the relist still yields one tombstone, with
 			// the last state the cache held (b@3), and nothing for the terminating state.
-			Expect(w.Apply(sim.Op{Kind: sim.OpCloseWatches, Code: 410})).To(Succeed())
-			Expect(w.Apply(sim.Op{Kind: sim.OpDelete, Name: "b"})).To(Succeed())
-			Expect(w.Apply(sim.Op{Kind: sim.OpUpdate, Name: "c"})).To(Succeed())
+			Expect(w.Apply(world.Op{Kind: world.OpCloseWatches, Code: 410})).To(Succeed())
+			Expect(w.Apply(world.Op{Kind: world.OpDelete, Name: "b"})).To(Succeed())
+			Expect(w.Apply(world.Op{Kind: world.OpUpdate, Name: "c"})).To(Succeed())
 			Expect(w).To(HaveConverged(), "seed %d", seed)
 			for _, h := range hs {
 				Expect(h.Recorder().Take()).To(Equal([]string{
@@ -115,32 +116,32 @@ var _ = Describe("the world", func() {
 		for _, seed := range seeds(5) {
 			w, inf, _ := newWorld(seed, "h1")
 			Expect(w).To(HaveConverged(), "seed %d", seed)
-			late, err := w.AddHandler(inf, "late", nil, sim.UseInformerResync)
+			late, err := w.AddHandler(inf, "late", nil, world.HandlerOptions{})
 			Expect(err).NotTo(HaveOccurred())
-			Expect(late.Registration().HasSynced()).To(BeFalse())
-			Expect(w.Apply(sim.Op{Kind: sim.OpUpdate, Name: "a"})).To(Succeed())
+			Expect(late.HasSynced()).To(BeFalse())
+			Expect(w.Apply(world.Op{Kind: world.OpUpdate, Name: "a"})).To(Succeed())
 			Expect(w).To(HaveConverged(), "seed %d", seed)
 			got := late.Recorder().Strings()
 			Expect(got).To(HaveLen(4))
 			Expect(got[:3]).To(ConsistOf("add(default/a@2,true)", "add(default/b@3,true)", "add(default/c@4,true)"))
 			Expect(got[3]).To(Equal("upd(default/a@2->5)"))
-			Expect(late.Registration().HasSynced()).To(BeTrue())
+			Expect(late.HasSynced()).To(BeTrue())
 			record(w)
 		}
 	})
 
 	It("converges after a random workload with watch drops, compactions and failed requests", func() {
 		for _, seed := range seeds(10) {
-			w, err := sim.NewWorldFromConfig(sim.Config{Seed: seed, FaultSiteProbability: 0.5}, fakeapi.Config{}, sim.WorldConfig{})
+			w, err := world.NewFromConfig(sim.Config{Seed: seed, FaultSiteProbability: 0.5}, fakeapi.Config{}, world.Config{})
 			Expect(err).NotTo(HaveOccurred())
-			inf, err := w.AddInformer("inf1", sim.Pods, "", informer.SharedIndexInformerOptions{ResyncPeriod: 30 * time.Second})
+			inf, err := w.AddInformer("inf1", world.InformerOptions{Namespace: "", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 30 * time.Second}})
 			Expect(err).NotTo(HaveOccurred())
 			for _, name := range []string{"h1", "h2"} {
-				_, err := w.AddHandler(inf, name, nil, sim.UseInformerResync)
+				_, err := w.AddHandler(inf, name, nil, world.HandlerOptions{})
 				Expect(err).NotTo(HaveOccurred())
 			}
 			Expect(inf.Start()).To(Succeed())
-			gen, err := w.Generate(sim.GenConfig{Namespaces: []string{"default", "other"}, Ops: 60, Disruptions: true, Faults: true})
+			gen, err := w.Generate(world.GenConfig{Namespaces: []string{"default", "other"}, Ops: 60, Disruptions: true, Faults: true})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(w.Sim().RunUntil(gen.Done, time.Hour)).To(Succeed(), "seed %d", seed)
 			w.Sim().SetFaultsEnabled(false)
@@ -172,7 +173,7 @@ var _ = Describe("the world", func() {
 		w, inf, _ := newWorld(seed)
 		_, err := w.AddHandler(inf, "bad", informer.ResourceEventHandlerFuncs{
 			AddFunc: func(any) { panic("boom") },
-		}, sim.UseInformerResync)
+		}, world.HandlerOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		err = w.RunUntilConverged(time.Minute)
 		Expect(err).To(MatchError(ContainSubstring(fmt.Sprintf("seed %d", seed))))

@@ -6,8 +6,11 @@
 #   2. go vet on the whole module.
 #   3. go mod tidy leaves go.mod and go.sum unchanged.
 #   4. The import graph of docs/design.md: fakeapi and informer are siblings (neither imports
-#      the other), informer never imports sim, and nothing imports scenarios except cmd/ and the
-#      root suite. Checked with `go list -deps`, tests included.
+#      the other) and never import sim or sim/world; the engine (sim, without its subpackages)
+#      imports nothing of the project but internal/ and no Kubernetes package but the clock
+#      (k8s.io/utils/clock); sim/world may import sim, fakeapi and informer; nothing imports
+#      scenarios except cmd/ and the root suite. Checked with `go list -deps`, tests included
+#      (the engine's Kubernetes rule on its non-test build).
 #   5. A ban on wall clock, global randomness and goroutines on the simulation path. A line may be
 #      exempted with a `determinism:allow <reason>` comment; the goroutine driver of informer lives
 #      in files named *_run.go, the only non-test informer files allowed to start goroutines.
@@ -51,7 +54,16 @@ forbid() { # forbid <importer pattern> <forbidden package> <why>
 }
 forbid "./fakeapi/..." "$module/informer" "fakeapi and informer are siblings"
 forbid "./informer/..." "$module/fakeapi" "fakeapi and informer are siblings"
-forbid "./informer/..." "$module/sim" "informer never imports sim"
+for p in "./informer/..." "./fakeapi/..."; do
+	forbid "$p" "$module/sim" "informer and fakeapi never import the engine"
+	forbid "$p" "$module/sim/world" "informer and fakeapi never import the world"
+done
+for dep in fakeapi informer sim/world; do
+	forbid "./sim" "$module/$dep" "the engine imports nothing of the project but internal/"
+done
+if engine_k8s=$(go list -deps ./sim 2>/dev/null | grep -E '^k8s\.io/' | grep -v -E '^k8s\.io/utils/clock(/testing)?$'); [ -n "$engine_k8s" ]; then
+	fail "sim imports Kubernetes packages besides the clock: $engine_k8s"
+fi
 forbid "./sim/..." "$module/scenarios" "sim never imports scenarios"
 for pkg in $(go list ./... | grep -v -e "/cmd/" -e "/scenarios" -e "^$module\$"); do
 	if deps_of "$pkg" | grep -q "^$module/scenarios"; then

@@ -9,9 +9,12 @@ import (
 	"github.com/informersim/informersim/internal/invariant"
 )
 
-// Epoch is simulated time zero, the instant every run starts at (the epoch testing/synctest
-// uses). Trace times are offsets from it.
-var Epoch = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
+// Epoch returns simulated time zero, the instant every run starts at (the epoch
+// testing/synctest uses, 2000-01-01T00:00:00Z). Trace times are offsets from it. It is a
+// function, not a variable, so no caller can move it.
+func Epoch() time.Time { return epoch }
+
+var epoch = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
 
 // Timer is one pending deadline of the engine: a clock timer or ticker, or a callback scheduled
 // with Sim.AfterFunc. It implements clock.Timer. Timers are only used from the goroutine that
@@ -57,6 +60,10 @@ func (t *Timer) Reset(d time.Duration) bool {
 	t.s.arm(t, d)
 	return was
 }
+
+// Armed reports whether the timer will still fire: its deadline is in the engine's heap or due
+// now. A fired one-shot timer, and a stopped timer, is not armed.
+func (t *Timer) Armed() bool { return t.index >= 0 || t.due }
 
 // Deadline returns the simulated time (since Epoch) at which the timer fires next.
 func (t *Timer) Deadline() time.Duration { return t.deadline }
@@ -153,7 +160,7 @@ func (s *Sim) setNow(d time.Duration) {
 	s.now = d
 	// The FakeClock holds no waiters (the engine owns every deadline), so SetTime only moves
 	// the time Now reports.
-	s.fake.SetTime(Epoch.Add(d))
+	s.fake.SetTime(epoch.Add(d))
 }
 
 // fire runs a due timer: sends to its channel without blocking, or calls its function, then
@@ -174,7 +181,7 @@ func (s *Sim) fire(t *Timer) {
 		// Non-blocking send of the deadline (FakeClock sends the time it stepped to). One case
 		// and a default: there is never a choice between ready cases.
 		select {
-		case t.ch <- Epoch.Add(at):
+		case t.ch <- epoch.Add(at):
 		default:
 		}
 	}
@@ -193,8 +200,8 @@ func (s *Sim) AfterFunc(d time.Duration, actor, kind string, fn func()) *Timer {
 	return t
 }
 
-// Pending returns how many deadlines the engine holds (armed in the heap or due now).
-func (s *Sim) Pending() int { return len(s.timers) + len(s.due) }
+// PendingTimers returns how many deadlines the engine holds (armed in the heap or due now).
+func (s *Sim) PendingTimers() int { return len(s.timers) + len(s.due) }
 
 // NextDeadline returns the earliest pending deadline (since Epoch), and false if none.
 func (s *Sim) NextDeadline() (time.Duration, bool) {
@@ -274,6 +281,10 @@ func (s *Sim) Clock() *Clock { return &Clock{s: s, actor: "clock"} }
 // ClockFor returns the simulated clock with its timers traced under actor, so a trace shows whose
 // timer fired.
 func (s *Sim) ClockFor(actor string) *Clock { return &Clock{s: s, actor: actor} }
+
+// Owner returns the Sim whose engine the clock belongs to, so a host can check that a
+// component runs on its simulation's time.
+func (c *Clock) Owner() *Sim { return c.s }
 
 // Now returns simulated time since Epoch.
 func (s *Sim) Now() time.Duration { return s.now }

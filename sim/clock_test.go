@@ -92,7 +92,7 @@ func TestTimersFireInDeadlineOrder(t *testing.T) {
 // waiter in registration order and sends the new time; the engine fires in deadline order and
 // each timer's channel receives its own deadline.
 func TestFakeClockTrapStepOrder(t *testing.T) {
-	fc := clocktesting.NewFakeClock(Epoch)
+	fc := clocktesting.NewFakeClock(Epoch())
 	var upstream []string
 	fc.AfterFunc(2*time.Second, func() { upstream = append(upstream, "late") })
 	fc.AfterFunc(1*time.Second, func() { upstream = append(upstream, "early") })
@@ -101,7 +101,7 @@ func TestFakeClockTrapStepOrder(t *testing.T) {
 	if diff := cmp.Diff([]string{"late", "early"}, upstream); diff != "" {
 		t.Fatalf("FakeClock no longer fires in registration order; update doc.go (-want +got):\n%s", diff)
 	}
-	if got := (<-ch).Sub(Epoch); got != 3*time.Second {
+	if got := (<-ch).Sub(Epoch()); got != 3*time.Second {
 		t.Fatalf("FakeClock sent %v, documented as the stepped-to time 3s", got)
 	}
 
@@ -117,7 +117,7 @@ func TestFakeClockTrapStepOrder(t *testing.T) {
 	if diff := cmp.Diff([]string{"early", "late"}, ours); diff != "" {
 		t.Errorf("engine firing order (-want +got):\n%s", diff)
 	}
-	if got := (<-tc).Sub(Epoch); got != time.Second {
+	if got := (<-tc).Sub(Epoch()); got != time.Second {
 		t.Errorf("timer channel got %v, want its deadline 1s", got)
 	}
 }
@@ -134,7 +134,7 @@ func TestAfterFuncMayCallClock(t *testing.T) {
 	n := 0
 	self = c.AfterFunc(time.Second, func() {
 		n++
-		log = append(log, "at "+FormatSimTime(c.Since(Epoch)))
+		log = append(log, "at "+FormatSimTime(c.Since(Epoch())))
 		if n == 1 {
 			if !other.Stop() {
 				t.Errorf("Stop of a pending timer = false, want true")
@@ -158,7 +158,7 @@ func TestAfterFuncMayCallClock(t *testing.T) {
 // Goal: trap (c). fakeTicker.Stop is a no-op (the waiter stays); the engine's ticker Stop removes
 // its deadline, so a stopped ticker neither fires nor keeps the run from going quiescent.
 func TestTickerStopRemovesDeadline(t *testing.T) {
-	fc := clocktesting.NewFakeClock(Epoch)
+	fc := clocktesting.NewFakeClock(Epoch())
 	ft := fc.NewTicker(time.Second)
 	ft.Stop()
 	if got := fc.Waiters(); got != 1 {
@@ -167,11 +167,11 @@ func TestTickerStopRemovesDeadline(t *testing.T) {
 
 	s := mustNew(t, Config{Seed: 1})
 	tk := s.Clock().NewTicker(time.Second)
-	if got := s.Pending(); got != 1 {
+	if got := s.PendingTimers(); got != 1 {
 		t.Fatalf("Pending() = %d after NewTicker, want 1", got)
 	}
 	tk.Stop()
-	if got := s.Pending(); got != 0 {
+	if got := s.PendingTimers(); got != 0 {
 		t.Errorf("Pending() = %d after ticker Stop, want 0", got)
 	}
 	if err := s.RunFor(10 * time.Second); err != nil {
@@ -192,7 +192,7 @@ func TestTickerDropsMissedTicks(t *testing.T) {
 	if got := len(tk.C()); got != 1 {
 		t.Fatalf("pending ticks = %d, want 1", got)
 	}
-	if got := (<-tk.C()).Sub(Epoch); got != time.Second {
+	if got := (<-tk.C()).Sub(Epoch()); got != time.Second {
 		t.Errorf("pending tick = %v, want the first one at 1s", got)
 	}
 	if got, want := s.StepCount(), int64(5); got != want {

@@ -87,52 +87,9 @@
 // Config.QuiescenceWindow (default 1 minute). A ticker with a shorter period never lets a run go
 // quiescent, so such a run ends at Config.MaxSimTime with ErrMaxSimTime; stop tickers first.
 //
-// # The world
+// # What is not here
 //
-// A World (world.go) hosts a fakeapi.Server and any number of informers on one Sim, with the
-// network between them, and checks the informers with oracles. Every component is an actor, so
-// the seed decides every interleaving and every latency:
-//
-//	w, _ := sim.NewWorldFromSeed(seed, sim.WorldConfig{})      // Sim + fakeapi on its clock
-//	_ = w.Apply(sim.Op{Kind: sim.OpCreate, Name: "a"})          // "apiserver: ADDED ..."
-//	inf, _ := w.AddInformer("inf1", sim.Pods, "default", informer.SharedIndexInformerOptions{})
-//	h, _ := w.AddHandler(inf, "h1", myHandler, sim.UseInformerResync) // wrapped in a Recorder
-//	_ = inf.Start()
-//	gen, _ := w.Generate(sim.GenConfig{Disruptions: true, Faults: true})
-//	_ = w.Sim().RunUntil(gen.Done, time.Hour)                   // safety phase
-//	w.Sim().SetFaultsEnabled(false)
-//	err := w.RunUntilConverged(time.Hour)                       // liveness phase
-//	fmt.Print(sim.Narrate(w.Sim().Trace().Events()), h.Recorder().Strings())
-//
-// Actors of an informer named inf1: inf1/reflector ("request": the Reflector's LIST or WATCH,
-// served by the apiserver at once; timer "tick" at Stepper.NextDeadline for backoffs and resync
-// ticks), inf1/watch ("pull": the next event or end of the open stream), inf1/net (deliveries),
-// inf1/queue ("process": Stepper.ProcessNext) and one actor per handler ("deliver":
-// Stepper.DeliverNext). Each actor offers its action only while its component has work. The
-// reflector actor asks Reflector.HasRequest, which changes nothing, and takes the request with
-// NextRequest inside its "request" action, so the request is marked in flight (and a WATCH's
-// timeout drawn) in the step that sends it, not before. The apiserver's own deadlines
-// (bookmarks, watch deadlines, compaction, lagging caches) fire as timer "apiserver advance".
-// At the end of every step the world re-arms these timers and drops any watch stream the
-// Reflector has left; after driving the apiserver or an informer directly from outside a step,
-// call Settle.
-//
-// The network: a response reaches the Reflector one latency after the request (latencies are
-// drawn from the "network" stream, in [WorldConfig.MinLatency, MaxLatency]). A watch stream is
-// a TCP connection: event i arrives at max(pull time + latency_i, arrival of event i-1), its end
-// after its last event, and at most WorldConfig.MaxInFlightEvents are on the wire (flow
-// control: beyond it the apiserver's buffer fills and may cut the watch as a slow consumer).
-// When the Reflector leaves a stream (an Error event, a resync error, Stop) the world stops the
-// apiserver's watcher and drops what is still on the wire.
-//
-// Quiescence: with a watch open the apiserver always has a deadline within a minute (the next
-// bookmark), and a resync period keeps a tick pending, so RunUntilQuiescent does not return; run
-// a world with RunUntilConverged (until World.Quiet: workload applied, every informer synced,
-// watching, caught up, its queue and handlers drained) or for a duration with RunFor. A world
-// whose informers are stopped quiesces as usual.
-//
-// Oracles: each Recorder checks per-object order and cache-before-notify on every delivery
-// (a violation panics, which ends the run with a *RunError naming the seed, as a panicking user
-// handler does); CheckConverged compares every cache and every handler's replayed view with
-// the apiserver's state (design.md "Oracles").
+// The engine knows nothing of Kubernetes: it imports no Kubernetes package but the clock
+// interfaces. The world that hosts a fake apiserver and informers on a Sim lives in package
+// sim/world; toy actors for tests and demos live in sim/simtest.
 package sim

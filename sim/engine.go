@@ -124,7 +124,7 @@ func New(cfg Config) (*Sim, error) {
 	s := &Sim{
 		cfg:      c,
 		streams:  make(map[string]*rand.Rand),
-		fake:     clocktesting.NewFakeClock(Epoch),
+		fake:     clocktesting.NewFakeClock(Epoch()),
 		ids:      make(map[string]int),
 		trace:    newTrace(c.Trace, c.MaxTraceEvents),
 		faultsOn: !c.DisableFaults,
@@ -156,7 +156,7 @@ func New(cfg Config) (*Sim, error) {
 	s.SetKnob("max_sim_time", c.MaxSimTime.String())
 	s.SetKnob("quiescence_window", c.QuiescenceWindow.String())
 	s.SetKnob("trace", c.Trace.String())
-	s.SetKnob("epoch", Epoch.Format(time.RFC3339))
+	s.SetKnob("epoch", Epoch().Format(time.RFC3339))
 	return s, nil
 }
 

@@ -262,3 +262,31 @@ func (t *Trace) WriteJSON(w io.Writer) error {
 	_, err := w.Write(b)
 	return err
 }
+
+// Narrate renders the narration of events, one line each, as "time actor: kind fields"
+// ("+0.017s inf1/h1: OnAdd obj=default/p1 rv=2 initial=true"), leaving out the scheduler's step
+// events (the first event of each step), so a run reads like a worked trace.
+func Narrate(events []Event) string {
+	var b []byte
+	last := int64(0)
+	for i := range events {
+		e := &events[i]
+		if e.Step != last {
+			last = e.Step
+			continue
+		}
+		b = appendSimTime(b, e.Time)
+		b = append(b, ' ')
+		b = append(b, e.Actor...)
+		b = append(b, ": "...)
+		b = append(b, e.Kind...)
+		for _, f := range e.Fields {
+			b = append(b, ' ')
+			b = append(b, f.Key...)
+			b = append(b, '=')
+			b = appendValue(b, f.Value)
+		}
+		b = append(b, '\n')
+	}
+	return string(b)
+}

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/informersim/informersim/fakeapi"
-	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world"
 )
 
 func main() {
@@ -113,24 +113,24 @@ func demo(args []string, stdout, stderr io.Writer) int {
 // list); at 3s b is updated; at 4s the watch gets a 410 while c is deleted and a updated (the
 // relist delivers a tombstone for c); at 8s handler h3 joins late and gets the cache as initial
 // adds; at 9s d is created. Then the world must converge.
-func demoWorld(cfg sim.Config) (*sim.World, []*sim.HandlerNode, error) {
-	w, err := sim.NewWorldFromConfig(cfg, fakeapi.Config{}, sim.WorldConfig{})
+func demoWorld(cfg sim.Config) (*world.World, []*world.Handler, error) {
+	w, err := world.NewFromConfig(cfg, fakeapi.Config{}, world.Config{})
 	if err != nil {
 		return nil, nil, err
 	}
-	op := func(k sim.OpKind, name string) sim.Op { return sim.Op{Kind: k, Name: name} }
+	op := func(k world.OpKind, name string) world.Op { return world.Op{Kind: k, Name: name} }
 	for _, name := range []string{"a", "b"} {
-		if err := w.Apply(op(sim.OpCreate, name)); err != nil {
+		if err := w.Apply(op(world.OpCreate, name)); err != nil {
 			return nil, nil, err
 		}
 	}
-	inf, err := w.AddInformer("inf1", sim.Pods, "default", informer.SharedIndexInformerOptions{})
+	inf, err := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
 	if err != nil {
 		return nil, nil, err
 	}
-	var hs []*sim.HandlerNode
+	var hs []*world.Handler
 	for _, name := range []string{"h1", "h2"} {
-		h, err := w.AddHandler(inf, name, nil, sim.UseInformerResync)
+		h, err := w.AddHandler(inf, name, nil, world.HandlerOptions{})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -139,18 +139,18 @@ func demoWorld(cfg sim.Config) (*sim.World, []*sim.HandlerNode, error) {
 	if err := inf.Start(); err != nil {
 		return nil, nil, err
 	}
-	sleep := func(d time.Duration) sim.Op { return sim.Op{Kind: sim.OpSleep, Duration: d} }
+	sleep := func(d time.Duration) world.Op { return world.Op{Kind: world.OpSleep, Duration: d} }
 	if _, err := w.Script(time.Second,
-		op(sim.OpUpdate, "a"), op(sim.OpCreate, "c"), sleep(time.Second),
-		sim.Op{Kind: sim.OpCloseWatches}, sleep(time.Second),
-		op(sim.OpUpdate, "b"), sleep(time.Second),
-		sim.Op{Kind: sim.OpCloseWatches, Code: 410}, op(sim.OpDelete, "c"), op(sim.OpUpdate, "a"), sleep(5*time.Second),
-		op(sim.OpCreate, "d")); err != nil {
+		op(world.OpUpdate, "a"), op(world.OpCreate, "c"), sleep(time.Second),
+		world.Op{Kind: world.OpCloseWatches}, sleep(time.Second),
+		op(world.OpUpdate, "b"), sleep(time.Second),
+		world.Op{Kind: world.OpCloseWatches, Code: 410}, op(world.OpDelete, "c"), op(world.OpUpdate, "a"), sleep(5*time.Second),
+		op(world.OpCreate, "d")); err != nil {
 		return nil, nil, err
 	}
 	var joinErr error
 	if _, err := w.After(8*time.Second, "test", "join", func() {
-		h, err := w.AddHandler(inf, "h3", nil, sim.UseInformerResync)
+		h, err := w.AddHandler(inf, "h3", nil, world.HandlerOptions{})
 		if err != nil {
 			joinErr = err
 			return

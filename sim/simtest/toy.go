@@ -205,7 +205,7 @@ func (t *tickerActor) read() {
 	at := <-t.tk.C() // a tick is pending (Actions checked), so this never blocks
 	t.toy.Ticks++
 	if t.toy.cfg.Narrate {
-		t.toy.s.Emit("ticker", "ticked", sim.F("at", sim.FormatSimTime(at.Sub(sim.Epoch))))
+		t.toy.s.Emit("ticker", "ticked", sim.F("at", sim.FormatSimTime(at.Sub(sim.Epoch()))))
 	}
 	if t.toy.Ticks >= t.toy.cfg.Ticks {
 		t.tk.Stop()

@@ -1,6 +1,7 @@
-package sim
+package world
 
 import (
+	"github.com/informersim/informersim/sim"
 	"strconv"
 	"testing"
 	"time"
@@ -14,13 +15,13 @@ import (
 // over the network, the Reflector, the queue's pop and cache update, and one delivery to each of
 // 1, 4 or 16 handlers (each wrapped in a Recorder checking the order oracle). Writes go in
 // batches of 100 over 100 objects, and the world runs until Quiet after each batch. Trace
-// hashing is off (TraceNone) and the apiserver's record is disabled, so the figure is the
+// hashing is off (sim.TraceNone) and the apiserver's record is disabled, so the figure is the
 // pipeline's own cost.
 func BenchmarkWorldPipeline(b *testing.B) {
 	for _, handlers := range []int{1, 4, 16} {
 		b.Run("handlers="+strconv.Itoa(handlers), func(b *testing.B) {
-			w, err := NewWorldFromConfig(Config{Seed: 1, Trace: TraceNone, MaxSteps: 1 << 40},
-				fakeapi.Config{MaxRecords: -1}, WorldConfig{MaxRecordedNotifications: 1})
+			w, err := NewFromConfig(sim.Config{Seed: 1, Trace: sim.TraceNone, MaxSteps: 1 << 40},
+				fakeapi.Config{MaxRecords: -1}, Config{MaxRecordedNotifications: 1})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -30,12 +31,12 @@ func BenchmarkWorldPipeline(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			n, err := w.AddInformer("inf1", Pods, "default", informer.SharedIndexInformerOptions{})
+			n, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
 			if err != nil {
 				b.Fatal(err)
 			}
 			for i := range handlers {
-				if _, err := w.AddHandler(n, "h"+strconv.Itoa(i+1), nil, UseInformerResync); err != nil {
+				if _, err := w.AddHandler(n, "h"+strconv.Itoa(i+1), nil, HandlerOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,11 +1,11 @@
-package sim_test
+package world_test
 
 import (
 	"fmt"
 	"time"
 
-	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world"
 )
 
 // A tiny world for seed 1: the apiserver holds one pod, an informer with one handler syncs, the
@@ -17,17 +17,17 @@ import (
 // deletionTimestamp and grace 0, then DELETED rv=5. The informer misses both while its watch is
 // down; the relist at rv=5 finds the pod gone, and the tombstone carries the last state the cache
 // held (rv=3), not the terminating one.
-func ExampleNewWorldFromSeed() {
-	w, _ := sim.NewWorldFromSeed(1, sim.WorldConfig{})
-	_ = w.Apply(sim.Op{Kind: sim.OpCreate, Name: "a"})
-	inf, _ := w.AddInformer("inf1", sim.Pods, "default", informer.SharedIndexInformerOptions{})
-	h, _ := w.AddHandler(inf, "h1", nil, sim.UseInformerResync)
+func ExampleNew() {
+	w, _ := world.New(1, world.Config{})
+	_ = w.Apply(world.Op{Kind: world.OpCreate, Name: "a"})
+	inf, _ := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+	h, _ := w.AddHandler(inf, "h1", nil, world.HandlerOptions{})
 	_ = inf.Start()
 	w.Script(time.Second,
-		sim.Op{Kind: sim.OpUpdate, Name: "a"},
-		sim.Op{Kind: sim.OpSleep, Duration: time.Second},
-		sim.Op{Kind: sim.OpCloseWatches, Code: 410},
-		sim.Op{Kind: sim.OpDelete, Name: "a"})
+		world.Op{Kind: world.OpUpdate, Name: "a"},
+		world.Op{Kind: world.OpSleep, Duration: time.Second},
+		world.Op{Kind: world.OpCloseWatches, Code: 410},
+		world.Op{Kind: world.OpDelete, Name: "a"})
 	if err := w.RunUntilConverged(time.Minute); err != nil {
 		fmt.Println(err)
 	}
@@ -56,7 +56,7 @@ func ExampleNewWorldFromSeed() {
 	// +1.0472227s inf1/queue: buffer to=h1 call=update obj=default/a rv=2->3
 	// +1.0472227s inf1/h1: OnUpdate obj=default/a rv=2->3
 	// +2.000s apiserver: close-watches watches=1 code=410
-	// +2.000s apiserver: MODIFIED obj=pods/default/a rv=4 deletionGracePeriodSeconds=0
+	// +2.000s apiserver: MODIFIED obj=pods/default/a rv=4
 	// +2.000s apiserver: DELETED obj=pods/default/a rv=5
 	// +2.000s inf1/watch: end reason=Fault
 	// +2.014523401s inf1/reflector: ERROR code=410 reason=Expired

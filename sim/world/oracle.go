@@ -1,6 +1,7 @@
-package sim
+package world
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -11,14 +12,17 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Quiet reports whether the workload (scripts, generators) has nothing left to apply and every
-// started, unstopped informer is caught up with what the network can give it now: synced,
-// watching on a stream whose response arrived, nothing pending at the apiserver's watcher, the
-// watch cache serving it caught up with the store, nothing on the wire, no request pending or in
-// flight, an empty queue and no buffered notification. It says nothing about the cache's content: CheckConverged does. Periodic
-// timers (bookmarks, watch deadlines, compaction, resync ticks) do not count, which is why a
-// world with open watches is run with RunUntilConverged or RunFor rather than
-// Sim.RunUntilQuiescent: a bookmark every minute keeps a deadline inside the quiescence window.
+// Quiet reports whether the world has nothing left to do that the network can give it now: the
+// workload (scripts, generators) has nothing left to apply; every started, unstopped informer
+// is synced, watching on a stream whose response arrived, with nothing pending at the
+// apiserver's watcher, the watch cache serving it caught up with the store, nothing on the
+// wire, no request pending or in flight, an empty queue, and no registration with a buffered
+// notification or inside a call's CallDuration; no user actor offers an action, no user timer
+// (After) is armed, and every quiet condition holds. It says nothing about the cache's content:
+// CheckConverged does. Periodic timers (bookmarks, watch deadlines, compaction, resync ticks)
+// do not count, which is why a world with open watches is run with RunUntilConverged or RunFor
+// rather than sim.Sim.RunUntilQuiescent: a bookmark every minute keeps a deadline inside the
+// quiescence window.
 func (w *World) Quiet() bool {
 	if w.pendingOps > 0 {
 		return false
@@ -28,16 +32,16 @@ func (w *World) Quiet() bool {
 			return false
 		}
 	}
-	return true
+	return w.userQuiet()
 }
 
-func (n *InformerNode) quiet() bool {
+func (n *Informer) quiet() bool {
 	if !n.started || n.stopped {
-		return !n.started || n.stopped
+		return true
 	}
 	st := n.stream
 	// A request on the network leaves no open stream (a LIST: st == nil; a WATCH: !st.opened).
-	if !n.inf.HasSynced() || n.hasRequest() || st == nil || !st.opened || st.ended ||
+	if !n.inf.HasSynced() || n.st.Reflector().HasRequest() || st == nil || !st.opened || st.ended ||
 		len(st.wire) > 0 || st.w.Pending() > 0 || st.w.Done() || !n.st.Reflector().Watching() {
 		return false
 	}
@@ -50,7 +54,7 @@ func (n *InformerNode) quiet() bool {
 		return false
 	}
 	for _, h := range n.handlers {
-		if h.Pending() > 0 {
+		if h.Busy() || h.Buffered() > 0 {
 			return false
 		}
 	}
@@ -58,66 +62,86 @@ func (n *InformerNode) quiet() bool {
 }
 
 // RunUntilConverged runs until the world is Quiet (for at most budget of simulated time), then
-// checks CheckConverged. This is the liveness phase of a run (style rule 13): turn faults off
-// first (Sim.SetFaultsEnabled(false)) and stop the workload. A negative budget is an error.
+// checks CheckConverged. This is the liveness phase of a run (style.md rule 13): turn faults off
+// first (SetFaultsEnabled(false)) and stop the workload. A negative budget, and an informer
+// that was added but never started (it would never sync, and nothing could be checked), are
+// errors.
 func (w *World) RunUntilConverged(budget time.Duration) error {
 	if budget < 0 {
-		return fmt.Errorf("sim: RunUntilConverged: negative budget %v", budget)
+		return fmt.Errorf("world: RunUntilConverged: negative budget %v", budget)
+	}
+	for _, n := range w.informers {
+		if !n.started && !n.stopped {
+			return fmt.Errorf("world: RunUntilConverged: informer %s was never started (call its Start)", n.Name())
+		}
 	}
 	if err := w.s.RunUntil(w.Quiet, budget); err != nil {
-		return fmt.Errorf("sim: the world did not quiesce: %w", err)
+		return fmt.Errorf("world: the world did not quiesce: %w", err)
 	}
 	return w.CheckConverged()
 }
 
-// CheckConverged is the eventual-consistency oracle (design.md "Oracles"): every started,
-// unstopped informer's cache equals the apiserver's current state for its resource and
-// namespace (same keys, resourceVersions and content), and so does every current handler's
-// replayed view. It reports the first divergence, in informer, then key order. It reads the
-// apiserver with a LIST at resourceVersion "" (a consistent read, recorded as a request); an
-// injected LIST failure still queued is consumed, and the read retried up to
-// maxOracleListRetries times.
+// CheckConverged is the eventual-consistency oracle (design.md "Oracles"), then the user's
+// checks: every started, unstopped informer's cache equals the apiserver's current state for
+// its resource, namespace and selectors, after its Transform (same keys; same
+// resourceVersions and content, or the informer's Equal); so does every current handler's
+// replayed view; and every check added with AddCheck passes. It reports the first divergence,
+// in informer, then key order, then the checks in the order added, with the seed and the repro
+// line. It reads the apiserver with fakeapi.Server.Snapshot, which changes nothing: a run
+// with and without checks is the same run.
 func (w *World) CheckConverged() error {
 	for _, n := range w.informers {
 		if !n.started || n.stopped {
 			continue
 		}
-		// An injected failure nobody consumed fails this read; failures queue first-in
-		// first-out, so a bounded number of retries drains them.
-		list, err := w.srv.List(n.gvr, n.namespace, metav1.ListOptions{})
-		for i := 0; err != nil && i < maxOracleListRetries; i++ {
-			list, err = w.srv.List(n.gvr, n.namespace, metav1.ListOptions{})
+		if err := n.checkConverged(); err != nil {
+			return fmt.Errorf("world: %w (seed %d; repro: %s)", err, w.s.Seed(), w.s.Config().Repro)
 		}
-		if err != nil {
-			return fmt.Errorf("sim: %s: CheckConverged: listing the apiserver: %w", n.name, err)
-		}
-		want := map[string]any{}
-		for i := range list.Items {
-			u := &list.Items[i]
-			want[keyOf(u)] = u
-		}
-		cache := map[string]any{}
-		for _, obj := range n.inf.GetStore().List() {
-			k, _ := describe(obj)
-			cache[k] = obj
-		}
-		if err := diffStates(want, cache); err != nil {
-			return fmt.Errorf("sim: %s: cache diverges from the apiserver at rv=%s: %w (seed %d)", n.name, list.GetResourceVersion(), err, w.s.Seed())
-		}
-		for _, h := range n.handlers {
-			if h.Removed() {
-				continue
-			}
-			if err := diffStates(want, h.rec.view); err != nil {
-				return fmt.Errorf("sim: %s: replayed view diverges from the apiserver at rv=%s: %w (seed %d)", h.actor, list.GetResourceVersion(), err, w.s.Seed())
-			}
+	}
+	for _, c := range w.checks {
+		if err := c.check(); err != nil {
+			return fmt.Errorf("world: check %q failed: %w (seed %d; repro: %s)", c.name, err, w.s.Seed(), w.s.Config().Repro)
 		}
 	}
 	return nil
 }
 
-// maxOracleListRetries bounds the reads CheckConverged retries after injected failures.
-const maxOracleListRetries = 16
+func (n *Informer) checkConverged() error {
+	src := n.src
+	list, err := n.w.srv.Snapshot(src.gvr, src.ns, metav1.ListOptions{LabelSelector: src.opts.LabelSelector, FieldSelector: src.opts.FieldSelector})
+	if err != nil {
+		return fmt.Errorf("%s: reading the apiserver: %w", n.Name(), err)
+	}
+	want := make(map[string]any, len(list.Items))
+	for i := range list.Items {
+		u := &list.Items[i]
+		var obj any = u
+		if src.opts.Transform != nil {
+			if obj, err = src.opts.Transform(u.DeepCopy()); err != nil {
+				return fmt.Errorf("%s: Transform of %s: %w", n.Name(), keyOf(u), err)
+			}
+		}
+		want[keyOf(u)] = obj
+	}
+	cache := map[string]any{}
+	for _, obj := range n.inf.GetStore().List() {
+		k, _ := describe(obj)
+		cache[k] = obj
+	}
+	rv := list.GetResourceVersion()
+	if err := diffStates(want, cache, src.opts.Equal); err != nil {
+		return fmt.Errorf("%s: cache diverges from the apiserver at rv=%s: %w", n.Name(), rv, err)
+	}
+	for _, h := range n.handlers {
+		if h.Removed() {
+			continue
+		}
+		if err := diffStates(want, h.rec.view, src.opts.Equal); err != nil {
+			return fmt.Errorf("%s: replayed view diverges from the apiserver at rv=%s: %w", h.actor, rv, err)
+		}
+	}
+	return nil
+}
 
 func keyOf(u *unstructured.Unstructured) string {
 	if ns := u.GetNamespace(); ns != "" {
@@ -126,8 +150,9 @@ func keyOf(u *unstructured.Unstructured) string {
 	return u.GetName()
 }
 
-// diffStates reports the first key (in sorted order) where got differs from want.
-func diffStates(want, got map[string]any) error {
+// diffStates reports the first key (in sorted order) where got differs from want: by
+// resourceVersion and content, or by equal when it is set.
+func diffStates(want, got map[string]any, equal func(got, want any) bool) error {
 	keys := make([]string, 0, len(want)+len(got))
 	for k := range want {
 		keys = append(keys, k)
@@ -140,15 +165,19 @@ func diffStates(want, got map[string]any) error {
 	slices.Sort(keys)
 	for _, k := range keys {
 		wo, inWant := want[k]
-		go_, inGot := got[k]
+		g, inGot := got[k]
 		switch {
 		case !inGot:
 			return fmt.Errorf("key %s: missing, apiserver has rv=%s", k, rvOf(wo))
 		case !inWant:
-			return fmt.Errorf("key %s: present at rv=%s, apiserver has none", k, rvOf(go_))
-		case rvOf(wo) != rvOf(go_):
-			return fmt.Errorf("key %s: rv=%s, apiserver has rv=%s", k, rvOf(go_), rvOf(wo))
-		case !sameContent(wo, go_):
+			return fmt.Errorf("key %s: present at rv=%s, apiserver has none", k, rvOf(g))
+		case equal != nil:
+			if !equal(g, wo) {
+				return fmt.Errorf("key %s: not Equal to the apiserver's (rv=%s, apiserver has rv=%s)", k, rvOf(g), rvOf(wo))
+			}
+		case rvOf(wo) != rvOf(g):
+			return fmt.Errorf("key %s: rv=%s, apiserver has rv=%s", k, rvOf(g), rvOf(wo))
+		case !sameContent(wo, g):
 			return fmt.Errorf("key %s: same rv=%s but different content", k, rvOf(wo))
 		}
 	}
@@ -170,3 +199,5 @@ func sameContent(a, b any) bool {
 	}
 	return reflect.DeepEqual(a, b)
 }
+
+var errNilFunc = errors.New("nil func")

@@ -1,6 +1,7 @@
-package sim
+package world
 
 import (
+	"github.com/informersim/informersim/sim"
 	"testing"
 
 	"github.com/informersim/informersim/internal/crossproc"
@@ -11,7 +12,7 @@ const worldHashesEnv = "INFORMERSIM_PRINT_WORLD_HASHES"
 // worldHash returns a function giving the trace hash of the determinism world for a seed.
 func worldHash(t *testing.T) func(seed uint64) string {
 	return func(seed uint64) string {
-		w, err := swarmWorld(seed, TraceHashOnly)
+		w, err := swarmWorld(seed, sim.TraceHashOnly)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}

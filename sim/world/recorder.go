@@ -1,4 +1,4 @@
-package sim
+package world
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/internal/invariant"
+	"github.com/informersim/informersim/sim"
 )
 
 // Notification is one handler call as a Recorder saw it.
@@ -28,7 +29,7 @@ type Notification struct {
 	Tombstone bool
 	// Sync says an update had equal old and new RVs: sync-class (informer.md §2.5).
 	Sync bool
-	// Time is when the handler was called (since Epoch).
+	// Time is when the handler was called (since the epoch).
 	Time time.Duration
 	// Object is the object the handler got: the new object, the deleted object, or the
 	// tombstone's last known object.
@@ -52,10 +53,10 @@ func (n Notification) String() string {
 	return n.Kind.String()
 }
 
-// Recorder is the recording handler every World handler is wrapped in: it narrates each
-// notification as a trace event of the handler's actor ("OnAdd obj=ns/a rv=2 initial=true"),
-// keeps it for assertions, applies it to a replayed view of the cache, and checks the
-// per-object order oracle (design.md "Oracles") before calling the wrapped handler:
+// Recorder watches the deliveries of one registration (World hosts one per Handler): it
+// narrates each notification as a trace event of the handler's actor ("OnAdd obj=ns/a rv=2
+// initial=true"), keeps it for assertions, applies it to a replayed view of the cache, and checks
+// the per-object order oracle (design.md "Oracles") just before the handler is called:
 //
 //   - per key, RVs never go back: an add or a changing update carries an RV above the last one
 //     the handler saw, a sync-class update (equal RVs, informer.md §2.5) the same RV, a delete
@@ -66,13 +67,13 @@ func (n Notification) String() string {
 //     cache holds the state it is told about or a newer one (a deleted key is absent or
 //     re-created at a higher RV).
 //
-// A violation panics with an invariant.Violation, which the engine turns into a failed run
-// (*RunError) with the seed. A panic of the wrapped handler propagates the same way. Recorders
-// are made by World.AddHandler (HandlerNode.Recorder); the zero value is not usable.
+// It is fed by the informer's step events (StepDelivered), not by wrapping the handler, so it
+// sees registrations the world did not make as well. A violation panics with an
+// invariant.Violation, which the engine turns into a failed run (*sim.RunError) with the seed. A
+// panic of the handler propagates the same way.
 type Recorder struct {
 	w     *World
 	actor string
-	next  informer.ResourceEventHandler
 	cache informer.Store // the informer's cache, for cache-before-notify; nil skips the check
 
 	max   int
@@ -90,8 +91,8 @@ type keyState struct {
 	deleted bool
 }
 
-func newRecorder(w *World, actor string, next informer.ResourceEventHandler, cache informer.Store, maxNotes int) *Recorder {
-	return &Recorder{w: w, actor: actor, next: next, cache: cache, max: maxNotes, view: map[string]any{}, last: map[string]keyState{}}
+func newRecorder(w *World, actor string, cache informer.Store, maxNotes int) *Recorder {
+	return &Recorder{w: w, actor: actor, cache: cache, max: maxNotes, view: map[string]any{}, last: map[string]keyState{}}
 }
 
 // Notifications returns the kept notifications, oldest first.
@@ -126,53 +127,34 @@ func (r *Recorder) View() map[string]any {
 	return out
 }
 
-// OnAdd implements informer.ResourceEventHandler.
-func (r *Recorder) OnAdd(obj any, isInInitialList bool) {
-	key, rv := describe(obj)
-	n := Notification{Kind: informer.NotificationAdd, Key: key, ResourceVersion: rv, InInitialList: isInInitialList, Object: obj}
-	r.w.s.Emit(r.actor, "OnAdd", F("obj", key), F("rv", rv), FBool("initial", isInInitialList))
+// deliver narrates, checks and records the delivery e, just before the handler is called.
+func (r *Recorder) deliver(e informer.StepEvent) {
+	n := Notification{Kind: e.Notification, Key: e.Key, ResourceVersion: e.ResourceVersion, Object: e.Object}
+	s := r.w.s
+	switch e.Notification {
+	case informer.NotificationAdd:
+		n.InInitialList = e.InInitialList
+		s.Emit(r.actor, "OnAdd", sim.F("obj", n.Key), sim.F("rv", n.ResourceVersion), sim.FBool("initial", n.InInitialList))
+	case informer.NotificationUpdate:
+		n.OldResourceVersion = e.OldResourceVersion
+		n.Sync = n.ResourceVersion == n.OldResourceVersion
+		f := []sim.Field{sim.F("obj", n.Key), sim.F("rv", n.OldResourceVersion+"->"+n.ResourceVersion)}
+		if n.Sync {
+			f = append(f, sim.FBool("sync", true))
+		}
+		s.Emit(r.actor, "OnUpdate", f...)
+	case informer.NotificationDelete:
+		if t, ok := e.Object.(informer.DeletedFinalStateUnknown); ok {
+			n.Tombstone = true
+			n.Object = t.Obj
+		}
+		f := []sim.Field{sim.F("obj", n.Key), sim.F("rv", n.ResourceVersion)}
+		if n.Tombstone {
+			f = append(f, sim.FBool("tombstone", true))
+		}
+		s.Emit(r.actor, "OnDelete", f...)
+	}
 	r.record(n)
-	if r.next != nil {
-		r.next.OnAdd(obj, isInInitialList)
-	}
-}
-
-// OnUpdate implements informer.ResourceEventHandler.
-func (r *Recorder) OnUpdate(oldObj, newObj any) {
-	key, rv := describe(newObj)
-	_, oldRV := describe(oldObj)
-	n := Notification{Kind: informer.NotificationUpdate, Key: key, ResourceVersion: rv, OldResourceVersion: oldRV, Sync: rv == oldRV, Object: newObj}
-	f := []Field{F("obj", key), F("rv", oldRV+"->"+rv)}
-	if n.Sync {
-		f = append(f, FBool("sync", true))
-	}
-	r.w.s.Emit(r.actor, "OnUpdate", f...)
-	r.record(n)
-	if r.next != nil {
-		r.next.OnUpdate(oldObj, newObj)
-	}
-}
-
-// OnDelete implements informer.ResourceEventHandler.
-func (r *Recorder) OnDelete(obj any) {
-	n := Notification{Kind: informer.NotificationDelete, Object: obj}
-	if t, ok := obj.(informer.DeletedFinalStateUnknown); ok {
-		n.Tombstone = true
-		n.Key = t.Key
-		_, n.ResourceVersion = describe(t.Obj)
-		n.Object = t.Obj
-	} else {
-		n.Key, n.ResourceVersion = describe(obj)
-	}
-	f := []Field{F("obj", n.Key), F("rv", n.ResourceVersion)}
-	if n.Tombstone {
-		f = append(f, FBool("tombstone", true))
-	}
-	r.w.s.Emit(r.actor, "OnDelete", f...)
-	r.record(n)
-	if r.next != nil {
-		r.next.OnDelete(obj)
-	}
 }
 
 func (r *Recorder) record(n Notification) {

@@ -1,4 +1,4 @@
-package sim
+package world
 
 import (
 	"errors"
@@ -13,9 +13,10 @@ import (
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/internal/invariant"
+	"github.com/informersim/informersim/sim"
 )
 
-// The network between the apiserver and an informer (design.md "the network"). A request is
+// The network between the apiserver and an informer (see the package documentation, "The network"). A request is
 // served by the apiserver the moment the reflector actor sends it; its outcome reaches the
 // Reflector one latency later. A watch stream is a TCP connection: each event is pulled from the
 // apiserver's watcher by the watch actor and reaches the Reflector at
@@ -36,7 +37,7 @@ type watchStream struct {
 	// among due timers), so a firing timer delivers the oldest message, whichever it was armed
 	// for: the stream stays in order and no message arrives before its own time.
 	wire   []wireMsg
-	timers []*Timer
+	timers []*sim.Timer
 	// ended: the stream's end has been pulled and put on the wire.
 	ended bool
 }
@@ -56,11 +57,11 @@ type wireMsg struct {
 
 // send puts a message on the stream's wire, delivered one latency from now but never before the
 // previous message.
-func (n *InformerNode) send(st *watchStream, m wireMsg) {
+func (n *Informer) send(st *watchStream, m wireMsg) {
 	s := n.w.s
 	at := max(s.Now()+n.w.latency(), st.lastAt)
 	st.lastAt = at
-	var t *Timer
+	var t *sim.Timer
 	t = n.w.after(at-s.Now(), n.netActor, "recv", func() { n.deliverHead(st, t) })
 	st.wire = append(st.wire, m)
 	st.timers = append(st.timers, t)
@@ -69,21 +70,21 @@ func (n *InformerNode) send(st *watchStream, m wireMsg) {
 // doRequest is the reflector actor's "request": take the Reflector's request (NextRequest marks
 // it in flight and draws a WATCH's timeout, so both happen in this step), send it, which the
 // apiserver serves at once, and schedule its response.
-func (n *InformerNode) doRequest() {
+func (n *Informer) doRequest() {
 	req, ok := n.st.Reflector().NextRequest()
-	invariant.Check(ok, "sim: %s: request without a pending request", n.name)
+	invariant.Check(ok, "world: %s: request without a pending request", n.Name())
 	// The Reflector sends nothing while a stream is open; the world's view must agree.
-	invariant.Check(n.stream == nil, "sim: %s: %v while a stream is open", n.name, req.Verb)
+	invariant.Check(n.stream == nil, "world: %s: %v while a stream is open", n.Name(), req.Verb)
 	s := n.w.s
 	lat := n.w.latency()
 	switch req.Verb {
 	case informer.RequestList:
 		s.Emit(n.reflectorActor, "LIST", listFields(req.Options)...)
-		list, err := n.lw.List(req.Options)
+		list, err := n.src.lw.List(req.Options)
 		n.w.after(lat, n.netActor, "list-response", func() { n.deliverList(list, err) })
 	case informer.RequestWatch:
 		s.Emit(n.reflectorActor, "WATCH", listFields(req.Options)...)
-		wt, err := n.lw.OpenWatch(req.Options)
+		wt, err := n.src.lw.OpenWatch(req.Options)
 		if err != nil {
 			n.w.after(lat, n.netActor, "watch-response", func() { n.deliverWatchFailed(err) })
 			break
@@ -91,29 +92,29 @@ func (n *InformerNode) doRequest() {
 		n.stream = &watchStream{w: wt}
 		n.send(n.stream, wireMsg{kind: wireOpened})
 	default:
-		invariant.Check(false, "sim: %s: unknown request verb %v", n.name, req.Verb)
+		invariant.Check(false, "world: %s: unknown request verb %v", n.Name(), req.Verb)
 	}
 	n.w.settle()
 }
 
-func listFields(o metav1.ListOptions) []Field {
-	f := []Field{F("rv", o.ResourceVersion)}
+func listFields(o metav1.ListOptions) []sim.Field {
+	f := []sim.Field{sim.F("rv", o.ResourceVersion)}
 	if o.Limit != 0 {
-		f = append(f, FInt("limit", o.Limit))
+		f = append(f, sim.FInt("limit", o.Limit))
 	}
 	if o.Continue != "" {
-		f = append(f, F("continue", o.Continue))
+		f = append(f, sim.F("continue", o.Continue))
 	}
 	if o.AllowWatchBookmarks {
-		f = append(f, FBool("bookmarks", true))
+		f = append(f, sim.FBool("bookmarks", true))
 	}
 	if o.TimeoutSeconds != nil {
-		f = append(f, FDur("timeout", time.Duration(*o.TimeoutSeconds)*time.Second))
+		f = append(f, sim.FDur("timeout", time.Duration(*o.TimeoutSeconds)*time.Second))
 	}
 	return f
 }
 
-func (n *InformerNode) deliverList(list runtime.Object, err error) {
+func (n *Informer) deliverList(list runtime.Object, err error) {
 	if err != nil {
 		n.w.s.Emit(n.netActor, "LIST-error", errFields(err)...)
 		n.st.Reflector().ListDone(nil, err)
@@ -129,24 +130,24 @@ func (n *InformerNode) deliverList(list runtime.Object, err error) {
 	}); ok {
 		_ = l.EachListItem(func(runtime.Object) error { items++; return nil })
 	}
-	f := []Field{FInt("items", int64(items)), F("rv", ul.GetResourceVersion())}
+	f := []sim.Field{sim.FInt("items", int64(items)), sim.F("rv", ul.GetResourceVersion())}
 	if c := ul.GetContinue(); c != "" {
-		f = append(f, F("continue", c))
+		f = append(f, sim.F("continue", c))
 	}
 	n.w.s.Emit(n.netActor, "LIST-ok", f...)
 	n.st.Reflector().ListDone(list, nil)
 }
 
-func (n *InformerNode) deliverWatchFailed(err error) {
+func (n *Informer) deliverWatchFailed(err error) {
 	n.w.s.Emit(n.netActor, "WATCH-error", errFields(err)...)
 	n.st.Reflector().WatchOpened(err)
 }
 
 // deliverHead delivers the oldest message on st's wire (see watchStream.wire).
-func (n *InformerNode) deliverHead(st *watchStream, t *Timer) {
-	invariant.Check(n.stream == st && len(st.wire) > 0, "sim: %s: delivery on a dropped stream", n.name)
+func (n *Informer) deliverHead(st *watchStream, t *sim.Timer) {
+	invariant.Check(n.stream == st && len(st.wire) > 0, "world: %s: delivery on a dropped stream", n.Name())
 	i := slices.Index(st.timers, t)
-	invariant.Check(i >= 0, "sim: %s: unknown delivery timer", n.name)
+	invariant.Check(i >= 0, "world: %s: unknown delivery timer", n.Name())
 	st.timers = slices.Delete(st.timers, i, i+1)
 	m := st.wire[0]
 	st.wire[0] = wireMsg{}
@@ -161,8 +162,8 @@ func (n *InformerNode) deliverHead(st *watchStream, t *Timer) {
 	}
 }
 
-func (n *InformerNode) deliverWatchOpened(st *watchStream) {
-	n.w.s.Emit(n.netActor, "WATCH-ok", FInt("watch", int64(st.w.ID())))
+func (n *Informer) deliverWatchOpened(st *watchStream) {
+	n.w.s.Emit(n.netActor, "WATCH-ok", sim.FInt("watch", int64(st.w.ID())))
 	r := n.st.Reflector()
 	r.WatchOpened(nil)
 	st.opened = true
@@ -173,7 +174,7 @@ func (n *InformerNode) deliverWatchOpened(st *watchStream) {
 
 // canPull: the stream has an event or its end ready at the apiserver, and the in-flight window
 // has room.
-func (n *InformerNode) canPull() bool {
+func (n *Informer) canPull() bool {
 	st := n.stream
 	if st == nil || st.ended || n.stopped || len(st.wire) >= n.w.cfg.MaxInFlightEvents {
 		return false
@@ -183,21 +184,21 @@ func (n *InformerNode) canPull() bool {
 
 // pull is the watch actor's "pull": take one event (or the end) off the apiserver's watcher and
 // put it on the wire.
-func (n *InformerNode) pull() {
+func (n *Informer) pull() {
 	st := n.stream
 	if ev, ok := st.w.Next(); ok {
 		n.send(st, wireMsg{kind: wireEvent, ev: ev})
 	} else {
-		invariant.Check(st.w.Done(), "sim: %s: pull with nothing ready", n.name)
+		invariant.Check(st.w.Done(), "world: %s: pull with nothing ready", n.Name())
 		st.ended = true
-		n.w.s.Emit(n.watchActor, "end", F("reason", st.w.CloseReason().String()))
+		n.w.s.Emit(n.watchActor, "end", sim.F("reason", st.w.CloseReason().String()))
 		n.send(st, wireMsg{kind: wireClose})
 	}
 	n.w.settle()
 }
 
-func (n *InformerNode) deliverEvent(st *watchStream, ev watch.Event) {
-	invariant.Check(st.opened, "sim: %s: watch event before the WATCH response", n.name)
+func (n *Informer) deliverEvent(st *watchStream, ev watch.Event) {
+	invariant.Check(st.opened, "world: %s: watch event before the WATCH response", n.Name())
 	n.w.s.Emit(n.reflectorActor, string(ev.Type), eventFields(ev)...)
 	r := n.st.Reflector()
 	if stop := r.WatchEvent(ev); stop || !r.Watching() {
@@ -205,8 +206,8 @@ func (n *InformerNode) deliverEvent(st *watchStream, ev watch.Event) {
 	}
 }
 
-func (n *InformerNode) deliverClose(st *watchStream) {
-	invariant.Check(len(st.wire) == 0, "sim: %s: stream end delivered before its events", n.name)
+func (n *Informer) deliverClose(st *watchStream) {
+	invariant.Check(len(st.wire) == 0, "world: %s: stream end delivered before its events", n.Name())
 	n.stream = nil
 	n.w.s.Emit(n.reflectorActor, "EOF")
 	n.st.Reflector().WatchClosed()
@@ -214,19 +215,19 @@ func (n *InformerNode) deliverClose(st *watchStream) {
 
 // dropStream stops the apiserver's watcher and drops every message still on the wire, as closing
 // a connection does.
-func (n *InformerNode) dropStream(why string) {
+func (n *Informer) dropStream(why string) {
 	st := n.stream
 	n.stream = nil
 	for _, t := range st.timers {
 		t.Stop()
 	}
 	st.timers = nil
-	n.w.s.Emit(n.watchActor, "drop", F("why", why), FInt("lost", int64(len(st.wire))))
+	n.w.s.Emit(n.watchActor, "drop", sim.F("why", why), sim.FInt("lost", int64(len(st.wire))))
 	st.wire = nil
 	st.w.Stop()
 }
 
-func eventFields(ev watch.Event) []Field {
+func eventFields(ev watch.Event) []sim.Field {
 	if ev.Type == watch.Error {
 		return errFields(apierrors.FromObject(ev.Object))
 	}
@@ -235,20 +236,20 @@ func eventFields(ev watch.Event) []Field {
 		return nil
 	}
 	if ev.Type == watch.Bookmark {
-		return []Field{F("rv", m.GetResourceVersion())}
+		return []sim.Field{sim.F("rv", m.GetResourceVersion())}
 	}
 	key := m.GetName()
 	if ns := m.GetNamespace(); ns != "" {
 		key = ns + "/" + key
 	}
-	return []Field{F("obj", key), F("rv", m.GetResourceVersion())}
+	return []sim.Field{sim.F("obj", key), sim.F("rv", m.GetResourceVersion())}
 }
 
-func errFields(err error) []Field {
+func errFields(err error) []sim.Field {
 	var st apierrors.APIStatus
 	if errors.As(err, &st) {
 		s := st.Status()
-		return []Field{FInt("code", int64(s.Code)), F("reason", string(s.Reason))}
+		return []sim.Field{sim.FInt("code", int64(s.Code)), sim.F("reason", string(s.Reason))}
 	}
-	return []Field{F("err", err.Error())}
+	return []sim.Field{sim.F("err", err.Error())}
 }

@@ -1,4 +1,4 @@
-package sim
+package world
 
 import (
 	"fmt"
@@ -34,7 +34,7 @@ var traceSeeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8, 42, 1234}
 
 func newTraceWorld(t *testing.T, seed uint64) *World {
 	t.Helper()
-	w, err := NewWorldFromSeed(seed, WorldConfig{})
+	w, err := New(seed, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,9 +68,9 @@ func tail(w *World, n int) string {
 	return out
 }
 
-func mustAddHandler(t *testing.T, w *World, n *InformerNode, name string, resync time.Duration) *HandlerNode {
+func mustAddHandler(t *testing.T, w *World, n *Informer, name string, resync time.Duration) *Handler {
 	t.Helper()
-	h, err := w.AddHandler(n, name, nil, resync)
+	h, err := w.AddHandler(n, name, nil, handlerOpts(resync))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,15 +89,15 @@ func del(gvr schema.GroupVersionResource, name string) Op {
 
 // t1 brings a world through T1 (initial sync, two handlers registered before Run) on resource
 // gvr: the server holds p1@2, p2@3.
-func t1(t *testing.T, seed uint64, gvr schema.GroupVersionResource, opts informer.SharedIndexInformerOptions) (*World, *InformerNode, []*HandlerNode) {
+func t1(t *testing.T, seed uint64, gvr schema.GroupVersionResource, opts informer.SharedIndexInformerOptions) (*World, *Informer, []*Handler) {
 	t.Helper()
 	w := newTraceWorld(t, seed)
 	mustApply(t, w, create(gvr, "p1"), create(gvr, "p2"))
-	n, err := w.AddInformer("inf1", gvr, "default", opts)
+	n, err := w.AddInformer("inf1", InformerOptions{Resource: gvr, Namespace: "default", Informer: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := []*HandlerNode{mustAddHandler(t, w, n, "h1", UseInformerResync), mustAddHandler(t, w, n, "h2", UseInformerResync)}
+	hs := []*Handler{mustAddHandler(t, w, n, "h1", useInformerResync), mustAddHandler(t, w, n, "h2", useInformerResync)}
 	if err := n.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -110,13 +110,13 @@ func t1(t *testing.T, seed uint64, gvr schema.GroupVersionResource, opts informe
 // pods: nothing is deleted.
 func TestWorldT1InitialSync(t *testing.T) {
 	for _, seed := range traceSeeds {
-		w, n, hs := t1(t, seed, Pods, informer.SharedIndexInformerOptions{})
+		w, n, hs := t1(t, seed, pods, informer.SharedIndexInformerOptions{})
 		want := []string{"add(default/p1@2,true)", "add(default/p2@3,true)"}
 		for _, h := range hs {
 			if diff := cmp.Diff(h.Recorder().Take(), want); diff != "" {
 				t.Errorf("seed %d %s (-got +want):\n%s", seed, h.Actor(), diff)
 			}
-			if !h.Registration().HasSynced() {
+			if !h.HasSynced() {
 				t.Errorf("seed %d %s: not synced", seed, h.Actor())
 			}
 		}
@@ -153,10 +153,10 @@ func requests(w *World, client string) []string {
 // delete is the spec's single DELETED p2@5 and every RV is the spec's plus one.
 func TestWorldT2WatchEvents(t *testing.T) {
 	for _, seed := range traceSeeds {
-		w, n, hs := t1(t, seed, ConfigMaps, informer.SharedIndexInformerOptions{})
+		w, n, hs := t1(t, seed, configMaps, informer.SharedIndexInformerOptions{})
 		hs[0].Recorder().Take()
 		hs[1].Recorder().Take()
-		mustApply(t, w, update(ConfigMaps, "p1"), del(ConfigMaps, "p2"), create(ConfigMaps, "p3"))
+		mustApply(t, w, update(configMaps, "p1"), del(configMaps, "p2"), create(configMaps, "p3"))
 		mustConverge(t, w)
 		want := []string{"upd(default/p1@2->4)", "del(default/p2@5)", "add(default/p3@6,false)"}
 		for _, h := range hs {
@@ -188,11 +188,11 @@ func TestWorldT2WatchEvents(t *testing.T) {
 // objects handed to the handlers compared.
 func TestWorldT2PodDelete(t *testing.T) {
 	for _, seed := range traceSeeds {
-		w, _, hs := t1(t, seed, Pods, informer.SharedIndexInformerOptions{})
+		w, _, hs := t1(t, seed, pods, informer.SharedIndexInformerOptions{})
 		for _, h := range hs {
 			h.Recorder().Take()
 		}
-		mustApply(t, w, update(Pods, "p1"), del(Pods, "p2"), create(Pods, "p3"))
+		mustApply(t, w, update(pods, "p1"), del(pods, "p2"), create(pods, "p3"))
 		mustConverge(t, w)
 		want := []string{"upd(default/p1@2->4)", "upd(default/p2@3->5)", "del(default/p2@6)", "add(default/p3@7,false)"}
 		for _, h := range hs {
@@ -225,18 +225,21 @@ func TestWorldT2PodDelete(t *testing.T) {
 func TestWorldT5RelistAfterMissedEvents(t *testing.T) {
 	for _, seed := range traceSeeds {
 		w := newTraceWorld(t, seed)
-		mustApply(t, w, create(ConfigMaps, "p1"), create(ConfigMaps, "p3"), create(ConfigMaps, "p4")) // p1@2 p3@3 p4@4
-		n, err := w.AddInformer("inf1", ConfigMaps, "default", informer.SharedIndexInformerOptions{})
+		mustApply(t, w, create(configMaps, "p1"), create(configMaps, "p3"), create(configMaps, "p4")) // p1@2 p3@3 p4@4
+		n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		hs := []*HandlerNode{mustAddHandler(t, w, n, "h1", UseInformerResync), mustAddHandler(t, w, n, "h2", UseInformerResync)}
 		cacheAtFirst := -1
-		hs[0].rec.next = informer.ResourceEventHandlerFuncs{DeleteFunc: func(any) {
+		h1, err := w.AddHandler(n, "h1", informer.ResourceEventHandlerFuncs{DeleteFunc: func(any) {
 			if cacheAtFirst < 0 {
 				cacheAtFirst = len(n.Informer().GetStore().List())
 			}
-		}}
+		}}, HandlerOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := []*Handler{h1, mustAddHandler(t, w, n, "h2", useInformerResync)}
 		if err := n.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +247,7 @@ func TestWorldT5RelistAfterMissedEvents(t *testing.T) {
 		for _, h := range hs {
 			h.Recorder().Take()
 		}
-		mustApply(t, w, Op{Kind: OpCloseWatches, Code: 410}, del(ConfigMaps, "p4"), update(ConfigMaps, "p3"), create(ConfigMaps, "p9"))
+		mustApply(t, w, Op{Kind: OpCloseWatches, Code: 410}, del(configMaps, "p4"), update(configMaps, "p3"), create(configMaps, "p9"))
 		mustConverge(t, w)
 		want := []string{"del(tomb default/p4@4)", "upd(default/p1@2->2)", "upd(default/p3@3->6)", "add(default/p9@7,false)"}
 		for _, h := range hs {
@@ -270,13 +273,13 @@ func TestWorldT5RelistAfterMissedEvents(t *testing.T) {
 func TestWorldT6ResyncAlignment(t *testing.T) {
 	for _, seed := range traceSeeds {
 		w := newTraceWorld(t, seed)
-		mustApply(t, w, create(Pods, "p1"))
-		n, err := w.AddInformer("inf1", Pods, "default", informer.SharedIndexInformerOptions{ResyncPeriod: 10 * time.Second})
+		mustApply(t, w, create(pods, "p1"))
+		n, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 10 * time.Second}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		h1 := mustAddHandler(t, w, n, "h1", 0)
-		h2 := mustAddHandler(t, w, n, "h2", UseInformerResync)
+		h2 := mustAddHandler(t, w, n, "h2", useInformerResync)
 		h3 := mustAddHandler(t, w, n, "h3", 25*time.Second)
 		if err := n.Start(); err != nil {
 			t.Fatal(err)
@@ -286,9 +289,9 @@ func TestWorldT6ResyncAlignment(t *testing.T) {
 		if err := w.Sim().RunFor(listAt + 75*time.Second - w.Sim().Now()); err != nil {
 			t.Fatal(err)
 		}
-		syncTimes := func(h *HandlerNode) []time.Duration {
+		syncTimes := func(h *Handler) []time.Duration {
 			var out []time.Duration
-			for _, no := range h.Notifications() {
+			for _, no := range h.Recorder().Notifications() {
 				if no.Sync {
 					out = append(out, no.Time-listAt)
 				}
@@ -297,7 +300,7 @@ func TestWorldT6ResyncAlignment(t *testing.T) {
 		}
 		s := time.Second
 		for _, c := range []struct {
-			h    *HandlerNode
+			h    *Handler
 			want []time.Duration
 		}{
 			{h1, nil},
@@ -316,7 +319,7 @@ func TestWorldT6ResyncAlignment(t *testing.T) {
 			t.Fatalf("seed %d: the relist ran past the next tick", seed)
 		}
 		for _, c := range []struct {
-			h    *HandlerNode
+			h    *Handler
 			want []string
 		}{{h1, nil}, {h2, []string{"upd(default/p1@2->2)"}}, {h3, nil}} {
 			if diff := cmp.Diff(c.h.Recorder().Take(), c.want, cmpNilEmpty); diff != "" {
@@ -339,11 +342,11 @@ var cmpNilEmpty = cmp.Transformer("nilEmpty", func(s []string) []string {
 func TestWorldT7LateJoin(t *testing.T) {
 	orders := map[string]bool{}
 	for _, seed := range traceSeeds {
-		w, n, hs := t1(t, seed, ConfigMaps, informer.SharedIndexInformerOptions{})
-		mustApply(t, w, update(ConfigMaps, "p1"), del(ConfigMaps, "p2"), create(ConfigMaps, "p3"))
+		w, n, hs := t1(t, seed, configMaps, informer.SharedIndexInformerOptions{})
+		mustApply(t, w, update(configMaps, "p1"), del(configMaps, "p2"), create(configMaps, "p3"))
 		mustConverge(t, w)
-		h4 := mustAddHandler(t, w, n, "h4", UseInformerResync)
-		if h4.Registration().HasSynced() {
+		h4 := mustAddHandler(t, w, n, "h4", useInformerResync)
+		if h4.HasSynced() {
 			t.Errorf("seed %d: h4 synced before its initial adds were delivered", seed)
 		}
 		mustConverge(t, w)
@@ -353,15 +356,15 @@ func TestWorldT7LateJoin(t *testing.T) {
 		if diff := cmp.Diff(got, []string{"add(default/p1@4,true)", "add(default/p3@6,true)"}); diff != "" {
 			t.Errorf("seed %d h4 snapshot (-got +want):\n%s", seed, diff)
 		}
-		if !h4.Registration().HasSynced() {
+		if !h4.HasSynced() {
 			t.Errorf("seed %d: h4 not synced after its initial adds", seed)
 		}
-		mustApply(t, w, create(ConfigMaps, "p5"), update(ConfigMaps, "p3"))
+		mustApply(t, w, create(configMaps, "p5"), update(configMaps, "p3"))
 		mustConverge(t, w)
 		if diff := cmp.Diff(h4.Recorder().Take(), []string{"add(default/p5@7,false)", "upd(default/p3@6->8)"}); diff != "" {
 			t.Errorf("seed %d h4 live events (-got +want):\n%s", seed, diff)
 		}
-		if got := len(hs[0].Notifications()); got != 7 {
+		if got := len(hs[0].Recorder().Notifications()); got != 7 {
 			t.Errorf("seed %d h1 got %d notifications, want 7", seed, got)
 		}
 	}
@@ -375,29 +378,29 @@ func TestWorldT7LateJoin(t *testing.T) {
 // writes reach nobody. On pods: nothing is deleted.
 func TestWorldT9Stop(t *testing.T) {
 	for _, seed := range traceSeeds {
-		w, n, hs := t1(t, seed, Pods, informer.SharedIndexInformerOptions{})
+		w, n, hs := t1(t, seed, pods, informer.SharedIndexInformerOptions{})
 		hs[0].Recorder().Take()
-		mustApply(t, w, update(Pods, "p1"))
-		if err := w.Sim().RunUntil(func() bool { return hs[0].Pending() > 0 }, time.Minute); err != nil {
+		mustApply(t, w, update(pods, "p1"))
+		if err := w.Sim().RunUntil(func() bool { return hs[0].Buffered() > 0 }, time.Minute); err != nil {
 			t.Fatal(err)
 		}
 		n.Stop()
 		if !n.Informer().IsStopped() {
 			t.Errorf("seed %d: IsStopped false after Stop", seed)
 		}
-		if got := hs[0].Pending(); got != 0 {
+		if got := hs[0].Buffered(); got != 0 {
 			t.Errorf("seed %d: h1 still has %d notifications buffered", seed, got)
 		}
 		if got := w.Server().Watchers(); len(got) != 0 {
 			t.Errorf("seed %d: watches %v still open at the apiserver", seed, got)
 		}
-		if _, err := w.AddHandler(n, "late", nil, UseInformerResync); err == nil {
+		if _, err := w.AddHandler(n, "late", nil, handlerOpts(useInformerResync)); err == nil {
 			t.Errorf("seed %d: AddHandler after Stop succeeded", seed)
 		}
 		if err := hs[1].Remove(); err != nil {
 			t.Errorf("seed %d: Remove after Stop: %v", seed, err)
 		}
-		mustApply(t, w, create(Pods, "p7"))
+		mustApply(t, w, create(pods, "p7"))
 		if err := w.Sim().RunFor(10 * time.Minute); err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,10 @@
-package sim
+package world
 
 import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -12,13 +13,14 @@ import (
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/internal/invariant"
+	"github.com/informersim/informersim/sim"
 )
 
 // The fake apiserver's adapter is a ListerWatcher of the informer; the check lives here, in the
-// lowest package that imports both (style rule 2).
+// lowest package that imports both (style.md rule 2).
 var _ informer.ListerWatcher = (*fakeapi.ListerWatcher)(nil)
 
-// Defaults of WorldConfig; each is documented on its field.
+// Defaults of Config; each is documented on its field.
 const (
 	DefaultMinLatency               = time.Millisecond
 	DefaultMaxLatency               = 50 * time.Millisecond
@@ -28,9 +30,24 @@ const (
 	DefaultMaxRecordedNotifications = 100_000
 )
 
-// WorldConfig configures a World. NewWorld validates a copy and fills the zero fields with the
-// defaults above; the caller's struct is never changed (style rule 17).
-type WorldConfig struct {
+// DefaultResource is the resource an Op, an informer and a generator use when they name none
+// and Config.DefaultResource is zero: pods. The apiserver deletes pods gracefully (fakeapi.md
+// §5.3): an unscheduled pod's delete stores deletionTimestamp first (MODIFIED), then removes it
+// at the next revision (DELETED).
+func DefaultResource() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+}
+
+// DefaultNamespace is the namespace of a namespaced object whose Op names none.
+const DefaultNamespace = "default"
+
+// Config configures a World. New validates a copy and fills the zero fields with the defaults
+// above; the caller's struct is never changed (style.md rule 17).
+type Config struct {
+	// DefaultResource is what an Op, AddInformer and Generate use when they name no resource.
+	// Zero means DefaultResource() (pods). It must be served by the apiserver.
+	DefaultResource schema.GroupVersionResource
+
 	// MinLatency and MaxLatency bound the one-way network latency between the apiserver and an
 	// informer: each response and each watch event draws its latency uniformly from
 	// [MinLatency, MaxLatency] on the "network" stream. Zero means DefaultMinLatency (1ms) and
@@ -54,9 +71,9 @@ type WorldConfig struct {
 	MaxRecordedNotifications int
 }
 
-func (c WorldConfig) validate() (WorldConfig, error) {
+func (c Config) validate() (Config, error) {
 	if c.MinLatency < 0 || c.MaxLatency < 0 {
-		return c, fmt.Errorf("sim: WorldConfig: negative latency [%v, %v]", c.MinLatency, c.MaxLatency)
+		return c, fmt.Errorf("world: Config: negative latency [%v, %v]", c.MinLatency, c.MaxLatency)
 	}
 	if c.MinLatency == 0 {
 		c.MinLatency = DefaultMinLatency
@@ -68,7 +85,10 @@ func (c WorldConfig) validate() (WorldConfig, error) {
 		c.MaxLatency = max(DefaultMaxLatency, c.MinLatency)
 	}
 	if c.MinLatency > c.MaxLatency {
-		return c, fmt.Errorf("sim: WorldConfig: MinLatency %v exceeds MaxLatency %v", c.MinLatency, c.MaxLatency)
+		return c, fmt.Errorf("world: Config: MinLatency %v exceeds MaxLatency %v", c.MinLatency, c.MaxLatency)
+	}
+	if c.DefaultResource.Empty() {
+		c.DefaultResource = DefaultResource()
 	}
 	for _, f := range []struct {
 		v   *int
@@ -81,7 +101,7 @@ func (c WorldConfig) validate() (WorldConfig, error) {
 		{&c.MaxRecordedNotifications, DefaultMaxRecordedNotifications, "MaxRecordedNotifications"},
 	} {
 		if *f.v < 0 {
-			return c, fmt.Errorf("sim: WorldConfig: negative %s %d", f.n, *f.v)
+			return c, fmt.Errorf("world: Config: negative %s %d", f.n, *f.v)
 		}
 		if *f.v == 0 {
 			*f.v = f.def
@@ -91,93 +111,112 @@ func (c WorldConfig) validate() (WorldConfig, error) {
 }
 
 // World is a simulated cluster: one fake apiserver, any number of informers, the network
-// between them, and the oracles that say whether the informers got it right. Every component is
-// an actor of one Sim, so the seed decides every interleaving and every latency (design.md,
-// style rule 6). See the package documentation, section "The world".
+// between them, the user's own actors, and the oracles that say whether the informers got it
+// right. Every component is an actor of one sim.Sim, so the seed decides every interleaving and
+// every latency (design.md "Determinism"). See the package documentation.
 type World struct {
-	s   *Sim
+	s   *sim.Sim
 	srv *fakeapi.Server
-	cfg WorldConfig
-	net *rand.Rand
+	cfg Config
+	net *rand.Rand // the "network" stream: latencies
 
-	informers []*InformerNode
+	informers []*Informer
 	actors    map[string]bool // actor names in use: the trace must tell them apart
 
 	// The apiserver's one engine timer, armed at srv.NextDeadline() (bookmarks, watch deadlines,
 	// compaction, lagging caches).
 	srvTimer *deadlineTimer
 
-	// pendingOps counts scripted ops not yet applied and generators not done: the world is not
-	// Quiet while the workload still has something to say.
+	// pendingOps counts scripted op batches not yet applied and generators not done: the world
+	// is not Quiet while the workload still has something to say.
 	pendingOps int
+
+	// The user's work (user.go).
+	userActors []*userActor
+	userTimers []*sim.Timer
+	quietConds []namedCond
+	checks     []namedCheck
 }
 
-// NewWorld builds a world around s and srv. srv must have been built with the sim's clock
-// (fakeapi.Config{Clock: s.ClockFor("apiserver"), Rand: s.Rand(StreamAPIServer)}), so that the
-// apiserver's time is the simulation's; NewWorldFromSeed does that for you.
-func NewWorld(s *Sim, srv *fakeapi.Server, cfg WorldConfig) (*World, error) {
-	if s == nil || srv == nil {
-		return nil, errors.New("sim: NewWorld: nil Sim or Server")
+// New builds a world for seed: a sim.Sim with every other engine setting at its default, a fake
+// apiserver on the sim's clock and "apiserver" stream, and the world around them. The run's
+// repro line (sim.Config.Repro) replays it under go test; see Repro.
+func New(seed uint64, cfg Config) (*World, error) {
+	return NewFromConfig(sim.Config{Seed: seed}, fakeapi.Config{}, cfg)
+}
+
+// NewFromConfig is New with the engine's and the apiserver's settings given. apiCfg.Clock and
+// apiCfg.Rand must be nil: the world sets them from the sim. An empty simCfg.Repro becomes
+// Repro(simCfg.Seed).
+func NewFromConfig(simCfg sim.Config, apiCfg fakeapi.Config, cfg Config) (*World, error) {
+	if apiCfg.Clock != nil || apiCfg.Rand != nil {
+		return nil, errors.New("world: NewFromConfig: the world sets the apiserver's Clock and Rand; leave them nil")
 	}
-	c, ok := srv.Config().Clock.(*Clock)
-	if !ok || c.s != s {
-		return nil, errors.New("sim: NewWorld: the apiserver's Config.Clock must be the sim's clock (s.ClockFor(\"apiserver\"))")
+	if simCfg.Repro == "" {
+		simCfg.Repro = Repro(simCfg.Seed)
+	}
+	s, err := sim.New(simCfg)
+	if err != nil {
+		return nil, fmt.Errorf("world: %w", err)
+	}
+	apiCfg.Clock = s.ClockFor("apiserver")
+	apiCfg.Rand = s.Rand(sim.StreamAPIServer)
+	srv, err := fakeapi.New(apiCfg)
+	if err != nil {
+		return nil, fmt.Errorf("world: %w", err)
+	}
+	return NewOn(s, srv, cfg)
+}
+
+// NewOn builds a world around an existing engine and apiserver. srv must have been built with
+// the sim's clock (fakeapi.Config{Clock: s.ClockFor("apiserver"), Rand: s.Rand(sim.StreamAPIServer)}),
+// so that the apiserver's time is the simulation's; New does that for you. A Sim or Server hosts
+// at most one world.
+func NewOn(s *sim.Sim, srv *fakeapi.Server, cfg Config) (*World, error) {
+	if s == nil || srv == nil {
+		return nil, errors.New("world: NewOn: nil Sim or Server")
+	}
+	if c, ok := srv.Config().Clock.(*sim.Clock); !ok || c.Owner() != s {
+		return nil, errors.New("world: NewOn: the apiserver's Config.Clock must be the sim's clock (s.ClockFor(\"apiserver\"))")
 	}
 	vc, err := cfg.validate()
 	if err != nil {
 		return nil, err
 	}
-	w := &World{s: s, srv: srv, cfg: vc, net: s.Rand(StreamNetwork), actors: map[string]bool{}}
+	w := &World{s: s, srv: srv, cfg: vc, net: s.Rand(sim.StreamNetwork), actors: map[string]bool{}}
+	if _, ok := w.resourceKind(vc.DefaultResource); !ok {
+		return nil, fmt.Errorf("world: Config: the apiserver does not serve DefaultResource %v", vc.DefaultResource)
+	}
 	w.srvTimer = &deadlineTimer{s: s, actor: "apiserver", kind: "advance", fire: func() { srv.Advance() }, after: w.settle}
 	w.actors["apiserver"] = true
+	for _, a := range []string{"workload", "fault", "clock"} {
+		w.actors[a] = true // the generator's, the engine's fault points', the engine clock's
+	}
+	srv.OnCommit(w.narrateCommit)
 	s.SetKnob("latency", vc.MinLatency.String()+".."+vc.MaxLatency.String())
 	w.settle()
 	return w, nil
 }
 
-// NewWorldFromSeed builds a Sim for seed (every other engine setting at its default), a fake
-// apiserver on the sim's clock and "apiserver" stream, and the world around them.
-func NewWorldFromSeed(seed uint64, cfg WorldConfig) (*World, error) {
-	return NewWorldFromConfig(Config{Seed: seed}, fakeapi.Config{}, cfg)
-}
+// Sim returns the world's engine: run it with RunFor or RunUntil, or use the world's
+// RunUntilConverged.
+func (w *World) Sim() *sim.Sim { return w.s }
 
-// NewWorldFromConfig is NewWorldFromSeed with the engine's and the apiserver's settings given.
-// apiCfg.Clock and apiCfg.Rand must be nil: the world sets them from the sim.
-func NewWorldFromConfig(simCfg Config, apiCfg fakeapi.Config, cfg WorldConfig) (*World, error) {
-	if apiCfg.Clock != nil || apiCfg.Rand != nil {
-		return nil, errors.New("sim: NewWorldFromConfig: the world sets the apiserver's Clock and Rand; leave them nil")
-	}
-	s, err := New(simCfg)
-	if err != nil {
-		return nil, err
-	}
-	apiCfg.Clock = s.ClockFor("apiserver")
-	apiCfg.Rand = s.Rand(StreamAPIServer)
-	srv, err := fakeapi.New(apiCfg)
-	if err != nil {
-		return nil, err
-	}
-	return NewWorld(s, srv, cfg)
-}
-
-// Sim returns the world's engine: run it with RunFor, RunUntil, or the world's RunUntilConverged.
-func (w *World) Sim() *Sim { return w.s }
-
-// Server returns the world's fake apiserver. Calls made on it outside a step (from a test,
-// between runs) may change its next deadline: call Settle afterwards, or use Apply.
+// Server returns the world's fake apiserver. Every write made on it, from a test, a handler or
+// an actor, is narrated. Calls made on it outside a step (from a test, between runs) may change
+// its next deadline: call Settle afterwards, or use Apply.
 func (w *World) Server() *fakeapi.Server { return w.srv }
 
 // Config returns the world's configuration with defaults filled in.
-func (w *World) Config() WorldConfig { return w.cfg }
+func (w *World) Config() Config { return w.cfg }
 
 // Informers returns the world's informers in the order they were added.
-func (w *World) Informers() []*InformerNode { return append([]*InformerNode(nil), w.informers...) }
+func (w *World) Informers() []*Informer { return append([]*Informer(nil), w.informers...) }
 
 // Settle re-arms the engine timers of the apiserver and of every informer at their components'
-// next deadlines, and stops the apiserver's watcher of any stream a Reflector has left. Every
-// action of the world does it at its end; call it after driving the apiserver or an informer
-// directly from outside a step. (A Reflector's next request needs no settling: the reflector
-// actor asks Reflector.HasRequest each time the scheduler collects actions.)
+// next deadlines, stops the apiserver's watcher of any stream a Reflector has left, and gives
+// registrations made directly on an informer their actors. Every action of the world does it at
+// its end; call it after driving the apiserver or an informer directly from outside a step.
 func (w *World) Settle() { w.settle() }
 
 func (w *World) settle() {
@@ -188,12 +227,18 @@ func (w *World) settle() {
 	w.srvTimer.arm(at, ok)
 }
 
+// claim reserves an actor name, which must be new.
 func (w *World) claim(actor string) error {
 	if w.actors[actor] {
-		return fmt.Errorf("sim: actor name %q is already in use", actor)
+		return fmt.Errorf("actor name %q is already in use", actor)
 	}
 	w.actors[actor] = true
 	return nil
+}
+
+// validName reports whether name can be one segment of an actor name.
+func validName(name string) bool {
+	return name != "" && !strings.ContainsAny(name, "/ \t\n=\"")
 }
 
 // latency draws one network latency from the "network" stream.
@@ -205,30 +250,15 @@ func (w *World) latency() time.Duration {
 	return lo + time.Duration(w.net.Int64N(int64(hi-lo)+1))
 }
 
-// After schedules fn as a traced step (actor, kind) d from now, after which the world settles:
-// use it to act on the world mid-run (register a late handler, stop an informer, write). A
-// negative d, an empty actor or kind, or a nil fn is an error.
-func (w *World) After(d time.Duration, actor, kind string, fn func()) (*Timer, error) {
-	switch {
-	case d < 0:
-		return nil, fmt.Errorf("sim: After: negative delay %v", d)
-	case actor == "" || kind == "":
-		return nil, fmt.Errorf("sim: After: empty actor %q or kind %q", actor, kind)
-	case fn == nil:
-		return nil, errors.New("sim: After: nil func")
-	}
-	return w.after(d, actor, kind, fn), nil
-}
-
 // after schedules fn as a traced step d from now; the world settles after it.
-func (w *World) after(d time.Duration, actor, kind string, fn func()) *Timer {
+func (w *World) after(d time.Duration, actor, kind string, fn func()) *sim.Timer {
 	return w.s.AfterFunc(d, actor, kind, func() {
 		fn()
 		w.settle()
 	})
 }
 
-// resourceKind looks up the Kind the apiserver serves gvr as.
+// resourceKind looks up how the apiserver serves gvr.
 func (w *World) resourceKind(gvr schema.GroupVersionResource) (fakeapi.Resource, bool) {
 	res := w.srv.Config().Resources
 	// Configured resources replace built-in ones with the same GVR.
@@ -257,15 +287,15 @@ func exampleObject(gvr schema.GroupVersionResource, kind string) *unstructured.U
 // backoff or resync tick, the apiserver's bookmarks and deadlines). Components own no timers;
 // the world re-arms this one after every step that may have moved the deadline.
 type deadlineTimer struct {
-	s     *Sim
+	s     *sim.Sim
 	actor string
 	kind  string
 	fire  func()
 	after func()
 
-	t     *Timer
+	t     *sim.Timer
 	armed bool
-	at    time.Duration // since Epoch, when armed
+	at    time.Duration // since the epoch, when armed
 }
 
 // arm makes the timer fire at at (a clock time), or disarms it when ok is false. A deadline in
@@ -278,7 +308,7 @@ func (d *deadlineTimer) arm(at time.Time, ok bool) {
 		}
 		return
 	}
-	want := max(at.Sub(Epoch), d.s.Now())
+	want := max(at.Sub(sim.Epoch()), d.s.Now())
 	if d.armed && d.at == want {
 		return
 	}
@@ -293,36 +323,8 @@ func (d *deadlineTimer) arm(at time.Time, ok bool) {
 func (d *deadlineTimer) disarm() { d.arm(time.Time{}, false) }
 
 func (d *deadlineTimer) run() {
-	invariant.Check(d.armed, "sim: %s %s fired while disarmed", d.actor, d.kind)
+	invariant.Check(d.armed, "world: %s %s fired while disarmed", d.actor, d.kind)
 	d.armed = false
 	d.fire()
 	d.after()
-}
-
-// Narrate renders the narration of events, one line each, as "time actor: kind fields"
-// ("+0.017s inf1/h1: OnAdd obj=default/p1 rv=2 initial=true"), leaving out the scheduler's step
-// events (the first event of each step), so a run reads like informer.md §14's worked traces.
-func Narrate(events []Event) string {
-	var b []byte
-	last := int64(0)
-	for i := range events {
-		e := &events[i]
-		if e.Step != last {
-			last = e.Step
-			continue
-		}
-		b = appendSimTime(b, e.Time)
-		b = append(b, ' ')
-		b = append(b, e.Actor...)
-		b = append(b, ": "...)
-		b = append(b, e.Kind...)
-		for _, f := range e.Fields {
-			b = append(b, ' ')
-			b = append(b, f.Key...)
-			b = append(b, '=')
-			b = appendValue(b, f.Value)
-		}
-		b = append(b, '\n')
-	}
-	return string(b)
 }

@@ -1,9 +1,10 @@
-package sim
+package world
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"github.com/informersim/informersim/sim"
 	"hash"
 	"strconv"
 	"strings"
@@ -22,25 +23,25 @@ import (
 // handlers, all namespaces with a resync period and one handler), a seeded stream of writes
 // with watch closes (clean and 410), compactions and injected request failures, then a liveness
 // phase with faults off until the world converges.
-func swarmWorld(seed uint64, level TraceLevel) (*World, error) {
-	w, err := NewWorldFromConfig(Config{Seed: seed, Trace: level, FaultSiteProbability: 0.5}, fakeapi.Config{}, WorldConfig{})
+func swarmWorld(seed uint64, level sim.TraceLevel) (*World, error) {
+	w, err := NewFromConfig(sim.Config{Seed: seed, Trace: level, FaultSiteProbability: 0.5}, fakeapi.Config{}, Config{})
 	if err != nil {
 		return nil, err
 	}
-	inf1, err := w.AddInformer("inf1", Pods, "default", informer.SharedIndexInformerOptions{})
+	inf1, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
 	if err != nil {
 		return nil, err
 	}
-	inf2, err := w.AddInformer("inf2", Pods, "", informer.SharedIndexInformerOptions{ResyncPeriod: 20 * time.Second})
+	inf2, err := w.AddInformer("inf2", InformerOptions{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 20 * time.Second}})
 	if err != nil {
 		return nil, err
 	}
 	for _, h := range []struct {
-		n      *InformerNode
+		n      *Informer
 		name   string
 		resync time.Duration
-	}{{inf1, "h1", UseInformerResync}, {inf1, "h2", 0}, {inf2, "h1", UseInformerResync}} {
-		if _, err := w.AddHandler(h.n, h.name, nil, h.resync); err != nil {
+	}{{inf1, "h1", useInformerResync}, {inf1, "h2", 0}, {inf2, "h1", useInformerResync}} {
+		if _, err := w.AddHandler(h.n, h.name, nil, handlerOpts(h.resync)); err != nil {
 			return nil, err
 		}
 	}
@@ -65,7 +66,7 @@ func swarmWorld(seed uint64, level TraceLevel) (*World, error) {
 
 // Goal: a whole world replays exactly: 1,000 seeds, each run twice, give the same trace hash,
 // and every run converges (each informer's cache and each handler's replayed view equal the
-// apiserver's state). Method: swarmWorld with TraceHashOnly.
+// apiserver's state). Method: swarmWorld with sim.TraceHashOnly.
 func TestWorldDeterminism1000Seeds(t *testing.T) {
 	seeds := uint64(1000)
 	if testing.Short() {
@@ -74,7 +75,7 @@ func TestWorldDeterminism1000Seeds(t *testing.T) {
 	for seed := uint64(1); seed <= seeds; seed++ {
 		var hashes [2]string
 		for i := range hashes {
-			w, err := swarmWorld(seed, TraceHashOnly)
+			w, err := swarmWorld(seed, sim.TraceHashOnly)
 			if err != nil {
 				t.Fatalf("seed %d run %d: %v", seed, i+1, err)
 			}
@@ -93,7 +94,7 @@ func TestWorldDeterminism1000Seeds(t *testing.T) {
 func TestWorldDistinctInterleavings(t *testing.T) {
 	traces := map[string]bool{}
 	for seed := uint64(1); seed <= 100; seed++ {
-		w, err := swarmWorld(seed, TraceHashOnly)
+		w, err := swarmWorld(seed, sim.TraceHashOnly)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -120,33 +121,33 @@ func TestWorldDistinctInterleavings(t *testing.T) {
 // and a compaction; h hashes the schedule (the step sequence, without times).
 func scriptedWorld(t *testing.T, seed uint64) (*World, hash.Hash) {
 	t.Helper()
-	w, err := NewWorldFromConfig(Config{Seed: seed, Trace: TraceHashOnly}, fakeapi.Config{}, WorldConfig{})
+	w, err := NewFromConfig(sim.Config{Seed: seed, Trace: sim.TraceHashOnly}, fakeapi.Config{}, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := sha256.New()
 	last := int64(0)
-	w.Sim().Subscribe(func(e Event) {
+	w.Sim().Subscribe(func(e sim.Event) {
 		if e.Step != last { // the first event of a step is the step itself
 			last = e.Step
 			h.Write([]byte(e.Actor + " " + e.Kind + "\n"))
 		}
 	})
-	n, err := w.AddInformer("inf1", Pods, "default", informer.SharedIndexInformerOptions{})
+	n, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"h1", "h2", "h3"} {
-		mustAddHandler(t, w, n, name, UseInformerResync)
+		mustAddHandler(t, w, n, name, useInformerResync)
 	}
 	if err := n.Start(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.Script(100*time.Millisecond,
-		create(Pods, "a"), create(Pods, "b"), create(Pods, "c"), Op{Kind: OpSleep, Duration: 20 * time.Millisecond},
-		update(Pods, "a"), del(Pods, "b"), Op{Kind: OpSleep, Duration: time.Second},
-		Op{Kind: OpCloseWatches}, update(Pods, "c"), Op{Kind: OpSleep, Duration: time.Second},
-		Op{Kind: OpCompact}, Op{Kind: OpCloseWatches, Code: 410}, create(Pods, "b"), del(Pods, "a")); err != nil {
+		create(pods, "a"), create(pods, "b"), create(pods, "c"), Op{Kind: OpSleep, Duration: 20 * time.Millisecond},
+		update(pods, "a"), del(pods, "b"), Op{Kind: OpSleep, Duration: time.Second},
+		Op{Kind: OpCloseWatches}, update(pods, "c"), Op{Kind: OpSleep, Duration: time.Second},
+		Op{Kind: OpCompact}, Op{Kind: OpCloseWatches, Code: 410}, create(pods, "b"), del(pods, "a")); err != nil {
 		t.Fatal(err)
 	}
 	return w, h
@@ -155,29 +156,29 @@ func scriptedWorld(t *testing.T, seed uint64) (*World, hash.Hash) {
 // Goal: a panicking handler fails the run, with the seed in the error, instead of crashing the
 // process (design.md "Bad input").
 func TestWorldHandlerPanicIsARunError(t *testing.T) {
-	w, err := NewWorldFromSeed(7, WorldConfig{})
+	w, err := New(7, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustApply(t, w, create(Pods, "p1"))
-	n, err := w.AddInformer("inf1", Pods, "default", informer.SharedIndexInformerOptions{})
+	mustApply(t, w, create(pods, "p1"))
+	n, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	bad := informer.ResourceEventHandlerFuncs{UpdateFunc: func(_, _ any) { panic("handler bug") }}
-	if _, err := w.AddHandler(n, "bad", bad, UseInformerResync); err != nil {
+	if _, err := w.AddHandler(n, "bad", bad, handlerOpts(useInformerResync)); err != nil {
 		t.Fatal(err)
 	}
-	good := mustAddHandler(t, w, n, "good", UseInformerResync)
+	good := mustAddHandler(t, w, n, "good", useInformerResync)
 	if err := n.Start(); err != nil {
 		t.Fatal(err)
 	}
 	mustConverge(t, w)
-	mustApply(t, w, update(Pods, "p1"))
+	mustApply(t, w, update(pods, "p1"))
 	err = w.RunUntilConverged(time.Minute)
-	var re *RunError
+	var re *sim.RunError
 	if !errors.As(err, &re) {
-		t.Fatalf("run error %v (%T), want a *RunError", err, err)
+		t.Fatalf("run error %v (%T), want a *sim.RunError", err, err)
 	}
 	if re.Seed != 7 || re.Actor != "inf1/bad" || re.Panic != "handler bug" {
 		t.Errorf("RunError seed %d actor %q panic %v, want seed 7, inf1/bad, handler bug", re.Seed, re.Actor, re.Panic)
@@ -185,7 +186,7 @@ func TestWorldHandlerPanicIsARunError(t *testing.T) {
 	if !strings.Contains(err.Error(), "seed 7") {
 		t.Errorf("error does not name the seed: %v", err)
 	}
-	if got := good.Notifications(); len(got) == 0 {
+	if got := good.Recorder().Notifications(); len(got) == 0 {
 		t.Errorf("the good handler saw nothing")
 	}
 }
@@ -194,7 +195,7 @@ func TestWorldHandlerPanicIsARunError(t *testing.T) {
 // violation. Method: feed a Recorder sequences no informer may produce, first without a cache,
 // then with a cache set up to be behind or ahead of the notification.
 func TestWorldRecorderOrderOracle(t *testing.T) {
-	w, err := NewWorldFromSeed(1, WorldConfig{})
+	w, err := New(1, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,10 +208,10 @@ func TestWorldRecorderOrderOracle(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		feed func(r *Recorder)
+		feed func(r recFeed)
 		want string // "" means no violation
 	}{
-		{"in order", func(r *Recorder) {
+		{"in order", func(r recFeed) {
 			r.OnAdd(obj("a", "2"), true)
 			r.OnUpdate(obj("a", "2"), obj("a", "5"))
 			r.OnUpdate(obj("a", "5"), obj("a", "5"))
@@ -218,43 +219,43 @@ func TestWorldRecorderOrderOracle(t *testing.T) {
 			r.OnAdd(obj("a", "9"), false)
 			r.OnDelete(obj("b", "3")) // a DELETED for a key never held (T2)
 		}, ""},
-		{"rv goes back", func(r *Recorder) {
+		{"rv goes back", func(r recFeed) {
 			r.OnAdd(obj("a", "5"), true)
 			r.OnUpdate(obj("a", "5"), obj("a", "4"))
 		}, "rv went from 5 to 4"},
-		{"stale old object", func(r *Recorder) {
+		{"stale old object", func(r recFeed) {
 			r.OnAdd(obj("a", "5"), true)
 			r.OnUpdate(obj("a", "3"), obj("a", "7"))
 		}, "not the last state"},
-		{"update after delete", func(r *Recorder) {
+		{"update after delete", func(r recFeed) {
 			r.OnAdd(obj("a", "5"), true)
 			r.OnDelete(obj("a", "6"))
 			r.OnUpdate(obj("a", "6"), obj("a", "7"))
 		}, "does not hold"},
-		{"double add", func(r *Recorder) {
+		{"double add", func(r recFeed) {
 			r.OnAdd(obj("a", "5"), true)
 			r.OnAdd(obj("a", "6"), false)
 		}, "add of a key the handler holds"},
-		{"re-creation not after the delete", func(r *Recorder) {
+		{"re-creation not after the delete", func(r recFeed) {
 			r.OnAdd(obj("a", "5"), true)
 			r.OnDelete(obj("a", "6"))
 			r.OnAdd(obj("a", "6"), false)
 		}, "re-creation at rv=6 not after the delete at rv=6"},
-		{"delete older than the state held", func(r *Recorder) {
+		{"delete older than the state held", func(r recFeed) {
 			r.OnAdd(obj("a", "5"), true)
 			r.OnDelete(obj("a", "4"))
 		}, "delete at rv=4 before rv=5"},
-		{"second delete", func(r *Recorder) {
+		{"second delete", func(r recFeed) {
 			r.OnAdd(obj("a", "5"), true)
 			r.OnDelete(obj("a", "5"))
 			r.OnDelete(informer.DeletedFinalStateUnknown{Key: "default/a", Obj: obj("a", "5")})
 		}, "second delete without a re-creation"},
-		{"unparsable rv", func(r *Recorder) {
+		{"unparsable rv", func(r recFeed) {
 			r.OnAdd(obj("a", "x"), true)
 		}, `unparsable resourceVersion "x"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := violation(t, func() { c.feed(newRecorder(w, "t/h", nil, nil, 10)) })
+			got := violation(t, func() { c.feed(recFeed{newRecorder(w, "t/h", nil, 10)}) })
 			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 				t.Errorf("violation %q, want one containing %q", got, c.want)
 			}
@@ -265,16 +266,16 @@ func TestWorldRecorderOrderOracle(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		cached *unstructured.Unstructured // nil: the key is not cached
-		feed   func(r *Recorder)
+		feed   func(r recFeed)
 		want   string
 	}{
-		{"add of a newer state than cached", obj("a", "3"), func(r *Recorder) { r.OnAdd(obj("a", "5"), false) }, "the cache holds an older rv=3"},
-		{"delete of a key still cached at its rv", obj("a", "5"), func(r *Recorder) {
+		{"add of a newer state than cached", obj("a", "3"), func(r recFeed) { r.OnAdd(obj("a", "5"), false) }, "the cache holds an older rv=3"},
+		{"delete of a key still cached at its rv", obj("a", "5"), func(r recFeed) {
 			r.OnAdd(obj("a", "5"), false)
 			r.OnDelete(obj("a", "5"))
 		}, "the cache still holds the deleted key at rv=5"},
-		{"add of the cached state", obj("a", "5"), func(r *Recorder) { r.OnAdd(obj("a", "5"), false) }, ""},
-		{"add of a state since deleted", nil, func(r *Recorder) { r.OnAdd(obj("a", "5"), false) }, ""},
+		{"add of the cached state", obj("a", "5"), func(r recFeed) { r.OnAdd(obj("a", "5"), false) }, ""},
+		{"add of a state since deleted", nil, func(r recFeed) { r.OnAdd(obj("a", "5"), false) }, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if err := cache.Replace(nil, ""); err != nil {
@@ -285,7 +286,7 @@ func TestWorldRecorderOrderOracle(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got := violation(t, func() { c.feed(newRecorder(w, "t/h", nil, cache, 10)) })
+			got := violation(t, func() { c.feed(recFeed{newRecorder(w, "t/h", cache, 10)}) })
 			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 				t.Errorf("violation %q, want one containing %q", got, c.want)
 			}
@@ -314,15 +315,15 @@ func violation(t *testing.T, f func()) (msg string) {
 // timing: the world still converges and the handlers still see every change.
 func TestWorldTightWindowConverges(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
-		w, err := NewWorldFromSeed(seed, WorldConfig{MaxInFlightEvents: 1, MinLatency: time.Millisecond, MaxLatency: 2 * time.Second})
+		w, err := New(seed, Config{MaxInFlightEvents: 1, MinLatency: time.Millisecond, MaxLatency: 2 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := w.AddInformer("inf1", Pods, "", informer.SharedIndexInformerOptions{})
+		n, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := mustAddHandler(t, w, n, "h1", UseInformerResync)
+		h := mustAddHandler(t, w, n, "h1", useInformerResync)
 		if err := n.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -342,45 +343,45 @@ func TestWorldTightWindowConverges(t *testing.T) {
 
 // Goal: constructors validate their input and never keep a bad configuration (style rule 17).
 func TestWorldConfigValidation(t *testing.T) {
-	got, err := WorldConfig{}.validate()
+	got, err := Config{}.validate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := WorldConfig{MinLatency: DefaultMinLatency, MaxLatency: DefaultMaxLatency, MaxInformers: DefaultMaxInformers,
+	want := Config{DefaultResource: pods, MinLatency: DefaultMinLatency, MaxLatency: DefaultMaxLatency, MaxInformers: DefaultMaxInformers,
 		MaxHandlers: DefaultMaxHandlers, MaxInFlightEvents: DefaultMaxInFlightEvents, MaxRecordedNotifications: DefaultMaxRecordedNotifications}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("defaults (-got +want):\n%s", diff)
 	}
-	for _, bad := range []WorldConfig{{MinLatency: time.Second, MaxLatency: time.Millisecond}, {MinLatency: -1}, {MaxInformers: -1}} {
-		if _, err := NewWorldFromSeed(1, bad); err == nil {
-			t.Errorf("NewWorldFromSeed accepted %+v", bad)
+	for _, bad := range []Config{{MinLatency: time.Second, MaxLatency: time.Millisecond}, {MinLatency: -1}, {MaxInformers: -1}} {
+		if _, err := New(1, bad); err == nil {
+			t.Errorf("New accepted %+v", bad)
 		}
 	}
-	s, _ := New(Config{Seed: 1})
-	other, _ := New(Config{Seed: 2})
+	s, _ := sim.New(sim.Config{Seed: 1})
+	other, _ := sim.New(sim.Config{Seed: 2})
 	srv, _ := fakeapi.New(fakeapi.Config{Clock: other.ClockFor("apiserver")})
-	if _, err := NewWorld(s, srv, WorldConfig{}); err == nil {
-		t.Error("NewWorld accepted an apiserver on another sim's clock")
+	if _, err := NewOn(s, srv, Config{}); err == nil {
+		t.Error("NewOn accepted an apiserver on another sim's clock")
 	}
-	w, err := NewWorldFromSeed(1, WorldConfig{MaxInformers: 1, MaxHandlers: 1})
+	w, err := New(1, Config{MaxInformers: 1, MaxHandlers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.AddInformer("a/b", Pods, "", informer.SharedIndexInformerOptions{}); err == nil {
+	if _, err := w.AddInformer("a/b", InformerOptions{}); err == nil {
 		t.Error("AddInformer accepted a name with '/'")
 	}
-	if _, err := w.AddInformer("x", Pods, "", informer.SharedIndexInformerOptions{Clock: s.Clock()}); err == nil {
+	if _, err := w.AddInformer("x", InformerOptions{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{Clock: s.Clock()}}); err == nil {
 		t.Error("AddInformer accepted a Clock")
 	}
-	n, err := w.AddInformer("x", Pods, "", informer.SharedIndexInformerOptions{})
+	n, err := w.AddInformer("x", InformerOptions{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.AddInformer("y", Pods, "", informer.SharedIndexInformerOptions{}); err == nil {
+	if _, err := w.AddInformer("y", InformerOptions{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{}}); err == nil {
 		t.Error("AddInformer went past MaxInformers")
 	}
-	mustAddHandler(t, w, n, "h", UseInformerResync)
-	if _, err := w.AddHandler(n, "h2", nil, UseInformerResync); err == nil {
+	mustAddHandler(t, w, n, "h", useInformerResync)
+	if _, err := w.AddHandler(n, "h2", nil, handlerOpts(useInformerResync)); err == nil {
 		t.Error("AddHandler went past MaxHandlers")
 	}
 	if err := n.Start(); err != nil {
@@ -418,8 +419,8 @@ func TestWorldSwarmPresets(t *testing.T) {
 		{"compact-1s", fakeapi.Config{CompactionInterval: time.Second}, nil},
 		{"expired-as-error", fakeapi.Config{ExpiredWatchAsError: true, MaxCacheHistoryEvents: 5}, nil},
 	}
-	run := func(seed uint64, p Policy, pr preset, qm informer.QueueMode, batch bool) error {
-		w, err := NewWorldFromConfig(Config{Seed: seed, Policy: p, Trace: TraceHashOnly, FaultSiteProbability: 0.5}, pr.api, WorldConfig{})
+	run := func(seed uint64, p sim.Policy, pr preset, qm informer.QueueMode, batch bool) error {
+		w, err := NewFromConfig(sim.Config{Seed: seed, Policy: p, Trace: sim.TraceHashOnly, FaultSiteProbability: 0.5}, pr.api, Config{})
 		if err != nil {
 			return err
 		}
@@ -427,20 +428,20 @@ func TestWorldSwarmPresets(t *testing.T) {
 			pr.lag(w.Server())
 		}
 		opts := informer.SharedIndexInformerOptions{QueueMode: qm, DisableBatchPop: !batch}
-		inf1, err := w.AddInformer("inf1", Pods, "default", informer.SharedIndexInformerOptions{QueueMode: qm, DisableBatchPop: !batch, ResyncPeriod: 7 * time.Second})
+		inf1, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{QueueMode: qm, DisableBatchPop: !batch, ResyncPeriod: 7 * time.Second}})
 		if err != nil {
 			return err
 		}
-		inf2, err := w.AddInformer("inf2", Pods, "", opts)
+		inf2, err := w.AddInformer("inf2", InformerOptions{Resource: pods, Namespace: "", Informer: opts})
 		if err != nil {
 			return err
 		}
 		for _, h := range []struct {
-			n      *InformerNode
+			n      *Informer
 			name   string
 			resync time.Duration
-		}{{inf1, "h1", UseInformerResync}, {inf1, "h2", 0}, {inf2, "h1", UseInformerResync}} {
-			if _, err := w.AddHandler(h.n, h.name, nil, h.resync); err != nil {
+		}{{inf1, "h1", useInformerResync}, {inf1, "h2", 0}, {inf2, "h1", useInformerResync}} {
+			if _, err := w.AddHandler(h.n, h.name, nil, handlerOpts(h.resync)); err != nil {
 				return err
 			}
 		}
@@ -452,7 +453,7 @@ func TestWorldSwarmPresets(t *testing.T) {
 			return err
 		}
 		var joinErr error
-		if _, err := w.After(3*time.Second, "test", "join", func() { _, joinErr = w.AddHandler(inf1, "late", nil, UseInformerResync) }); err != nil {
+		if _, err := w.After(3*time.Second, "test", "join", func() { _, joinErr = w.AddHandler(inf1, "late", nil, handlerOpts(useInformerResync)) }); err != nil {
 			return err
 		}
 		if err := w.Sim().RunUntil(gen.Done, time.Hour); err != nil {
@@ -464,7 +465,7 @@ func TestWorldSwarmPresets(t *testing.T) {
 	for _, pr := range presets {
 		for _, qm := range []informer.QueueMode{informer.QueueRealFIFO, informer.QueueRealFIFONonAtomic, informer.QueueDeltaFIFO} {
 			for _, batch := range []bool{true, false} {
-				for _, p := range []Policy{PolicyRandom, PolicyPCT, PolicyFIFO} {
+				for _, p := range []sim.Policy{sim.PolicyRandom, sim.PolicyPCT, sim.PolicyFIFO} {
 					for seed := uint64(1); seed <= seeds; seed++ {
 						if err := run(seed, p, pr, qm, batch); err != nil {
 							t.Fatalf("%s %v batch=%v %v seed %d: %v", pr.name, qm, batch, p, seed, err)
@@ -484,21 +485,21 @@ func TestWorldSwarmPresets(t *testing.T) {
 // them): they arrive on the re-watch, in order, after the end of the old stream.
 func TestWorldStreamKeepsOrder(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
-		w, err := NewWorldFromSeed(seed, WorldConfig{MinLatency: time.Millisecond, MaxLatency: time.Second})
+		w, err := New(seed, Config{MinLatency: time.Millisecond, MaxLatency: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := w.AddInformer("inf1", Pods, "default", informer.SharedIndexInformerOptions{})
+		n, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		mustAddHandler(t, w, n, "h1", UseInformerResync)
+		mustAddHandler(t, w, n, "h1", useInformerResync)
 		if err := n.Start(); err != nil {
 			t.Fatal(err)
 		}
 		mustConverge(t, w)
 		var got []string
-		w.Sim().Subscribe(func(e Event) {
+		w.Sim().Subscribe(func(e sim.Event) {
 			switch {
 			case e.Actor == "inf1/net" && e.Kind == "WATCH-ok":
 				got = append(got, "open")
@@ -512,9 +513,9 @@ func TestWorldStreamKeepsOrder(t *testing.T) {
 		writes := func(from int) {
 			for i := from; i < from+40; i++ {
 				name := "p" + strconv.Itoa(i%7)
-				op := create(Pods, name)
+				op := create(pods, name)
 				if i >= 7 {
-					op = update(Pods, name)
+					op = update(pods, name)
 				}
 				mustApply(t, w, op)
 				want = append(want, strconv.FormatUint(w.Server().Revision(), 10))
@@ -538,28 +539,28 @@ func TestWorldStreamKeepsOrder(t *testing.T) {
 // pending timers did not move. Writes the apiserver rejects (an empty name) come back as the
 // apiserver's own error, narrated.
 func TestWorldRefusesBadInput(t *testing.T) {
-	w, err := NewWorldFromSeed(1, WorldConfig{})
+	w, err := New(1, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := NewWorldFromSeed(2, WorldConfig{})
+	other, err := New(2, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	foreign, err := other.AddInformer("inf1", Pods, "", informer.SharedIndexInformerOptions{})
+	foreign, err := other.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := w.AddInformer("inf1", Pods, "default", informer.SharedIndexInformerOptions{})
+	n, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopped, err := w.AddInformer("inf2", Pods, "default", informer.SharedIndexInformerOptions{})
+	stopped, err := w.AddInformer("inf2", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	stopped.Stop()
-	before, pending := w.Sim().Trace().Len(), w.Sim().Pending()
+	before, pending := w.Sim().Trace().Len(), w.Sim().PendingTimers()
 	for _, c := range []struct {
 		call string
 		err  error
@@ -573,43 +574,43 @@ func TestWorldRefusesBadInput(t *testing.T) {
 		{"Apply(fail-next verb 99)", w.Apply(Op{Kind: OpFailNext, Verb: 99, Code: 500}), "needs a Verb"},
 		{"Apply(fail-next code 200)", w.Apply(Op{Kind: OpFailNext, Verb: fakeapi.VerbList, Code: 200}), "HTTP error Code"},
 		{"Apply(sleep -1s)", w.Apply(Op{Kind: OpSleep, Duration: -time.Second}), "negative Duration"},
-		{"AddHandler(nil)", errOf(w.AddHandler(nil, "h", nil, UseInformerResync)), "nil informer"},
-		{"AddHandler(other world)", errOf(w.AddHandler(foreign, "h", nil, UseInformerResync)), "another world"},
-		{"AddHandler(stopped)", errOf(w.AddHandler(stopped, "h", nil, UseInformerResync)), "informer inf2 is stopped"},
-		{"AddHandler(resync -5s)", errOf(w.AddHandler(n, "h", nil, -5*time.Second)), "negative resync -5s"},
-		{"AddHandler(name a b)", errOf(w.AddHandler(n, "a b", nil, UseInformerResync)), `invalid name "a b"`},
-		{"AddInformer(namespace a/b)", errOf(w.AddInformer("inf3", Pods, "a/b", informer.SharedIndexInformerOptions{})), `invalid namespace "a/b"`},
-		{"AddInformer(resync -1s)", errOf(w.AddInformer("inf3", Pods, "", informer.SharedIndexInformerOptions{ResyncPeriod: -time.Second})), "negative ResyncPeriod"},
+		{"AddHandler(nil)", errOf(w.AddHandler(nil, "h", nil, handlerOpts(useInformerResync))), "nil informer"},
+		{"AddHandler(other world)", errOf(w.AddHandler(foreign, "h", nil, handlerOpts(useInformerResync))), "another world"},
+		{"AddHandler(stopped)", errOf(w.AddHandler(stopped, "h", nil, handlerOpts(useInformerResync))), "informer inf2 is stopped"},
+		{"AddHandler(resync -5s)", errOf(w.AddHandler(n, "h", nil, HandlerOptions{ResyncPeriod: ptrTo(-5 * time.Second)})), "negative ResyncPeriod -5s"},
+		{"AddHandler(name a b)", errOf(w.AddHandler(n, "a b", nil, handlerOpts(useInformerResync))), `invalid name "a b"`},
+		{"AddInformer(namespace a/b)", errOf(w.AddInformer("inf3", InformerOptions{Resource: pods, Namespace: "a/b", Informer: informer.SharedIndexInformerOptions{}})), `invalid namespace "a/b"`},
+		{"AddInformer(resync -1s)", errOf(w.AddInformer("inf3", InformerOptions{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: -time.Second}})), "negative ResyncPeriod"},
 		{"Start(stopped)", stopped.Start(), "Start on a started or stopped informer"},
 		{"RunUntilConverged(-1ns)", w.RunUntilConverged(-1), "negative budget"},
 		{"After(-1s)", errOf(w.After(-time.Second, "test", "x", func() {})), "negative delay"},
 		{"After(nil)", errOf(w.After(time.Second, "test", "x", nil)), "nil func"},
 		{"After(no actor)", errOf(w.After(time.Second, "", "x", func() {})), "empty actor"},
-		{"Script(-1s)", errOf(w.Script(-time.Second, create(Pods, "a"))), "negative delay"},
-		{"Script(bad op)", errOf(w.Script(0, create(Pods, "a"), Op{Kind: OpSleep, Duration: -1})), "(Script op 1)"},
+		{"Script(-1s)", errOf(w.Script(-time.Second, create(pods, "a"))), "negative delay"},
+		{"Script(bad op)", errOf(w.Script(0, create(pods, "a"), Op{Kind: OpSleep, Duration: -1})), "(Script op 1)"},
 		{"Generate(namespace A)", errOf(w.Generate(GenConfig{Namespaces: []string{"A"}})), `invalid namespace "A"`},
 		{"Generate(interval)", errOf(w.Generate(GenConfig{MinInterval: time.Second, MaxInterval: time.Millisecond})), "MinInterval <= MaxInterval"},
 		{"Generate(ops -1)", errOf(w.Generate(GenConfig{Ops: -1})), "negative Ops -1"},
 	} {
-		if c.err == nil || !strings.Contains(c.err.Error(), c.want) || !strings.HasPrefix(c.err.Error(), "sim: ") {
-			t.Errorf("%s = %v, want an error starting \"sim: \" and containing %q", c.call, c.err, c.want)
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) || !strings.HasPrefix(c.err.Error(), "world: ") {
+			t.Errorf("%s = %v, want an error starting \"world: \" and containing %q", c.call, c.err, c.want)
 		}
 	}
 	if got := w.Sim().Trace().Len(); got != before {
 		t.Errorf("refused calls added %d trace events:\n%s", got-before, tail(w, int(got-before)))
 	}
-	if got := w.Sim().Pending(); got != pending {
+	if got := w.Sim().PendingTimers(); got != pending {
 		t.Errorf("refused calls left %d timers pending, want %d", got, pending)
 	}
 	if w.Quiet() != true || len(w.Informers()) != 2 || len(n.Handlers()) != 0 {
 		t.Errorf("refused calls changed the world: quiet %v, %d informers, %d handlers", w.Quiet(), len(w.Informers()), len(n.Handlers()))
 	}
-	for _, op := range []Op{create(Pods, ""), update(Pods, ""), del(Pods, "")} {
+	for _, op := range []Op{create(pods, ""), update(pods, ""), del(pods, "")} {
 		if err := w.Apply(op); err == nil {
 			t.Errorf("Apply(%s) succeeded", op)
 		}
 	}
-	if got := strings.Count(Narrate(w.Sim().Trace().Events()), "apiserver: write-error"); got != 3 {
+	if got := strings.Count(sim.Narrate(w.Sim().Trace().Events()), "apiserver: write-error"); got != 3 {
 		t.Errorf("%d write-error events for three rejected writes, want 3", got)
 	}
 }

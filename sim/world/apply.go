@@ -1,0 +1,167 @@
+package world
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/internal/invariant"
+	"github.com/informersim/informersim/sim"
+)
+
+// Apply performs op on the apiserver now and settles the world. Writes are narrated as actor
+// "apiserver" ("ADDED obj=pods/default/a rv=2"), like every write to the apiserver. An invalid
+// op (see Op's fields) is returned and does nothing; write errors (404, 409, 422...) are
+// returned and narrated; neither fails the run. OpSleep does nothing here: only Script moves
+// time.
+func (w *World) Apply(op Op) error {
+	if err := op.validate(); err != nil {
+		return err
+	}
+	err := w.apply(op)
+	w.settle()
+	return err
+}
+
+// target returns the resource, and the namespace the op writes in ("" for cluster-scoped).
+func (w *World) target(op Op) (fakeapi.Resource, string, error) {
+	gvr := op.Resource
+	if gvr.Empty() {
+		gvr = w.cfg.DefaultResource
+	}
+	res, ok := w.resourceKind(gvr)
+	if !ok {
+		return res, "", fmt.Errorf("world: op %s: the apiserver does not serve %v", op.Kind, gvr)
+	}
+	ns := op.Namespace
+	if !res.Namespaced {
+		if ns != "" {
+			return res, "", fmt.Errorf("world: op %s: %v is cluster-scoped; Namespace must be empty", op.Kind, gvr)
+		}
+		return res, "", nil
+	}
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	return res, ns, nil
+}
+
+func (w *World) apply(op Op) error {
+	s := w.s
+	switch op.Kind {
+	case OpCreate, OpUpdate, OpPatch, OpDelete:
+		err := w.write(op)
+		if err != nil {
+			s.Emit("apiserver", "write-error", sim.F("op", op.String()), sim.F("err", err.Error()))
+		}
+		return err
+	case OpCloseWatches:
+		var err error
+		if op.Code != 0 {
+			err = fakeapi.NewWatchError(op.Code)
+		}
+		s.Emit("apiserver", "close-watches", sim.FInt("watches", int64(len(w.srv.Watchers()))), sim.FInt("code", int64(op.Code)))
+		w.srv.CloseAllWatches(err)
+	case OpCompact:
+		rev := w.srv.Revision()
+		s.Emit("apiserver", "compact", sim.F("rv", fakeapi.FormatRV(rev)))
+		if err := w.srv.Compact(rev); err != nil {
+			return err
+		}
+	case OpFailNext:
+		s.Emit("apiserver", "fail-next", sim.F("verb", op.Verb.String()), sim.FInt("code", int64(op.Code)))
+		w.srv.FailNext(op.Verb, statusError(op.Code))
+	case OpSleep:
+	default:
+		invariant.Check(false, "world: apply: unvalidated op kind %v", op.Kind)
+	}
+	return nil
+}
+
+// write performs a write op through the apiserver's client API; the commit hook narrates it.
+func (w *World) write(op Op) error {
+	res, ns, err := w.target(op)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	rc := w.srv.Resource(res.GVR)
+	if ns != "" {
+		rc = rc.Namespace(ns)
+	}
+	switch op.Kind {
+	case OpCreate:
+		u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(op.Content)}
+		if u.Object == nil {
+			u.Object = map[string]any{}
+		}
+		u.SetGroupVersionKind(res.GVR.GroupVersion().WithKind(res.Kind))
+		u.SetName(op.Name)
+		u.SetGenerateName(op.GenerateName)
+		u.SetNamespace(ns)
+		if len(op.Labels) > 0 {
+			u.SetLabels(op.Labels)
+		}
+		if len(op.Annotations) > 0 {
+			u.SetAnnotations(op.Annotations)
+		}
+		if len(op.Finalizers) > 0 {
+			u.SetFinalizers(op.Finalizers)
+		}
+		_, err = rc.Create(ctx, u, metav1.CreateOptions{})
+	case OpUpdate:
+		var u *unstructured.Unstructured
+		u, err = rc.Get(ctx, op.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for k, v := range op.Content {
+			u.Object[k] = runtime.DeepCopyJSONValue(v)
+		}
+		labels := u.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		for k, v := range op.Labels {
+			labels[k] = v
+		}
+		u.SetLabels(labels)
+		ann := u.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		for k, v := range op.Annotations {
+			ann[k] = v
+		}
+		gen, _ := strconv.Atoi(ann["sim/gen"])
+		ann["sim/gen"] = strconv.Itoa(gen + 1)
+		u.SetAnnotations(ann)
+		if op.Finalizers != nil {
+			u.SetFinalizers(op.Finalizers)
+		}
+		_, err = rc.Update(ctx, u, metav1.UpdateOptions{})
+	case OpPatch:
+		_, err = rc.Patch(ctx, op.Name, op.PatchType, []byte(op.Patch), metav1.PatchOptions{})
+	case OpDelete:
+		err = rc.Delete(ctx, op.Name, metav1.DeleteOptions{})
+	}
+	return err
+}
+
+// statusError is the apiserver error for an injected failure of HTTP code.
+func statusError(code int32) error {
+	switch code {
+	case 429:
+		return apierrors.NewTooManyRequests("injected", 1)
+	case 500:
+		return apierrors.NewInternalError(errors.New("injected"))
+	}
+	return fakeapi.NewWatchError(code)
+}

@@ -1,0 +1,232 @@
+package world
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/informersim/informersim/informer"
+	"github.com/informersim/informersim/sim"
+)
+
+// HandlerOptions configures a registration made with World.AddHandler.
+type HandlerOptions struct {
+	// ResyncPeriod requests a resync period for the handler (informer.md §2.2 adjusts it); nil
+	// means the informer's default, as with informer.HandlerOptions.
+	ResyncPeriod *time.Duration
+	// CallDuration is the simulated time each call of the handler takes: after a delivery the
+	// handler's actor offers nothing for that long (it is busy, and counts against Quiet), so
+	// notifications pile up in its buffer as they do behind a slow handler. Zero: calls take no
+	// time. It must not be negative.
+	CallDuration time.Duration
+}
+
+// Handler is one registration on an informer of the world, made through World.AddHandler or
+// directly on the informer (by a test, a factory, a controller's own code): the world discovers
+// every registration from the informer's own listeners. Its actor "<informer>/<name>" delivers
+// the registration's buffered notifications one at a time; its Recorder narrates, checks and
+// keeps each one.
+type Handler struct {
+	n     *Informer
+	name  string
+	actor string
+	id    int
+	reg   informer.ResourceEventHandlerRegistration // nil until resolved from the listeners
+	rec   *Recorder
+
+	removed      bool
+	callDuration time.Duration
+	busy         *sim.Timer // armed while a call's CallDuration runs
+}
+
+// announcedHandler is what AddHandler tells the observer before the registration call: the name
+// and options the registration it is about to see should get.
+type announcedHandler struct {
+	name string
+	opts HandlerOptions
+	h    *Handler // set by discover
+}
+
+// AddHandler registers handler (nil: only record) with n under name (the actor is
+// "<informer>/<name>"; "" means "h<ID>"), as o says. Before Start it is an ordinary
+// registration; after Start the handler joins late and first receives the cache as
+// initial-list adds (informer.md §3); after Stop it is refused, as client-go refuses it. n must
+// be an informer of this world.
+func (w *World) AddHandler(n *Informer, name string, handler informer.ResourceEventHandler, o HandlerOptions) (*Handler, error) {
+	switch {
+	case n == nil:
+		return nil, fmt.Errorf("world: AddHandler %s: nil informer", name)
+	case n.w != w:
+		return nil, fmt.Errorf("world: AddHandler %s: informer %s belongs to another world", name, n.Name())
+	case n.stopped || n.inf.IsStopped():
+		return nil, fmt.Errorf("world: AddHandler %s: informer %s is stopped", name, n.Name())
+	case o.ResyncPeriod != nil && *o.ResyncPeriod < 0:
+		return nil, fmt.Errorf("world: AddHandler %s: negative ResyncPeriod %v", name, *o.ResyncPeriod)
+	case o.CallDuration < 0:
+		return nil, fmt.Errorf("world: AddHandler %s: negative CallDuration %v", name, o.CallDuration)
+	case n.regs >= w.cfg.MaxHandlers:
+		return nil, fmt.Errorf("world: AddHandler %s: informer %s already has MaxHandlers=%d registrations", name, n.Name(), w.cfg.MaxHandlers)
+	case name != "" && !validName(name):
+		return nil, fmt.Errorf("world: AddHandler: invalid name %q (no '/', '=', '\"' or spaces)", name)
+	case name != "" && w.actors[n.Name()+"/"+name]:
+		return nil, fmt.Errorf("world: AddHandler: actor name %q is already in use", n.Name()+"/"+name)
+	}
+	if handler == nil {
+		handler = informer.ResourceEventHandlerFuncs{}
+	}
+	a := &announcedHandler{name: name, opts: o}
+	n.announce = a
+	reg, err := n.inf.AddEventHandlerWithOptions(handler, informer.HandlerOptions{ResyncPeriod: o.ResyncPeriod})
+	n.announce = nil
+	if err != nil {
+		return nil, fmt.Errorf("world: AddHandler %s: %w", name, err)
+	}
+	h := a.h
+	if h == nil {
+		return nil, fmt.Errorf("world: AddHandler %s: the informer registered the handler without telling its observer", name)
+	}
+	h.reg = reg
+	n.unresolved--
+	w.settle()
+	return h, nil
+}
+
+// discover hosts registration id: it names it (after the announcement, if AddHandler is making
+// it), claims its actor and adds the actor to the engine. It runs inside the informer's
+// registration call, so it must not call the informer; resolve finds the handle afterwards.
+func (n *Informer) discover(id int) *Handler {
+	if h, ok := n.byID[id]; ok {
+		return h
+	}
+	w := n.w
+	h := &Handler{n: n, id: id}
+	if a := n.announce; a != nil && a.h == nil {
+		h.name, h.callDuration = a.name, a.opts.CallDuration
+		a.h = h
+	}
+	if h.name == "" {
+		h.name = "h" + strconv.Itoa(id)
+		for w.actors[n.Name()+"/"+h.name] {
+			h.name += "x" // a world handler took the name: keep actors apart
+		}
+	}
+	h.actor = n.Name() + "/" + h.name
+	w.actors[h.actor] = true
+	h.rec = newRecorder(w, h.actor, n.inf.GetStore(), w.cfg.MaxRecordedNotifications)
+	n.byID[id] = h
+	n.handlers = append(n.handlers, h)
+	n.regs++
+	n.unresolved++
+	w.s.AddActor(handlerActor{h})
+	return h
+}
+
+// resolve finds the registration handle of every discovered handler that lacks one. Cheap when
+// nothing is unresolved, which is nearly always.
+func (n *Informer) resolve() {
+	if n.unresolved == 0 {
+		return
+	}
+	for _, l := range n.st.Listeners() {
+		if h := n.byID[l.ID]; h != nil && h.reg == nil {
+			h.reg = l.Registration
+			n.unresolved--
+		}
+	}
+	if n.unresolved == 0 {
+		return
+	}
+	// What is left was removed (or the informer stopped) before it could be looked up.
+	for _, h := range n.handlers {
+		if h.reg == nil && !h.removed {
+			h.removed = true
+			n.unresolved--
+		}
+	}
+}
+
+// Remove unregisters the handler (informer.md §1.3): its buffered notifications are dropped.
+func (h *Handler) Remove() error {
+	if h.Removed() {
+		return nil
+	}
+	h.n.resolve()
+	if h.reg == nil {
+		return nil
+	}
+	if err := h.n.inf.RemoveEventHandler(h.reg); err != nil {
+		return fmt.Errorf("world: %s: Remove: %w", h.actor, err)
+	}
+	h.removed = true
+	h.n.w.settle()
+	return nil
+}
+
+// Name returns the handler's name: the one given to AddHandler, or "h<ID>".
+func (h *Handler) Name() string { return h.name }
+
+// Actor returns the handler's actor name in the trace, "<informer>/<name>".
+func (h *Handler) Actor() string { return h.actor }
+
+// ID returns the informer's registration ID for the handler.
+func (h *Handler) ID() int { return h.id }
+
+// Recorder returns the handler's recorder: its notifications and replayed view.
+func (h *Handler) Recorder() *Recorder { return h.rec }
+
+// Removed reports whether the handler was removed, or dropped by Stop.
+func (h *Handler) Removed() bool { return h.removed || h.n.stopped }
+
+// Buffered is the number of notifications buffered for the handler, not yet delivered.
+func (h *Handler) Buffered() int {
+	if h.Removed() {
+		return 0
+	}
+	h.n.resolve()
+	if h.reg == nil {
+		return 0
+	}
+	return h.n.st.Pending(h.reg)
+}
+
+// HasSynced reports whether the registration has synced (informer.md §4.6): every initial-list
+// add it was given has been delivered. False for a removed handler.
+func (h *Handler) HasSynced() bool {
+	if h.Removed() {
+		return false
+	}
+	h.n.resolve()
+	return h.reg != nil && h.reg.HasSynced()
+}
+
+// Busy reports whether the handler is inside a call's CallDuration.
+func (h *Handler) Busy() bool { return h.busy != nil && h.busy.Armed() }
+
+// SetCallDuration sets the simulated time each later call takes (see
+// HandlerOptions.CallDuration); for registrations made on the informer directly. A negative d
+// is an error.
+func (h *Handler) SetCallDuration(d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("world: %s: SetCallDuration: negative duration %v", h.actor, d)
+	}
+	h.callDuration = d
+	return nil
+}
+
+type handlerActor struct{ h *Handler }
+
+func (a handlerActor) Name() string { return a.h.actor }
+
+func (a handlerActor) Actions(add func(sim.Action)) {
+	if !a.h.Busy() && a.h.Buffered() > 0 {
+		add(sim.Action{Name: "deliver", Run: a.h.deliver})
+	}
+}
+
+func (h *Handler) deliver() {
+	h.n.st.DeliverNext(h.reg)
+	if h.callDuration > 0 {
+		h.busy = h.n.w.after(h.callDuration, h.actor, "done", func() {})
+	}
+	h.n.w.settle()
+}

@@ -1,0 +1,162 @@
+package world
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/informer"
+	"github.com/informersim/informersim/sim"
+)
+
+// observe turns the informer's step events into trace events, under the actor of the component
+// that acted: the queue for pops, cache writes and buffering; the Reflector for its decisions and
+// resync checks; the handler for registrations and deliveries. It also hosts registrations as
+// they appear (discovery), and feeds each delivery to its handler's Recorder.
+func (n *Informer) observe(e informer.StepEvent) {
+	s := n.w.s
+	switch e.Kind {
+	case informer.StepDelivered:
+		if h := n.byID[e.Handler]; h != nil {
+			h.rec.deliver(e)
+		}
+	case informer.StepPopped:
+		f := []sim.Field{sim.F("delta", string(e.Delta))}
+		switch e.Delta {
+		case informer.ReplacedAll:
+			f = append(f, sim.F("rv", e.ResourceVersion), sim.FInt("n", int64(e.Count)))
+		case informer.Bookmark:
+			f = append(f, sim.F("rv", e.ResourceVersion))
+		case informer.SyncAll:
+		default:
+			f = append(f, sim.F("obj", objRef(e.Key, e.ResourceVersion, e.Tombstone)))
+		}
+		if e.InInitialList {
+			f = append(f, sim.FBool("init", true))
+		}
+		s.Emit(n.queueActor, "pop", f...)
+	case informer.StepCacheAdded, informer.StepCacheUpdated, informer.StepCacheDeleted:
+		s.Emit(n.queueActor, e.Kind.String(), sim.F("obj", objRef(e.Key, e.ResourceVersion, e.Tombstone)))
+	case informer.StepCacheReplaced:
+		s.Emit(n.queueActor, "cache-replace", sim.FInt("n", int64(e.Count)), sim.F("rv", e.ResourceVersion))
+	case informer.StepDistributed:
+		f := []sim.Field{sim.F("to", n.handlerList(e.Handlers)), sim.F("call", e.Notification.String())}
+		if e.Notification == informer.NotificationUpdate {
+			f = append(f, sim.F("obj", e.Key), sim.F("rv", e.OldResourceVersion+"->"+e.ResourceVersion))
+		} else {
+			f = append(f, sim.F("obj", objRef(e.Key, e.ResourceVersion, e.Tombstone)))
+		}
+		if e.Sync {
+			f = append(f, sim.FBool("sync", true))
+		}
+		if e.InInitialList {
+			f = append(f, sim.FBool("init", true))
+		}
+		s.Emit(n.queueActor, "buffer", f...)
+	case informer.StepResyncChecked:
+		s.Emit(n.reflectorActor, "resync-check", sim.F("due", n.handlerList(e.Handlers)))
+	case informer.StepRegistered, informer.StepJoined:
+		// Called with the informer's locks held: discover only records the registration; its
+		// handle is looked up after the call returns (resolve).
+		h := n.discover(e.Handler)
+		if e.Kind == informer.StepJoined {
+			s.Emit(h.actor, "join", sim.FInt("snapshot", int64(e.Count)))
+		} else {
+			s.Emit(h.actor, "register")
+		}
+	case informer.StepRemoved:
+		if h := n.byID[e.Handler]; h != nil {
+			h.removed = true
+		}
+		s.Emit(n.handlerActor(e.Handler), "remove")
+	case informer.StepHandlerSynced:
+		s.Emit(n.handlerActor(e.Handler), "synced")
+	case informer.StepSynced, informer.StepStopped:
+		s.Emit(n.Name(), e.Kind.String())
+	case informer.StepReflector:
+		n.observeReflector(e.Reflector)
+	default:
+		s.Emit(n.Name(), e.String())
+	}
+}
+
+func (n *Informer) observeReflector(e informer.ReflectorEvent) {
+	var f []sim.Field
+	kind := ""
+	switch e.Kind {
+	case informer.EventListed:
+		kind = "listed"
+		f = append(f, sim.FInt("items", int64(e.Items)), sim.F("rv", e.ResourceVersion))
+		n.lastListAt = n.w.s.Now()
+	case informer.EventListPage:
+		kind = "list-page"
+		f = append(f, sim.FInt("items", int64(e.Items)))
+	case informer.EventRelistUnavailable:
+		kind = "relist-fresh"
+	case informer.EventWatchOpened:
+		kind = "watching"
+		f = append(f, sim.F("rv", e.ResourceVersion))
+	case informer.EventWatchClosed:
+		kind = "rewatch"
+		f = append(f, sim.F("rv", e.ResourceVersion))
+	case informer.EventWatchRetry:
+		kind = "rewatch-after"
+		f = append(f, sim.F("rv", e.ResourceVersion), sim.FDur("delay", e.Delay))
+	case informer.EventPassEnded:
+		kind = "relist-after"
+		f = append(f, sim.FDur("delay", e.Delay))
+	case informer.EventSkipped:
+		kind = "skipped"
+	case informer.EventStoreError:
+		kind = "store-error"
+		f = append(f, sim.F("rv", e.ResourceVersion))
+	case informer.EventResync:
+		kind = "resync"
+	case informer.EventResyncSkipped:
+		kind = "resync-skip"
+	default:
+		kind = e.Kind.String()
+	}
+	if e.Err != nil {
+		f = append(f, sim.F("err", e.Err.Error()))
+	}
+	n.w.s.Emit(n.reflectorActor, kind, f...)
+}
+
+func (n *Informer) handlerActor(id int) string {
+	if h, ok := n.byID[id]; ok {
+		return h.actor
+	}
+	return n.Name() + "/h" + strconv.Itoa(id)
+}
+
+func (n *Informer) handlerList(ids []int) string {
+	if len(ids) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strings.TrimPrefix(n.handlerActor(id), n.Name()+"/")
+	}
+	return strings.Join(parts, ",")
+}
+
+// objRef renders an object reference "ns/name@rv", or "tomb(ns/name@rv)" for a tombstone.
+func objRef(key, rv string, tomb bool) string {
+	s := key + "@" + rv
+	if tomb {
+		return "tomb(" + s + ")"
+	}
+	return s
+}
+
+// narrateCommit narrates one write of the apiserver, whoever made it (an op, a handler or an
+// actor through the server's client API, the apiserver's own timed work), as actor "apiserver":
+// "ADDED obj=pods/default/a rv=2". It runs with the apiserver's lock held and only emits.
+func (w *World) narrateCommit(c fakeapi.Commit) {
+	ref := c.Resource.Resource + "/" + c.Name
+	if c.Namespace != "" {
+		ref = c.Resource.Resource + "/" + c.Namespace + "/" + c.Name
+	}
+	w.s.Emit("apiserver", string(c.Type), sim.F("obj", ref), sim.F("rv", fakeapi.FormatRV(c.Revision)))
+}

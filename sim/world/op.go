@@ -1,0 +1,442 @@
+package world
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/informersim/informersim/fakeapi"
+)
+
+// OpKind is the kind of a workload operation.
+type OpKind int
+
+// The workload operations: writes (create, update, patch, delete), faults (close-watches,
+// compact, fail-next) and time (sleep).
+const (
+	// OpCreate creates an object from the Op's metadata (Name or GenerateName, Labels,
+	// Annotations, Finalizers) and Content.
+	OpCreate OpKind = iota + 1
+	// OpUpdate reads Name and writes it back with Labels and Annotations merged in, Finalizers
+	// replacing its finalizers when not nil, each Content field replacing the object's, and its
+	// "sim/gen" annotation bumped, so that every update is a real change with a new
+	// resourceVersion.
+	OpUpdate
+	// OpPatch patches Name with Patch, of PatchType.
+	OpPatch
+	// OpDelete deletes Name. Finalizers or a pod's grace period make it a MODIFIED first
+	// (fakeapi.md §5.3).
+	OpDelete
+	// OpCloseWatches ends every open watch: cleanly when Code is 0, else with an ERROR event of
+	// that HTTP code (410 makes the Reflector relist, informer.md §7.7).
+	OpCloseWatches
+	// OpCompact compacts the apiserver's history to its current revision (fakeapi.md §6 F-1):
+	// re-watching from an older resourceVersion then gets 410.
+	OpCompact
+	// OpFailNext makes the next request of Verb fail with HTTP Code (429, 500, 410...).
+	OpFailNext
+	// OpSleep only moves a Script's time forward by Duration.
+	OpSleep
+)
+
+var opKindNames = [...]string{OpCreate: "create", OpUpdate: "update", OpPatch: "patch", OpDelete: "delete",
+	OpCloseWatches: "close-watches", OpCompact: "compact", OpFailNext: "fail-next", OpSleep: "sleep"}
+
+func (k OpKind) String() string {
+	if k > 0 && int(k) < len(opKindNames) {
+		return opKindNames[k]
+	}
+	return "OpKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+func (k OpKind) write() bool { return k >= OpCreate && k <= OpDelete }
+
+// Op is one workload operation on the world's apiserver, as data: it can be built, printed
+// (String), parsed back (Parse), scripted, generated and recorded.
+type Op struct {
+	Kind OpKind
+	// Resource is the resource written; zero means the world's Config.DefaultResource. Any
+	// served resource, cluster-scoped ones included.
+	Resource schema.GroupVersionResource
+	// Namespace of the object; "" means DefaultNamespace for a namespaced resource. It must
+	// be "" for a cluster-scoped one.
+	Namespace string
+	// Name of the object. A create may leave it empty and give GenerateName instead.
+	Name string
+	// GenerateName (create only) asks the apiserver to make a unique name with this prefix.
+	GenerateName string
+	// Labels and Annotations are set on the object (merged into it by an update). An empty map
+	// means the same as nil.
+	Labels      map[string]string
+	Annotations map[string]string
+	// Finalizers are the object's finalizers (create), or replace them (update) when not nil;
+	// an empty, non-nil slice removes them all.
+	Finalizers []string
+	// Content holds the object's top-level fields other than apiVersion, kind and metadata,
+	// e.g. {"data": {"k": "v"}} or {"spec": {...}}, as JSON values in unstructured's form
+	// (string, bool, int64, float64, nil, map[string]any, []any).
+	Content map[string]any
+	// PatchType and Patch are OpPatch's: types.JSONPatchType, MergePatchType,
+	// StrategicMergePatchType or ApplyPatchType, and the patch document.
+	PatchType types.PatchType
+	Patch     string
+	// Code is the HTTP code of OpCloseWatches (0: clean) and OpFailNext: an error code, 400 to
+	// 599.
+	Code int32
+	// Verb is the request OpFailNext fails.
+	Verb fakeapi.Verb
+	// Duration is OpSleep's; it must not be negative.
+	Duration time.Duration
+}
+
+// validate checks what the world itself can tell is wrong with op: an unknown kind, a field the
+// kind does not use, a code or verb out of range, content that is not JSON, a negative sleep. A
+// write the apiserver rejects (an empty or invalid name, a bad patch) is left to the apiserver,
+// which answers as a real one does (design.md "Bad input").
+func (op Op) validate() error {
+	errorCode := func(c int32) bool { return c >= 400 && c <= 599 }
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("world: op %s: "+format, append([]any{op.Kind}, a...)...)
+	}
+	if !op.Kind.write() {
+		if op.Name != "" || op.Namespace != "" || !op.Resource.Empty() || op.GenerateName != "" || len(op.Labels) > 0 ||
+			len(op.Annotations) > 0 || op.Finalizers != nil || op.Content != nil {
+			return fail("object fields (Resource, Namespace, Name, metadata, Content) are only for writes")
+		}
+	}
+	if op.Kind != OpPatch && (op.PatchType != "" || op.Patch != "") {
+		return fail("PatchType and Patch are only for patch")
+	}
+	if op.Kind != OpCreate && op.GenerateName != "" {
+		return fail("GenerateName is only for create")
+	}
+	if op.Kind != OpCloseWatches && op.Kind != OpFailNext && op.Code != 0 {
+		return fail("Code is only for close-watches and fail-next")
+	}
+	if op.Kind != OpFailNext && op.Verb != 0 {
+		return fail("Verb is only for fail-next")
+	}
+	if op.Kind != OpSleep && op.Duration != 0 {
+		return fail("Duration is only for sleep")
+	}
+	switch op.Kind {
+	case OpCreate, OpUpdate, OpDelete:
+	case OpPatch:
+		if _, ok := patchNames[op.PatchType]; !ok {
+			return fail("unknown PatchType %q", op.PatchType)
+		}
+		if op.Patch == "" {
+			return fail("empty Patch")
+		}
+	case OpCompact:
+	case OpCloseWatches:
+		if op.Code != 0 && !errorCode(op.Code) {
+			return fail("Code must be 0 (a clean close) or an HTTP error code, 400 to 599")
+		}
+	case OpFailNext:
+		if op.Verb < fakeapi.VerbCreate || op.Verb > fakeapi.VerbWatch || !errorCode(op.Code) {
+			return fail("needs a Verb (fakeapi.VerbCreate to VerbWatch) and an HTTP error Code, 400 to 599")
+		}
+	case OpSleep:
+		if op.Duration < 0 {
+			return fail("negative Duration")
+		}
+	default:
+		return fmt.Errorf("world: unknown op kind %v", op.Kind)
+	}
+	for k, v := range op.Content {
+		switch k {
+		case "apiVersion", "kind", "metadata":
+			return fail("Content must not hold %q: the op's other fields say it", k)
+		}
+		if err := jsonValue(v, 0); err != nil {
+			return fail("Content[%q]: %v", k, err)
+		}
+	}
+	return nil
+}
+
+// jsonValue checks that v is a JSON value in unstructured's form.
+func jsonValue(v any, depth int) error {
+	if depth > 64 {
+		return errors.New("nested too deeply")
+	}
+	switch x := v.(type) {
+	case nil, string, bool, int64, float64:
+	case map[string]any:
+		for _, e := range x {
+			if err := jsonValue(e, depth+1); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if err := jsonValue(e, depth+1); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("%T is not a JSON value (string, bool, int64, float64, nil, map[string]any, []any)", v)
+	}
+	return nil
+}
+
+var patchNames = map[types.PatchType]string{
+	types.JSONPatchType: "json", types.MergePatchType: "merge",
+	types.StrategicMergePatchType: "strategic", types.ApplyPatchType: "apply",
+}
+
+// String renders op as one line of space-separated fields that Parse reads back:
+//
+//	create resource=v1/pods ns=default name=a label:app=web annotation:note="two words" finalizers=f1,f2 content="{\"data\":{\"k\":\"v\"}}"
+//	patch name=a patchType=merge patch="{\"metadata\":{\"labels\":{\"v\":\"2\"}}}"
+//	close-watches code=410
+//	fail-next verb=watch code=500
+//	sleep duration=1s
+//
+// Fields at their zero value are left out (the world's defaults then apply); labels and
+// annotations print in key order; values with spaces, quotes or '=' are Go-quoted.
+func (op Op) String() string {
+	var b strings.Builder
+	b.WriteString(op.Kind.String())
+	field := func(k, v string) {
+		b.WriteByte(' ')
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(quoteValue(v))
+	}
+	if !op.Resource.Empty() {
+		field("resource", formatGVR(op.Resource))
+	}
+	if op.Namespace != "" {
+		field("ns", op.Namespace)
+	}
+	if op.Name != "" {
+		field("name", op.Name)
+	}
+	if op.GenerateName != "" {
+		field("generateName", op.GenerateName)
+	}
+	for _, m := range []struct {
+		prefix string
+		m      map[string]string
+	}{{"label:", op.Labels}, {"annotation:", op.Annotations}} {
+		keys := make([]string, 0, len(m.m))
+		for k := range m.m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys) // never map order in output (style.md rule 9)
+		for _, k := range keys {
+			field(m.prefix+k, m.m[k])
+		}
+	}
+	if op.Finalizers != nil {
+		field("finalizers", strings.Join(op.Finalizers, ","))
+	}
+	if op.Content != nil {
+		j, err := json.Marshal(op.Content) // map keys sorted by encoding/json
+		if err != nil {
+			j = []byte(fmt.Sprintf("%q", err.Error()))
+		}
+		field("content", string(j))
+	}
+	if op.PatchType != "" {
+		pt, ok := patchNames[op.PatchType]
+		if !ok {
+			pt = string(op.PatchType)
+		}
+		field("patchType", pt)
+	}
+	if op.Patch != "" {
+		field("patch", op.Patch)
+	}
+	if op.Verb != 0 {
+		field("verb", op.Verb.String())
+	}
+	if op.Code != 0 {
+		field("code", strconv.Itoa(int(op.Code)))
+	}
+	if op.Duration != 0 {
+		field("duration", op.Duration.String())
+	}
+	return b.String()
+}
+
+func formatGVR(gvr schema.GroupVersionResource) string {
+	if gvr.Group == "" {
+		return gvr.Version + "/" + gvr.Resource
+	}
+	return gvr.Group + "/" + gvr.Version + "/" + gvr.Resource
+}
+
+// quoteValue quotes v when it would not read back as one field: empty, or with spaces, quotes,
+// backslashes, '=' or non-printable characters.
+func quoteValue(v string) string {
+	if v == "" || strings.ContainsAny(v, " =\"\\\t\n\r") {
+		return strconv.Quote(v)
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x21 || v[i] > 0x7e {
+			return strconv.Quote(v)
+		}
+	}
+	return v
+}
+
+// Parse reads an op in String's form. Parse(op.String()) equals op for every valid op (empty
+// Labels and Annotations read back as nil). The parsed op is validated.
+func Parse(s string) (Op, error) {
+	var op Op
+	fields, err := splitFields(s)
+	if err != nil {
+		return op, fmt.Errorf("world: Parse %q: %w", s, err)
+	}
+	if len(fields) == 0 {
+		return op, fmt.Errorf("world: Parse %q: empty op", s)
+	}
+	for k := OpCreate; k <= OpSleep; k++ {
+		if k.String() == fields[0].key && fields[0].value == nil {
+			op.Kind = k
+		}
+	}
+	if op.Kind == 0 {
+		return op, fmt.Errorf("world: Parse %q: unknown op kind %q", s, fields[0].key)
+	}
+	seen := map[string]bool{}
+	for _, f := range fields[1:] {
+		if f.value == nil {
+			return op, fmt.Errorf("world: Parse %q: field %q has no value", s, f.key)
+		}
+		if seen[f.key] {
+			return op, fmt.Errorf("world: Parse %q: field %q given twice", s, f.key)
+		}
+		seen[f.key] = true
+		v := *f.value
+		var err error
+		switch k := f.key; {
+		case k == "resource":
+			op.Resource, err = parseGVR(v)
+		case k == "ns":
+			op.Namespace = v
+		case k == "name":
+			op.Name = v
+		case k == "generateName":
+			op.GenerateName = v
+		case strings.HasPrefix(k, "label:"):
+			if op.Labels == nil {
+				op.Labels = map[string]string{}
+			}
+			op.Labels[strings.TrimPrefix(k, "label:")] = v
+		case strings.HasPrefix(k, "annotation:"):
+			if op.Annotations == nil {
+				op.Annotations = map[string]string{}
+			}
+			op.Annotations[strings.TrimPrefix(k, "annotation:")] = v
+		case k == "finalizers":
+			op.Finalizers = []string{}
+			if v != "" {
+				op.Finalizers = strings.Split(v, ",")
+			}
+		case k == "content":
+			op.Content = map[string]any{}
+			// apimachinery's decoder keeps integers as int64, as unstructured objects hold them.
+			err = utiljson.Unmarshal([]byte(v), &op.Content)
+		case k == "patchType":
+			op.PatchType = types.PatchType(v)
+			for pt, name := range patchNames {
+				if name == v {
+					op.PatchType = pt
+				}
+			}
+		case k == "patch":
+			op.Patch = v
+		case k == "verb":
+			err = fmt.Errorf("unknown verb %q", v)
+			for vb := fakeapi.VerbCreate; vb <= fakeapi.VerbWatch; vb++ {
+				if vb.String() == v {
+					op.Verb, err = vb, nil
+				}
+			}
+		case k == "code":
+			var c int64
+			c, err = strconv.ParseInt(v, 10, 32)
+			op.Code = int32(c)
+		case k == "duration":
+			op.Duration, err = time.ParseDuration(v)
+		default:
+			err = errors.New("unknown field")
+		}
+		if err != nil {
+			return op, fmt.Errorf("world: Parse %q: field %q: %w", s, f.key, err)
+		}
+	}
+	if err := op.validate(); err != nil {
+		return op, err
+	}
+	return op, nil
+}
+
+func parseGVR(v string) (schema.GroupVersionResource, error) {
+	parts := strings.Split(v, "/")
+	switch {
+	case len(parts) == 2 && parts[0] != "" && parts[1] != "":
+		return schema.GroupVersionResource{Version: parts[0], Resource: parts[1]}, nil
+	case len(parts) == 3 && parts[0] != "" && parts[1] != "" && parts[2] != "":
+		return schema.GroupVersionResource{Group: parts[0], Version: parts[1], Resource: parts[2]}, nil
+	}
+	return schema.GroupVersionResource{}, fmt.Errorf("want version/resource or group/version/resource, got %q", v)
+}
+
+type opField struct {
+	key   string
+	value *string // nil for a bare word (the kind)
+}
+
+// splitFields splits s at spaces into key=value fields, reading Go-quoted values.
+func splitFields(s string) ([]opField, error) {
+	var out []opField
+	for {
+		s = strings.TrimLeft(s, " ")
+		if s == "" {
+			return out, nil
+		}
+		end := strings.IndexAny(s, " =")
+		if end < 0 || s[end] == ' ' {
+			if end < 0 {
+				end = len(s)
+			}
+			out = append(out, opField{key: s[:end]})
+			s = s[end:]
+			continue
+		}
+		key := s[:end]
+		s = s[end+1:]
+		var v string
+		if strings.HasPrefix(s, "\"") {
+			q, err := strconv.QuotedPrefix(s)
+			if err != nil {
+				return nil, fmt.Errorf("field %q: bad quoted value", key)
+			}
+			v, _ = strconv.Unquote(q)
+			s = s[len(q):]
+			if s != "" && s[0] != ' ' {
+				return nil, fmt.Errorf("field %q: text after the quoted value", key)
+			}
+		} else {
+			sp := strings.IndexByte(s, ' ')
+			if sp < 0 {
+				sp = len(s)
+			}
+			v, s = s[:sp], s[sp:]
+		}
+		out = append(out, opField{key: key, value: &v})
+	}
+}

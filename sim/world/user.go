@@ -1,0 +1,162 @@
+package world
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/informersim/informersim/sim"
+)
+
+// The user's work inside the world: actors, timers, quiet conditions and checks. A controller's
+// worker is a user actor (it offers "work" while its queue has items); its retries are user
+// timers; "my controller has nothing in flight" is a quiet condition; "the controller's derived
+// state matches the apiserver" is a check. All of them count: the world is not Quiet while a
+// user actor offers an action, a user timer is armed or a quiet condition is false, and
+// CheckConverged reports a failing check like a built-in oracle.
+
+type namedCond struct {
+	name string
+	cond func() bool
+}
+
+type namedCheck struct {
+	name  string
+	check func() error
+}
+
+// AddActor adds a user actor to the world's engine. Its actions are steps like any other
+// (traced under its name, picked by the policy), and the world is not Quiet while it offers
+// one. Its name must be new in the world (informer and handler actors included); Actions must
+// not change state (the scheduler may run none of them), and the actions it offers should end
+// by leaving the world settled: they may write through Server(), use After, and so on.
+func (w *World) AddActor(a sim.Actor) error {
+	if a == nil {
+		return errors.New("world: AddActor: nil actor")
+	}
+	name := a.Name()
+	if !validActorName(name) {
+		return fmt.Errorf("world: AddActor: invalid name %q (non-empty, no spaces, '=' or '\"')", name)
+	}
+	if err := w.claim(name); err != nil {
+		return fmt.Errorf("world: AddActor: %w", err)
+	}
+	ua := &userActor{a: a, w: w}
+	w.userActors = append(w.userActors, ua)
+	w.s.AddActor(ua)
+	return nil
+}
+
+// validActorName allows '/' (user actors may group themselves, "ctrl/worker-1").
+func validActorName(name string) bool {
+	return name != "" && validName(stripSlashes(name))
+}
+
+func stripSlashes(s string) string {
+	b := []byte(s)
+	for i := range b {
+		if b[i] == '/' {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// userActor wraps a user's actor so that each of its actions ends with the world settled.
+type userActor struct {
+	a sim.Actor
+	w *World
+}
+
+func (u *userActor) Name() string { return u.a.Name() }
+
+func (u *userActor) Actions(add func(sim.Action)) {
+	u.a.Actions(func(a sim.Action) {
+		run := a.Run
+		add(sim.Action{Name: a.Name, Run: func() {
+			run()
+			u.w.settle()
+		}})
+	})
+}
+
+// busy asks the actor whether it has an action to offer now.
+func (u *userActor) busy() bool {
+	any := false
+	u.a.Actions(func(sim.Action) { any = true })
+	return any
+}
+
+// After schedules fn as a traced step (actor, kind) d from now, after which the world settles:
+// a user timer. The world is not Quiet while it is armed (stop it with the returned timer's
+// Stop). Use it to act on the world mid-run (register a late handler, stop an informer, write,
+// retry a controller's work). A negative d, an empty actor or kind, or a nil fn is an error.
+func (w *World) After(d time.Duration, actor, kind string, fn func()) (*sim.Timer, error) {
+	switch {
+	case d < 0:
+		return nil, fmt.Errorf("world: After: negative delay %v", d)
+	case actor == "" || kind == "":
+		return nil, fmt.Errorf("world: After: empty actor %q or kind %q", actor, kind)
+	case fn == nil:
+		return nil, fmt.Errorf("world: After: %w", errNilFunc)
+	}
+	t := w.after(d, actor, kind, fn)
+	// Forget fired and stopped timers as new ones come, so the list stays short.
+	live := w.userTimers[:0]
+	for _, u := range w.userTimers {
+		if u.Armed() {
+			live = append(live, u)
+		}
+	}
+	w.userTimers = append(live, t)
+	return t, nil
+}
+
+// AddQuietCondition adds a condition the world must meet to be Quiet, e.g. "my controller's
+// queue is empty and nothing is in flight". cond must not change state. An empty name or a nil
+// cond is an error.
+func (w *World) AddQuietCondition(name string, cond func() bool) error {
+	if name == "" || cond == nil {
+		return fmt.Errorf("world: AddQuietCondition: empty name %q or nil condition", name)
+	}
+	w.quietConds = append(w.quietConds, namedCond{name, cond})
+	return nil
+}
+
+// AddCheck adds a named convergence check, run by CheckConverged (and so RunUntilConverged)
+// after the built-in oracles, in the order added: e.g. "the controller's derived state equals
+// what the apiserver says it should be". A non-nil error fails convergence, reported as
+// `world: check "<name>" failed: <err> (seed N; repro: ...)`. check should read the apiserver
+// with Server().Snapshot, which changes nothing. An empty name, a name already used, or a nil
+// check is an error.
+func (w *World) AddCheck(name string, check func() error) error {
+	if name == "" || check == nil {
+		return fmt.Errorf("world: AddCheck: empty name %q or nil check", name)
+	}
+	for _, c := range w.checks {
+		if c.name == name {
+			return fmt.Errorf("world: AddCheck: a check named %q exists", name)
+		}
+	}
+	w.checks = append(w.checks, namedCheck{name, check})
+	return nil
+}
+
+func (w *World) userQuiet() bool {
+	for _, u := range w.userActors {
+		if u.busy() {
+			return false
+		}
+	}
+	for _, t := range w.userTimers {
+		if t.Armed() {
+			return false
+		}
+	}
+	for _, c := range w.quietConds {
+		if !c.cond() {
+			return false
+		}
+	}
+	return true
+}
