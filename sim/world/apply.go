@@ -22,12 +22,26 @@ import (
 // returned and narrated; neither fails the run. OpSleep does nothing here: only Script moves
 // time.
 func (w *World) Apply(op Op) error {
-	if err := op.validate(); err != nil {
+	if err := w.check(op); err != nil {
 		return err
 	}
 	err := w.apply(op)
 	w.settle()
 	return err
+}
+
+// check is everything the world can tell about op before running it: op.validate, and for a
+// write that the apiserver serves the resource and the namespace fits its scope.
+func (w *World) check(op Op) error {
+	if err := op.validate(); err != nil {
+		return err
+	}
+	if op.Kind.write() {
+		if _, _, err := w.target(op); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // target returns the resource, and the namespace the op writes in ("" for cluster-scoped).

@@ -181,8 +181,9 @@ func (w *World) AddInformer(name string, o InformerOptions) (*Informer, error) {
 }
 
 // HostInformer makes inf, built from src (see Source), an informer of the world: the world
-// drives it step by step from now on. inf must have been built by package informer and not
-// started; handlers it already has are hosted too. A source hosts one informer.
+// drives it step by step from now on. inf must have been built by package informer, not
+// started, and hosted by no other world; handlers it already has are hosted too. A source hosts
+// one informer.
 func (w *World) HostInformer(src *Source, inf informer.SharedIndexInformer) (*Informer, error) {
 	switch {
 	case src == nil || inf == nil:
@@ -193,6 +194,11 @@ func (w *World) HostInformer(src *Source, inf informer.SharedIndexInformer) (*In
 		return nil, fmt.Errorf("world: HostInformer %s: the source already hosts an informer", src.name)
 	case len(w.informers) >= w.cfg.MaxInformers:
 		return nil, fmt.Errorf("world: HostInformer %s: the world already has MaxInformers=%d informers", src.name, w.cfg.MaxInformers)
+	}
+	for _, m := range w.informers {
+		if m.inf == inf {
+			return nil, fmt.Errorf("world: HostInformer %s: the informer is already hosted as %s", src.name, m.Name())
+		}
 	}
 	name := src.name
 	n := &Informer{

@@ -15,10 +15,10 @@ import (
 const SeedEnv = "INFORMERSIM_SEED"
 
 // Seeds returns the seeds a sweep should run: first, first+1, ..., first+n-1; or, when
-// $INFORMERSIM_SEED is set, that one seed alone (the replay of a failure). A value that is not a
-// decimal uint64 is an error.
+// $INFORMERSIM_SEED is set and not empty, that one seed alone (the replay of a failure). A value
+// that is not a decimal uint64 is an error.
 func Seeds(first, n uint64) ([]uint64, error) {
-	if v, ok := os.LookupEnv(SeedEnv); ok {
+	if v := os.Getenv(SeedEnv); v != "" {
 		seed, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("world: Seeds: %s=%q is not a seed (a decimal uint64)", SeedEnv, v)

@@ -26,7 +26,7 @@ func (w *World) Script(d time.Duration, ops ...Op) (time.Duration, error) {
 		return 0, fmt.Errorf("world: Script: negative delay %v", d)
 	}
 	for i, op := range ops {
-		if err := op.validate(); err != nil {
+		if err := w.check(op); err != nil {
 			return 0, fmt.Errorf("%w (Script op %d)", err, i)
 		}
 	}
