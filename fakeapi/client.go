@@ -297,7 +297,7 @@ func (c *ResourceClient) Patch(ctx context.Context, name string, pt types.PatchT
 				delete(md, "namespace")
 			}
 		}
-		in, err := s.input(res, key.ns, u)
+		in, err := s.input(res, key.ns, u, cur)
 		if err != nil {
 			return nil, err
 		}

@@ -84,12 +84,35 @@
 // # Implementation notes
 //
 // One mutex guards the whole server; methods ending in _locked expect it held. Objects are
-// stored as private, normalised unstructured maps that are never mutated after commit; every
-// value handed out is a deep copy. The log holds one entry per write with the previous state, so
+// stored as private, normalised unstructured maps (see "Ownership of objects" below). The log
+// holds one entry per write with the previous state, so
 // selector transitions need no extra reads. A cache's history is the part of the log after its
 // historyFrom; compaction raises historyFrom too (the fake's caches do not outlive etcd
 // compaction), and MaxCacheHistoryEvents bounds it. Log entries and versions that no reader can
 // reach are trimmed; MaxLogEntries forces compaction of the oldest quarter when the log is full.
+//
+// # Ownership of objects
+//
+// The rule every change to this package must keep: an object the server has committed is
+// immutable, and no value that leaves the package aliases it.
+//   - Committed objects (store versions, log entries, their previous states, objects queued on
+//     watches, snapshots) are never changed after commit. Because of that they may share values:
+//     a new version reuses the maps and lists of the version it replaces wherever they are equal
+//     (normalizeObject, shareUnchanged), a DELETED event or a selector-leaving DELETED shares all
+//     but its top-level and metadata maps with the stored state (withOwnMeta, copy on write), and
+//     one object sits in the store, the log and every watch queue at once. This is the fake's
+//     counterpart of the watch cache sharing one serialised form between watchers.
+//   - Code that needs a changed object builds a new one: a fresh top-level map (and a fresh
+//     metadata map when metadata changes) holding the shared values, never a write into a
+//     shared map. Only maps the server has just built for the write in progress (the normalised
+//     request, withOwnMeta's two maps) may be written to.
+//   - Everything handed to a caller is the caller's own deep copy: results of writes, Get, List
+//     items, watch events (Next and ResultChan), dry runs. Objects callers pass in are copied
+//     (normalised) before use and never retained. So an informer's cache or a user's handler may
+//     change what it received without reaching the server's state; the cost is one copy per
+//     watcher per event, as a real client decodes its own copy. Any new read path (a snapshot,
+//     an HTTP front) must hand out copies too. TestConsumersNeverReachStoredObjects checks the
+//     rule by scribbling over everything a consumer receives.
 //
 // Simplifications, each documented where it is implemented: a cache's wait for a NotOlderThan
 // LIST is modelled by moving the cache forward at once if it would have caught up within

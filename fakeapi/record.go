@@ -110,7 +110,9 @@ type recorder struct {
 
 func (r *recorder) newRequest(verb Verb, gvr schema.GroupVersionResource, ns, name string, opts metav1.ListOptions, client string) Request {
 	// A deep copy: the options' pointer fields stay the caller's.
-	return Request{Verb: verb, Resource: gvr, Namespace: ns, Name: name, Options: *opts.DeepCopy(), Client: client, Replica: -1}
+	rq := Request{Verb: verb, Resource: gvr, Namespace: ns, Name: name, Client: client, Replica: -1}
+	opts.DeepCopyInto(&rq.Options)
+	return rq
 }
 
 // OnRecord sets an observer called for every request and watch event record, in order. It is

@@ -44,6 +44,7 @@ type version struct {
 // keyHistory keeps the versions of one key in ascending revision order, like etcd's key index.
 type keyHistory struct {
 	key      objKey
+	res      *resourceStore
 	versions []version
 }
 
@@ -70,6 +71,8 @@ type resourceStore struct {
 	keys   map[objKey]*keyHistory
 	sorted []*keyHistory // every key of keys, sorted when !dirty
 	dirty  bool
+	// emptied: trim_locked removed keys from keys that sorted still holds.
+	emptied bool
 }
 
 func (r *resourceStore) sortedKeys() []*keyHistory {
@@ -82,10 +85,12 @@ func (r *resourceStore) sortedKeys() []*keyHistory {
 
 // entry is one event of the log: the write at rev. For a deletion obj is the last state
 // stamped with the deletion revision (fakeapi.md MH-10); prev is the state before the write.
+//
+// An entry names its key by the key's history (which knows the key and its resource) to stay
+// small: the log holds one entry per revision of history.
 type entry struct {
 	rev  uint64
-	res  *resourceStore
-	key  objKey
+	h    *keyHistory
 	typ  watch.EventType
 	obj  *unstructured.Unstructured
 	prev *unstructured.Unstructured
@@ -137,6 +142,11 @@ type Server struct {
 
 	watchers    map[uint64]*Watcher
 	nextWatchID uint64
+	// open lists the watchers in ID order (IDs only grow, so opening appends). Closed ones stay
+	// until pruneOpen_locked runs, which only happens outside loops over open, so those loops
+	// need no copy: they skip closed watchers.
+	open      []*Watcher
+	openStale bool // some watcher in open is closed
 
 	compactAt     time.Time // next periodic compaction
 	compactTarget uint64    // revision observed at the previous compaction tick
@@ -217,7 +227,7 @@ func (s *Server) commit_locked(res *resourceStore, key objKey, typ watch.EventTy
 	rv := FormatRV(rev)
 	h := res.keys[key]
 	if h == nil {
-		h = &keyHistory{key: key}
+		h = &keyHistory{key: key, res: res}
 		res.keys[key] = h
 		res.sorted = append(res.sorted, h)
 		res.dirty = true
@@ -227,8 +237,9 @@ func (s *Server) commit_locked(res *resourceStore, key objKey, typ watch.EventTy
 	}
 	var evObj *unstructured.Unstructured
 	if typ == watch.Deleted {
-		// MH-10: the DELETED event carries the last state with the deletion revision.
-		evObj = prev.DeepCopy()
+		// MH-10: the DELETED event carries the last state with the deletion revision; it shares
+		// all but its top-level and metadata maps with prev (copy on write).
+		evObj = withOwnMeta(prev)
 		evObj.SetResourceVersion(rv)
 		h.versions = append(h.versions, version{rev: rev})
 		s.objects--
@@ -240,7 +251,7 @@ func (s *Server) commit_locked(res *resourceStore, key objKey, typ watch.EventTy
 			s.objects++
 		}
 	}
-	s.log = append(s.log, entry{rev: rev, res: res, key: key, typ: typ, obj: evObj, prev: prev, at: s.clk.Now()})
+	s.log = append(s.log, entry{rev: rev, h: h, typ: typ, obj: evObj, prev: prev, at: s.clk.Now()})
 	s.notifyCommit_locked(res, key, typ, rev)
 	s.followStore_locked()
 	if len(s.log) > s.cfg.MaxLogEntries {
@@ -276,17 +287,23 @@ func (s *Server) advanceReplica_locked(r *replica, to uint64) {
 		return
 	}
 	invariant.Check(to <= s.rev, "fakeapi: replica %d advanced to %d beyond revision %d", r.index, to, s.rev)
-	ws := s.watchersOf_locked(r.index)
+	// Watchers in ID order (style rule 9); the loops skip the closed and other replicas' ones.
+	// A watcher closed while dispatching (a slow consumer) ignores later entries, as
+	// dispatch_locked checks closed.
 	start := s.logIndexAfter(r.cacheRV)
 	for i := start; i < len(s.log) && s.log[i].rev <= to; i++ {
 		e := &s.log[i]
-		for _, w := range ws {
-			w.dispatch_locked(e)
+		for _, w := range s.open {
+			if w.replica == r.index && !w.closed {
+				w.dispatch_locked(e)
+			}
 		}
 	}
 	r.cacheRV = to
-	for _, w := range ws {
-		w.cacheAdvanced_locked()
+	for _, w := range s.open {
+		if w.replica == r.index && !w.closed {
+			w.cacheAdvanced_locked()
+		}
 	}
 	// The cache keeps at most MaxCacheHistoryEvents entries of history (§4.7).
 	from := s.logIndexAfter(r.historyFrom)
@@ -299,14 +316,28 @@ func (s *Server) advanceReplica_locked(r *replica, to uint64) {
 
 // watchersOf_locked returns the open watchers served by replica idx, in ID order.
 func (s *Server) watchersOf_locked(idx int) []*Watcher {
-	ws := make([]*Watcher, 0, len(s.watchers))
-	for _, w := range s.watchers {
-		if w.replica == idx {
+	var ws []*Watcher
+	for _, w := range s.open {
+		if w.replica == idx && !w.closed {
 			ws = append(ws, w)
 		}
 	}
-	slices.SortFunc(ws, func(a, b *Watcher) int { return cmp.Compare(a.id, b.id) })
 	return ws
+}
+
+// addWatcher_locked registers a new watcher (its ID is the largest yet).
+func (s *Server) addWatcher_locked(w *Watcher) {
+	s.pruneOpen_locked()
+	s.watchers[w.id] = w
+	s.open = append(s.open, w)
+}
+
+// pruneOpen_locked drops closed watchers from open. It must not run inside a loop over open.
+func (s *Server) pruneOpen_locked() {
+	if s.openStale {
+		s.open = slices.DeleteFunc(s.open, func(w *Watcher) bool { return w.closed })
+		s.openStale = false
+	}
 }
 
 // Compact moves the compaction floor to rev (fakeapi.md §6 F-1): reads and continue tokens at
@@ -349,40 +380,56 @@ func (s *Server) trim_locked() {
 		return
 	}
 	n := s.logIndexAfter(keep)
-	touched := make(map[*keyHistory]*resourceStore)
+	// Trim the key of each dropped entry (trimming a key twice changes nothing the second
+	// time), then drop the entries. The log is resliced rather than moved, so trimming costs
+	// what it drops, not the length of the log; append reallocates the live part when needed.
+	emptied := false
 	for i := 0; i < n; i++ {
 		e := &s.log[i]
-		if h := e.res.keys[e.key]; h != nil {
-			touched[h] = e.res
+		if h := e.h; len(h.versions) > 0 && trimKey(h, keep) {
+			delete(h.res.keys, h.key)
+			h.res.emptied = true
+			emptied = true
 		}
 	}
-	s.log = slices.Delete(s.log, 0, n)
+	clear(s.log[:n]) // no dangling references to dropped objects in the backing array
+	s.log = s.log[n:]
 	s.kept = keep
-	emptied := make(map[*resourceStore]bool)
-	for h, res := range touched { // order irrelevant: each key is trimmed independently
-		// Keep the newest version at or below keep (the state at keep) and all later ones;
-		// drop that one too if it is a deletion.
-		i := -1
-		for j := range h.versions {
-			if h.versions[j].rev <= keep {
-				i = j
+	if emptied {
+		for _, res := range s.resources { // order irrelevant: each resource is cleaned alone
+			if res.emptied {
+				res.sorted = slices.DeleteFunc(res.sorted, func(x *keyHistory) bool { return len(x.versions) == 0 })
+				res.emptied = false
 			}
 		}
-		if i < 0 {
-			continue
-		}
-		if h.versions[i].obj == nil {
-			i++
-		}
-		h.versions = slices.Delete(h.versions, 0, i)
-		if len(h.versions) == 0 {
-			delete(res.keys, h.key)
-			emptied[res] = true
+	}
+}
+
+// trimKey drops the versions of h that no reader can reach: it keeps the newest version at or
+// below keep (the state at keep) and all later ones, and drops that one too if it is a deletion.
+// It reports whether h is left without versions.
+func trimKey(h *keyHistory, keep uint64) bool {
+	i := -1
+	for j := range h.versions {
+		if h.versions[j].rev <= keep {
+			i = j
+		} else {
+			break
 		}
 	}
-	for res := range emptied {
-		res.sorted = slices.DeleteFunc(res.sorted, func(x *keyHistory) bool { return len(x.versions) == 0 })
+	if i < 0 {
+		return false
 	}
+	if h.versions[i].obj == nil {
+		i++
+	}
+	if i > 0 {
+		// Reslice, as for the log: a key written at every revision would otherwise move its
+		// whole history at every write.
+		clear(h.versions[:i])
+		h.versions = h.versions[i:]
+	}
+	return len(h.versions) == 0
 }
 
 // BurnRevisions consumes n revisions without writing anything, as writes to other kinds sharing

@@ -1,8 +1,6 @@
 package fakeapi
 
 import (
-	"cmp"
-	"slices"
 	"time"
 )
 
@@ -27,6 +25,7 @@ func (s *Server) Advance() {
 }
 
 func (s *Server) advance_locked() {
+	s.pruneOpen_locked()
 	now := s.clk.Now()
 	for _, r := range s.replicas {
 		if r.frozen || r.lag == 0 || r.cacheRV >= s.rev {
@@ -50,8 +49,10 @@ func (s *Server) advance_locked() {
 			s.compactAt = now.Add(s.cfg.CompactionInterval)
 		}
 	}
-	for _, w := range s.watchersAll_locked() {
-		w.advance_locked(now)
+	for _, w := range s.open { // ID order; a watcher's advance closes at most itself
+		if !w.closed {
+			w.advance_locked(now)
+		}
 	}
 }
 
@@ -100,7 +101,10 @@ func (s *Server) nextDeadline_locked() (time.Time, bool) {
 			consider(now) // only burned revisions to catch up with
 		}
 	}
-	for _, w := range s.watchers {
+	for _, w := range s.open {
+		if w.closed {
+			continue
+		}
 		if w.waiting {
 			consider(w.waitUntil)
 		}
@@ -121,9 +125,10 @@ func (s *Server) nextDeadline_locked() (time.Time, bool) {
 // watchersAll_locked returns the open watches in ID order.
 func (s *Server) watchersAll_locked() []*Watcher {
 	ws := make([]*Watcher, 0, len(s.watchers))
-	for _, w := range s.watchers {
-		ws = append(ws, w)
+	for _, w := range s.open {
+		if !w.closed {
+			ws = append(ws, w)
+		}
 	}
-	slices.SortFunc(ws, func(a, b *Watcher) int { return cmp.Compare(a.id, b.id) })
 	return ws
 }

@@ -189,6 +189,7 @@ func (w *Watcher) close_locked(reason CloseReason, err error) {
 		w.queue = append(w.queue, queued{ev: watch.Event{Type: watch.Error, Object: statusOf(err)}})
 	}
 	delete(w.srv.watchers, w.id)
+	w.srv.openStale = true
 	w.srv.recordClose_locked(w, reason, err)
 	w.notify()
 }
@@ -230,7 +231,7 @@ func (w *Watcher) dispatch_locked(e *entry) {
 		return
 	}
 	w.cursor = e.rev
-	if e.res != w.res {
+	if e.h.res != w.res {
 		return
 	}
 	var typ watch.EventType
@@ -252,8 +253,9 @@ func (w *Watcher) dispatch_locked(e *entry) {
 		case newIn:
 			typ, obj = watch.Added, e.obj
 		case oldIn:
-			// Leaving the selector: the old content with the new revision (§4.4 row 3).
-			obj = e.prev.DeepCopy()
+			// Leaving the selector: the old content with the new revision (§4.4 row 3), sharing
+			// all but its top-level and metadata maps with the stored prev (copy on write).
+			obj = withOwnMeta(e.prev)
 			obj.SetResourceVersion(FormatRV(e.rev))
 			typ = watch.Deleted
 		}
@@ -261,7 +263,7 @@ func (w *Watcher) dispatch_locked(e *entry) {
 	if obj == nil {
 		return
 	}
-	w.enqueue_locked(queued{ev: watch.Event{Type: typ, Object: obj}, rev: e.rev, key: e.key})
+	w.enqueue_locked(queued{ev: watch.Event{Type: typ, Object: obj}, rev: e.rev, key: e.h.key})
 }
 
 // cacheAdvanced_locked runs after the serving cache moved: a waiting watch takes its snapshot
@@ -383,7 +385,7 @@ func (s *Server) openWatchInner_locked(gvr schema.GroupVersionResource, ns strin
 				if s.cfg.ExpiredWatchAsError {
 					return nil, err
 				}
-				s.watchers[w.id] = w
+				s.addWatcher_locked(w)
 				w.close_locked(CloseExpired, err)
 				return w, nil
 			}
@@ -391,7 +393,7 @@ func (s *Server) openWatchInner_locked(gvr schema.GroupVersionResource, ns strin
 		}
 		w.lastRV = w.cursor
 	}
-	s.watchers[w.id] = w
+	s.addWatcher_locked(w)
 	// Replay the cache's history after the start RV (a watch from N sees every change > N).
 	if !w.waiting && w.cursor < r.cacheRV {
 		for i := s.logIndexAfter(w.cursor); i < len(s.log) && s.log[i].rev <= r.cacheRV; i++ {

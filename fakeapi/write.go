@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -110,17 +109,67 @@ func normalize(v any, depth int) (any, error) {
 	return nil, fmt.Errorf("unsupported value of type %T", v)
 }
 
+// normalizeObject is normalize for a whole object that may replace the stored object old (nil
+// for none): a map or list that equals the value old holds at the same place, either a
+// top-level field or a field of metadata, is shared with old instead of copied (stored values
+// are immutable; see "Ownership of objects" in the package documentation). The top-level map
+// and the metadata map are always new, since a write sets fields in them. The result and its
+// errors are those of normalize(obj, 0).
+func normalizeObject(obj, old map[string]any) (map[string]any, error) {
+	if old == nil {
+		m, err := normalize(obj, 0)
+		if err != nil {
+			return nil, err
+		}
+		return m.(map[string]any), nil
+	}
+	oldMD, _ := old["metadata"].(map[string]any)
+	top := make(map[string]any, len(obj))
+	for k, v := range obj {
+		var n any
+		var err error
+		if md, ok := v.(map[string]any); ok && k == "metadata" {
+			m := make(map[string]any, len(md)+1)
+			for mk, mv := range md {
+				if m[mk], err = normalizeShared(mv, oldMD[mk], 2); err != nil {
+					return nil, err
+				}
+			}
+			n = m
+		} else if n, err = normalizeShared(v, old[k], 1); err != nil {
+			return nil, err
+		}
+		top[k] = n
+	}
+	return top, nil
+}
+
+// normalizeShared is normalize(v, depth), except that it returns old when old is a map or list
+// equal to v: v then holds only normalised types, so normalize would have built a copy of old.
+func normalizeShared(v, old any, depth int) (any, error) {
+	if isComposite(old) && jsonEqual(v, old) {
+		return old, nil
+	}
+	return normalize(v, depth)
+}
+
 // input validates and copies a caller's object for a write: JSON-like content, the resource's
-// apiVersion and kind (filled in when empty), and the namespace of the request path.
-func (s *Server) input(res *resourceStore, ns string, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+// apiVersion and kind (filled in when empty), and the namespace of the request path. old, if
+// not nil, is a stored object the write may replace: equal parts are shared with it
+// (normalizeObject), so the result must not leave the package without DeepCopy.
+func (s *Server) input(res *resourceStore, ns string, obj, old *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	if obj == nil || obj.Object == nil {
 		return nil, apierrors.NewBadRequest("fakeapi: no object in the request body")
 	}
-	m, err := normalize(obj.Object, 0)
+	var oldMap map[string]any
+	if old != nil {
+		oldMap = old.Object
+	}
+	m, err := normalizeObject(obj.Object, oldMap)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("fakeapi: invalid object: %v", err))
 	}
-	u := &unstructured.Unstructured{Object: m.(map[string]any)}
+	u := &unstructured.Unstructured{Object: m}
 	if _, ok := u.Object["metadata"]; ok {
 		if _, isMap := u.Object["metadata"].(map[string]any); !isMap {
 			return nil, apierrors.NewBadRequest("fakeapi: metadata must be an object")
@@ -170,11 +219,14 @@ func metaString(u *unstructured.Unstructured, field string) (string, error) {
 	return str, nil
 }
 
+// metadataPath is the field path of metadata; paths are never changed, only extended.
+var metadataPath = field.NewPath("metadata")
+
 // validateMeta checks the metadata fields fakeapi models (fakeapi.md §5.1): names, labels,
 // annotations and finalizers, with field paths as the apiserver's ObjectMeta validation has them.
 func validateMeta(res *resourceStore, u *unstructured.Unstructured) field.ErrorList {
 	var errs field.ErrorList
-	md := field.NewPath("metadata")
+	md := metadataPath
 	md0, _ := u.Object["metadata"].(map[string]any)
 	for _, f := range []string{"name", "generateName", "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"} {
 		if _, err := metaString(u, f); err != nil {
@@ -206,6 +258,9 @@ func validateMeta(res *resourceStore, u *unstructured.Unstructured) field.ErrorL
 				errs = append(errs, field.Invalid(md.Child("finalizers").Index(i), e, "must be a string"))
 				continue
 			}
+			if isSimpleLabelKey(str) {
+				continue
+			}
 			for _, msg := range validation.IsQualifiedName(str) {
 				errs = append(errs, field.Invalid(md.Child("finalizers").Index(i), str, msg))
 			}
@@ -214,36 +269,53 @@ func validateMeta(res *resourceStore, u *unstructured.Unstructured) field.ErrorL
 	if len(errs) > 0 {
 		return errs // the accessors below assume well-typed metadata
 	}
-	if name := u.GetName(); name != "" {
+	// Each check below asks apimachinery's validator only when the fast check of names.go
+	// cannot accept the value at once, so valid objects are validated without regexps.
+	if name, _ := md0["name"].(string); name != "" {
 		var msgs []string
 		switch res.info.Names {
 		case NameLabel:
-			msgs = validation.IsDNS1123Label(name)
+			if !isDNS1123Label(name) {
+				msgs = validation.IsDNS1123Label(name)
+			}
 		case NameLabel1035:
-			msgs = validation.IsDNS1035Label(name)
+			if !isDNS1035Label(name) {
+				msgs = validation.IsDNS1035Label(name)
+			}
 		default:
-			msgs = validation.IsDNS1123Subdomain(name)
+			if !isDNS1123Subdomain(name) {
+				msgs = validation.IsDNS1123Subdomain(name)
+			}
 		}
 		for _, m := range msgs {
 			errs = append(errs, field.Invalid(md.Child("name"), name, m))
 		}
 	}
-	if ns := u.GetNamespace(); ns != "" {
+	if ns, _ := md0["namespace"].(string); ns != "" && !isDNS1123Label(ns) {
 		for _, m := range validation.IsDNS1123Label(ns) {
 			errs = append(errs, field.Invalid(md.Child("namespace"), ns, m))
 		}
 	}
-	for k, v := range u.GetLabels() {
-		for _, m := range validation.IsQualifiedName(k) {
-			errs = append(errs, field.Invalid(md.Child("labels"), k, m))
+	// labels and annotations hold only strings here (checked above).
+	labels, _ := md0["labels"].(map[string]any)
+	for k, v := range labels {
+		if !isSimpleLabelKey(k) {
+			for _, m := range validation.IsQualifiedName(k) {
+				errs = append(errs, field.Invalid(md.Child("labels"), k, m))
+			}
 		}
-		for _, m := range validation.IsValidLabelValue(v) {
-			errs = append(errs, field.Invalid(md.Child("labels"), v, m))
+		if v := v.(string); !isLabelValue(v) {
+			for _, m := range validation.IsValidLabelValue(v) {
+				errs = append(errs, field.Invalid(md.Child("labels"), v, m))
+			}
 		}
 	}
-	for k := range u.GetAnnotations() {
-		for _, m := range validation.IsQualifiedName(k) {
-			errs = append(errs, field.Invalid(md.Child("annotations"), k, m))
+	annotations, _ := md0["annotations"].(map[string]any)
+	for k := range annotations {
+		if !isSimpleLabelKey(k) {
+			for _, m := range validation.IsQualifiedName(k) {
+				errs = append(errs, field.Invalid(md.Child("annotations"), k, m))
+			}
 		}
 	}
 	// Map iteration above: sort the messages so the error text is deterministic (style rule 9).
@@ -292,7 +364,7 @@ func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *
 	if err := s.takeFailure_locked(VerbCreate, gvr); err != nil {
 		return nil, err
 	}
-	u, err := s.input(res, ns, obj)
+	u, err := s.input(res, ns, obj, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -360,19 +432,6 @@ func (s *Server) live_locked(res *resourceStore, key objKey) *unstructured.Unstr
 	return nil
 }
 
-// specOf is everything but metadata, status and type meta: what bumps generation.
-func specOf(u *unstructured.Unstructured) map[string]any {
-	m := make(map[string]any, len(u.Object))
-	for k, v := range u.Object {
-		switch k {
-		case "metadata", "status", "apiVersion", "kind":
-		default:
-			m[k] = v
-		}
-	}
-	return m
-}
-
 // update_locked implements PUT and PUT /status (fakeapi.md §5.2, §5.5). forcedRV, when set,
 // pins the precondition (patches without a resourceVersion use the current one).
 func (s *Server) update_locked(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured, status bool, dryRun bool) (*unstructured.Unstructured, error) {
@@ -387,7 +446,7 @@ func (s *Server) update_locked(gvr schema.GroupVersionResource, ns string, obj *
 	if err := s.takeFailure_locked(verb, gvr); err != nil {
 		return nil, err
 	}
-	u, err := s.input(res, ns, obj)
+	u, err := s.input(res, ns, obj, s.replaced_locked(res, ns, obj))
 	if err != nil {
 		return nil, err
 	}
@@ -405,6 +464,26 @@ func (s *Server) update_locked(gvr schema.GroupVersionResource, ns string, obj *
 		return nil, apierrors.NewNotFound(gr, name)
 	}
 	return s.applyUpdate_locked(res, key, cur, u, status, dryRun)
+}
+
+// replaced_locked guesses, from the raw request, the stored object an update of obj replaces,
+// so input can share equal parts with it. Any stored object would be correct (only equal values
+// are shared); the right one saves the most copying. nil when there is none.
+func (s *Server) replaced_locked(res *resourceStore, ns string, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	if obj == nil || obj.Object == nil {
+		return nil
+	}
+	name, err := metaString(obj, "name")
+	if err != nil || name == "" {
+		return nil
+	}
+	if objNS, err := metaString(obj, "namespace"); err == nil && objNS != "" {
+		ns = objNS
+	}
+	if !res.info.Namespaced {
+		ns = ""
+	}
+	return s.live_locked(res, objKey{ns, name})
 }
 
 func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unstructured.Unstructured, status, dryRun bool) (*unstructured.Unstructured, error) {
@@ -429,8 +508,9 @@ func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unst
 	}
 	var next *unstructured.Unstructured
 	if status {
-		// /status changes only .status (§5.5).
-		next = cur.DeepCopy()
+		// /status changes only .status (§5.5). next shares all but its top-level and metadata
+		// maps with the stored cur (copy on write), so it must not leave the package as is.
+		next = withOwnMeta(cur)
 		if st, ok := u.Object["status"]; ok {
 			next.Object["status"] = st
 		} else {
@@ -448,11 +528,11 @@ func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unst
 		// System fields are the server's (apiserver rest.BeforeUpdate): an empty uid takes the
 		// stored one, timestamps and generation cannot be changed by an update.
 		var errs field.ErrorList
-		md := field.NewPath("metadata")
-		if dt, _ := metaString(u, "deletionTimestamp"); dt != "" && cur.GetDeletionTimestamp() == nil {
+		md := metadataPath
+		if dt, _ := metaString(u, "deletionTimestamp"); dt != "" && !terminating(cur) {
 			errs = append(errs, field.Invalid(md.Child("deletionTimestamp"), dt, "field is immutable; may only be changed via deletion"))
 		}
-		if dt := cur.GetDeletionTimestamp(); dt != nil {
+		if terminating(cur) {
 			// §5.2: no new finalizers once deletionTimestamp is set.
 			var added []string
 			for _, f := range next.GetFinalizers() {
@@ -467,38 +547,65 @@ func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unst
 		if len(errs) > 0 {
 			return nil, s.invalid(res, name, errs)
 		}
-		next.SetUID(cur.GetUID())
+		if _, ok := metaValue(cur, "uid").(string); ok {
+			copyMeta(next, cur, "uid") // the stored value itself: nothing to allocate
+		} else {
+			next.SetUID(cur.GetUID())
+		}
 		copyMeta(next, cur, "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
-		if res.info.Generation && !reflect.DeepEqual(specOf(next), specOf(cur)) {
+		if res.info.Generation && !specEqual(next, cur) {
 			next.SetGeneration(cur.GetGeneration() + 1)
 		}
 	}
-	next.SetResourceVersion(cur.GetResourceVersion())
-	if reflect.DeepEqual(next.Object, cur.Object) {
+	if _, ok := metaValue(cur, "resourceVersion").(string); ok {
+		copyMeta(next, cur, "resourceVersion")
+	} else {
+		next.SetResourceVersion(cur.GetResourceVersion())
+	}
+	if mapsEqual(next.Object, cur.Object) {
 		// No-op: no revision, no event, the stored object back (§2 "No-op writes", MH-11).
 		return cur.DeepCopy(), nil
 	}
+	// What goes back to the caller without being stored must be its own: next shares values
+	// with cur (withOwnMeta for a status write, input's sharing otherwise).
+	private := func() *unstructured.Unstructured { return next.DeepCopy() }
 	if dryRun {
-		return next, nil
+		return private(), nil
 	}
 	if deleteDuringUpdate(cur, next) {
 		// The update empties the finalizers of a terminating object (§5.2): it is never stored;
 		// the stored object is deleted instead, so DELETED carries the stored state (MH-10), and
 		// the caller gets back the object it sent, as the registry's deleteWithoutFinalizers does.
 		s.commit_locked(res, key, watch.Deleted, nil, cur)
-		return next, nil
+		return private(), nil
 	}
+	shareUnchanged(next, cur)
 	return s.commit_locked(res, key, watch.Modified, next, cur).DeepCopy(), nil
 }
 
 // deleteDuringUpdate is the registry's ShouldDeleteDuringUpdate: an update that leaves no
 // finalizers deletes an object whose deletion was requested, once no grace period remains.
 func deleteDuringUpdate(cur, next *unstructured.Unstructured) bool {
-	if len(next.GetFinalizers()) > 0 || cur.GetDeletionTimestamp() == nil {
+	if len(next.GetFinalizers()) > 0 || !terminating(cur) {
 		return false
 	}
 	g := cur.GetDeletionGracePeriodSeconds()
 	return g == nil || *g == 0
+}
+
+// terminating reports whether u's deletionTimestamp is set, as GetDeletionTimestamp() != nil
+// does, without parsing (and allocating) when the field is absent or empty.
+func terminating(u *unstructured.Unstructured) bool {
+	if s, _ := metaValue(u, "deletionTimestamp").(string); s == "" {
+		return false
+	}
+	return u.GetDeletionTimestamp() != nil
+}
+
+// metaValue returns metadata.<field> of u as stored, or nil.
+func metaValue(u *unstructured.Unstructured, field string) any {
+	md, _ := u.Object["metadata"].(map[string]any)
+	return md[field]
 }
 
 func copyMeta(dst, src *unstructured.Unstructured, fields ...string) {

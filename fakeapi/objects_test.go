@@ -1,0 +1,244 @@
+package fakeapi
+
+import (
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// randJSON draws a small JSON-like value with the corner cases reflect.DeepEqual distinguishes:
+// nil and empty maps and slices, NaN, int64 versus float64 of the same number, and other types.
+func randJSON(r *rand.Rand, depth int) any {
+	k := r.IntN(12)
+	if depth > 2 && k >= 8 {
+		k = r.IntN(8)
+	}
+	switch k {
+	case 0:
+		return nil
+	case 1:
+		return []string{"a", "b"}[r.IntN(2)]
+	case 2:
+		return r.IntN(2) == 0
+	case 3:
+		return int64(r.IntN(2))
+	case 4:
+		return []float64{0, 1, math.NaN()}[r.IntN(3)]
+	case 5:
+		return int32(r.IntN(2)) // not produced by normalize: the DeepEqual fallback
+	case 6:
+		return map[string]any(nil)
+	case 7:
+		return []any(nil)
+	case 8, 9:
+		m := map[string]any{}
+		for i := r.IntN(3); i > 0; i-- {
+			m[[]string{"x", "y", "z"}[r.IntN(3)]] = randJSON(r, depth+1)
+		}
+		return m
+	default:
+		l := []any{}
+		for i := r.IntN(3); i > 0; i-- {
+			l = append(l, randJSON(r, depth+1))
+		}
+		return l
+	}
+}
+
+// TestJSONEqualIsDeepEqual checks jsonEqual against reflect.DeepEqual on random pairs, on a value
+// against itself (the shared-pointer shortcut, NaN included) and on shared subtrees.
+func TestJSONEqualIsDeepEqual(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 200000; i++ {
+		a, b := randJSON(r, 0), randJSON(r, 0)
+		if i%3 == 0 {
+			b = a
+		}
+		if got, want := jsonEqual(a, b), reflect.DeepEqual(a, b); got != want {
+			t.Fatalf("jsonEqual(%#v, %#v) = %v, DeepEqual = %v", a, b, got, want)
+		}
+		wa := map[string]any{"spec": a, "metadata": map[string]any{"name": "n"}}
+		wb := map[string]any{"spec": b, "metadata": map[string]any{"name": "n"}}
+		if got, want := mapsEqual(wa, wb), reflect.DeepEqual(wa, wb); got != want {
+			t.Fatalf("mapsEqual(%#v, %#v) = %v, DeepEqual = %v", wa, wb, got, want)
+		}
+	}
+}
+
+// TestSpecEqual checks specEqual against DeepEqual of the objects without metadata, status,
+// apiVersion and kind.
+func TestSpecEqual(t *testing.T) {
+	strip := func(m map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range m {
+			if isSpecKey(k) {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	keys := []string{"metadata", "status", "kind", "spec", "data"}
+	for i := 0; i < 50000; i++ {
+		a, b := map[string]any{}, map[string]any{}
+		for _, k := range keys {
+			if r.IntN(2) == 0 {
+				a[k] = randJSON(r, 1)
+			}
+			if r.IntN(2) == 0 {
+				b[k] = randJSON(r, 1)
+			}
+			if r.IntN(3) == 0 {
+				b[k] = a[k]
+			}
+		}
+		ua, ub := &unstructured.Unstructured{Object: a}, &unstructured.Unstructured{Object: b}
+		if got, want := specEqual(ua, ub), reflect.DeepEqual(strip(a), strip(b)); got != want {
+			t.Fatalf("specEqual(%#v, %#v) = %v, want %v", a, b, got, want)
+		}
+	}
+}
+
+// TestWithOwnMetaLeavesTheOriginal checks the copy-on-write helpers: changing the copy's
+// top-level and metadata fields leaves the original untouched, and shareUnchanged only reuses
+// equal values.
+func TestWithOwnMetaLeavesTheOriginal(t *testing.T) {
+	orig := cm("ns", "a", map[string]string{"x": "1"})
+	orig.SetResourceVersion("5")
+	before := orig.DeepCopy()
+	c := withOwnMeta(orig)
+	c.SetResourceVersion("6")
+	c.SetName("b")
+	c.Object["data"] = map[string]any{"k": "changed"}
+	delete(c.Object, "kind")
+	if !reflect.DeepEqual(orig.Object, before.Object) {
+		t.Fatalf("original changed: %v", orig.Object)
+	}
+	next := before.DeepCopy()
+	next.SetLabels(map[string]string{"x": "2"})
+	shareUnchanged(next, orig)
+	if reflect.ValueOf(next.Object["data"]).UnsafePointer() != reflect.ValueOf(orig.Object["data"]).UnsafePointer() {
+		t.Fatalf("equal data not shared")
+	}
+	if next.GetLabels()["x"] != "2" || orig.GetLabels()["x"] != "1" {
+		t.Fatalf("labels: next %v, orig %v", next.GetLabels(), orig.GetLabels())
+	}
+}
+
+// scribble overwrites every map and list reachable from v, as a careless consumer might.
+func scribble(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			scribble(e)
+			x[k] = "scribbled"
+		}
+		x["extra"] = "scribbled"
+	case []any:
+		for i, e := range x {
+			scribble(e)
+			x[i] = "scribbled"
+		}
+	}
+}
+
+// TestConsumersNeverReachStoredObjects checks the ownership rule (package documentation,
+// "Ownership of objects"): whatever a caller passes in or gets back (written objects, Get, List,
+// watch events, dry runs, the deleted-during-update answer) is its own, so changing all of it
+// leaves the server's state, its replayed history and later answers unchanged, although the
+// server shares unchanged values between versions.
+func TestConsumersNeverReachStoredObjects(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	pods := s.Resource(podsGVR).Namespace("ns")
+	w := mustWatch(t, s, podsGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+	pod := func(labels map[string]string) *unstructured.Unstructured {
+		u := obj("Pod", "ns", "p", labels)
+		u.SetAPIVersion("v1")
+		u.Object["spec"] = map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}}}
+		u.Object["status"] = map[string]any{"phase": "Pending"}
+		return u
+	}
+	var outputs []any
+	keep := func(u *unstructured.Unstructured, err error) *unstructured.Unstructured {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs = append(outputs, u.Object)
+		return u
+	}
+	in := pod(map[string]string{"a": "1"})
+	created := keep(pods.Create(bg, in, metav1.CreateOptions{}))
+	outputs = append(outputs, in.Object)
+	// A label change: spec and status are shared with the previous version.
+	next := created.DeepCopy()
+	next.SetLabels(map[string]string{"a": "2"})
+	updated := keep(pods.Update(bg, next, metav1.UpdateOptions{}))
+	outputs = append(outputs, next.Object)
+	// A status write (copy on write of the stored object), and a dry run of each.
+	st := updated.DeepCopy()
+	st.Object["status"] = map[string]any{"phase": "Running"}
+	keep(pods.Update(bg, st.DeepCopy(), metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}, "status"))
+	dry := updated.DeepCopy()
+	dry.SetLabels(map[string]string{"a": "dry"})
+	keep(pods.Update(bg, dry, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}))
+	status := keep(pods.UpdateStatus(bg, st, metav1.UpdateOptions{}))
+	keep(pods.Patch(bg, "p", types.MergePatchType, []byte(`{"metadata":{"labels":{"b":"x"}}}`), metav1.PatchOptions{}))
+	keep(pods.Get(bg, "p", metav1.GetOptions{}))
+	// A finalizer, a delete that marks the object, and the update that removes the finalizer
+	// and so deletes it: the caller gets back the object it sent.
+	fin := keep(pods.Get(bg, "p", metav1.GetOptions{}))
+	fin = fin.DeepCopy()
+	fin.SetFinalizers([]string{"example.com/f"})
+	fin = keep(pods.Update(bg, fin, metav1.UpdateOptions{}))
+	if err := pods.Delete(bg, "p", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	marked := keep(pods.Get(bg, "p", metav1.GetOptions{})).DeepCopy()
+	marked.SetFinalizers(nil)
+	keep(pods.Update(bg, marked, metav1.UpdateOptions{}))
+	l, err := s.List(podsGVR, "", metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range l.Items {
+		outputs = append(outputs, l.Items[i].Object)
+	}
+	for {
+		ev, ok := w.Next()
+		if !ok {
+			break
+		}
+		outputs = append(outputs, ev.Object.(*unstructured.Unstructured).Object)
+	}
+	_ = status
+
+	// What a fresh watch from the start replays, before and after the scribbling.
+	replay := func() []map[string]any {
+		rw := mustWatch(t, s, podsGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+		defer rw.Stop()
+		var evs []map[string]any
+		for {
+			ev, ok := rw.Next()
+			if !ok {
+				return evs
+			}
+			evs = append(evs, ev.Object.(*unstructured.Unstructured).Object)
+		}
+	}
+	before := replay()
+	if len(before) != 7 { // create, update, status, patch, finalizer, delete mark, DELETED
+		t.Fatalf("replayed %d events, want 7", len(before))
+	}
+	for _, o := range outputs {
+		scribble(o)
+	}
+	if after := replay(); !reflect.DeepEqual(before, after) {
+		t.Fatalf("consumers changed the server's history:\nbefore %v\nafter  %v", before, after)
+	}
+}
