@@ -121,7 +121,8 @@ type World struct {
 	net *rand.Rand // the "network" stream: latencies
 
 	informers []*Informer
-	actors    map[string]bool // actor names in use: the trace must tell them apart
+	actors    map[string]bool                                  // actor names in use: the trace must tell them apart
+	kinds     map[schema.GroupVersionResource]fakeapi.Resource // resourceKind's answers; never iterated
 
 	// The apiserver's one engine timer, armed at srv.NextDeadline() (bookmarks, watch deadlines,
 	// compaction, lagging caches).
@@ -183,7 +184,8 @@ func NewOn(s *sim.Sim, srv *fakeapi.Server, cfg Config) (*World, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &World{s: s, srv: srv, cfg: vc, net: s.Rand(sim.StreamNetwork), actors: map[string]bool{}}
+	w := &World{s: s, srv: srv, cfg: vc, net: s.Rand(sim.StreamNetwork), actors: map[string]bool{},
+		kinds: map[schema.GroupVersionResource]fakeapi.Resource{}}
 	if _, ok := w.resourceKind(vc.DefaultResource); !ok {
 		return nil, fmt.Errorf("world: Config: the apiserver does not serve DefaultResource %v", vc.DefaultResource)
 	}
@@ -258,8 +260,20 @@ func (w *World) after(d time.Duration, actor, kind string, fn func()) *sim.Timer
 	})
 }
 
-// resourceKind looks up how the apiserver serves gvr.
+// resourceKind looks up how the apiserver serves gvr. The apiserver's resources are fixed when it
+// is built, so each answer is kept (every op asks).
 func (w *World) resourceKind(gvr schema.GroupVersionResource) (fakeapi.Resource, bool) {
+	if r, ok := w.kinds[gvr]; ok {
+		return r, true
+	}
+	r, ok := w.lookupResource(gvr)
+	if ok {
+		w.kinds[gvr] = r
+	}
+	return r, ok
+}
+
+func (w *World) lookupResource(gvr schema.GroupVersionResource) (fakeapi.Resource, bool) {
 	res := w.srv.Config().Resources
 	// Configured resources replace built-in ones with the same GVR.
 	for i := len(res) - 1; i >= 0; i-- {
