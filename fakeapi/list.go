@@ -58,7 +58,7 @@ func (s *Server) list_locked(gvr schema.GroupVersionResource, ns string, opts me
 	return l, err
 }
 
-func (s *Server) listInner_locked(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, pin int, rq *Request) (*unstructured.UnstructuredList, error) {
+func (s *Server) listInner_locked(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, pin int, rq *RequestRecord) (*unstructured.UnstructuredList, error) {
 	res, ns, req, err := s.readRequest_locked(VerbList, gvr, ns, opts)
 	if err != nil {
 		return nil, err

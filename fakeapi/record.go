@@ -52,8 +52,8 @@ func (v Verb) String() string {
 	return fmt.Sprintf("Verb(%d)", int(v))
 }
 
-// Request is the record of one request (fakeapi.md MH-14, §10.3).
-type Request struct {
+// RequestRecord is the record of one request the server served (fakeapi.md MH-14, §10.3).
+type RequestRecord struct {
 	Seq       uint64
 	Time      time.Time
 	Client    string // the ListerWatcher's name, if any
@@ -95,22 +95,22 @@ type WatchEvent struct {
 
 // Record is what [Server.OnRecord] observers receive: exactly one of Request and Event is set.
 type Record struct {
-	Request *Request
+	Request *RequestRecord
 	Event   *WatchEvent
 }
 
 type recorder struct {
 	max      int
 	seq      uint64
-	requests []Request
+	requests []RequestRecord
 	events   []WatchEvent
 	observer func(Record)
 	clk      func() time.Time
 }
 
-func (r *recorder) newRequest(verb Verb, gvr schema.GroupVersionResource, ns, name string, opts metav1.ListOptions, client string) Request {
+func (r *recorder) newRequest(verb Verb, gvr schema.GroupVersionResource, ns, name string, opts metav1.ListOptions, client string) RequestRecord {
 	// A deep copy: the options' pointer fields stay the caller's.
-	rq := Request{Verb: verb, Resource: gvr, Namespace: ns, Name: name, Client: client, Replica: -1}
+	rq := RequestRecord{Verb: verb, Resource: gvr, Namespace: ns, Name: name, Client: client, Replica: -1}
 	opts.DeepCopyInto(&rq.Options)
 	return rq
 }
@@ -124,7 +124,7 @@ func (s *Server) OnRecord(f func(Record)) {
 }
 
 // Requests returns a copy of the retained request records (the newest MaxRecords).
-func (s *Server) Requests() []Request {
+func (s *Server) Requests() []RequestRecord {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.rec.requests)
@@ -141,7 +141,7 @@ func (s *Server) WatchEvents() []WatchEvent {
 	return out
 }
 
-func (s *Server) finishRequest_locked(rq *Request, err error) {
+func (s *Server) finishRequest_locked(rq *RequestRecord, err error) {
 	if err != nil {
 		rq.Err = err.Error()
 		if st, ok := err.(apierrors.APIStatus); ok {

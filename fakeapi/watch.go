@@ -347,7 +347,7 @@ func (s *Server) openWatch_locked(gvr schema.GroupVersionResource, ns string, op
 	return w, err
 }
 
-func (s *Server) openWatchInner_locked(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, pin int, rq *Request) (*Watcher, error) {
+func (s *Server) openWatchInner_locked(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, pin int, rq *RequestRecord) (*Watcher, error) {
 	res, ns, req, err := s.readRequest_locked(VerbWatch, gvr, ns, opts)
 	if err != nil {
 		return nil, err

@@ -59,7 +59,7 @@ func TestInitialEventsFromCache(t *testing.T) {
 // TestDeterministicRecord runs the same seeded workload twice and compares the full record: the
 // same seed gives the same requests, UIDs, names and events (MH-13).
 func TestDeterministicRecord(t *testing.T) {
-	run := func() ([]Request, []WatchEvent, []string) {
+	run := func() ([]RequestRecord, []WatchEvent, []string) {
 		s, clk := newTestServer(t, func(c *Config) { c.Rand = rand.New(rand.NewPCG(42, 1)); c.Replicas = 2; c.Routing = RoutingRandom })
 		rnd := rand.New(rand.NewPCG(42, 2))
 		var uids []string
