@@ -82,11 +82,12 @@ type ReflectorOptions struct {
 	// means the defaults.
 	Backoff *wait.Backoff
 
-	// WatchErrorHandler is called with each error a ListAndWatch pass returns: a failed LIST
+	// OnWatchError is called with each error a ListAndWatch pass returns: a failed LIST
 	// (wrapped "failed to list <type>: …") or a watch that could not be opened for a reason other
 	// than 429 or connection refused (informer.md §7.2). Most stream failures end a pass without
 	// an error and never reach it. Nil means the default, which only counts the errors.
-	WatchErrorHandler func(err error)
+	// (The informer's WatchErrorHandler, set with SetWatchErrorHandler, is wired here.)
+	OnWatchError func(err error)
 
 	// PageSize overrides the LIST page size (client-go's WatchListPageSize). 0 means client-go's
 	// choice: 500, or no paging for a relist at a specific resourceVersion (informer.md §7.4).
@@ -345,7 +346,7 @@ type Reflector struct {
 	resyncAt     time.Time
 	resyncErr    error // a Resync error not yet delivered to a stream
 
-	watchErrors int // errors the default WatchErrorHandler saw
+	watchErrors int // errors the default OnWatchError saw
 }
 
 // listState is one call of client-go's reflector list(): possibly several pages, possibly one
@@ -397,7 +398,7 @@ func NewReflector(store ReflectorStore, opts ReflectorOptions) (*Reflector, erro
 		minWatchTimeout: defaultMinWatchTimeout,
 		maxWatchTimeout: 2 * defaultMinWatchTimeout,
 		pageSize:        opts.PageSize,
-		errorHandler:    opts.WatchErrorHandler,
+		errorHandler:    opts.OnWatchError,
 		onEvent:         opts.OnEvent,
 		phase:           phaseIdle,
 	}
@@ -788,8 +789,8 @@ func (r *Reflector) LastSyncResourceVersion() string { return r.lastSyncRV }
 // while it is true.
 func (r *Reflector) Watching() bool { return r.phase == phaseWatching }
 
-// WatchErrors is the number of errors the default WatchErrorHandler received (0 when a handler
-// was given).
+// WatchErrors is the number of errors the default error handler received (0 when
+// ReflectorOptions.OnWatchError was given).
 func (r *Reflector) WatchErrors() int { return r.watchErrors }
 
 // startPass begins a ListAndWatch pass: a LIST at client-go's relistResourceVersion

@@ -152,12 +152,12 @@ func newReflHarness(t *testing.T, mod func(*ReflectorOptions)) *reflHarness {
 	t.Helper()
 	h := &reflHarness{t: t, clock: testingclock.NewFakeClock(reflEpoch), store: &reflStore{}}
 	opts := ReflectorOptions{
-		Name:              "test",
-		ExpectedType:      &unstructured.Unstructured{},
-		Clock:             h.clock,
-		Rand:              rand.New(rand.NewPCG(1, 2)),
-		OnEvent:           func(e ReflectorEvent) { h.events = append(h.events, e) },
-		WatchErrorHandler: func(err error) { h.handled = append(h.handled, err) },
+		Name:         "test",
+		ExpectedType: &unstructured.Unstructured{},
+		Clock:        h.clock,
+		Rand:         rand.New(rand.NewPCG(1, 2)),
+		OnEvent:      func(e ReflectorEvent) { h.events = append(h.events, e) },
+		OnWatchError: func(err error) { h.handled = append(h.handled, err) },
 	}
 	if mod != nil {
 		mod(&opts)

@@ -550,7 +550,7 @@ func (s *sharedIndexInformer) start_locked(ctx context.Context, queueLock sync.L
 		opts.ShouldResync = s.shouldResync // a Runner resyncs at every tick (informer.md §1.7)
 	}
 	if h := s.watchErrorHandler; h != nil {
-		opts.WatchErrorHandler = func(err error) { h(ctx, s.reflector, err) }
+		opts.OnWatchError = func(err error) { h(ctx, s.reflector, err) }
 	}
 	if s.observer != nil {
 		opts.OnEvent = func(e ReflectorEvent) { s.emit(StepEvent{Kind: StepReflector, Reflector: e}) }
