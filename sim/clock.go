@@ -98,13 +98,6 @@ func (h *timerHeap) Pop() any {
 	return t
 }
 
-// newTimer creates a timer firing d from now (d <= 0: due now).
-func (s *Sim) newTimer(d time.Duration, actor, kind string) *Timer {
-	t := &Timer{s: s, index: -1, actor: actor, actorID: s.actorID(actor), kind: kind}
-	s.arm(t, d)
-	return t
-}
-
 // arm schedules a stopped timer d from now. A deadline that has already come is due at once:
 // it joins the end of the due list, which stays sorted by (deadline, seq) because time never
 // moves while the list is non-empty and seq grows.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -157,10 +156,6 @@ type Informer struct {
 	timer *deadlineTimer
 
 	reflectorActor, watchActor, netActor, queueActor string
-
-	// lastListAt is when the last successful LIST reached the Reflector (tests align resync
-	// ticks on it).
-	lastListAt time.Duration
 }
 
 // AddInformer builds an informer named name as o says, with informer.NewSharedIndexInformerWithOptions

@@ -87,7 +87,6 @@ func (n *Informer) observeReflector(e informer.ReflectorEvent) {
 	case informer.EventListed:
 		kind = "listed"
 		f = append(f, sim.FInt("items", int64(e.Items)), sim.F("rv", e.ResourceVersion))
-		n.lastListAt = n.w.s.Now()
 	case informer.EventListPage:
 		kind = "list-page"
 		f = append(f, sim.FInt("items", int64(e.Items)))

@@ -285,7 +285,7 @@ func TestWorldT6ResyncAlignment(t *testing.T) {
 			t.Fatal(err)
 		}
 		mustConverge(t, w)
-		listAt := n.lastListAt
+		listAt := lastListed(w, n)
 		if err := w.Sim().RunFor(listAt + 75*time.Second - w.Sim().Now()); err != nil {
 			t.Fatal(err)
 		}
@@ -411,4 +411,15 @@ func TestWorldT9Stop(t *testing.T) {
 			t.Errorf("seed %d: a stopped world does not quiesce: %v", seed, err)
 		}
 	}
+}
+
+// lastListed is when the last successful LIST reached n's Reflector: its last "listed" event.
+func lastListed(w *World, n *Informer) time.Duration {
+	at := time.Duration(-1)
+	for _, e := range w.Sim().Trace().Events() {
+		if e.Actor == n.reflectorActor && e.Kind == "listed" {
+			at = e.Time
+		}
+	}
+	return at
 }
