@@ -38,6 +38,10 @@ type InformerOptions struct {
 	// apiserver's (after Transform): the oracle then compares keys and Equal only. Nil means
 	// the same resourceVersion and deeply equal content.
 	Equal func(cached, apiserver any) bool
+	// WatchList asks for the watch-list start-up (informer.md §7.3): the ListerWatcher reports
+	// watch-list semantics as supported, so a Reflector that implements it opens a WATCH with
+	// sendInitialEvents instead of LIST then WATCH. False: classic list+watch.
+	WatchList bool
 	// Informer holds the informer's own options (resync period, indexers, queue). The world
 	// sets Clock and Rand; they must be nil.
 	Informer informer.SharedIndexInformerOptions
@@ -95,7 +99,7 @@ func (w *World) NewSource(name string, o InformerOptions) (*Source, error) {
 	src := &Source{w: w, name: name, gvr: gvr, ns: o.Namespace, kind: res.Kind, opts: o}
 	src.lw = w.srv.ListerWatcher(gvr, o.Namespace)
 	src.lw.Name = name
-	src.lw.WatchListUnsupported = true // the Reflector runs classic list+watch (informer.md §7.3)
+	src.lw.WatchListUnsupported = !o.WatchList // informer.md §7.3
 	if o.LabelSelector != "" || o.FieldSelector != "" {
 		ls, fs := o.LabelSelector, o.FieldSelector
 		src.lw.Tweak = func(lo *metav1.ListOptions) { lo.LabelSelector, lo.FieldSelector = ls, fs }

@@ -79,11 +79,11 @@ func (n *Informer) doRequest() {
 	lat := n.w.latency()
 	switch req.Verb {
 	case informer.RequestList:
-		s.Emit(n.reflectorActor, "LIST", listFields(req.Options)...)
+		s.Emit(n.reflectorActor, "LIST", n.requestFields(req.Options)...)
 		list, err := n.src.lw.List(req.Options)
 		n.w.after(lat, n.netActor, "list-response", func() { n.deliverList(list, err) })
 	case informer.RequestWatch:
-		s.Emit(n.reflectorActor, "WATCH", listFields(req.Options)...)
+		s.Emit(n.reflectorActor, "WATCH", n.requestFields(req.Options)...)
 		wt, err := n.src.lw.OpenWatch(req.Options)
 		if err != nil {
 			n.w.after(lat, n.netActor, "watch-response", func() { n.deliverWatchFailed(err) })
@@ -97,8 +97,22 @@ func (n *Informer) doRequest() {
 	n.w.settle()
 }
 
-func listFields(o metav1.ListOptions) []sim.Field {
+// requestFields narrates a request's options as the apiserver receives them: the Reflector's,
+// then the selectors the informer's source adds.
+func (n *Informer) requestFields(o metav1.ListOptions) []sim.Field {
 	f := []sim.Field{sim.F("rv", o.ResourceVersion)}
+	if o.ResourceVersionMatch != "" {
+		f = append(f, sim.F("rvm", string(o.ResourceVersionMatch)))
+	}
+	if o.SendInitialEvents != nil {
+		f = append(f, sim.FBool("sendInitialEvents", *o.SendInitialEvents))
+	}
+	if ls := n.src.opts.LabelSelector; ls != "" {
+		f = append(f, sim.F("labels", ls))
+	}
+	if fs := n.src.opts.FieldSelector; fs != "" {
+		f = append(f, sim.F("fields", fs))
+	}
 	if o.Limit != 0 {
 		f = append(f, sim.FInt("limit", o.Limit))
 	}

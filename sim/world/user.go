@@ -25,6 +25,28 @@ type namedCheck struct {
 	check func() error
 }
 
+// Deadlines is a component of the user's with deadlines of its own on the world's clock, such
+// as a step-driven delaying or rate-limited workqueue (informer/workqueue: NextDeadline and
+// FireDue) or a controller's resync ticker. The world keeps one engine timer armed at Next,
+// re-armed after every step, and calls Fire when it comes, as a traced step (Actor, Kind).
+type Deadlines struct {
+	// Actor and Kind name the timer's steps in the trace, e.g. "ctrl/queue", "fire-due".
+	Actor, Kind string
+	// Next returns the component's earliest deadline on the world's clock, false for none. It
+	// must not change state.
+	Next func() (time.Time, bool)
+	// Fire does what is due at the clock's Now.
+	Fire func()
+	// Periodic says the deadline recurs for ever (a ticker): it does not hold Quiet. By
+	// default the world is not Quiet while a deadline is pending (a retry still to come).
+	Periodic bool
+}
+
+type userDeadlines struct {
+	d     Deadlines
+	timer *deadlineTimer
+}
+
 // AddActor adds a user actor to the world's engine. Its actions are steps like any other
 // (traced under its name, picked by the policy), and the world is not Quiet while it offers
 // one. Its name must be new in the world (informer and handler actors included); Actions must
@@ -142,6 +164,23 @@ func (w *World) AddCheck(name string, check func() error) error {
 	return nil
 }
 
+// AddDeadlines hosts a component's deadlines (see Deadlines). Empty names or nil funcs are an
+// error. Components changed from outside a step (a test adding to a queue between runs) are
+// re-armed by Settle.
+func (w *World) AddDeadlines(d Deadlines) error {
+	switch {
+	case d.Actor == "" || d.Kind == "":
+		return fmt.Errorf("world: AddDeadlines: empty actor %q or kind %q", d.Actor, d.Kind)
+	case d.Next == nil || d.Fire == nil:
+		return fmt.Errorf("world: AddDeadlines %s: %w", d.Actor, errNilFunc)
+	}
+	u := &userDeadlines{d: d}
+	u.timer = &deadlineTimer{s: w.s, actor: d.Actor, kind: d.Kind, fire: d.Fire, after: w.settle}
+	w.deadlines = append(w.deadlines, u)
+	w.settle()
+	return nil
+}
+
 func (w *World) userQuiet() bool {
 	for _, u := range w.userActors {
 		if u.busy() {
@@ -150,6 +189,11 @@ func (w *World) userQuiet() bool {
 	}
 	for _, t := range w.userTimers {
 		if t.Armed() {
+			return false
+		}
+	}
+	for _, u := range w.deadlines {
+		if u.timer.armed && !u.d.Periodic {
 			return false
 		}
 	}

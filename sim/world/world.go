@@ -137,6 +137,7 @@ type World struct {
 	userTimers []*sim.Timer
 	quietConds []namedCond
 	checks     []namedCheck
+	deadlines  []*userDeadlines
 }
 
 // New builds a world for seed: a sim.Sim with every other engine setting at its default, a fake
@@ -227,6 +228,10 @@ func (w *World) settle() {
 	}
 	at, ok := w.srv.NextDeadline()
 	w.srvTimer.arm(at, ok)
+	for _, u := range w.deadlines {
+		at, ok := u.d.Next()
+		u.timer.arm(at, ok)
+	}
 }
 
 // claim reserves an actor name, which must be new.
