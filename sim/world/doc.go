@@ -29,8 +29,9 @@
 // Informers: AddInformer builds one (resource, namespace, label and field selectors, transform,
 // the informer's own options); a factory or a controller that builds its own informers asks
 // NewSource for a ListerWatcher, clock and random stream on the world, builds the informer, and
-// hands it to HostInformer. Either way the world drives it step by step. Converging with an
-// informer that was never started is an error.
+// hands it to HostInformer. Either way the world drives it step by step, in classic list+watch
+// or, with InformerOptions.WatchList, the watch-list start-up. Converging with an informer that
+// was never started is an error.
 //
 // Handlers: every registration of an informer is the world's, however it was made (AddHandler,
 // the informer's own AddEventHandler, a factory): the world discovers registrations from the
@@ -39,9 +40,11 @@
 // HandlerOptions.CallDuration makes each call take simulated time (a slow handler).
 //
 // Work of the user's own: AddActor (a worker that offers "work" while its queue has items),
-// After (a timer: a retry, a mid-run action), AddQuietCondition (Quiet waits for it) and
-// AddCheck (a named convergence check run by CheckConverged). Actors and armed timers count
-// against Quiet, so RunUntilConverged does not return while a controller is still busy.
+// After (a timer: a retry, a mid-run action), AddDeadlines (a component's own deadlines, such as
+// a step-driven workqueue's NextDeadline and FireDue), AddQuietCondition (Quiet waits for it)
+// and AddCheck (a named convergence check run by CheckConverged). Actors with an action to
+// offer, armed timers and pending deadlines count against Quiet, so RunUntilConverged does not
+// return while a controller is still busy.
 //
 // Ops: an Op is data. It creates, updates, patches or deletes any served resource (cluster-
 // scoped ones too) with full content (labels, annotations, finalizers, generateName, data or
