@@ -322,6 +322,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 	if options.ResyncPeriod != nil {
 		p = *options.ResyncPeriod
 	}
+	requested := p
 	if p > 0 && p < minimumResyncPeriod {
 		p = minimumResyncPeriod
 	}
@@ -344,7 +345,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 		l := s.newListener(handler, p, effective)
 		s.processor.addListener(l)
 		s.procLock.Unlock()
-		s.emit(StepEvent{Kind: StepRegistered, Handler: l.id})
+		s.emit(StepEvent{Kind: StepRegistered, Handler: l.id, RequestedResyncPeriod: requested, ResyncPeriod: effective, CheckPeriod: s.resyncCheckPeriod})
 		return l, nil
 	}
 
@@ -362,7 +363,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 	if s.run != nil {
 		s.run.startListener_locked(l)
 	}
-	s.emit(StepEvent{Kind: StepJoined, Handler: l.id, Count: len(snapshot)})
+	s.emit(StepEvent{Kind: StepJoined, Handler: l.id, Count: len(snapshot), RequestedResyncPeriod: requested, ResyncPeriod: effective, CheckPeriod: s.resyncCheckPeriod})
 	for _, obj := range snapshot {
 		n := notification{kind: NotificationAdd, newObj: obj, isInInitialList: true}
 		l.add(n)

@@ -291,6 +291,14 @@ type StepEvent struct {
 	// update, the deleted object or DeletedFinalStateUnknown of a delete. A driver checking
 	// deliveries reads it; String leaves it out.
 	Object any
+	// RequestedResyncPeriod is the period the registration asked for, or the informer's default
+	// when it asked for none, before informer.md §2.2 adjusts it; ResyncPeriod is the
+	// registration's effective period as §2.2 set it at registration; CheckPeriod is the
+	// informer's resync check period after the registration (StepRegistered, StepJoined). A
+	// driver checking resync alignment reads them; String leaves them out.
+	RequestedResyncPeriod time.Duration
+	ResyncPeriod          time.Duration
+	CheckPeriod           time.Duration
 }
 
 // String renders the event as one trace line, e.g.

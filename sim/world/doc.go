@@ -56,13 +56,18 @@
 //
 // # Oracles
 //
-// Each Recorder checks per-object order and cache-before-notify on every delivery (a violation
-// panics, which ends the run with a *sim.RunError naming the seed, as a panicking handler does).
-// CheckConverged compares every started informer's cache, and every handler's replayed view,
-// with the apiserver's state for its resource, namespace and selectors, after the informer's
-// transform (or with its Equal), then runs the user's checks. It reads the apiserver through
-// fakeapi.Server.Snapshot, which routes nothing, draws nothing, consumes no injected failure
-// and records nothing, so a run with checks is the same run as one without.
+// Each Recorder checks per-object order and cache-before-notify on every delivery; a violation
+// panics with a *Violation naming the oracle (OraclePerObjectOrder, OracleCacheBeforeNotify),
+// the violating event and the trace before it, which ends the run with a *sim.RunError that
+// unwraps to it, as a panicking handler does. CheckConverged is eventual consistency
+// (OracleEventualConsistency): it compares every started informer's cache, and every handler's
+// replayed view, with the apiserver's state for its resource, namespace and selectors, after the
+// informer's transform (or with its Equal), then runs the user's checks. It reads the apiserver
+// through fakeapi.Server.Snapshot, which routes nothing, draws nothing, consumes no injected
+// failure and records nothing, so a run with checks is the same run as one without. The other
+// named oracles (resync alignment, late join, tombstones, the apiserver's watch guarantees) live
+// in package world/oracle, which reads the trace and the apiserver's record; for them a
+// registration's narration carries its resync periods (requested, resync, check).
 //
 // # Random streams
 //

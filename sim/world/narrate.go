@@ -60,9 +60,9 @@ func (n *Informer) observe(e informer.StepEvent) {
 		// handle is looked up after the call returns (resolve).
 		h := n.discover(e.Handler)
 		if e.Kind == informer.StepJoined {
-			s.Emit(h.actor, "join", sim.FInt("snapshot", int64(e.Count)))
+			s.Emit(h.actor, "join", append([]sim.Field{sim.FInt("snapshot", int64(e.Count))}, resyncFields(e)...)...)
 		} else {
-			s.Emit(h.actor, "register")
+			s.Emit(h.actor, "register", resyncFields(e)...)
 		}
 	case informer.StepRemoved:
 		if h := n.byID[e.Handler]; h != nil {
@@ -138,6 +138,17 @@ func (n *Informer) handlerList(ids []int) string {
 		parts[i] = strings.TrimPrefix(n.handlerActor(id), n.Name()+"/")
 	}
 	return strings.Join(parts, ",")
+}
+
+// resyncFields narrates a registration's resync periods (informer.md §2.2) for the resync
+// alignment oracle: the period asked for (or the informer's default), the effective one, and the
+// informer's check period after the registration. An informer that never resyncs has them all
+// zero, and then says nothing.
+func resyncFields(e informer.StepEvent) []sim.Field {
+	if e.RequestedResyncPeriod == 0 && e.ResyncPeriod == 0 && e.CheckPeriod == 0 {
+		return nil
+	}
+	return []sim.Field{sim.FDur("requested", e.RequestedResyncPeriod), sim.FDur("resync", e.ResyncPeriod), sim.FDur("check", e.CheckPeriod)}
 }
 
 // objRef renders an object reference "ns/name@rv", or "tomb(ns/name@rv)" for a tombstone.

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/informersim/informersim/sim"
 )
 
 // Quiet reports whether the world has nothing left to do that the network can give it now: the
@@ -87,15 +89,16 @@ func (w *World) RunUntilConverged(budget time.Duration) error {
 // resourceVersions and content, or the informer's Equal); so does every current handler's
 // replayed view; and every check added with AddCheck passes. It reports the first divergence,
 // in informer, then key order, then the checks in the order added, with the seed and the repro
-// line. It reads the apiserver with fakeapi.Server.Snapshot, which changes nothing: a run
-// with and without checks is the same run.
+// line. A divergence is a *Violation of OracleEventualConsistency; a failed check is an error
+// naming the check. It reads the apiserver with fakeapi.Server.Snapshot, which changes nothing:
+// a run with and without checks is the same run.
 func (w *World) CheckConverged() error {
 	for _, n := range w.informers {
 		if !n.started || n.stopped {
 			continue
 		}
 		if err := n.checkConverged(); err != nil {
-			return fmt.Errorf("world: %w (seed %d; repro: %s)", err, w.s.Seed(), w.s.Config().Repro)
+			return NewViolation(w.s, OracleEventualConsistency, err.Error(), w.convergedEvent(), DefaultViolationWindow)
 		}
 	}
 	for _, c := range w.checks {
@@ -201,3 +204,9 @@ func sameContent(a, b any) bool {
 }
 
 var errNilFunc = errors.New("nil func")
+
+// convergedEvent stands for the moment of a convergence check in a Violation: the check reads
+// the state the whole trace led to, at this step and time.
+func (w *World) convergedEvent() sim.Event {
+	return sim.Event{Step: w.s.StepCount(), Time: w.s.Now(), Actor: "world", Kind: "check-converged"}
+}

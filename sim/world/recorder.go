@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/informersim/informersim/informer"
-	"github.com/informersim/informersim/internal/invariant"
 	"github.com/informersim/informersim/sim"
 )
 
@@ -68,9 +67,10 @@ func (n Notification) String() string {
 //     re-created at a higher RV).
 //
 // It is fed by the informer's step events (StepDelivered), not by wrapping the handler, so it
-// sees registrations the world did not make as well. A violation panics with an
-// invariant.Violation, which the engine turns into a failed run (*sim.RunError) with the seed. A
-// panic of the handler propagates the same way.
+// sees registrations the world did not make as well. A violation panics with a *Violation named
+// OraclePerObjectOrder or OracleCacheBeforeNotify (it unwraps to an invariant.Violation), which
+// the engine turns into a failed run (*sim.RunError) with the seed. A panic of the handler
+// propagates the same way.
 type Recorder struct {
 	w     *World
 	actor string
@@ -174,45 +174,56 @@ func (r *Recorder) record(n Notification) {
 	r.notes = append(r.notes, n)
 }
 
-// check is the per-object order oracle (design.md "Oracles": per-object order).
+// check is the per-object order oracle and the cache-before-notify oracle (design.md
+// "Oracles"); a violation panics with a *Violation naming the oracle.
 func (r *Recorder) check(n Notification) {
+	order := func(cond bool, format string, args ...any) {
+		if !cond {
+			r.w.violate(OraclePerObjectOrder, format, args...)
+		}
+	}
 	rv, err := strconv.ParseUint(n.ResourceVersion, 10, 64)
-	invariant.Check(err == nil, "%s: %s: unparsable resourceVersion %q", r.actor, n, n.ResourceVersion)
+	order(err == nil, "%s: %s: unparsable resourceVersion %q", r.actor, n, n.ResourceVersion)
 	st, seen := r.last[n.Key]
 	switch n.Kind {
 	case informer.NotificationAdd:
-		invariant.Check(!seen || st.deleted, "%s: %s: add of a key the handler holds at rv=%d", r.actor, n, st.rv)
-		invariant.Check(!seen || rv > st.rv, "%s: %s: re-creation at rv=%d not after the delete at rv=%d", r.actor, n, rv, st.rv)
+		order(!seen || st.deleted, "%s: %s: add of a key the handler holds at rv=%d", r.actor, n, st.rv)
+		order(!seen || rv > st.rv, "%s: %s: re-creation at rv=%d not after the delete at rv=%d", r.actor, n, rv, st.rv)
 	case informer.NotificationUpdate:
-		invariant.Check(seen && !st.deleted, "%s: %s: update of a key the handler does not hold", r.actor, n)
-		invariant.Check(n.OldResourceVersion == strconv.FormatUint(st.rv, 10),
+		order(seen && !st.deleted, "%s: %s: update of a key the handler does not hold", r.actor, n)
+		order(n.OldResourceVersion == strconv.FormatUint(st.rv, 10),
 			"%s: %s: old object rv=%s is not the last state the handler saw (rv=%d)", r.actor, n, n.OldResourceVersion, st.rv)
 		if n.Sync {
-			invariant.Check(rv == st.rv, "%s: %s: sync update at rv=%d after rv=%d", r.actor, n, rv, st.rv)
+			order(rv == st.rv, "%s: %s: sync update at rv=%d after rv=%d", r.actor, n, rv, st.rv)
 		} else {
-			invariant.Check(rv > st.rv, "%s: %s: rv went from %d to %d", r.actor, n, st.rv, rv)
+			order(rv > st.rv, "%s: %s: rv went from %d to %d", r.actor, n, st.rv, rv)
 		}
 	case informer.NotificationDelete:
 		// A delete of a key the handler never held is possible (a watch DELETED for an uncached
 		// key, informer.md §14 T2); otherwise it is not older than what the handler holds.
-		invariant.Check(!seen || st.deleted || rv >= st.rv, "%s: %s: delete at rv=%d before rv=%d", r.actor, n, rv, st.rv)
-		invariant.Check(!seen || !st.deleted, "%s: %s: second delete without a re-creation", r.actor, n)
+		order(!seen || st.deleted || rv >= st.rv, "%s: %s: delete at rv=%d before rv=%d", r.actor, n, rv, st.rv)
+		order(!seen || !st.deleted, "%s: %s: second delete without a re-creation", r.actor, n)
 	}
 	r.last[n.Key] = keyState{rv: rv, deleted: n.Kind == informer.NotificationDelete}
 	if r.cache == nil {
 		return
 	}
+	cacheFirst := func(cond bool, format string, args ...any) {
+		if !cond {
+			r.w.violate(OracleCacheBeforeNotify, format, args...)
+		}
+	}
 	cached, ok, err := r.cache.GetByKey(n.Key)
-	invariant.Check(err == nil, "%s: %s: cache lookup: %v", r.actor, n, err)
+	cacheFirst(err == nil, "%s: %s: cache lookup: %v", r.actor, n, err)
 	if !ok {
 		return // deleted since: newer than what the handler is told
 	}
 	crv, err := strconv.ParseUint(rvOf(cached), 10, 64)
-	invariant.Check(err == nil, "%s: %s: cached object with unparsable resourceVersion", r.actor, n)
+	cacheFirst(err == nil, "%s: %s: cached object with unparsable resourceVersion", r.actor, n)
 	if n.Kind == informer.NotificationDelete {
-		invariant.Check(crv > rv, "%s: %s: the cache still holds the deleted key at rv=%d", r.actor, n, crv)
+		cacheFirst(crv > rv, "%s: %s: the cache still holds the deleted key at rv=%d", r.actor, n, crv)
 	} else {
-		invariant.Check(crv >= rv, "%s: %s: the cache holds an older rv=%d (cache before notify)", r.actor, n, crv)
+		cacheFirst(crv >= rv, "%s: %s: the cache holds an older rv=%d (cache before notify)", r.actor, n, crv)
 	}
 }
 
