@@ -28,9 +28,15 @@ demo:
 ## sim: run the demo for a chosen seed, e.g. make sim SEED=42.
 sim: demo
 
-## bench: every benchmark, once, with allocation figures.
+## bench: every benchmark of the main module, once, with allocation figures; then the end-to-end
+## comparison of compare/ (client-go's informer, the goroutine driver and the world on the same
+## fake apiserver, BENCHCOUNT runs each) and its table of ratios (scripts/benchratio.go).
+BENCHCOUNT ?= 3
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+	cd compare && $(GO) test -run='^$$' -bench=EndToEnd -benchmem -count=$(BENCHCOUNT) . >endtoend.out; \
+		status=$$?; $(GO) run ../scripts/benchratio.go <endtoend.out; ratio=$$?; rm -f endtoend.out; \
+		test $$status -eq 0 && test $$ratio -eq 0
 
 ## fuzz: fuzz the fake apiserver's list/watch options and object metadata (FUZZTIME=30s).
 FUZZTIME ?= 30s
