@@ -1,0 +1,36 @@
+package world
+
+import (
+	"testing"
+
+	"github.com/informersim/informersim/sim"
+)
+
+// BenchmarkSweep measures seed-sweep throughput: whole runs per second of wall time of the
+// world TestWorldDeterminism1000Seeds runs (swarmWorld: two informers, three handlers, a seeded
+// workload of 40 ops with watch closes, 410s, compactions and injected failures, then a
+// liveness phase without faults until the world converges, CheckConverged included). One
+// iteration is one run, seed 1+i%1000, so the mix of seeds is the test's.
+//
+// hash: the trace is hashed (sim.TraceHashOnly), as the determinism test and a sweep that
+// compares runs need; nohash: sim.TraceNone, the cost of the simulation alone.
+func BenchmarkSweep(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		level sim.TraceLevel
+	}{{"hash", sim.TraceHashOnly}, {"nohash", sim.TraceNone}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			steps := int64(0)
+			for i := 0; i < b.N; i++ {
+				w, err := swarmWorld(1+uint64(i%1000), c.level)
+				if err != nil {
+					b.Fatalf("seed %d: %v", 1+i%1000, err)
+				}
+				steps += w.Sim().StepCount()
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
+			b.ReportMetric(float64(steps)/float64(b.N), "steps/run")
+		})
+	}
+}
