@@ -51,7 +51,14 @@ type infLW struct {
 	listErrs []error
 	// watchBuffer is the capacity of each watcher's channel.
 	watchBuffer int
+	// watchList makes infLW serve watch-list requests and say so: false (the default) keeps
+	// the informer in classic list+watch, as client-go's fake clients do, by answering true to
+	// IsWatchListSemanticsUnSupported.
+	watchList bool
 }
+
+// IsWatchListSemanticsUnSupported is client-go's watch-list probe (informer.md §7.3).
+func (lw *infLW) IsWatchListSemanticsUnSupported() bool { return !lw.watchList }
 
 func newInfLW() *infLW {
 	return &infLW{objs: map[string]*metav1.PartialObjectMetadata{}, watchBuffer: 4096}
@@ -162,6 +169,9 @@ func (lw *infLW) WatchWithContext(ctx context.Context, options metav1.ListOption
 	o := options
 	o.TimeoutSeconds = nil // drawn from the seed; not part of the comparison
 	lw.requests = append(lw.requests, Request{Verb: RequestWatch, Options: o}.String())
+	if options.SendInitialEvents != nil && *options.SendInitialEvents {
+		return lw.watchListLocked(options)
+	}
 	from, err := strconv.Atoi(options.ResourceVersion)
 	if err != nil {
 		return nil, fmt.Errorf("infLW: bad watch RV %q", options.ResourceVersion)
@@ -172,6 +182,32 @@ func (lw *infLW) WatchWithContext(ctx context.Context, options metav1.ListOption
 			w.ch <- ev
 		}
 	}
+	lw.watchers = append(lw.watchers, w)
+	return w, nil
+}
+
+// watchListLocked serves a watch-list request as an apiserver with a watch cache does
+// (informer.md §7.5): synthetic ADDED events for the current objects, sorted by name, then a
+// BOOKMARK at the current RV annotated k8s.io/initial-events-end, then live events.
+func (lw *infLW) watchListLocked(options metav1.ListOptions) (watch.Interface, error) {
+	if !lw.watchList {
+		return nil, apierrors.NewBadRequest("infLW: watch-list not served")
+	}
+	if options.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan {
+		return nil, apierrors.NewBadRequest("infLW: sendInitialEvents needs resourceVersionMatch=NotOlderThan")
+	}
+	w := &infWatcher{lw: lw, ch: make(chan watch.Event, lw.watchBuffer)}
+	names := make([]string, 0, len(lw.objs))
+	for n := range lw.objs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		w.ch <- watch.Event{Type: watch.Added, Object: lw.objs[n]}
+	}
+	end := infObj("", lw.rv)
+	end.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
+	w.ch <- watch.Event{Type: watch.Bookmark, Object: end}
 	lw.watchers = append(lw.watchers, w)
 	return w, nil
 }

@@ -93,9 +93,18 @@ type ReflectorOptions struct {
 	// choice: 500, or no paging for a relist at a specific resourceVersion (informer.md §7.4).
 	PageSize int64
 
-	// UseWatchList asks for the streaming watch-list start-up (informer.md §7.5). It is not
-	// implemented yet: NewReflector rejects true.
+	// UseWatchList makes every ListAndWatch pass start with the streaming watch-list request
+	// (informer.md §7.5) and fall back to LIST only if it fails. The Reflector never sees the
+	// ListerWatcher, so it cannot probe it: the informer sets this with client-go v0.37's
+	// default semantics (on, unless the ListerWatcher's IsWatchListSemanticsUnSupported()
+	// returns true, or the informer's DisableWatchList is set). Zero (false) is classic
+	// list+watch, as before.
 	UseWatchList bool
+
+	// Transform is the queue's transform, applied to objects in the watch-list's temporary
+	// store (informer.md §1.5: in watch-list mode initial objects are transformed twice). Nil
+	// means none.
+	Transform TransformFunc
 
 	// OnEvent, if set, is called synchronously with each decision the Reflector makes (a relist, a
 	// re-watch, a backoff, a skipped event…), so a driver can narrate a run. It must not call back
@@ -136,6 +145,12 @@ func (q Request) String() string {
 	}
 	if q.Options.Continue != "" {
 		fmt.Fprintf(&b, " continue=%q", q.Options.Continue)
+	}
+	if q.Options.ResourceVersionMatch != "" {
+		fmt.Fprintf(&b, " match=%s", q.Options.ResourceVersionMatch)
+	}
+	if q.Options.SendInitialEvents != nil && *q.Options.SendInitialEvents {
+		b.WriteString(" sendInitialEvents")
 	}
 	if q.Options.AllowWatchBookmarks {
 		b.WriteString(" bookmarks")
@@ -178,6 +193,17 @@ const (
 	EventResync
 	// EventResyncSkipped: the resync timer fired but ShouldResync said no.
 	EventResyncSkipped
+	// EventWatchListSynced: the watch-list stream delivered the bookmark annotated
+	// k8s.io/initial-events-end; the store was replaced by Items objects at ResourceVersion,
+	// the resync timer started, and the same stream goes on as the watch (informer.md §7.5).
+	EventWatchListSynced
+	// EventWatchListRetry: the watch-list attempt failed in a way client-go retries (429 or
+	// connection refused after Delay; 410 or too large at once, at rv ""; a stream closed
+	// before the end bookmark at once); a new watch-list request follows.
+	EventWatchListRetry
+	// EventWatchListFallback: the watch-list attempt failed with Err; the pass falls back to a
+	// LIST (informer.md §7.3).
+	EventWatchListFallback
 )
 
 func (k ReflectorEventKind) String() string {
@@ -204,6 +230,12 @@ func (k ReflectorEventKind) String() string {
 		return "Resync"
 	case EventResyncSkipped:
 		return "ResyncSkipped"
+	case EventWatchListSynced:
+		return "WatchListSynced"
+	case EventWatchListRetry:
+		return "WatchListRetry"
+	case EventWatchListFallback:
+		return "WatchListFallback"
 	}
 	return fmt.Sprintf("ReflectorEventKind(%d)", int(k))
 }
@@ -251,6 +283,15 @@ func (e ReflectorEvent) String() string {
 		return "resync"
 	case EventResyncSkipped:
 		return "resync skipped (no handler due)"
+	case EventWatchListSynced:
+		return fmt.Sprintf("watch-list synced %d items at rv=%s; watching on", e.Items, e.ResourceVersion)
+	case EventWatchListRetry:
+		if e.Err == nil {
+			return fmt.Sprintf("watch-list stream ended before its end bookmark; watch-list again at rv=%s", e.ResourceVersion)
+		}
+		return fmt.Sprintf("watch-list failed (%v); watch-list again at rv=%s after backoff %v", e.Err, e.ResourceVersion, e.Delay)
+	case EventWatchListFallback:
+		return fmt.Sprintf("watch-list failed (%v); fall back to list", e.Err)
 	}
 	return e.Kind.String()
 }
@@ -320,6 +361,8 @@ type Reflector struct {
 	minWatchTimeout time.Duration
 	maxWatchTimeout time.Duration
 	pageSize        int64
+	useWatchList    bool
+	transform       TransformFunc
 	delay           *backoffDelay
 	errorHandler    func(error)
 	onEvent         func(ReflectorEvent)
@@ -340,6 +383,13 @@ type Reflector struct {
 	watchEvents        int       // events handled on this stream (skipped ones excluded)
 	propagateFromStart bool      // the watch started at a real RV: every event advances lastSyncRV
 	seenNonAdded       bool      // a MODIFIED/DELETED/BOOKMARK was seen on this stream
+
+	// The watch-list attempt of the current pass (informer.md §7.5): while watchList is set,
+	// the next or current WATCH is a watch-list request, whose events go to tempStore; wlRV is
+	// client-go's local list RV, taken from events once a non-ADDED one was seen.
+	watchList bool
+	tempStore Store
+	wlRV      string
 
 	// The resync timer of the current pass (informer.md §2.3).
 	resyncActive bool
@@ -366,7 +416,7 @@ type listState struct {
 }
 
 // NewReflector returns a Reflector writing to store, not yet started. It validates a copy of
-// opts: Clock and Rand are required, UseWatchList is not supported yet.
+// opts: Clock and Rand are required.
 func NewReflector(store ReflectorStore, opts ReflectorOptions) (*Reflector, error) {
 	if store == nil {
 		return nil, errors.New("informer: NewReflector: store is nil")
@@ -376,9 +426,6 @@ func NewReflector(store ReflectorStore, opts ReflectorOptions) (*Reflector, erro
 	}
 	if opts.Rand == nil {
 		return nil, errors.New("informer: NewReflector: Rand is required")
-	}
-	if opts.UseWatchList {
-		return nil, errors.New("informer: NewReflector: watch-list is not implemented")
 	}
 	if opts.ResyncPeriod < 0 {
 		return nil, fmt.Errorf("informer: NewReflector: negative ResyncPeriod %v", opts.ResyncPeriod)
@@ -398,6 +445,8 @@ func NewReflector(store ReflectorStore, opts ReflectorOptions) (*Reflector, erro
 		minWatchTimeout: defaultMinWatchTimeout,
 		maxWatchTimeout: 2 * defaultMinWatchTimeout,
 		pageSize:        opts.PageSize,
+		useWatchList:    opts.UseWatchList,
+		transform:       opts.Transform,
 		errorHandler:    opts.OnWatchError,
 		onEvent:         opts.OnEvent,
 		phase:           phaseIdle,
@@ -456,6 +505,13 @@ func (r *Reflector) Name() string { return r.name }
 // TypeDescription returns how the Reflector names the type it lists in errors.
 func (r *Reflector) TypeDescription() string { return r.typeDescription }
 
+// UsesWatchList reports whether each pass starts with a watch-list request (informer.md §7.3).
+func (r *Reflector) UsesWatchList() bool { return r.useWatchList }
+
+// InWatchList reports whether the current pass is in its watch-list attempt: the next or open
+// WATCH is a watch-list request whose events are not yet in the store.
+func (r *Reflector) InWatchList() bool { return r.watchList && r.phase != phaseStopped }
+
 // Start begins the first ListAndWatch pass: the next request is a LIST, issued at once
 // (informer.md §7.2: the first pass is not delayed). Start on a started or stopped Reflector
 // panics.
@@ -506,6 +562,19 @@ func (r *Reflector) NextRequest() (Request, bool) {
 		r.watchStart = r.clock.Now()
 		r.watchEvents = 0
 		r.seenNonAdded = false
+		if r.watchList {
+			// informer.md §7.5: a fresh temporary store and local RV for every attempt; the
+			// RV is client-go's rewatchResourceVersion ("" once marked unavailable).
+			if r.rvUnavailable {
+				opts.ResourceVersion = ""
+			}
+			opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
+			sendInitialEvents := true
+			opts.SendInitialEvents = &sendInitialEvents
+			r.tempStore = NewStore(DeletionHandlingMetaNamespaceKeyFunc)
+			r.wlRV = ""
+			return Request{Verb: RequestWatch, Options: opts}, true
+		}
 		// informer.md §7.6: a watch from "" or "0" begins with synthetic ADDED events in no RV
 		// order, so they must not move lastSyncRV until a non-ADDED event is seen.
 		r.propagateFromStart = opts.ResourceVersion != "" && opts.ResourceVersion != "0"
@@ -618,6 +687,10 @@ func (r *Reflector) WatchOpened(err error) {
 		return
 	}
 	invariant.Check(r.phase == phaseWatchOpening, "reflector %s: WatchOpened without a WATCH in flight (phase %d)", r.name, r.phase)
+	if err != nil && r.watchList {
+		r.watchListFailed(err)
+		return
+	}
 	if err != nil {
 		if isWatchErrorRetriable(err) {
 			r.rewatchAfterBackoff(err)
@@ -682,6 +755,9 @@ func (r *Reflector) WatchEvent(ev watch.Event) (stop bool) {
 		return false
 	}
 	rv := m.GetResourceVersion()
+	if r.watchList {
+		return r.watchListEvent(ev, m, rv)
+	}
 	var serr error
 	switch ev.Type {
 	case watch.Added:
@@ -723,6 +799,12 @@ func (r *Reflector) WatchClosed() {
 	invariant.Check(r.phase == phaseWatching, "reflector %s: WatchClosed without an open stream (phase %d)", r.name, r.phase)
 	if r.clock.Since(r.watchStart) < veryShortWatch && r.watchEvents == 0 {
 		r.endStream(&VeryShortWatchError{Name: r.name})
+		return
+	}
+	if r.watchList {
+		// informer.md §7.5: closed before the end bookmark: a new watch-list request, at once.
+		r.emit(ReflectorEvent{Kind: EventWatchListRetry, ResourceVersion: r.watchListRV()})
+		r.phase = phaseWatch
 		return
 	}
 	r.emit(ReflectorEvent{Kind: EventWatchClosed, ResourceVersion: r.lastSyncRV})
@@ -798,6 +880,17 @@ func (r *Reflector) WatchErrors() int { return r.watchErrors }
 func (r *Reflector) startPass() {
 	r.resyncActive = false
 	r.resyncErr = nil
+	if r.useWatchList {
+		// informer.md §7.3: every pass, relists included, tries watch-list first.
+		r.watchList = true
+		r.phase = phaseWatch
+		return
+	}
+	r.startListPass()
+}
+
+// startListPass begins the LIST of a pass: at first, or after the watch-list attempt fell back.
+func (r *Reflector) startListPass() {
 	rv := r.lastSyncRV
 	switch {
 	case r.rvUnavailable:
@@ -836,6 +929,10 @@ func (r *Reflector) beginListAttempt(rv string) {
 // off and re-watches; anything else (410 included: the relist uses the last RV) ends the pass
 // without calling the error handler.
 func (r *Reflector) endStream(err error) {
+	if r.watchList {
+		r.watchListFailed(err)
+		return
+	}
 	if apierrors.IsTooManyRequests(err) {
 		r.rewatchAfterBackoff(err)
 		return
@@ -859,6 +956,7 @@ func (r *Reflector) endPass(err error, returned bool) {
 	r.resyncActive = false
 	r.resyncErr = nil
 	r.list = listState{}
+	r.watchList, r.tempStore = false, nil
 	if returned && err != nil {
 		r.errorHandler(err)
 	}
@@ -921,4 +1019,126 @@ func isTooLargeResourceVersionError(err error) bool {
 // retried as a watch, without a relist (informer.md §7.6).
 func isWatchErrorRetriable(err error) bool {
 	return utilnet.IsConnectionRefused(err) || apierrors.IsTooManyRequests(err)
+}
+
+// watchListEvent applies one event of a watch-list stream to the temporary store (informer.md
+// §7.5): every object event is applied, so only final states reach the queue; the local list RV
+// follows the events once a non-ADDED one was seen; the bookmark annotated
+// k8s.io/initial-events-end completes the attempt.
+func (r *Reflector) watchListEvent(ev watch.Event, m metav1.Object, rv string) (stop bool) {
+	var serr error
+	end := false
+	switch ev.Type {
+	case watch.Added:
+		serr = r.tempAdd(ev.Object)
+	case watch.Modified:
+		r.seenNonAdded = true
+		serr = r.tempUpdate(ev.Object)
+	case watch.Deleted:
+		r.seenNonAdded = true
+		serr = r.tempStore.Delete(ev.Object)
+	case watch.Bookmark:
+		r.seenNonAdded = true
+		end = m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+	default:
+		serr = fmt.Errorf("unknown watch event type %q", ev.Type)
+	}
+	if serr != nil {
+		r.emit(ReflectorEvent{Kind: EventStoreError, ResourceVersion: rv, Err: serr})
+	}
+	if r.seenNonAdded {
+		r.wlRV = rv
+	}
+	r.watchEvents++
+	if end {
+		r.watchListSynced()
+	}
+	return r.phase != phaseWatching
+}
+
+func (r *Reflector) tempAdd(obj runtime.Object) error {
+	o, err := r.transformed(obj)
+	if err != nil {
+		return err
+	}
+	return r.tempStore.Add(o)
+}
+
+func (r *Reflector) tempUpdate(obj runtime.Object) error {
+	o, err := r.transformed(obj)
+	if err != nil {
+		return err
+	}
+	return r.tempStore.Update(o)
+}
+
+func (r *Reflector) transformed(obj any) (any, error) {
+	if r.transform == nil {
+		return obj, nil
+	}
+	return r.transform(obj)
+}
+
+// watchListSynced completes the watch-list attempt (informer.md §7.5, §14 T8): the store is
+// replaced by the temporary store's objects at the end bookmark's RV, the resync timer starts,
+// and the open stream goes on as the pass's watch, whose every event now advances the RV. The
+// objects' order is Go map order in client-go; here it is drawn from the seed.
+func (r *Reflector) watchListSynced() {
+	objs := r.tempStore.List()
+	r.rng.Shuffle(len(objs), func(i, j int) { objs[i], objs[j] = objs[j], objs[i] })
+	rv := r.wlRV
+	r.watchList, r.tempStore, r.wlRV = false, nil, ""
+	r.rvUnavailable = false
+	if err := r.store.Replace(objs, rv); err != nil {
+		// client-go: watchList returns the error, and ListAndWatch falls back to a LIST with
+		// the watcher discarded.
+		r.emit(ReflectorEvent{Kind: EventWatchListFallback, Err: fmt.Errorf("unable to sync watch-list result: %w", err)})
+		r.startListPass() // the stream is left: the driver stops the watcher
+
+		return
+	}
+	r.lastSyncRV = rv
+	r.emit(ReflectorEvent{Kind: EventWatchListSynced, ResourceVersion: rv, Items: len(objs)})
+	if r.resyncPeriod > 0 {
+		r.resyncActive = true
+		r.resyncAt = r.clock.Now().Add(r.resyncPeriod)
+	}
+	// client-go's watch() starts its own clock and event count for the reused watcher
+	// (informer.md §7.6: a reused watch-list watcher advances the RV from the start).
+	r.watchStart = r.clock.Now()
+	r.watchEvents = 0
+	r.propagateFromStart = true
+}
+
+// watchListFailed classifies a failure of the watch-list attempt, at open or in the stream, as
+// client-go's isErrorRetriableWithSideEffectsFn does (informer.md §7.5): 429 or connection
+// refused → one backoff delay, then watch-list again; 410 or too large → mark the RV unavailable
+// and watch-list again at once, at ""; anything else → fall back to a LIST within the same pass.
+// A stream that was open is left: the driver stops the watcher.
+func (r *Reflector) watchListFailed(err error) {
+	r.tempStore, r.wlRV = nil, ""
+	switch {
+	case isWatchErrorRetriable(err):
+		d := r.delay.Next()
+		r.phase = phaseBackoff
+		r.backoffUntil = r.clock.Now().Add(d)
+		r.backoffThen = phaseWatch
+		r.emit(ReflectorEvent{Kind: EventWatchListRetry, ResourceVersion: r.watchListRV(), Delay: d, Err: err})
+	case isExpiredError(err) || isTooLargeResourceVersionError(err):
+		r.rvUnavailable = true
+		r.phase = phaseWatch
+		r.emit(ReflectorEvent{Kind: EventWatchListRetry, ResourceVersion: r.watchListRV(), Err: err})
+	default:
+		r.watchList = false
+		r.emit(ReflectorEvent{Kind: EventWatchListFallback, Err: err})
+		r.startListPass()
+	}
+}
+
+// watchListRV is the RV the next watch-list request asks for.
+func (r *Reflector) watchListRV() string {
+	if r.rvUnavailable {
+		return ""
+	}
+	return r.lastSyncRV
 }

@@ -763,7 +763,6 @@ func TestNewReflectorValidates(t *testing.T) {
 	for name, mod := range map[string]func(*ReflectorOptions){
 		"no clock":      func(o *ReflectorOptions) { o.Clock = nil },
 		"no rand":       func(o *ReflectorOptions) { o.Rand = nil },
-		"watch-list":    func(o *ReflectorOptions) { o.UseWatchList = true },
 		"negative sync": func(o *ReflectorOptions) { o.ResyncPeriod = -1 },
 	} {
 		o := ok

@@ -37,6 +37,8 @@ type InformerOptions struct {
 	QueueMode QueueMode
 	// DisableBatchPop makes the process loop pop one item at a time.
 	DisableBatchPop bool
+	// DisableWatchList: see [SharedIndexInformerOptions].
+	DisableWatchList bool
 }
 
 // Runner is client-go's non-shared informer, the Controller that NewInformerWithOptions returns
@@ -57,12 +59,13 @@ func NewInformerWithOptions(options InformerOptions) (Store, *Runner) {
 	invariant.Check(options.ListerWatcher != nil, "informer: NewInformerWithOptions without a ListerWatcher")
 	invariant.Check(options.Handler != nil, "informer: NewInformerWithOptions without a Handler")
 	inf := NewSharedIndexInformerWithOptions(options.ListerWatcher, options.ObjectType, SharedIndexInformerOptions{
-		ResyncPeriod:    options.ResyncPeriod,
-		Indexers:        options.Indexers,
-		Clock:           options.Clock,
-		Rand:            options.Rand,
-		QueueMode:       options.QueueMode,
-		DisableBatchPop: options.DisableBatchPop,
+		ResyncPeriod:     options.ResyncPeriod,
+		Indexers:         options.Indexers,
+		Clock:            options.Clock,
+		Rand:             options.Rand,
+		QueueMode:        options.QueueMode,
+		DisableBatchPop:  options.DisableBatchPop,
+		DisableWatchList: options.DisableWatchList,
 	})
 	s := inf.(*sharedIndexInformer)
 	s.direct = options.Handler

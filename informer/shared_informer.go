@@ -87,6 +87,11 @@ type SharedIndexInformerOptions struct {
 	Rand *rand.Rand
 	// QueueMode selects the queue; 0 means QueueRealFIFO.
 	QueueMode QueueMode
+	// DisableWatchList turns off the streaming watch-list start-up for this informer (client-go's
+	// WatchListClient gate off, informer.md §0.2): every pass lists, then watches. By default,
+	// as in client-go v0.37, each pass tries watch-list first unless the ListerWatcher has an
+	// IsWatchListSemanticsUnSupported() method that returns true (informer.md §7.3).
+	DisableWatchList bool
 	// DisableBatchPop makes the process loop pop one item at a time even from a RealFIFO. By
 	// default it pops batches, like client-go v0.37 with InOrderInformersBatchProcess on
 	// (informer.md §0.2, §5.3).
@@ -179,6 +184,14 @@ const (
 	driverRun
 )
 
+// watchListUnsupported is client-go's DoesClientNotSupportWatchListSemantics: a ListerWatcher
+// that has an IsWatchListSemanticsUnSupported method returning true (fake clientsets, for
+// example) gets classic list+watch; every other one, watch-list (informer.md §7.3).
+func watchListUnsupported(lw any) bool {
+	p, ok := lw.(interface{ IsWatchListSemanticsUnSupported() bool })
+	return ok && p.IsWatchListSemanticsUnSupported()
+}
+
 // NewSharedInformer returns an informer without indices (informer.md §1.1).
 func NewSharedInformer(lw ListerWatcher, exampleObject runtime.Object, defaultEventHandlerResyncPeriod time.Duration) SharedInformer {
 	return NewSharedIndexInformer(lw, exampleObject, defaultEventHandlerResyncPeriod, Indexers{})
@@ -228,6 +241,7 @@ func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.O
 		orderRand:                       orderRand,
 		queueMode:                       o.QueueMode,
 		batchPop:                        !o.DisableBatchPop,
+		useWatchList:                    !o.DisableWatchList && !watchListUnsupported(lw),
 		defaultEventHandlerResyncPeriod: o.ResyncPeriod,
 		resyncCheckPeriod:               o.ResyncPeriod,
 		processor:                       newProcessor(),
@@ -249,6 +263,7 @@ type sharedIndexInformer struct {
 	reflectorRand                   *rand.Rand
 	queueMode                       QueueMode
 	batchPop                        bool
+	useWatchList                    bool          // decided at construction (informer.md §7.3)
 	defaultEventHandlerResyncPeriod time.Duration // never changes (§2.1)
 
 	// startedLock guards the fields below it (client-go's startedLock).
@@ -546,6 +561,8 @@ func (s *sharedIndexInformer) start_locked(ctx context.Context, queueLock sync.L
 		ResyncPeriod: s.resyncCheckPeriod,
 		Clock:        s.clock,
 		Rand:         s.reflectorRand,
+		UseWatchList: s.useWatchList,
+		Transform:    s.transform,
 	}
 	if s.direct == nil {
 		opts.ShouldResync = s.shouldResync // a Runner resyncs at every tick (informer.md §1.7)
