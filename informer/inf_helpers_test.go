@@ -117,6 +117,16 @@ func (lw *infLW) expire() {
 	lw.history = nil
 }
 
+// closeWatches ends every open stream cleanly, as a server's watch timeout does (§14 T3).
+func (lw *infLW) closeWatches() {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	for _, w := range lw.watchers {
+		w.closeLocked()
+	}
+	lw.watchers = nil
+}
+
 // failNextList makes the next LIST answer err.
 func (lw *infLW) failNextList(err error) {
 	lw.mu.Lock()

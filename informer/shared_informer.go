@@ -241,7 +241,7 @@ func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.O
 		orderRand:                       orderRand,
 		queueMode:                       o.QueueMode,
 		batchPop:                        !o.DisableBatchPop,
-		useWatchList:                    !o.DisableWatchList && !watchListUnsupported(lw),
+		disableWatchList:                o.DisableWatchList,
 		defaultEventHandlerResyncPeriod: o.ResyncPeriod,
 		resyncCheckPeriod:               o.ResyncPeriod,
 		processor:                       newProcessor(),
@@ -263,7 +263,7 @@ type sharedIndexInformer struct {
 	reflectorRand                   *rand.Rand
 	queueMode                       QueueMode
 	batchPop                        bool
-	useWatchList                    bool          // decided at construction (informer.md §7.3)
+	disableWatchList                bool
 	defaultEventHandlerResyncPeriod time.Duration // never changes (§2.1)
 
 	// startedLock guards the fields below it (client-go's startedLock).
@@ -561,7 +561,8 @@ func (s *sharedIndexInformer) start_locked(ctx context.Context, queueLock sync.L
 		ResyncPeriod: s.resyncCheckPeriod,
 		Clock:        s.clock,
 		Rand:         s.reflectorRand,
-		UseWatchList: s.useWatchList,
+		// informer.md §7.3: decided when the Reflector is built, at start, as client-go does.
+		UseWatchList: !s.disableWatchList && !watchListUnsupported(s.lw),
 		Transform:    s.transform,
 	}
 	if s.direct == nil {
