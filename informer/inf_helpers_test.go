@@ -297,6 +297,8 @@ type infStep struct {
 	st    *Stepper
 	w     watch.Interface // the open watch, if any
 	trace []string
+	// lwOverride, if set, serves the Reflector's requests instead of lw.
+	lwOverride ListerWatcher
 }
 
 func newInfStep(t *testing.T, opts SharedIndexInformerOptions) *infStep {
@@ -338,12 +340,16 @@ func (e *infStep) serveOne() bool {
 	}
 	if req, ok := r.NextRequest(); ok {
 		ctx := context.Background()
+		var lw ListerWatcher = e.lw
+		if e.lwOverride != nil {
+			lw = e.lwOverride
+		}
 		switch req.Verb {
 		case RequestList:
-			list, err := e.lw.ListWithContext(ctx, req.Options)
+			list, err := lw.ListWithContext(ctx, req.Options)
 			r.ListDone(list, err)
 		case RequestWatch:
-			w, err := e.lw.WatchWithContext(ctx, req.Options)
+			w, err := lw.WatchWithContext(ctx, req.Options)
 			r.WatchOpened(err)
 			if err == nil {
 				e.w = w
