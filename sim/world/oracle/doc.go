@@ -1,0 +1,43 @@
+// Package oracle holds the named oracles of a world (design.md "Oracles") and reports their
+// violations: what "correct" means for an informer run, checked while it runs.
+//
+// # Contract
+//
+// Seven oracles, each with a name (All lists them): per-object-order and cache-before-notify
+// (safety, checked by the world's Recorder on every delivery), eventual-consistency (liveness,
+// World.CheckConverged), and, in this package, resync-alignment, late-join, tombstones (safety
+// over the trace, with a liveness half checked once converged) and watch-guarantees (safety over
+// the apiserver's record of writes and watch events). Every violation is a *world.Violation: the
+// oracle's name, what it saw, the first violating event with the trace before it, the seed and
+// the one command that replays the run (sim.Config.Repro: the scenario runner sets
+// `informersim run NAME --seed N`, a test gets world.Repro's line).
+//
+// The oracles only read. They draw nothing, schedule nothing and write nothing, so a run with
+// oracles attached has the same trace and hash as one without (TestOraclesChangeNothing).
+//
+// # Usage
+//
+//	w, _ := world.New(seed, world.Config{})
+//	h, _ := oracle.Attach(w)                       // every oracle; or name some
+//	... build the informers and handlers, start them, script the workload ...
+//	err := h.Check(w.Sim().RunUntil(gen.Done, time.Hour)) // safety phase
+//	w.Sim().SetFaultsEnabled(false)
+//	err = h.RunUntilConverged(time.Hour)           // liveness phase, then every oracle
+//	if v := h.Violation(); v != nil { fmt.Print(v.Report()) }
+//
+// A recorded or hand-built trace can be checked offline with CheckTrace.
+//
+// # Implementation notes
+//
+// The trace oracles read the world's narration (package world, narrate.go) and rebuild what they
+// need from it alone: each informer's cache (from its cache writes, and after an atomic replace
+// from the notifications that follow it), its current registrations, their resync periods
+// (narrated at registration), the resync timer's ticks. Each keeps its own model, so the oracles
+// stay independent. The watch oracle reads fakeapi.Server.OnCommit (every write) and OnRecord
+// (every accepted WATCH and every event a consumer took), whose single observer Attach takes.
+//
+// A violation found inside a step is raised (panicked) at the first event of the next step,
+// which the engine records inside its recover, so it never unwinds through the apiserver's lock
+// or a test's own call; the engine then ends the run with a *sim.RunError that unwraps to the
+// violation.
+package oracle

@@ -1,0 +1,377 @@
+package oracle
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world"
+)
+
+// The oracles' names (design.md "Oracles").
+const (
+	PerObjectOrder      = world.OraclePerObjectOrder
+	CacheBeforeNotify   = world.OracleCacheBeforeNotify
+	EventualConsistency = world.OracleEventualConsistency
+	ResyncAlignment     = "resync-alignment"
+	LateJoin            = "late-join"
+	Tombstones          = "tombstones"
+	WatchGuarantees     = "watch-guarantees"
+)
+
+// Kind says when an oracle is checked.
+type Kind int
+
+const (
+	// Safety oracles are checked on every step: the first violating event stops the run.
+	Safety Kind = iota + 1
+	// Liveness oracles are checked once the world has converged.
+	Liveness
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Safety:
+		return "safety"
+	case Liveness:
+		return "liveness"
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Info describes one oracle.
+type Info struct {
+	Name string
+	Kind Kind
+	// Where says who checks it: "world" (the world's Recorder or CheckConverged) or "oracle"
+	// (this package, over the trace and the apiserver's record).
+	Where string
+	// Doc is one line saying what it holds the run to.
+	Doc string
+}
+
+var catalog = []Info{
+	{PerObjectOrder, Safety, "world", "each handler sees each object's states in resourceVersion order, nothing after a delete but a re-creation"},
+	{CacheBeforeNotify, Safety, "world", "when a handler is called, the cache holds the state it is told about or a newer one"},
+	{EventualConsistency, Liveness, "world", "once quiet, every cache and every handler's replayed view equals the apiserver's state"},
+	{ResyncAlignment, Safety, "oracle", "resyncs only for cached objects, only to due handlers, at the periods informer.md §2 computes"},
+	{LateJoin, Safety, "oracle", "a late handler gets exactly the cache, then every change, no gap, no duplicate; HasSynced per §3, §4.6"},
+	{Tombstones, Safety, "oracle", "a delete missed while disconnected arrives as DeletedFinalStateUnknown with the last known state"},
+	{WatchGuarantees, Safety, "oracle", "the apiserver's watches are ordered, unique, gap-free, resumable, with honest bookmarks"},
+}
+
+// All returns every oracle, in the order they are checked and reported.
+func All() []Info { return slices.Clone(catalog) }
+
+// Names returns every oracle's name.
+func Names() []string {
+	out := make([]string, len(catalog))
+	for i, o := range catalog {
+		out[i] = o.Name
+	}
+	return out
+}
+
+func lookup(name string) (Info, bool) {
+	for _, o := range catalog {
+		if o.Name == name {
+			return o, true
+		}
+	}
+	return Info{}, false
+}
+
+// Checker is one trace oracle of this package: it reads the trace one event at a time and says
+// what, if anything, the event violates. Finish is called once the run has converged (or the
+// trace has ended): the oracle's liveness half.
+type Checker interface {
+	Name() string
+	// Event reads e and returns a description of the violation, or "".
+	Event(e sim.Event) string
+	// Finish returns a description of what the whole trace left unfulfilled, or "".
+	Finish() string
+}
+
+// NewChecker returns a fresh checker of the trace oracle called name: ResyncAlignment, LateJoin
+// or Tombstones. The world's own oracles and WatchGuarantees (which reads the apiserver's
+// record, not the trace) have none.
+func NewChecker(name string) (Checker, error) {
+	switch name {
+	case ResyncAlignment:
+		return finisher{newResync()}, nil
+	case LateJoin:
+		return newLateJoin(), nil
+	case Tombstones:
+		return finisher{&tombstones{m: newModel()}}, nil
+	}
+	if _, ok := lookup(name); ok {
+		return nil, fmt.Errorf("oracle: %s is not a trace oracle", name)
+	}
+	return nil, unknown(name)
+}
+
+// finisher gives a checker without a liveness half of its own its Finish: a replace group or a
+// resync still open at the end of the trace.
+type finisher struct{ eventer }
+
+type eventer interface {
+	Name() string
+	Event(e sim.Event) string
+}
+
+func (f finisher) Finish() string {
+	switch c := f.eventer.(type) {
+	case *resync:
+		return c.Finish()
+	case *tombstones:
+		for _, name := range sortedKeys(c.m.infs) {
+			if n := c.m.infs[name]; n.replacing {
+				if msg := c.replaceDone(name, n); msg != "" {
+					return msg
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func unknown(name string) error {
+	return fmt.Errorf("oracle: unknown oracle %q (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// CheckTrace runs the trace oracles named (all of them when none is named) over events, a trace
+// recorded earlier or built by hand, and returns the first violation (nil if none), with the
+// events before it as its window. Names of oracles that do not read the trace are an error.
+func CheckTrace(events []sim.Event, names ...string) (*world.Violation, error) {
+	if len(names) == 0 {
+		names = []string{ResyncAlignment, LateJoin, Tombstones}
+	}
+	var cs []Checker
+	for _, n := range names {
+		c, err := NewChecker(n)
+		if err != nil {
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	for i, e := range events {
+		for _, c := range cs {
+			if msg := c.Event(e); msg != "" {
+				return &world.Violation{Oracle: c.Name(), Message: msg, Event: e, Window: slices.Clone(events[max(0, i-world.DefaultViolationWindow):i])}, nil
+			}
+		}
+	}
+	for _, c := range cs {
+		if msg := c.Finish(); msg != "" {
+			end := sim.Event{Actor: "oracle", Kind: "end"}
+			if n := len(events); n > 0 {
+				end.Step, end.Time = events[n-1].Step, events[n-1].Time
+			}
+			return &world.Violation{Oracle: c.Name(), Message: msg, Event: end, Window: slices.Clone(events[max(0, len(events)-world.DefaultViolationWindow):])}, nil
+		}
+	}
+	return nil, nil
+}
+
+// Verdict is one oracle's standing in a run.
+type Verdict struct {
+	Info
+	// Violation is the oracle's first violation, nil while it holds.
+	Violation *world.Violation
+}
+
+func (v Verdict) String() string {
+	if v.Violation != nil {
+		return v.Name + ": violated: " + v.Violation.Message
+	}
+	return v.Name + ": ok"
+}
+
+// Handle is the oracles attached to one world.
+type Handle struct {
+	w       *world.World
+	names   []string
+	checked map[string]bool
+	trace   []Checker
+	watch   *watchGuarantees
+
+	// first is the first violation; raised says it was panicked with (which stops the run).
+	first     *world.Violation
+	foundStep int64
+	raised    bool
+}
+
+// Attach attaches the named oracles (every oracle when none is named) to w, before it runs:
+// from now on the trace oracles read every trace event (sim.Sim.Subscribe) and the
+// watch-guarantees oracle every write and watch event of the apiserver (fakeapi.Server.OnCommit
+// and OnRecord, whose one observer it takes). They only read: a run with oracles attached has
+// the same trace, hash included, as one without.
+//
+// A safety violation stops the run: it is raised at the next step (so never from inside the
+// apiserver's lock or a caller's write), as a panic the engine turns into a *sim.RunError that
+// unwraps to the *world.Violation. The world's own oracles (per-object order, cache before
+// notify) always run and stop the run the same way; eventual consistency is checked by
+// RunUntilConverged. Call Check with any error of the run to fold those into the handle.
+func Attach(w *world.World, names ...string) (*Handle, error) {
+	if w == nil {
+		return nil, errors.New("oracle: Attach: nil world")
+	}
+	if len(names) == 0 {
+		names = Names()
+	}
+	h := &Handle{w: w, checked: map[string]bool{}}
+	for _, n := range names {
+		if _, ok := lookup(n); !ok {
+			return nil, unknown(n)
+		}
+		if h.checked[n] {
+			return nil, fmt.Errorf("oracle: Attach: %s named twice", n)
+		}
+		h.checked[n] = true
+	}
+	for _, o := range catalog { // catalog order, whatever the order asked
+		if !h.checked[o.Name] {
+			continue
+		}
+		h.names = append(h.names, o.Name)
+		switch o.Name {
+		case WatchGuarantees:
+			h.watch = newWatchGuarantees()
+		case ResyncAlignment, LateJoin, Tombstones:
+			c, _ := NewChecker(o.Name)
+			h.trace = append(h.trace, c)
+		}
+	}
+	s := w.Sim()
+	s.Subscribe(h.event)
+	if h.watch != nil {
+		srv := w.Server()
+		srv.OnCommit(func(c fakeapi.Commit) { h.watch.Commit(c) })
+		srv.OnRecord(h.record)
+	}
+	return h, nil
+}
+
+func (h *Handle) event(e sim.Event) {
+	if h.first != nil {
+		if !h.raised && e.Step > h.foundStep {
+			h.raised = true
+			panic(h.first)
+		}
+		return
+	}
+	for _, c := range h.trace {
+		if msg := c.Event(e); msg != "" {
+			h.found(world.NewViolation(h.w.Sim(), c.Name(), msg, e, world.DefaultViolationWindow))
+			return
+		}
+	}
+}
+
+// record reads one record of the apiserver. It runs with the apiserver's lock held: it must not
+// call the Server.
+func (h *Handle) record(r fakeapi.Record) {
+	if h.first != nil {
+		return
+	}
+	var msg string
+	var e sim.Event
+	s := h.w.Sim()
+	switch {
+	case r.Request != nil:
+		q := r.Request
+		if q.Verb != fakeapi.VerbWatch || q.WatchID == 0 || q.Code != 0 || q.Err != "" {
+			return
+		}
+		msg = h.watch.Opened(WatchOpened{ID: q.WatchID, Resource: q.Resource, Namespace: q.Namespace, Options: q.Options})
+		e = sim.Event{Step: s.StepCount(), Time: s.Now(), Actor: "apiserver", Kind: "watch-opened",
+			Fields: []sim.Field{sim.FInt("watch", int64(q.WatchID)), sim.F("rv", q.Options.ResourceVersion)}}
+	case r.Event != nil:
+		ev := r.Event
+		msg = h.watch.Delivered(*ev)
+		f := []sim.Field{sim.FInt("watch", int64(ev.WatchID))}
+		if ev.Close != 0 {
+			f = append(f, sim.F("close", ev.Close.String()))
+		} else {
+			f = append(f, sim.F("type", string(ev.Type)), sim.F("obj", ev.Key), sim.F("rv", ev.RV))
+		}
+		e = sim.Event{Step: s.StepCount(), Time: s.Now(), Actor: "apiserver", Kind: "watch-event", Fields: f}
+	}
+	if msg != "" {
+		h.found(world.NewViolation(s, WatchGuarantees, msg, e, world.DefaultViolationWindow))
+	}
+}
+
+func (h *Handle) found(v *world.Violation) {
+	h.first = v
+	h.foundStep = h.w.Sim().StepCount()
+}
+
+// Check folds an error of the run (from RunUntilConverged, RunFor, RunUntil...) into the
+// handle: a *world.Violation it wraps, of an attached oracle, becomes the handle's violation if
+// it has none. It returns the handle's violation if there is one (the first violation of the
+// run, whoever found it), else err.
+func (h *Handle) Check(err error) error {
+	var v *world.Violation
+	if h.first == nil && errors.As(err, &v) && h.checked[v.Oracle] {
+		h.first = v
+		h.raised = true
+	}
+	if h.first != nil {
+		return h.first
+	}
+	return err
+}
+
+// Finish checks the liveness half of the attached trace oracles (a late handler that never
+// synced, a resync or relist left half done); call it once the world is quiet. It returns the
+// handle's violation, if any.
+func (h *Handle) Finish() error {
+	if h.first != nil {
+		return h.first
+	}
+	for _, c := range h.trace {
+		if msg := c.Finish(); msg != "" {
+			s := h.w.Sim()
+			h.found(world.NewViolation(s, c.Name(), msg, sim.Event{Step: s.StepCount(), Time: s.Now(), Actor: "world", Kind: "converged"}, world.DefaultViolationWindow))
+			h.raised = true
+			return h.first
+		}
+	}
+	return nil
+}
+
+// RunUntilConverged is world.World.RunUntilConverged (the liveness phase, then eventual
+// consistency and the user's checks) followed by Finish, with every error folded in by Check:
+// it returns nil only when every attached oracle holds.
+func (h *Handle) RunUntilConverged(budget time.Duration) error {
+	if err := h.Check(h.w.RunUntilConverged(budget)); err != nil {
+		return err
+	}
+	return h.Finish()
+}
+
+// Violation returns the first violation of an attached oracle, or nil.
+func (h *Handle) Violation() *world.Violation { return h.first }
+
+// Verdicts returns the standing of every attached oracle, in catalog order.
+func (h *Handle) Verdicts() []Verdict {
+	out := make([]Verdict, 0, len(h.names))
+	for _, n := range h.names {
+		info, _ := lookup(n)
+		v := Verdict{Info: info}
+		if h.first != nil && h.first.Oracle == n {
+			v.Violation = h.first
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// Names returns the attached oracles' names, in catalog order.
+func (h *Handle) Names() []string { return slices.Clone(h.names) }

@@ -1,0 +1,199 @@
+package oracle
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/informersim/informersim/fakeapi"
+)
+
+// WatchOpened is a WATCH the apiserver accepted, as the watch-guarantees oracle reads it from the
+// apiserver's request record (fakeapi.md MH-14, §10.3).
+type WatchOpened struct {
+	ID        uint64
+	Resource  schema.GroupVersionResource
+	Namespace string
+	Options   metav1.ListOptions
+}
+
+// watchGuarantees is the WatchGuarantees oracle (design.md "Oracles"; fakeapi.md §4.3, §4.5,
+// MH-3, MH-7): what the fake apiserver delivers on each watch, checked against every write it
+// committed.
+//
+//   - ordered and unique: after the initial events, RVs strictly increase on a watch;
+//   - resumable: nothing at or before the RV the watch started from;
+//   - gap-free: every committed write in the watch's scope (resource and namespace) after its
+//     start is delivered before any later event or bookmark; each event is a committed write
+//     of that key at that RV;
+//   - bookmarks: monotonic, never below an event already sent, and never ahead of what was
+//     sent (every write in scope up to a bookmark's RV was delivered before it);
+//   - nothing after the watch's close, and no initial event after the initial-events-end
+//     bookmark.
+//
+// Watches with a label or field selector are checked for order, uniqueness, resumption and
+// bookmarks only: the record does not say which writes matched (fakeapi.md §4.4).
+type watchGuarantees struct {
+	commits map[schema.GroupVersionResource][]fakeapi.Commit // in revision order
+	watches map[uint64]*watchState
+}
+
+type watchState struct {
+	WatchOpened
+	start        uint64 // the numeric start RV; 0 for "" and "0"
+	selector     bool
+	cursor       uint64 // everything in scope up to here was delivered; 0 until known
+	last         uint64 // the last event's RV
+	lastBookmark uint64
+	initialDone  bool
+	closed       bool
+}
+
+func newWatchGuarantees() *watchGuarantees {
+	return &watchGuarantees{commits: map[schema.GroupVersionResource][]fakeapi.Commit{}, watches: map[uint64]*watchState{}}
+}
+
+func (c *watchGuarantees) Name() string { return WatchGuarantees }
+
+// Commit records one write of the apiserver.
+func (c *watchGuarantees) Commit(cm fakeapi.Commit) string {
+	c.commits[cm.Resource] = append(c.commits[cm.Resource], cm)
+	return ""
+}
+
+// Opened records a watch the apiserver accepted.
+func (c *watchGuarantees) Opened(o WatchOpened) string {
+	st := &watchState{WatchOpened: o, selector: o.Options.LabelSelector != "" || o.Options.FieldSelector != ""}
+	if rv := o.Options.ResourceVersion; rv != "" && rv != "0" {
+		n, err := strconv.ParseUint(rv, 10, 64)
+		if err != nil {
+			return fmt.Sprintf("watch %d: unparsable start resourceVersion %q", o.ID, rv)
+		}
+		st.start, st.cursor = n, n
+	}
+	c.watches[o.ID] = st
+	return ""
+}
+
+// Delivered checks one event the consumer took from a watch (or the watch's close).
+func (c *watchGuarantees) Delivered(ev fakeapi.WatchEvent) string {
+	st := c.watches[ev.WatchID]
+	if st == nil {
+		return ""
+	}
+	if st.closed && ev.Type != watch.Error {
+		// A terminal ERROR comes after the close's record (fakeapi: it is delivered last).
+		return fmt.Sprintf("watch %d: %s %s@%s delivered after the watch closed", ev.WatchID, ev.Type, ev.Key, ev.RV)
+	}
+	if ev.Close != 0 {
+		st.closed = true
+		return ""
+	}
+	if ev.Type == watch.Error {
+		return ""
+	}
+	rv, err := strconv.ParseUint(ev.RV, 10, 64)
+	if err != nil {
+		return fmt.Sprintf("watch %d: %s %s with unparsable resourceVersion %q", ev.WatchID, ev.Type, ev.Key, ev.RV)
+	}
+	if ev.Type == watch.Bookmark {
+		if ev.Annotations[metav1.InitialEventsAnnotationKey] == "true" {
+			st.initialDone = true
+			if rv < st.start {
+				return fmt.Sprintf("watch %d: initial-events-end bookmark at rv=%d, before the start rv=%d", ev.WatchID, rv, st.start)
+			}
+			st.cursor = max(st.cursor, rv)
+			st.lastBookmark = rv
+			return ""
+		}
+		switch {
+		case rv < st.last:
+			return fmt.Sprintf("watch %d: bookmark at rv=%d after an event at rv=%d", ev.WatchID, rv, st.last)
+		case rv < st.lastBookmark:
+			return fmt.Sprintf("watch %d: bookmark went back from rv=%d to rv=%d", ev.WatchID, st.lastBookmark, rv)
+		}
+		st.lastBookmark = rv
+		if msg := c.gap(st, rv, true); msg != "" {
+			return fmt.Sprintf("watch %d: bookmark at rv=%d is ahead of what was sent: %s", ev.WatchID, rv, msg)
+		}
+		return ""
+	}
+	if ev.Initial {
+		if st.initialDone {
+			return fmt.Sprintf("watch %d: initial %s %s@%d after the initial-events-end bookmark", ev.WatchID, ev.Type, ev.Key, rv)
+		}
+		return ""
+	}
+	switch {
+	case st.start > 0 && rv <= st.start:
+		return fmt.Sprintf("watch %d: %s %s@%d at or before the start rv=%d (not resumable)", ev.WatchID, ev.Type, ev.Key, rv, st.start)
+	case rv <= st.last:
+		return fmt.Sprintf("watch %d: %s %s@%d after rv=%d (out of order or duplicate)", ev.WatchID, ev.Type, ev.Key, rv, st.last)
+	case rv <= st.lastBookmark:
+		return fmt.Sprintf("watch %d: %s %s@%d after a bookmark at rv=%d", ev.WatchID, ev.Type, ev.Key, rv, st.lastBookmark)
+	}
+	st.last = rv
+	if st.selector {
+		return ""
+	}
+	if msg := c.gap(st, rv, false); msg != "" {
+		return fmt.Sprintf("watch %d: %s %s@%d skips %s (a gap)", ev.WatchID, ev.Type, ev.Key, rv, msg)
+	}
+	if !c.committed(st, ev.Key, rv) {
+		return fmt.Sprintf("watch %d: %s %s@%d, but no write of %s was committed at rv=%d", ev.WatchID, ev.Type, ev.Key, rv, ev.Key, rv)
+	}
+	return ""
+}
+
+// gap returns the first write in st's scope after its cursor and before rv (up to rv when
+// through) that was not delivered, then moves the cursor to rv. The cursor is unknown (0)
+// until the first live event of a watch that started from "" or "0".
+func (c *watchGuarantees) gap(st *watchState, rv uint64, through bool) string {
+	from := st.cursor
+	st.cursor = max(st.cursor, rv)
+	if st.selector || from == 0 {
+		return ""
+	}
+	commits := c.commits[st.Resource]
+	i, _ := slices.BinarySearchFunc(commits, from+1, func(cm fakeapi.Commit, rev uint64) int {
+		return cmpU(cm.Revision, rev)
+	})
+	for ; i < len(commits); i++ {
+		cm := commits[i]
+		if cm.Revision > rv || (cm.Revision == rv && !through) {
+			break
+		}
+		if st.Namespace == "" || cm.Namespace == st.Namespace {
+			return fmt.Sprintf("the write %s %s@%d", cm.Type, commitKey(cm), cm.Revision)
+		}
+	}
+	return ""
+}
+
+// committed reports whether a write of key at rv in st's scope was committed.
+func (c *watchGuarantees) committed(st *watchState, key string, rv uint64) bool {
+	commits := c.commits[st.Resource]
+	i, ok := slices.BinarySearchFunc(commits, rv, func(cm fakeapi.Commit, rev uint64) int { return cmpU(cm.Revision, rev) })
+	return ok && commitKey(commits[i]) == key
+}
+
+func commitKey(cm fakeapi.Commit) string {
+	if cm.Namespace == "" {
+		return cm.Name
+	}
+	return cm.Namespace + "/" + cm.Name
+}
+
+func cmpU(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
