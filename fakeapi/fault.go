@@ -131,7 +131,7 @@ func (s *Server) DuplicateEvent(id uint64) error {
 	if w.lastDelivered.ev.Object == nil {
 		return fmt.Errorf("fakeapi: watch %d has delivered no object event yet", id)
 	}
-	w.queue = append([]queued{w.lastDelivered}, w.queue...)
+	w.queue, w.head = append([]queued{w.lastDelivered}, w.queue[w.head:]...), 0
 	w.live++
 	w.notify()
 	return nil

@@ -161,6 +161,9 @@ func (s *Server) finishRequest_locked(rq *RequestRecord, err error) {
 }
 
 func (s *Server) recordEvent_locked(w *Watcher, q queued) {
+	if s.rec.max < 0 {
+		return // records off: nothing to build
+	}
 	ev := WatchEvent{WatchID: w.id, Type: q.ev.Type, RV: FormatRV(q.rev), Initial: q.initial}
 	if q.key.name != "" {
 		ev.Key = q.key.String()
@@ -178,6 +181,9 @@ func (s *Server) recordEvent_locked(w *Watcher, q queued) {
 }
 
 func (s *Server) recordClose_locked(w *Watcher, reason CloseReason, err error) {
+	if s.rec.max < 0 {
+		return
+	}
 	ev := WatchEvent{WatchID: w.id, Close: reason}
 	if err != nil {
 		st := statusOf(err)

@@ -393,6 +393,20 @@ func describeObj(obj any) (key, rv string, tomb bool) {
 	return key, rv, false
 }
 
+// describeRV is describeObj's resourceVersion alone: it builds no key, which would allocate.
+func describeRV(obj any) string {
+	if t, ok := obj.(DeletedFinalStateUnknown); ok {
+		return describeRV(t.Obj)
+	}
+	if obj == nil {
+		return ""
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		return m.GetResourceVersion()
+	}
+	return ""
+}
+
 func (s *sharedIndexInformer) emit(e StepEvent) {
 	if s.observer != nil {
 		s.observer(e)
@@ -418,7 +432,7 @@ func (s *sharedIndexInformer) emitNotification(kind StepEventKind, n notificatio
 		e.Key, e.ResourceVersion, e.Tombstone = describeObj(n.newObj)
 	case NotificationUpdate:
 		e.Key, e.ResourceVersion, _ = describeObj(n.newObj)
-		_, e.OldResourceVersion, _ = describeObj(n.oldObj)
+		e.OldResourceVersion = describeRV(n.oldObj)
 	case NotificationDelete:
 		e.Key, e.ResourceVersion, e.Tombstone = describeObj(n.oldObj)
 	}
