@@ -1,0 +1,20 @@
+package scenarios
+
+// Legend explains the narration; the legend directive prints it.
+const Legend = `legend:
+  +1.25s actor: what    simulated time since the start, who acted, what it did
+  apiserver             the fake apiserver: ADDED/MODIFIED/DELETED obj=<resource>/<ns>/<name> rv=<revision> for each write
+  inf/reflector         the Reflector: LIST and WATCH requests, listed, watching, rewatch, relist-after, resync
+  inf/net, inf/watch    the network: responses arriving (LIST-ok, WATCH-ok), watch events pulled and their stream's end
+  inf/queue             the process loop: pop an item, write the cache (cache-add/update/delete/replace), buffer a notification
+  inf/<handler>         a handler: OnAdd/OnUpdate/OnDelete as it is called, register, join (late), synced, remove
+  ReplacedAll           one queue item for a whole LIST (atomic relist): the cache is replaced at once, then notifications
+  SyncAll               one queue item for a resync: same-RV updates of every cached object to the handlers that are due
+  Bookmark              a queue item that only moves the cache's resourceVersion; nobody is notified
+  tomb(ns/name@rv)      DeletedFinalStateUnknown: a delete the relist found, carrying the last state the cache held
+  init=true             part of the initial list (OnAdd's isInInitialList); a handler's HasSynced waits for these
+  initial=true          the same flag, as the handler received it
+  sync=true             a same-RV update (resync or unchanged relist item): only handlers due for resync get it
+  a->b                  an update from the object at rv=a to the object at rv=b
+  add(k@rv,init) upd(k@a->b) del(k@rv) del(tomb k@rv)    a handler's log, in docs/informer.md §14's notation
+`
