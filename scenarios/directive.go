@@ -91,6 +91,9 @@ var specs = func() map[string]*directiveSpec {
 			help: "a world op (world.Parse syntax); create and update take optional content JSON as input"})
 	}
 
+	add(&directiveSpec{name: "populate", args: []argSpec{req(num("n")), str("prefix"), str("ns"), str("label")},
+		help: "create n pods at once (their n writes are summarised in one line)"})
+
 	// Informers and handlers.
 	add(&directiveSpec{name: "informer", help: "build an informer (not started)", args: []argSpec{
 		req(str("name")), str("resource"), str("ns"), str("labels"), str("fields"), dur("resync"),

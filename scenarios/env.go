@@ -306,6 +306,8 @@ func (e *Env) dispatch(d Directive, add func(string, ...any)) error {
 		}
 	case "workqueue", "controller":
 		return e.addWorkQueue(d, add)
+	case "populate":
+		return e.populate(d, add)
 	case "burn-revisions":
 		n := d.num("n", 0)
 		e.w.Sim().Emit("apiserver", "burn-revisions", sim.FInt("n", int64(n)))
@@ -963,3 +965,31 @@ func (e *Env) oracles(add func(string, ...any)) {
 
 // ctx is the context of the controllers' writes.
 var ctx = context.Background()
+
+// populate creates n pods named <prefix>-000... and narrates them as one line.
+func (e *Env) populate(d Directive, add func(string, ...any)) error {
+	n := d.num("n", 0)
+	if n == 0 || n > 10_000 {
+		return errors.New("populate: expected n between 1 and 10000")
+	}
+	prefix := d.str("prefix", "p")
+	var lbl map[string]string
+	if l, ok := d.arg("label"); ok {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok {
+			return fmt.Errorf("populate: label: expected key=value, got %q", l)
+		}
+		lbl = map[string]string{k: v}
+	}
+	before := len(e.pending)
+	first := e.w.Server().Revision() + 1
+	for i := range n {
+		op := world.Op{Kind: world.OpCreate, Namespace: d.str("ns", ""), Name: fmt.Sprintf("%s-%03d", prefix, i), Labels: lbl}
+		if err := e.w.Apply(op); err != nil {
+			return fmt.Errorf("populate: %v", err)
+		}
+	}
+	e.pending = e.pending[:before]
+	add("created %d pods %s-000..%s-%03d at rv=%d..%d", n, prefix, prefix, n-1, first, e.w.Server().Revision())
+	return nil
+}
