@@ -132,7 +132,7 @@ var specs = func() map[string]*directiveSpec {
 
 	// Time and scheduling.
 	add(&directiveSpec{name: "run", help: "run the simulation", args: []argSpec{
-		dur("for"), enum("until", "converged", "synced"), str("informer"), dur("budget"), num("steps"), list("show"),
+		dur("for"), enum("until", "converged", "synced", "event"), str("informer"), str("event"), dur("budget"), num("steps"), list("show"),
 	}})
 	add(&directiveSpec{name: "generate", help: "start a seeded random workload", args: []argSpec{
 		num("ops"), boolean("disruptions"), boolean("faults"), dur("max-interval"),

@@ -50,6 +50,8 @@ type Env struct {
 	pending  []sim.Event
 	lastStep int64
 	reqSeen  int
+	// waitFor is the "actor:kind" a run until=event waits for; observe clears it when seen.
+	waitFor string
 
 	// failure stops the run: the first oracle violation, run error or failed convergence.
 	failure error
@@ -213,6 +215,9 @@ func (e *Env) observe(ev sim.Event) {
 	}
 	ev.Fields = slices.Clone(ev.Fields)
 	e.pending = append(e.pending, ev)
+	if e.waitFor != "" && ev.Actor+":"+ev.Kind == e.waitFor {
+		e.waitFor = ""
+	}
 }
 
 // drain renders the pending narration, only the actors show names when it is not empty.
@@ -716,6 +721,17 @@ func (e *Env) run(d Directive, add func(string, ...any)) error {
 			return nil
 		}
 		add("converged at rv=%d: every cache and every handler's view equals the apiserver", e.w.Server().Revision())
+	case d.str("until", "") == "event":
+		want := d.str("event", "")
+		if !strings.Contains(want, ":") {
+			return errors.New(`run until=event: expected event=<actor>:<kind>, e.g. event=inf1/reflector:list-page`)
+		}
+		e.waitFor = want
+		err := s.RunUntil(func() bool { return e.waitFor == "" }, d.dur("budget", time.Minute))
+		e.waitFor = ""
+		if err != nil {
+			e.fail(fmt.Errorf("no event %s: %w", want, err))
+		}
 	case d.str("until", "") == "synced":
 		st, err := e.informer(d)
 		if err != nil {
@@ -872,7 +888,7 @@ func (e *Env) requests(d Directive, add func(string, ...any)) {
 	}
 }
 
-func formatRequest(r fakeapi.Request) string {
+func formatRequest(r fakeapi.RequestRecord) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#%d %s %s", r.Seq, r.Verb, r.Resource.Resource)
 	if r.Namespace != "" {

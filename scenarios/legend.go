@@ -15,6 +15,7 @@ const Legend = `legend:
   init=true             part of the initial list (OnAdd's isInInitialList); a handler's HasSynced waits for these
   initial=true          the same flag, as the handler received it
   sync=true             a same-RV update (resync or unchanged relist item): only handlers due for resync get it
+  to=h1,h2 (to=-)       the handlers a notification is buffered for (none registered)
   a->b                  an update from the object at rv=a to the object at rv=b
   add(k@rv,init) upd(k@a->b) del(k@rv) del(tomb k@rv)    a handler's log, in docs/informer.md §14's notation
 `

@@ -33,7 +33,6 @@ type workQueue struct {
 	work    time.Duration
 	fail    int
 	attempt map[string]int
-	timer   *sim.Timer
 	mirror  bool
 	workers []*worker
 	done    int
@@ -88,6 +87,12 @@ func (e *Env) addWorkQueue(d Directive, add func(string, ...any)) error {
 			return err
 		}
 	}
+	if err := e.w.AddDeadlines(world.Deadlines{Actor: name, Kind: "ready", Next: wq.q.NextDeadline, Fire: func() {
+		n := wq.q.FireDue()
+		e.w.Sim().Emit(name, "ready", sim.FInt("items", int64(n)))
+	}}); err != nil {
+		return err
+	}
 	if err := e.w.AddQuietCondition(name+" drained", func() bool { return wq.q.Len() == 0 && wq.q.Processing() == 0 }); err != nil {
 		return err
 	}
@@ -140,25 +145,6 @@ func (wk *worker) finish() {
 		s.Emit(wk.name, "done", sim.F("key", key))
 	}
 	wq.q.Done(key)
-	wq.arm()
-}
-
-// arm keeps one timer at the delaying queue's next ready time.
-func (wq *workQueue) arm() {
-	at, ok := wq.q.NextDeadline()
-	if !ok || wq.timer != nil {
-		return
-	}
-	d := max(at.Sub(wq.clk.Now()), 0)
-	t, err := wq.e.w.After(d, wq.name, "ready", func() {
-		wq.timer = nil
-		n := wq.q.FireDue()
-		wq.e.w.Sim().Emit(wq.name, "ready", sim.FInt("items", int64(n)))
-		wq.arm()
-	})
-	if err == nil {
-		wq.timer = t
-	}
 }
 
 func (wq *workQueue) reconcile(key string) error {
@@ -264,5 +250,3 @@ func (wq *workQueue) describe(add func(string, ...any)) {
 	}
 	add("%s: %d ready, %d processing, %d workers busy of %d, %d keys done", wq.name, wq.q.Len(), wq.q.Processing(), busy, len(wq.workers), wq.done)
 }
-
-var _ = world.Op{}
