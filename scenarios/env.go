@@ -541,7 +541,9 @@ func (e *Env) addHandler(st *infState, d Directive, add func(string, ...any)) er
 }
 
 // argOf builds one key=value argument.
-func argOf(key, val string) datadriven.CmdArg { return datadriven.CmdArg{Key: key, Vals: []string{val}} }
+func argOf(key, val string) datadriven.CmdArg {
+	return datadriven.CmdArg{Key: key, Vals: []string{val}}
+}
 
 // addHandlerWith registers h (nil: a recording-only handler, or the filter's) as d says.
 func (e *Env) addHandlerWith(st *infState, d Directive, h informer.ResourceEventHandler, add func(string, ...any)) error {
