@@ -1,0 +1,67 @@
+package clientgo
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/informersim/informersim/fakeapi"
+	fakerest "github.com/informersim/informersim/fakeapi/rest"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Host is the placeholder host of configurations that use the in-process transport; requests
+// never leave the process, so any host works.
+const Host = "http://informersim.invalid"
+
+// RESTConfig returns a *rest.Config whose requests srv's REST front serves in process.
+func RESTConfig(srv *fakeapi.Server) (*rest.Config, error) {
+	if srv == nil {
+		return nil, errors.New("clientgo: nil *fakeapi.Server")
+	}
+	h, err := fakerest.NewHandler(srv, fakerest.Options{})
+	if err != nil {
+		return nil, err
+	}
+	tr, err := fakerest.NewTransport(h)
+	if err != nil {
+		return nil, err
+	}
+	return &rest.Config{
+		Host:      Host,
+		Transport: tr,
+		QPS:       -1,
+		// The front speaks JSON only (it cannot decode protobuf without k8s.io/api); client-go's
+		// typed clientset would otherwise send protobuf bodies and get 415.
+		ContentConfig: rest.ContentConfig{ContentType: "application/json", AcceptContentTypes: "application/json"},
+	}, nil
+}
+
+// Clientset returns client-go's typed clientset over RESTConfig(srv).
+func Clientset(srv *fakeapi.Server) (*kubernetes.Clientset, error) {
+	cfg, err := RESTConfig(srv)
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(cfg)
+}
+
+// CustomResource describes a custom resource for fakeapi.Config.Resources with the behaviour of
+// a CRD-served resource: updates must carry a resourceVersion (422 otherwise), and with a status
+// subresource, metadata.generation is tracked and /status writes change only .status. plural is
+// the resource name in URLs ("widgets"); the singular name discovery reports is the lower-case
+// kind.
+func CustomResource(gvk schema.GroupVersionKind, plural string, namespaced, status bool) fakeapi.Resource {
+	if plural == "" {
+		plural = strings.ToLower(gvk.Kind) + "s"
+	}
+	return fakeapi.Resource{
+		GVR:                    gvk.GroupVersion().WithResource(plural),
+		Kind:                   gvk.Kind,
+		Namespaced:             namespaced,
+		Status:                 status,
+		Generation:             status,
+		RequireResourceVersion: true,
+	}
+}

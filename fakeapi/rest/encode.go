@@ -1,0 +1,205 @@
+package rest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// format is the representation a client negotiated with its Accept header.
+type format int
+
+const (
+	formatObject  format = iota // the objects themselves (application/json)
+	formatTable                 // meta.k8s.io Table (kubectl get)
+	formatPartial               // meta.k8s.io PartialObjectMetadata(List) (metadata clients)
+)
+
+// negotiate picks the first representation of the Accept header that the front can produce.
+// Only JSON is served; protobuf or CBOR without a JSON alternative gets 406, as from an
+// apiserver that lacks the type.
+func negotiate(accept string) (format, error) {
+	if strings.TrimSpace(accept) == "" {
+		return formatObject, nil
+	}
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil || (mt != "application/json" && mt != "application/*" && mt != "*/*") {
+			continue
+		}
+		as, g, v := params["as"], params["g"], params["v"]
+		switch {
+		case as == "":
+			return formatObject, nil
+		case g != metav1.GroupName || (v != "v1" && v != "v1beta1"):
+			continue
+		case as == "Table":
+			return formatTable, nil
+		case as == "PartialObjectMetadata" || as == "PartialObjectMetadataList":
+			return formatPartial, nil
+		}
+	}
+	return 0, newStatus(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+		"only the following media types are accepted: application/json")
+}
+
+// writeJSON writes v as a JSON response with code.
+func (h *Handler) writeJSON(w http.ResponseWriter, code int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		writeError(w, apierrors.NewInternalError(fmt.Errorf("rest: encoding the response: %w", err)))
+		return
+	}
+	writeBody(w, code, body)
+}
+
+func writeBody(w http.ResponseWriter, code int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}
+
+// writeError writes err's Status with its code; a Status with RetryAfterSeconds also sets the
+// Retry-After header (429 and 5xx), which client-go's request retry loop honours.
+func writeError(w http.ResponseWriter, err error) {
+	st := statusOf(err)
+	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
+	}
+	body, _ := json.Marshal(st) // a Status always encodes
+	writeBody(w, int(st.Code), body)
+}
+
+// statusOf returns err's Status with its type meta, code and status filled in.
+func statusOf(err error) *metav1.Status {
+	var st metav1.Status
+	var api apierrors.APIStatus
+	if errors.As(err, &api) {
+		st = api.Status()
+	} else {
+		st = apierrors.NewInternalError(err).ErrStatus
+	}
+	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+	if st.Status == "" {
+		st.Status = metav1.StatusFailure
+	}
+	if st.Code == 0 {
+		st.Code = http.StatusInternalServerError
+	}
+	return &st
+}
+
+// fail answers an error from fakeapi. Status errors become Status responses. Any other error is
+// a transport fault injected with Server.FailNext (NewConnectionRefused, say): the in-process
+// transport hands it to the client as RoundTrip's error, and a real listener drops the
+// connection, which is what a client of a dead apiserver sees. A request whose context ended
+// gets nothing: its client is gone.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var api apierrors.APIStatus
+	switch {
+	case errors.As(err, &api):
+		writeError(w, err)
+	case r.Context().Err() != nil:
+	default:
+		if slot, ok := r.Context().Value(faultKey{}).(*faultSlot); ok {
+			slot.set(err)
+			return
+		}
+		if conn, _, herr := http.NewResponseController(w).Hijack(); herr == nil {
+			_ = conn.Close()
+			return
+		}
+		writeError(w, apierrors.NewInternalError(err))
+	}
+}
+
+// writeObject writes one object in the negotiated format.
+func (h *Handler) writeObject(w http.ResponseWriter, t target, code int, u *unstructured.Unstructured, f format) {
+	switch f {
+	case formatTable:
+		h.writeJSON(w, code, toTable(t, []unstructured.Unstructured{*u}, listMeta(u.GetResourceVersion(), ""), true))
+	case formatPartial:
+		h.writeJSON(w, code, toPartial(u))
+	default:
+		h.writeJSON(w, code, u.Object)
+	}
+}
+
+// writeList writes a list in the negotiated format. The list is encoded from its maps directly:
+// LIST of many objects is the hot path of informer start-up.
+func (h *Handler) writeList(w http.ResponseWriter, t target, l *unstructured.UnstructuredList, f format) {
+	meta := listMeta(l.GetResourceVersion(), l.GetContinue())
+	meta.RemainingItemCount = l.GetRemainingItemCount()
+	switch f {
+	case formatTable:
+		h.writeJSON(w, http.StatusOK, toTable(t, l.Items, meta, true))
+	case formatPartial:
+		items := make([]any, len(l.Items))
+		for i := range l.Items {
+			items[i] = toPartial(&l.Items[i])
+		}
+		h.writeJSON(w, http.StatusOK, map[string]any{
+			"apiVersion": metav1.SchemeGroupVersion.String(), "kind": "PartialObjectMetadataList",
+			"metadata": meta, "items": items,
+		})
+	default:
+		items := make([]map[string]any, len(l.Items))
+		for i := range l.Items {
+			items[i] = l.Items[i].Object
+		}
+		h.writeJSON(w, http.StatusOK, map[string]any{
+			"apiVersion": l.GetAPIVersion(), "kind": l.GetKind(), "metadata": meta, "items": items,
+		})
+	}
+}
+
+func listMeta(rv, cont string) metav1.ListMeta {
+	return metav1.ListMeta{ResourceVersion: rv, Continue: cont}
+}
+
+// toPartial is the PartialObjectMetadata of u: its type meta becomes meta.k8s.io's.
+func toPartial(u *unstructured.Unstructured) map[string]any {
+	return map[string]any{
+		"apiVersion": metav1.SchemeGroupVersion.String(),
+		"kind":       "PartialObjectMetadata",
+		"metadata":   u.Object["metadata"],
+	}
+}
+
+// toTable is the server-side printing kube-apiserver does for a resource without its own
+// printer (custom resources without printer columns): a Name and an Age column, one row per
+// object, each carrying the object's PartialObjectMetadata (includeObject=Metadata), which is
+// what kubectl needs for namespaces and labels. headers false omits the column definitions, as
+// in every watch event after the first.
+func toTable(t target, items []unstructured.Unstructured, meta metav1.ListMeta, headers bool) *metav1.Table {
+	tbl := &metav1.Table{
+		TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: metav1.SchemeGroupVersion.String()},
+		ListMeta: meta,
+		Rows:     []metav1.TableRow{},
+	}
+	if headers {
+		tbl.ColumnDefinitions = []metav1.TableColumnDefinition{
+			{Name: "Name", Type: "string", Format: "name", Description: "Name must be unique within a namespace."},
+			{Name: "Age", Type: "date", Description: "CreationTimestamp is the time the object was created."},
+		}
+	}
+	for i := range items {
+		u := &items[i]
+		raw, _ := json.Marshal(toPartial(u)) // plain maps always encode
+		tbl.Rows = append(tbl.Rows, metav1.TableRow{
+			Cells:  []any{u.GetName(), u.GetCreationTimestamp().UTC().Format("2006-01-02T15:04:05Z")},
+			Object: runtime.RawExtension{Raw: raw},
+		})
+	}
+	return tbl
+}

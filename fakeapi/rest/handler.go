@@ -1,0 +1,313 @@
+package rest
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/informersim/informersim/fakeapi"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
+)
+
+// DefaultMaxRequestBodyBytes is kube-apiserver's limit on a request body (3 MiB, its
+// --max-resource-write-bytes default); larger bodies get 413 RequestEntityTooLarge.
+const DefaultMaxRequestBodyBytes = 3 << 20
+
+// Options configures a [Handler]. The zero value selects the defaults.
+type Options struct {
+	// MaxRequestBodyBytes bounds request bodies. Zero means DefaultMaxRequestBodyBytes.
+	MaxRequestBodyBytes int64
+}
+
+// Handler serves the Kubernetes REST API of one *fakeapi.Server. It is safe for concurrent use.
+type Handler struct {
+	srv     *fakeapi.Server
+	maxBody int64
+	// byGV indexes the served resources; groups lists the group names in discovery order (the
+	// legacy core group "" excluded). Both are fixed at construction.
+	byGV   map[schema.GroupVersion]*groupVersion
+	groups []string
+}
+
+type groupVersion struct {
+	gv        schema.GroupVersion
+	resources map[string]*resource
+	ordered   []*resource // by resource name, for discovery
+}
+
+type resource struct {
+	fakeapi.Resource
+	// builtin says the GVR is one of fakeapi.BuiltinResources: kube-apiserver supports strategic
+	// merge patch for those (fakeapi answers it 405) and answers it 415 for custom resources.
+	builtin bool
+}
+
+// NewHandler returns the REST front of srv, serving every resource of srv.Config().Resources.
+func NewHandler(srv *fakeapi.Server, opts Options) (*Handler, error) {
+	if srv == nil {
+		return nil, errors.New("rest: nil *fakeapi.Server")
+	}
+	if opts.MaxRequestBodyBytes < 0 {
+		return nil, fmt.Errorf("rest: MaxRequestBodyBytes %d is negative", opts.MaxRequestBodyBytes)
+	}
+	if opts.MaxRequestBodyBytes == 0 {
+		opts.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
+	}
+	h := &Handler{srv: srv, maxBody: opts.MaxRequestBodyBytes, byGV: map[schema.GroupVersion]*groupVersion{}}
+	builtin := map[schema.GroupVersionResource]bool{}
+	for _, r := range fakeapi.BuiltinResources() {
+		builtin[r.GVR] = true
+	}
+	for _, r := range srv.Config().Resources {
+		gv := r.GVR.GroupVersion()
+		g := h.byGV[gv]
+		if g == nil {
+			g = &groupVersion{gv: gv, resources: map[string]*resource{}}
+			h.byGV[gv] = g
+			if gv.Group != "" && !slices.Contains(h.groups, gv.Group) {
+				h.groups = append(h.groups, gv.Group)
+			}
+		}
+		res := &resource{Resource: r, builtin: builtin[r.GVR]}
+		g.resources[r.GVR.Resource] = res
+		g.ordered = append(g.ordered, res)
+	}
+	for _, g := range h.byGV {
+		slices.SortFunc(g.ordered, func(a, b *resource) int { return strings.Compare(a.GVR.Resource, b.GVR.Resource) })
+	}
+	slices.Sort(h.groups)
+	return h, nil
+}
+
+// target is what a resource path names.
+type target struct {
+	res       *resource
+	namespace string // "" for cluster-scoped resources and for lists across namespaces
+	name      string
+	sub       string // "" or "status"
+}
+
+// ServeHTTP routes one request: discovery, version and health endpoints, then resource paths of
+// the forms /api/v1/R[/NAME[/status]], /api/v1/namespaces/NS/R[/NAME[/status]] and the same
+// under /apis/GROUP/VERSION.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if slices.Contains(segs, "") {
+		if r.URL.Path == "/" && r.Method == http.MethodGet {
+			h.writeJSON(w, http.StatusOK, map[string]any{"paths": []string{"/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version"}})
+			return
+		}
+		writeError(w, errNotFound())
+		return
+	}
+	switch segs[0] {
+	case "healthz", "livez", "readyz":
+		if len(segs) == 1 && r.Method == http.MethodGet {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write([]byte("ok"))
+			return
+		}
+	case "version":
+		if len(segs) == 1 && r.Method == http.MethodGet {
+			h.writeJSON(w, http.StatusOK, version.Info{Major: "1", Minor: "37", GitVersion: "v1.37.0-informersim", Platform: "informersim/fakeapi"})
+			return
+		}
+	case "api":
+		switch {
+		case len(segs) == 1:
+			h.discovery(w, r, h.apiVersions(r))
+			return
+		case len(segs) >= 2:
+			h.serveGroupVersion(w, r, schema.GroupVersion{Version: segs[1]}, segs[2:])
+			return
+		}
+	case "apis":
+		switch len(segs) {
+		case 1:
+			h.discovery(w, r, h.apiGroupList())
+			return
+		case 2:
+			if g, ok := h.apiGroup(segs[1]); ok {
+				h.discovery(w, r, g)
+				return
+			}
+		default:
+			h.serveGroupVersion(w, r, schema.GroupVersion{Group: segs[1], Version: segs[2]}, segs[3:])
+			return
+		}
+	}
+	writeError(w, errNotFound())
+}
+
+// serveGroupVersion serves the discovery document of gv (rest empty) or one of its resources.
+func (h *Handler) serveGroupVersion(w http.ResponseWriter, r *http.Request, gv schema.GroupVersion, rest []string) {
+	g := h.byGV[gv]
+	if g == nil {
+		writeError(w, errNotFound())
+		return
+	}
+	if len(rest) == 0 {
+		h.discovery(w, r, h.apiResourceList(g))
+		return
+	}
+	t, ok := g.parse(rest)
+	if !ok {
+		writeError(w, errNotFound())
+		return
+	}
+	h.serveResource(w, r, t)
+}
+
+// parse resolves the path segments after /api/v1 or /apis/G/V. A namespaced path is
+// namespaces/NS/R...; namespaces/NAME[/status] itself addresses the cluster-scoped namespaces
+// resource, which is why the third segment must name a namespaced resource of this version.
+func (g *groupVersion) parse(segs []string) (target, bool) {
+	var t target
+	namespaced := false
+	if len(segs) >= 3 && segs[0] == "namespaces" {
+		if res, ok := g.resources[segs[2]]; ok && res.Namespaced {
+			t.namespace, segs, namespaced = segs[1], segs[2:], true
+		}
+	}
+	res, ok := g.resources[segs[0]]
+	if !ok || len(segs) > 3 {
+		return t, false
+	}
+	t.res = res
+	if len(segs) >= 2 {
+		t.name = segs[1]
+		// A namespaced object is addressed only through its namespace (no /api/v1/pods/NAME).
+		if res.Namespaced && !namespaced {
+			return t, false
+		}
+	}
+	if len(segs) == 3 {
+		if segs[2] != "status" || !res.Status {
+			return t, false
+		}
+		t.sub = "status"
+	}
+	return t, true
+}
+
+// discovery answers GET for a discovery document, always as legacy JSON: clients asking for
+// aggregated discovery (apidiscovery.k8s.io/v2) list application/json as their fallback and
+// read the response's Content-Type, as they do with older servers.
+func (h *Handler) discovery(w http.ResponseWriter, r *http.Request, doc any) {
+	if r.Method != http.MethodGet {
+		writeError(w, errMethodNotAllowed(r.Method))
+		return
+	}
+	h.writeJSON(w, http.StatusOK, doc)
+}
+
+func (h *Handler) apiVersions(r *http.Request) *metav1.APIVersions {
+	v := &metav1.APIVersions{
+		TypeMeta:                   metav1.TypeMeta{Kind: "APIVersions"},
+		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host}},
+	}
+	for gv := range h.byGV {
+		if gv.Group == "" {
+			v.Versions = append(v.Versions, gv.Version)
+		}
+	}
+	slices.SortFunc(v.Versions, func(a, b string) int { return -version.CompareKubeAwareVersionStrings(a, b) })
+	return v
+}
+
+// versionsOf returns the versions served for group, preferred (highest, Kubernetes-aware) first.
+func (h *Handler) versionsOf(group string) []metav1.GroupVersionForDiscovery {
+	var vs []metav1.GroupVersionForDiscovery
+	for gv := range h.byGV {
+		if gv.Group == group {
+			vs = append(vs, metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version})
+		}
+	}
+	slices.SortFunc(vs, func(a, b metav1.GroupVersionForDiscovery) int {
+		return -version.CompareKubeAwareVersionStrings(a.Version, b.Version)
+	})
+	return vs
+}
+
+func (h *Handler) apiGroup(name string) (*metav1.APIGroup, bool) {
+	vs := h.versionsOf(name)
+	if name == "" || len(vs) == 0 {
+		return nil, false
+	}
+	return &metav1.APIGroup{
+		TypeMeta:         metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"},
+		Name:             name,
+		Versions:         vs,
+		PreferredVersion: vs[0],
+	}, true
+}
+
+func (h *Handler) apiGroupList() *metav1.APIGroupList {
+	l := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{}}
+	for _, name := range h.groups {
+		g, _ := h.apiGroup(name)
+		g.TypeMeta = metav1.TypeMeta{}
+		l.Groups = append(l.Groups, *g)
+	}
+	return l
+}
+
+// allVerbs are the verbs every fakeapi resource supports; statusVerbs those of /status.
+var (
+	allVerbs    = metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+	statusVerbs = metav1.Verbs{"get", "patch", "update"}
+)
+
+func (h *Handler) apiResourceList(g *groupVersion) *metav1.APIResourceList {
+	l := &metav1.APIResourceList{
+		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+		GroupVersion: g.gv.String(),
+		APIResources: []metav1.APIResource{},
+	}
+	for _, res := range g.ordered {
+		l.APIResources = append(l.APIResources, metav1.APIResource{
+			Name:         res.GVR.Resource,
+			SingularName: strings.ToLower(res.Kind),
+			Namespaced:   res.Namespaced,
+			Kind:         res.Kind,
+			Verbs:        allVerbs,
+		})
+		if res.Status {
+			l.APIResources = append(l.APIResources, metav1.APIResource{
+				Name:       res.GVR.Resource + "/status",
+				Namespaced: res.Namespaced,
+				Kind:       res.Kind,
+				Verbs:      statusVerbs,
+			})
+		}
+	}
+	return l
+}
+
+// errNotFound is the 404 kube-apiserver gives for a path no route matches.
+func errNotFound() *apierrors.StatusError {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusNotFound,
+		Reason:  metav1.StatusReasonNotFound,
+		Message: "the server could not find the requested resource",
+		Details: &metav1.StatusDetails{},
+	}}
+}
+
+// errMethodNotAllowed is the 405 for a method a path does not serve.
+func errMethodNotAllowed(method string) *apierrors.StatusError {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusMethodNotAllowed,
+		Reason:  metav1.StatusReasonMethodNotAllowed,
+		Message: fmt.Sprintf("the server does not allow this method on the requested resource (%s)", method),
+		Details: &metav1.StatusDetails{},
+	}}
+}

@@ -1,0 +1,83 @@
+package rest
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/informersim/informersim/fakeapi"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// wireEvent is one watch event as kube-apiserver streams it (metav1.WatchEvent in JSON).
+type wireEvent struct {
+	Type   watch.EventType `json:"type"`
+	Object any             `json:"object"`
+}
+
+// watch streams a watch as newline-delimited JSON events, one flush per event. Errors before
+// the stream starts are Status responses (400, 404, 422, 429...); errors after it starts are
+// ERROR events carrying a Status, after which the stream ends (fakeapi.md §4.6). The stream ends
+// when fakeapi closes the watch (deadline, fault, reinit, slow consumer) and the watch is
+// stopped when the client goes away.
+func (h *Handler) watch(w http.ResponseWriter, r *http.Request, rc *fakeapi.ResourceClient, t target, opts metav1.ListOptions, f format) {
+	wi, err := rc.Watch(r.Context(), opts)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	defer wi.Stop()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	rcon := http.NewResponseController(w)
+	_ = rcon.Flush()
+	enc := json.NewEncoder(w)
+	headers := true
+	for {
+		select {
+		case ev, ok := <-wi.ResultChan():
+			if !ok {
+				return
+			}
+			if err := enc.Encode(wireEvent{Type: ev.Type, Object: eventObject(t, ev, f, &headers)}); err != nil {
+				return // the client is gone
+			}
+			if err := rcon.Flush(); err != nil {
+				return
+			}
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// eventObject is the object of ev in the negotiated format; ERROR events always carry a Status.
+func eventObject(t target, ev watch.Event, f format, headers *bool) any {
+	if st, ok := ev.Object.(*metav1.Status); ok {
+		return statusOf(&statusError{st: *st})
+	}
+	u, ok := ev.Object.(*unstructured.Unstructured)
+	if !ok {
+		return ev.Object
+	}
+	switch f {
+	case formatTable:
+		if ev.Type == watch.Bookmark {
+			return toTable(t, nil, listMeta(u.GetResourceVersion(), ""), false)
+		}
+		tbl := toTable(t, []unstructured.Unstructured{*u}, listMeta(u.GetResourceVersion(), ""), *headers)
+		*headers = false
+		return tbl
+	case formatPartial:
+		return toPartial(u)
+	}
+	return u.Object
+}
+
+// statusError carries a Status to statusOf.
+type statusError struct{ st metav1.Status }
+
+func (e *statusError) Error() string          { return e.st.Message }
+func (e *statusError) Status() metav1.Status { return e.st }
