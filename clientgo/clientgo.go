@@ -65,3 +65,13 @@ func CustomResource(gvk schema.GroupVersionKind, plural string, namespaced, stat
 		RequireResourceVersion: true,
 	}
 }
+
+// WithoutWatchList wraps a clientset so that informers built on it (informers.NewSharedInformerFactory)
+// start with the classic LIST then WATCH instead of the streaming watch-list: client-go asks the
+// client given to the factory whether it supports watch-list semantics, and the wrapper says no.
+func WithoutWatchList(cs kubernetes.Interface) kubernetes.Interface { return listWatchOnly{cs} }
+
+type listWatchOnly struct{ kubernetes.Interface }
+
+// IsWatchListSemanticsUnSupported is what client-go's watchlist.DoesClientNotSupportWatchListSemantics looks for.
+func (listWatchOnly) IsWatchListSemanticsUnSupported() bool { return true }
