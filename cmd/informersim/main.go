@@ -27,6 +27,7 @@ func main() {
 const usage = `usage: informersim demo [-seed=N] [-policy=random|fifo|pct] [-json]
 
 demo   run a short informer simulation and print its header and narrated trace
+serve  serve a fake apiserver's Kubernetes API over HTTP (informersim serve -h)
 `
 
 // run is main without the process: it returns the exit code (0 ok, 1 run failed, 2 bad usage).
@@ -41,6 +42,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "demo":
 		return demo(args[1:], stdout, stderr)
+	case "serve":
+		return serve(args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "informersim: unknown command %q\n%s", args[0], usage)
 		return 2

@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/duration"
 )
 
 // format is the representation a client negotiated with its Accept header.
@@ -127,7 +129,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 func (h *Handler) writeObject(w http.ResponseWriter, t target, code int, u *unstructured.Unstructured, f format) {
 	switch f {
 	case formatTable:
-		h.writeJSON(w, code, toTable(t, []unstructured.Unstructured{*u}, listMeta(u.GetResourceVersion(), ""), true))
+		h.writeJSON(w, code, toTable(t, []unstructured.Unstructured{*u}, listMeta(u.GetResourceVersion(), ""), true, h.now()))
 	case formatPartial:
 		h.writeJSON(w, code, toPartial(u))
 	default:
@@ -142,7 +144,7 @@ func (h *Handler) writeList(w http.ResponseWriter, t target, l *unstructured.Uns
 	meta.RemainingItemCount = l.GetRemainingItemCount()
 	switch f {
 	case formatTable:
-		h.writeJSON(w, http.StatusOK, toTable(t, l.Items, meta, true))
+		h.writeJSON(w, http.StatusOK, toTable(t, l.Items, meta, true, h.now()))
 	case formatPartial:
 		items := make([]any, len(l.Items))
 		for i := range l.Items {
@@ -176,12 +178,16 @@ func toPartial(u *unstructured.Unstructured) map[string]any {
 	}
 }
 
+// now reads the fake apiserver's clock (never the wall clock: ages agree with its timestamps).
+func (h *Handler) now() time.Time { return h.clock.Now() }
+
 // toTable is the server-side printing kube-apiserver does for a resource without its own
 // printer (custom resources without printer columns): a Name and an Age column, one row per
 // object, each carrying the object's PartialObjectMetadata (includeObject=Metadata), which is
-// what kubectl needs for namespaces and labels. headers false omits the column definitions, as
-// in every watch event after the first.
-func toTable(t target, items []unstructured.Unstructured, meta metav1.ListMeta, headers bool) *metav1.Table {
+// what kubectl needs for namespaces and labels. Ages are human durations ("5m") computed at now,
+// as the apiserver computes them. headers false omits the column definitions, as in every watch
+// event after the first.
+func toTable(t target, items []unstructured.Unstructured, meta metav1.ListMeta, headers bool, now time.Time) *metav1.Table {
 	tbl := &metav1.Table{
 		TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: metav1.SchemeGroupVersion.String()},
 		ListMeta: meta,
@@ -196,8 +202,12 @@ func toTable(t target, items []unstructured.Unstructured, meta metav1.ListMeta, 
 	for i := range items {
 		u := &items[i]
 		raw, _ := json.Marshal(toPartial(u)) // plain maps always encode
+		age := "<unknown>"
+		if ts := u.GetCreationTimestamp(); !ts.IsZero() {
+			age = duration.HumanDuration(now.Sub(ts.Time))
+		}
 		tbl.Rows = append(tbl.Rows, metav1.TableRow{
-			Cells:  []any{u.GetName(), u.GetCreationTimestamp().UTC().Format("2006-01-02T15:04:05Z")},
+			Cells:  []any{u.GetName(), age},
 			Object: runtime.RawExtension{Raw: raw},
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/utils/clock"
 )
 
 // DefaultMaxRequestBodyBytes is kube-apiserver's limit on a request body (3 MiB, its
@@ -27,6 +28,7 @@ type Options struct {
 // Handler serves the Kubernetes REST API of one *fakeapi.Server. It is safe for concurrent use.
 type Handler struct {
 	srv     *fakeapi.Server
+	clock   clock.PassiveClock // the server's
 	maxBody int64
 	// byGV indexes the served resources; groups lists the group names in discovery order (the
 	// legacy core group "" excluded). Both are fixed at construction.
@@ -58,12 +60,13 @@ func NewHandler(srv *fakeapi.Server, opts Options) (*Handler, error) {
 	if opts.MaxRequestBodyBytes == 0 {
 		opts.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
 	}
-	h := &Handler{srv: srv, maxBody: opts.MaxRequestBodyBytes, byGV: map[schema.GroupVersion]*groupVersion{}}
+	cfg := srv.Config()
+	h := &Handler{srv: srv, clock: cfg.Clock, maxBody: opts.MaxRequestBodyBytes, byGV: map[schema.GroupVersion]*groupVersion{}}
 	builtin := map[schema.GroupVersionResource]bool{}
 	for _, r := range fakeapi.BuiltinResources() {
 		builtin[r.GVR] = true
 	}
-	for _, r := range srv.Config().Resources {
+	for _, r := range cfg.Resources {
 		gv := r.GVR.GroupVersion()
 		g := h.byGV[gv]
 		if g == nil {
@@ -116,6 +119,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "version":
 		if len(segs) == 1 && r.Method == http.MethodGet {
 			h.writeJSON(w, http.StatusOK, version.Info{Major: "1", Minor: "37", GitVersion: "v1.37.0-informersim", Platform: "informersim/fakeapi"})
+			return
+		}
+	case "openapi":
+		if len(segs) >= 2 && segs[1] == "v3" {
+			h.serveOpenAPI(w, r, segs[2:])
 			return
 		}
 	case "api":
@@ -264,6 +272,18 @@ var (
 	statusVerbs = metav1.Verbs{"get", "patch", "update"}
 )
 
+// builtinShortNames and builtinCategories are kube-apiserver's for the built-in resources, so
+// that `kubectl get cm` and `kubectl get all` resolve as against a cluster.
+var (
+	builtinShortNames = map[string][]string{
+		"pods": {"po"}, "configmaps": {"cm"}, "services": {"svc"}, "nodes": {"no"}, "namespaces": {"ns"},
+		"deployments": {"deploy"}, "replicasets": {"rs"}, "statefulsets": {"sts"},
+	}
+	builtinCategories = map[string][]string{
+		"pods": {"all"}, "services": {"all"}, "deployments": {"all"}, "replicasets": {"all"}, "statefulsets": {"all"},
+	}
+)
+
 func (h *Handler) apiResourceList(g *groupVersion) *metav1.APIResourceList {
 	l := &metav1.APIResourceList{
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
@@ -271,13 +291,17 @@ func (h *Handler) apiResourceList(g *groupVersion) *metav1.APIResourceList {
 		APIResources: []metav1.APIResource{},
 	}
 	for _, res := range g.ordered {
-		l.APIResources = append(l.APIResources, metav1.APIResource{
+		ar := metav1.APIResource{
 			Name:         res.GVR.Resource,
 			SingularName: strings.ToLower(res.Kind),
 			Namespaced:   res.Namespaced,
 			Kind:         res.Kind,
 			Verbs:        allVerbs,
-		})
+		}
+		if res.builtin {
+			ar.ShortNames, ar.Categories = builtinShortNames[res.GVR.Resource], builtinCategories[res.GVR.Resource]
+		}
+		l.APIResources = append(l.APIResources, ar)
 		if res.Status {
 			l.APIResources = append(l.APIResources, metav1.APIResource{
 				Name:       res.GVR.Resource + "/status",

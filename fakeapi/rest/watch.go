@@ -3,6 +3,7 @@ package rest
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/informersim/informersim/fakeapi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,7 +42,7 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, rc *fakeapi.Reso
 			if !ok {
 				return
 			}
-			if err := enc.Encode(wireEvent{Type: ev.Type, Object: eventObject(t, ev, f, &headers)}); err != nil {
+			if err := enc.Encode(wireEvent{Type: ev.Type, Object: eventObject(t, ev, f, &headers, h.now())}); err != nil {
 				return // the client is gone
 			}
 			if err := rcon.Flush(); err != nil {
@@ -54,7 +55,7 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, rc *fakeapi.Reso
 }
 
 // eventObject is the object of ev in the negotiated format; ERROR events always carry a Status.
-func eventObject(t target, ev watch.Event, f format, headers *bool) any {
+func eventObject(t target, ev watch.Event, f format, headers *bool, now time.Time) any {
 	if st, ok := ev.Object.(*metav1.Status); ok {
 		return statusOf(&statusError{st: *st})
 	}
@@ -65,9 +66,9 @@ func eventObject(t target, ev watch.Event, f format, headers *bool) any {
 	switch f {
 	case formatTable:
 		if ev.Type == watch.Bookmark {
-			return toTable(t, nil, listMeta(u.GetResourceVersion(), ""), false)
+			return toTable(t, nil, listMeta(u.GetResourceVersion(), ""), false, now)
 		}
-		tbl := toTable(t, []unstructured.Unstructured{*u}, listMeta(u.GetResourceVersion(), ""), *headers)
+		tbl := toTable(t, []unstructured.Unstructured{*u}, listMeta(u.GetResourceVersion(), ""), *headers, now)
 		*headers = false
 		return tbl
 	case formatPartial:
@@ -79,5 +80,5 @@ func eventObject(t target, ev watch.Event, f format, headers *bool) any {
 // statusError carries a Status to statusOf.
 type statusError struct{ st metav1.Status }
 
-func (e *statusError) Error() string          { return e.st.Message }
+func (e *statusError) Error() string         { return e.st.Message }
 func (e *statusError) Status() metav1.Status { return e.st }

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/fakeapi/rest"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// serve runs `informersim serve`: a fake apiserver behind its REST front on a TCP address, until
+// SIGINT or SIGTERM. It prints the address and a kubeconfig for kubectl and client-go.
+func serve(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serveUntil(ctx, args, stdout, stderr)
+}
+
+// crdFlags collects -crd values: GROUP/VERSION/KIND/PLURAL[,cluster][,status].
+type crdFlags []fakeapi.Resource
+
+func (c *crdFlags) String() string { return fmt.Sprint(len(*c)) }
+
+func (c *crdFlags) Set(v string) error {
+	spec, opts, _ := strings.Cut(v, ",")
+	parts := strings.Split(spec, "/")
+	if len(parts) != 4 || slicesContainEmpty(parts) {
+		return fmt.Errorf("want GROUP/VERSION/KIND/PLURAL[,cluster][,status], got %q", v)
+	}
+	r := fakeapi.Resource{
+		GVR:                    schema.GroupVersionResource{Group: parts[0], Version: parts[1], Resource: parts[3]},
+		Kind:                   parts[2],
+		Namespaced:             true,
+		RequireResourceVersion: true,
+	}
+	for _, o := range strings.Split(opts, ",") {
+		switch o {
+		case "":
+		case "cluster":
+			r.Namespaced = false
+		case "status":
+			r.Status, r.Generation = true, true
+		default:
+			return fmt.Errorf("unknown option %q in %q (want cluster or status)", o, v)
+		}
+	}
+	*c = append(*c, r)
+	return nil
+}
+
+func slicesContainEmpty(xs []string) bool {
+	for _, x := range xs {
+		if x == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// serveUntil is serve until ctx is done.
+func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: informersim serve [-addr=127.0.0.1:PORT] [-kubeconfig=FILE] [-seed=N] [-crd=G/V/KIND/PLURAL[,cluster][,status]]...
+
+Serves the Kubernetes API of an in-memory fake apiserver (fakeapi) over plain HTTP, without
+authentication, until interrupted. It prints the address and a kubeconfig; with -kubeconfig it
+also writes the kubeconfig to FILE, for kubectl --kubeconfig=FILE.
+
+`)
+		fs.PrintDefaults()
+	}
+	addr := fs.String("addr", "127.0.0.1:8080", "TCP address to listen on (port 0 picks a free port)")
+	kubeconfig := fs.String("kubeconfig", "", "also write the kubeconfig to this file")
+	seed := fs.Uint64("seed", 1, "seed of the server's random source (UIDs, generated names, watch timeouts)")
+	var crds crdFlags
+	fs.Var(&crds, "crd", "serve a custom resource GROUP/VERSION/KIND/PLURAL, namespaced unless ,cluster; ,status adds the status subresource (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "informersim serve: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	srv, err := fakeapi.New(fakeapi.Config{Rand: rand.New(rand.NewPCG(*seed, *seed)), Resources: crds})
+	if err != nil {
+		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
+		return 2
+	}
+	h, err := rest.NewHandler(srv, rest.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
+		return 1
+	}
+	l, err := rest.Listen(*addr, h)
+	if err != nil {
+		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
+		return 1
+	}
+	cfg := rest.Kubeconfig(l.URL(), "informersim")
+	if *kubeconfig != "" {
+		if err := os.WriteFile(*kubeconfig, []byte(cfg), 0o600); err != nil {
+			_ = l.Close()
+			fmt.Fprintf(stderr, "informersim serve: %v\n", err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stdout, "informersim: serving the Kubernetes API at %s\n", l.URL())
+	if *kubeconfig != "" {
+		fmt.Fprintf(stdout, "informersim: kubeconfig written to %s (kubectl --kubeconfig=%s get pods)\n", *kubeconfig, *kubeconfig)
+	}
+	fmt.Fprintf(stdout, "---\n%s---\n", cfg)
+	<-ctx.Done()
+	if err := l.Close(); err != nil {
+		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, "informersim: stopped")
+	return 0
+}
