@@ -14,6 +14,10 @@
 #   5. A ban on wall clock, global randomness and goroutines on the simulation path. A line may be
 #      exempted with a `determinism:allow <reason>` comment; the goroutine driver of informer lives
 #      in files named *_run.go, the only non-test informer files allowed to start goroutines.
+#      fakeapi/rest (the HTTP front) may start goroutines too: it serves concurrent HTTP clients
+#      (an in-process transport goroutine per request, the listener's serve loop) and is not on
+#      the simulation path, which check 4 enforces (nothing on that path imports it). The wall
+#      clock and global randomness stay banned there: it reads time from the fakeapi's clock.
 #   6. Every citation of docs/ in the repository resolves (scripts/doccite.go), and nothing
 #      points outside the repository.
 set -u
@@ -65,6 +69,12 @@ if engine_k8s=$(go list -deps ./sim 2>/dev/null | grep -E '^k8s\.io/' | grep -v 
 	fail "sim imports Kubernetes packages besides the clock: $engine_k8s"
 fi
 forbid "./sim/..." "$module/scenarios" "sim never imports scenarios"
+for path in ./sim/... ./informer/... ./scenarios/...; do
+	forbid "$path" "$module/fakeapi/rest" "the REST front is not on the simulation path"
+done
+for pkg in $(go list ./fakeapi/... 2>/dev/null | grep -v "^$module/fakeapi/rest"); do
+	forbid "$pkg" "$module/fakeapi/rest" "the fakeapi core does not depend on its REST front"
+done
 for pkg in $(go list ./... | grep -v -e "/cmd/" -e "/scenarios" -e "^$module\$"); do
 	if deps_of "$pkg" | grep -q "^$module/scenarios"; then
 		fail "$pkg imports scenarios (only cmd/ and the root suite may)"
@@ -79,7 +89,7 @@ if [ -n "$sim_path" ]; then
 	hits=$(grep -n -E "$banned" $sim_path | grep -v 'determinism:allow')
 	[ -z "$hits" ] || fail "wall clock or global randomness on the simulation path:
 $hits"
-	gofiles=$(printf '%s\n' $sim_path | grep -v -E '(^informer/.*_run\.go$)')
+	gofiles=$(printf '%s\n' $sim_path | grep -v -E '(^informer/.*_run\.go$)|(^fakeapi/rest/)')
 	hits=$(grep -n -E '(^|[[:space:];{(])go (func\b|[A-Za-z_][A-Za-z0-9_.]*\()' $gofiles | grep -v -E '^[^:]+:[0-9]+:\s*//' | grep -v 'determinism:allow')
 	[ -z "$hits" ] || fail "goroutine started on the simulation path (only informer/*_run.go may):
 $hits"

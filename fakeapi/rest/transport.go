@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 )
 
@@ -84,7 +85,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	return &http.Response{
-		Status:        http.StatusText(rw.code),
+		Status:        strconv.Itoa(rw.code) + " " + http.StatusText(rw.code),
 		StatusCode:    rw.code,
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
