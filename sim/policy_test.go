@@ -118,7 +118,7 @@ var fifoScenarios = []struct {
 	run  func(seed uint64) (*sim.Sim, error)
 }{
 	{"determinism-toy", func(seed uint64) (*sim.Sim, error) {
-		s, _, err := simtest.Run(sim.Config{Seed: seed, Policy: sim.PolicyFIFO, Trace: sim.TraceHashOnly}, simtest.DeterminismToy)
+		s, _, err := simtest.Run(sim.Config{Seed: seed, Policy: sim.PolicyFIFO, Trace: sim.TraceHashOnly}, simtest.DeterminismToy())
 		return s, err
 	}},
 	{"bench-toy", func(seed uint64) (*sim.Sim, error) {

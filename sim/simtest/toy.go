@@ -213,19 +213,22 @@ func (t *tickerActor) read() {
 	}
 }
 
-// DeterminismToy is the toy world the determinism checks run: every kind of race the engine
+// DeterminismToy returns the toy world the determinism checks run: every kind of race the engine
 // schedules (producers and consumers, re-arming timers, a ticker), narrated, a few hundred steps.
-var DeterminismToy = ToyConfig{
-	Producers:        4,
-	Consumers:        3,
-	Timers:           3,
-	MaxBufferItems:   6,
-	ItemsPerProducer: 20,
-	FiresPerTimer:    10,
-	MaxTimerDelay:    50 * time.Millisecond,
-	TickerPeriod:     30 * time.Millisecond,
-	Ticks:            5,
-	Narrate:          true,
+// A function, not a variable, so no test can change what the others run.
+func DeterminismToy() ToyConfig {
+	return ToyConfig{
+		Producers:        4,
+		Consumers:        3,
+		Timers:           3,
+		MaxBufferItems:   6,
+		ItemsPerProducer: 20,
+		FiresPerTimer:    10,
+		MaxTimerDelay:    50 * time.Millisecond,
+		TickerPeriod:     30 * time.Millisecond,
+		Ticks:            5,
+		Narrate:          true,
+	}
 }
 
 // Run builds a Sim for cfg, adds a Toy shaped by toy and runs it until quiescent.
@@ -240,7 +243,7 @@ func Run(cfg sim.Config, toy ToyConfig) (*sim.Sim, *Toy, error) {
 
 // Hash runs DeterminismToy for seed and policy and returns the trace hash.
 func Hash(seed uint64, policy sim.Policy) (string, error) {
-	s, _, err := Run(sim.Config{Seed: seed, Policy: policy, Trace: sim.TraceHashOnly}, DeterminismToy)
+	s, _, err := Run(sim.Config{Seed: seed, Policy: policy, Trace: sim.TraceHashOnly}, DeterminismToy())
 	if err != nil {
 		return "", err
 	}
