@@ -113,6 +113,14 @@ type Sim struct {
 
 	knobs  []knob
 	failed *RunError
+
+	hooks []stepHook // AfterEachStep
+}
+
+// stepHook is a host's function run at the end of every step.
+type stepHook struct {
+	name string
+	fn   func()
 }
 
 // New returns a run for cfg at simulated time zero (Epoch), with no actors.
@@ -323,6 +331,28 @@ func (s *Sim) run(i int) (err error) {
 	} else {
 		a.run()
 	}
+	for _, h := range s.hooks {
+		h.fn()
+	}
+	return nil
+}
+
+// AfterEachStep registers fn to run at the end of every step, after its action or timer, as
+// part of the step (its events carry the step's number; a panic in it fails the run like one in
+// the action). A host uses it to restore its own invariants whatever ran: the world re-arms
+// its components' deadlines there. Hooks run in registration order. name identifies the host;
+// an empty name, a nil fn or a name already registered is an error, so one Sim hosts one
+// component of each name.
+func (s *Sim) AfterEachStep(name string, fn func()) error {
+	if name == "" || fn == nil {
+		return fmt.Errorf("sim: AfterEachStep: empty name %q or nil func", name)
+	}
+	for _, h := range s.hooks {
+		if h.name == name {
+			return fmt.Errorf("sim: AfterEachStep: a hook named %q is registered", name)
+		}
+	}
+	s.hooks = append(s.hooks, stepHook{name, fn})
 	return nil
 }
 

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -327,5 +328,47 @@ func TestEventTextSeparatesLongKinds(t *testing.T) {
 	short := Event{Step: 3, Actor: "a", Kind: "list", Fields: []Field{F("rv", "0")}}
 	if got, want := short.String(), "     3        +0.000s  a            list          rv=0"; got != want {
 		t.Errorf("short kind: got %q, want %q", got, want)
+	}
+}
+
+// Goal: a host's AfterEachStep hook runs at the end of every step, actions and timers alike,
+// inside the step (its events carry the step's number), and names are unique.
+func TestAfterEachStep(t *testing.T) {
+	s, err := New(Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ran []int64
+	if err := s.AfterEachStep("host", func() {
+		ran = append(ran, s.StepCount())
+		s.Emit("host", "settled")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []struct {
+		name string
+		fn   func()
+	}{{"host", func() {}}, {"", func() {}}, {"other", nil}} {
+		if err := s.AfterEachStep(bad.name, bad.fn); err == nil || !strings.HasPrefix(err.Error(), "sim: AfterEachStep") {
+			t.Errorf("AfterEachStep(%q, fn nil=%v) = %v", bad.name, bad.fn == nil, err)
+		}
+	}
+	s.AfterFunc(time.Second, "t", "fire", func() {})
+	n := 0
+	s.AddActor(funcActor{"a", func(add func(Action)) {
+		if n < 2 {
+			add(Action{Name: "act", Run: func() { n++ }})
+		}
+	}})
+	if err := s.RunUntilQuiescent(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ran, []int64{1, 2, 3}) {
+		t.Errorf("hook ran after steps %v, want [1 2 3]", ran)
+	}
+	for _, e := range s.Trace().Events() {
+		if e.Kind == "settled" && e.Step == 0 {
+			t.Errorf("hook event outside a step: %v", e)
+		}
 	}
 }

@@ -524,6 +524,7 @@ func TestWorldClearErrors(t *testing.T) {
 		{"Apply(content not JSON)", w.Apply(Op{Kind: OpCreate, Name: "a", Content: map[string]any{"data": 3}}), "int is not a JSON value"},
 		{"Config(DefaultResource unserved)", errOf(New(1, Config{DefaultResource: nodesGVR.GroupVersion().WithResource("widgets")})), "does not serve DefaultResource"},
 		{"Seeds(bad env)", errOf(Seeds(1, 10)), "is not a seed"},
+		{"NewOn(a Sim that hosts a world)", errOf(NewOn(w.Sim(), w.Server(), Config{})), "already hosts a world"},
 	} {
 		if c.err == nil || !strings.HasPrefix(c.err.Error(), "world: ") || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("%s = %v, want an error starting \"world: \" and containing %q", c.call, c.err, c.want)

@@ -228,5 +228,4 @@ func (h *Handler) deliver() {
 	if h.callDuration > 0 {
 		h.busy = h.n.w.after(h.callDuration, h.actor, "done", func() {})
 	}
-	h.n.w.settle()
 }

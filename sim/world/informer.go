@@ -220,7 +220,7 @@ func (w *World) HostInformer(src *Source, inf informer.SharedIndexInformer) (*In
 	n.st = st
 	st.SetObserver(n.observe)
 	src.hosted = true
-	n.timer = &deadlineTimer{s: w.s, actor: n.reflectorActor, kind: "tick", fire: n.st.Tick, after: w.settle}
+	n.timer = &deadlineTimer{s: w.s, actor: n.reflectorActor, kind: "tick", fire: n.st.Tick}
 	for _, a := range []string{n.reflectorActor, n.watchActor, n.netActor, n.queueActor} {
 		w.actors[a] = true
 	}
@@ -347,5 +347,4 @@ func (n *Informer) process() {
 		// client-go drops it (informer.md §6.1); the trace keeps it.
 		n.w.s.Emit(n.queueActor, "process-error", sim.F("err", err.Error()))
 	}
-	n.w.settle()
 }

@@ -94,7 +94,6 @@ func (n *Informer) doRequest() {
 	default:
 		invariant.Check(false, "world: %s: unknown request verb %v", n.Name(), req.Verb)
 	}
-	n.w.settle()
 }
 
 // requestFields narrates a request's options as the apiserver receives them: the Reflector's,
@@ -208,7 +207,6 @@ func (n *Informer) pull() {
 		n.w.s.Emit(n.watchActor, "end", sim.F("reason", st.w.CloseReason().String()))
 		n.send(st, wireMsg{kind: wireClose})
 	}
-	n.w.settle()
 }
 
 func (n *Informer) deliverEvent(st *watchStream, ev watch.Event) {

@@ -50,8 +50,10 @@ type userDeadlines struct {
 // AddActor adds a user actor to the world's engine. Its actions are steps like any other
 // (traced under its name, picked by the policy), and the world is not Quiet while it offers
 // one. Its name must be new in the world (informer and handler actors included); Actions must
-// not change state (the scheduler may run none of them), and the actions it offers should end
-// by leaving the world settled: they may write through Server(), use After, and so on.
+// not change state (the scheduler may run none of them). Its actions may do anything a test
+// can: write through Server(), Apply, After, register handlers; the world settles after each.
+// (An actor added to the engine directly, with Sim().AddActor, is stepped and settled too, but
+// does not hold Quiet.)
 func (w *World) AddActor(a sim.Actor) error {
 	if a == nil {
 		return errors.New("world: AddActor: nil actor")
@@ -63,9 +65,8 @@ func (w *World) AddActor(a sim.Actor) error {
 	if err := w.claim(name); err != nil {
 		return fmt.Errorf("world: AddActor: %w", err)
 	}
-	ua := &userActor{a: a, w: w}
-	w.userActors = append(w.userActors, ua)
-	w.s.AddActor(ua)
+	w.userActors = append(w.userActors, a)
+	w.s.AddActor(a)
 	return nil
 }
 
@@ -84,28 +85,10 @@ func stripSlashes(s string) string {
 	return string(b)
 }
 
-// userActor wraps a user's actor so that each of its actions ends with the world settled.
-type userActor struct {
-	a sim.Actor
-	w *World
-}
-
-func (u *userActor) Name() string { return u.a.Name() }
-
-func (u *userActor) Actions(add func(sim.Action)) {
-	u.a.Actions(func(a sim.Action) {
-		run := a.Run
-		add(sim.Action{Name: a.Name, Run: func() {
-			run()
-			u.w.settle()
-		}})
-	})
-}
-
-// busy asks the actor whether it has an action to offer now.
-func (u *userActor) busy() bool {
+// offers reports whether a has an action to offer now.
+func offers(a sim.Actor) bool {
 	any := false
-	u.a.Actions(func(sim.Action) { any = true })
+	a.Actions(func(sim.Action) { any = true })
 	return any
 }
 
@@ -175,7 +158,7 @@ func (w *World) AddDeadlines(d Deadlines) error {
 		return fmt.Errorf("world: AddDeadlines %s: %w", d.Actor, errNilFunc)
 	}
 	u := &userDeadlines{d: d}
-	u.timer = &deadlineTimer{s: w.s, actor: d.Actor, kind: d.Kind, fire: d.Fire, after: w.settle}
+	u.timer = &deadlineTimer{s: w.s, actor: d.Actor, kind: d.Kind, fire: d.Fire}
 	w.deadlines = append(w.deadlines, u)
 	w.settle()
 	return nil
@@ -183,7 +166,7 @@ func (w *World) AddDeadlines(d Deadlines) error {
 
 func (w *World) userQuiet() bool {
 	for _, u := range w.userActors {
-		if u.busy() {
+		if offers(u) {
 			return false
 		}
 	}

@@ -133,7 +133,7 @@ type World struct {
 	pendingOps int
 
 	// The user's work (user.go).
-	userActors []*userActor
+	userActors []sim.Actor
 	userTimers []*sim.Timer
 	quietConds []namedCond
 	checks     []namedCheck
@@ -190,7 +190,12 @@ func NewOn(s *sim.Sim, srv *fakeapi.Server, cfg Config) (*World, error) {
 	if _, ok := w.resourceKind(vc.DefaultResource); !ok {
 		return nil, fmt.Errorf("world: Config: the apiserver does not serve DefaultResource %v", vc.DefaultResource)
 	}
-	w.srvTimer = &deadlineTimer{s: s, actor: "apiserver", kind: "advance", fire: func() { srv.Advance() }, after: w.settle}
+	// The world settles at the end of every step, whichever actor or timer ran (its own, the
+	// user's, or one added to the engine directly), so no action needs to remember to.
+	if err := s.AfterEachStep("world", w.settle); err != nil {
+		return nil, errors.New("world: NewOn: the Sim already hosts a world")
+	}
+	w.srvTimer = &deadlineTimer{s: s, actor: "apiserver", kind: "advance", fire: func() { srv.Advance() }}
 	w.actors["apiserver"] = true
 	for _, a := range []string{"workload", "fault", "clock"} {
 		w.actors[a] = true // the generator's, the engine's fault points', the engine clock's
@@ -257,12 +262,10 @@ func (w *World) latency() time.Duration {
 	return lo + time.Duration(w.net.Int64N(int64(hi-lo)+1))
 }
 
-// after schedules fn as a traced step d from now; the world settles after it.
+// after schedules fn as a traced step d from now (the world settles after it, as after every
+// step).
 func (w *World) after(d time.Duration, actor, kind string, fn func()) *sim.Timer {
-	return w.s.AfterFunc(d, actor, kind, func() {
-		fn()
-		w.settle()
-	})
+	return w.s.AfterFunc(d, actor, kind, fn)
 }
 
 // resourceKind looks up how the apiserver serves gvr. The apiserver's resources are fixed when it
@@ -310,7 +313,6 @@ type deadlineTimer struct {
 	actor string
 	kind  string
 	fire  func()
-	after func()
 
 	t     *sim.Timer
 	armed bool
@@ -345,5 +347,4 @@ func (d *deadlineTimer) run() {
 	invariant.Check(d.armed, "world: %s %s fired while disarmed", d.actor, d.kind)
 	d.armed = false
 	d.fire()
-	d.after()
 }
