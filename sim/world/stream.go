@@ -16,7 +16,7 @@ import (
 	"github.com/informersim/informersim/sim"
 )
 
-// The network between the apiserver and an informer (see the package documentation, "The network"). A request is
+// The network between the apiserver and an informer (design.md "The network"). A request is
 // served by the apiserver the moment the reflector actor sends it; its outcome reaches the
 // Reflector one latency later. A watch stream is a TCP connection: each event is pulled from the
 // apiserver's watcher by the watch actor and reaches the Reflector at
