@@ -1,7 +1,6 @@
 package informer
 
 import (
-	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -165,7 +164,7 @@ func newListener(id int, handler ResourceEventHandler, requested, effective time
 		resyncPeriod:          effective,
 		nextResync:            now.Add(effective),
 		isSyncing:             true,
-		tracker:               newSyncTracker("event handler " + fmt.Sprintf("%T", handler)),
+		tracker:               newSyncTracker("event handler " + handlerName(handler)),
 		runFinished:           make(chan struct{}),
 	}
 }

@@ -171,7 +171,7 @@ func TestHasSyncedCheckers(t *testing.T) {
 	ic, rc := e.inf.HasSyncedChecker(), reg.HasSyncedChecker()
 	if diff := cmp.Diff(
 		[]string{ic.Name(), rc.Name()},
-		[]string{"SharedIndexInformer *v1.PartialObjectMetadata", "SharedIndexInformer *v1.PartialObjectMetadata + event handler *informer.infRec"},
+		[]string{"SharedIndexInformer *v1.PartialObjectMetadata", "SharedIndexInformer *v1.PartialObjectMetadata + event handler github.com/informersim/informersim/informer.infRec"},
 	); diff != "" {
 		t.Errorf("names (-got +want):\n%s", diff)
 	}
