@@ -16,6 +16,19 @@
 //     notifications agree across the informers, and that deletes missed while disconnected
 //     reached client-go's handlers as cache.DeletedFinalStateUnknown and ours as
 //     informer.DeletedFinalStateUnknown.
+//   - Watch-list side by side (watchlist_test.go, TestDifferentialWatchList): client-go's
+//     informer and ours, both in watch-list mode, through the same phases; the stores equal
+//     fakeapi's state after each phase, the per-key notifications of the two handlers are
+//     identical, and both sent the same requests (no LIST).
+//   - Relist storm (TestRelistStorm): a replica reinitialisation disconnects 50 of our
+//     informers and a client-go one at once, in each start-up mode; all recover and converge,
+//     and each of ours sends exactly client-go's requests (list+watch: 2 LISTs, 3 WATCHes;
+//     watch-list: 2 watch-lists, 1 plain WATCH).
+//   - informer.SharedInformerFactory beside client-go's dynamicinformer factory over the same
+//     dynamic client (TestFactoryMatchesDynamicInformerFactory, ExampleSharedInformerFactory),
+//     and informer/workqueue's interfaces assigned to client-go's and back at compile time
+//     (factory_workqueue_test.go). Example_controllerLoop runs a controller's informer and
+//     rate-limited workqueue step by step on one fake clock.
 //   - Compile-time checks (compile_test.go): fakeapi's ListerWatcher is a client-go
 //     cache.ListerWatcher(WithContext); client-go's *cache.ListWatch is an
 //     informer.ListerWatcher; fakeapi's ResourceClient is a dynamic.ResourceInterface, and
