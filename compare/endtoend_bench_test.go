@@ -15,6 +15,7 @@ import (
 
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
+	"github.com/informersim/informersim/internal/cputime"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
 )
@@ -106,7 +107,9 @@ type e2eRig struct {
 // every handler has counted it (the goroutine hosts signal it; the world runs until Quiet). The
 // apiserver's request and event records are off (MaxRecords -1) for all three, and both
 // goroutine hosts use list+watch (the start-up is not timed). allocs/event counts the
-// allocations of every goroutine (runtime.MemStats.Mallocs) divided by b.N. `make bench` prints
+// allocations of every goroutine (runtime.MemStats.Mallocs) divided by b.N; cpu-ns/event is the
+// process's CPU time (every goroutine and the collector) per event, a figure that moves less
+// than wall time with the load of a shared machine. `make bench` prints
 // the ratios of the three (scripts/benchratio.go).
 func BenchmarkEndToEnd(b *testing.B) {
 	for _, impl := range []string{"clientgo", "goroutine", "world"} {
@@ -138,6 +141,7 @@ func benchEndToEnd(b *testing.B, impl string, nHandlers int) {
 	runtime.ReadMemStats(&before)
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpuStart, cpuOK := cputime.Process()
 	for done := 0; done < b.N; {
 		batch := min(e2eBatch, b.N-done)
 		want := int64(done + batch)
@@ -156,6 +160,9 @@ func benchEndToEnd(b *testing.B, impl string, nHandlers int) {
 		}
 	}
 	b.StopTimer()
+	if cpuEnd, ok := cputime.Process(); ok && cpuOK {
+		b.ReportMetric(float64(cpuEnd-cpuStart)/float64(b.N), "cpu-ns/event")
+	}
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N), "allocs/event")

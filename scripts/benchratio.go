@@ -2,8 +2,9 @@
 
 // benchratio reads `go test -bench` output holding BenchmarkEndToEnd (compare/) and prints, for
 // each handler count, the events per second and allocations per event of every host and the
-// ratios world / client-go and goroutine driver / client-go. With several runs of a benchmark
-// (-count), each figure is the median of the runs.
+// ratios world / client-go and goroutine driver / client-go, by wall time (events/s) and by CPU
+// time (cpu-ns/event, steadier on a shared machine). With several runs of a benchmark (-count),
+// each figure is the median of the runs.
 //
 // Usage, from the repository root:
 //
@@ -36,6 +37,7 @@ type key struct {
 func main() {
 	events := map[key][]float64{}
 	allocs := map[key][]float64{}
+	cpu := map[key][]float64{}
 	var handlerCounts []int
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
@@ -61,6 +63,8 @@ func main() {
 				events[k] = append(events[k], v)
 			case "allocs/event":
 				allocs[k] = append(allocs[k], v)
+			case "cpu-ns/event":
+				cpu[k] = append(cpu[k], v)
 			}
 		}
 	}
@@ -74,14 +78,20 @@ func main() {
 	}
 	slices.Sort(handlerCounts)
 	fmt.Println()
-	fmt.Println("End to end (median of runs): events/s and allocs/event per host; ratios of events/s")
-	fmt.Printf("%-9s %12s %12s %12s %10s %10s %10s %14s %14s\n", "handlers",
-		"client-go/s", "goroutine/s", "world/s", "cg alloc", "gor alloc", "world alloc", "world/cg", "goroutine/cg")
+	fmt.Println("End to end (median of runs): events/s of wall time, allocs/event and CPU µs/event per host;")
+	fmt.Println("ratios of events/s by wall time and by CPU time (world / client-go, goroutine driver / client-go)")
+	fmt.Printf("%-8s %11s %11s %11s %8s %8s %8s %8s %8s %8s %9s %9s %9s %9s\n", "handlers",
+		"cg ev/s", "gor ev/s", "world ev/s", "cg al", "gor al", "world al", "cg µs", "gor µs", "world µs",
+		"world/cg", "gor/cg", "world/cg", "gor/cg")
+	fmt.Printf("%-8s %11s %11s %11s %8s %8s %8s %8s %8s %8s %9s %9s %9s %9s\n", "", "", "", "", "", "", "", "", "", "",
+		"(wall)", "(wall)", "(cpu)", "(cpu)")
 	for _, h := range handlerCounts {
 		cg, gor, wd := median(events[key{"clientgo", h}]), median(events[key{"goroutine", h}]), median(events[key{"world", h}])
-		fmt.Printf("%-9d %12.0f %12.0f %12.0f %10.1f %10.1f %10.1f %14s %14s\n", h, cg, gor, wd,
+		ccg, cgor, cwd := median(cpu[key{"clientgo", h}]), median(cpu[key{"goroutine", h}]), median(cpu[key{"world", h}])
+		fmt.Printf("%-8d %11.0f %11.0f %11.0f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %9s %9s %9s %9s\n", h, cg, gor, wd,
 			median(allocs[key{"clientgo", h}]), median(allocs[key{"goroutine", h}]), median(allocs[key{"world", h}]),
-			ratio(wd, cg), ratio(gor, cg))
+			ccg/1000, cgor/1000, cwd/1000,
+			ratio(wd, cg), ratio(gor, cg), ratio(ccg, cwd), ratio(ccg, cgor))
 	}
 }
 

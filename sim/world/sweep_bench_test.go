@@ -3,6 +3,7 @@ package world
 import (
 	"testing"
 
+	"github.com/informersim/informersim/internal/cputime"
 	"github.com/informersim/informersim/sim"
 )
 
@@ -13,7 +14,8 @@ import (
 // iteration is one run, seed 1+i%1000, so the mix of seeds is the test's.
 //
 // hash: the trace is hashed (sim.TraceHashOnly), as the determinism test and a sweep that
-// compares runs need; nohash: sim.TraceNone, the cost of the simulation alone.
+// compares runs need; nohash: sim.TraceNone, the cost of the simulation alone. cpu-ns/op is the
+// process's CPU time per run, steadier than wall time on a shared machine.
 func BenchmarkSweep(b *testing.B) {
 	for _, c := range []struct {
 		name  string
@@ -22,12 +24,16 @@ func BenchmarkSweep(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			steps := int64(0)
+			cpuStart, cpuOK := cputime.Process()
 			for i := 0; i < b.N; i++ {
 				w, err := swarmWorld(1+uint64(i%1000), c.level)
 				if err != nil {
 					b.Fatalf("seed %d: %v", 1+i%1000, err)
 				}
 				steps += w.Sim().StepCount()
+			}
+			if cpuEnd, ok := cputime.Process(); ok && cpuOK {
+				b.ReportMetric(float64(cpuEnd-cpuStart)/float64(b.N), "cpu-ns/op")
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
 			b.ReportMetric(float64(steps)/float64(b.N), "steps/run")
