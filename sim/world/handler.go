@@ -171,6 +171,10 @@ func (h *Handler) Actor() string { return h.actor }
 // ID returns the informer's registration ID for the handler.
 func (h *Handler) ID() int { return h.id }
 
+// World returns the world the handler's informer belongs to (its seed, trace and repro line, for
+// matchers that report on a handler).
+func (h *Handler) World() *World { return h.n.w }
+
 // Recorder returns the handler's recorder: its notifications and replayed view.
 func (h *Handler) Recorder() *Recorder { return h.rec }
 
