@@ -7,7 +7,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/onsi/gomega/types"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -15,42 +14,9 @@ import (
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
+	"github.com/informersim/informersim/sim/world/oracle"
+	"github.com/informersim/informersim/sim/world/worldtest"
 )
-
-// HaveConverged succeeds for a *world.World that becomes Quiet within budget of simulated time
-// (default 10 minutes) and whose every informer cache and handler view then equals the
-// apiserver's state (World.RunUntilConverged). Like Eventually, it drives time forward, but
-// simulated time: the spec takes microseconds and replays exactly. The failure message names the
-// first diverging key (or why the world did not quiesce) and the seed.
-func HaveConverged(budget ...time.Duration) types.GomegaMatcher {
-	m := &convergedMatcher{budget: 10 * time.Minute}
-	if len(budget) > 0 {
-		m.budget = budget[0]
-	}
-	return m
-}
-
-type convergedMatcher struct {
-	budget time.Duration
-	err    error // why the last Match failed
-}
-
-func (m *convergedMatcher) Match(actual any) (bool, error) {
-	w, ok := actual.(*world.World)
-	if !ok {
-		return false, fmt.Errorf("HaveConverged expects a *world.World, got %T", actual)
-	}
-	m.err = w.RunUntilConverged(m.budget)
-	return m.err == nil, nil
-}
-
-func (m *convergedMatcher) FailureMessage(actual any) string {
-	return fmt.Sprintf("Expected the world to converge to the apiserver's state within %v of simulated time, but:\n%v", m.budget, m.err)
-}
-
-func (m *convergedMatcher) NegatedFailureMessage(actual any) string {
-	return "Expected the world not to converge, but every cache and handler view equals the apiserver's state"
-}
 
 // The world specs run informers against the fake apiserver on the simulator. Their seeds derive
 // from GinkgoRandomSeed(), so every suite run tries new interleavings, and each seed and trace
@@ -88,7 +54,7 @@ var _ = Describe("the world", func() {
 	It("converges after a 410 relist, with a tombstone for the delete it missed", func() {
 		for _, seed := range seeds(5) {
 			w, inf, hs := newWorld(seed, "h1", "h2")
-			Expect(w).To(HaveConverged(), "seed %d", seed)
+			Expect(w).To(worldtest.HaveConverged(), "seed %d", seed)
 			for _, h := range hs {
 				h.Recorder().Take()
 			}
@@ -101,7 +67,7 @@ var _ = Describe("the world", func() {
 			Expect(w.Apply(world.Op{Kind: world.OpCloseWatches, Code: 410})).To(Succeed())
 			Expect(w.Apply(world.Op{Kind: world.OpDelete, Name: "b"})).To(Succeed())
 			Expect(w.Apply(world.Op{Kind: world.OpUpdate, Name: "c"})).To(Succeed())
-			Expect(w).To(HaveConverged(), "seed %d", seed)
+			Expect(w).To(worldtest.HaveConverged(), "seed %d", seed)
 			for _, h := range hs {
 				Expect(h.Recorder().Take()).To(Equal([]string{
 					"del(tomb default/b@3)", "upd(default/a@2->2)", "upd(default/c@4->7)",
@@ -115,12 +81,12 @@ var _ = Describe("the world", func() {
 	It("gives a late handler the cache as initial adds, then every later change", func() {
 		for _, seed := range seeds(5) {
 			w, inf, _ := newWorld(seed, "h1")
-			Expect(w).To(HaveConverged(), "seed %d", seed)
+			Expect(w).To(worldtest.HaveConverged(), "seed %d", seed)
 			late, err := w.AddHandler(inf, "late", nil, world.HandlerOptions{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(late.HasSynced()).To(BeFalse())
 			Expect(w.Apply(world.Op{Kind: world.OpUpdate, Name: "a"})).To(Succeed())
-			Expect(w).To(HaveConverged(), "seed %d", seed)
+			Expect(w).To(worldtest.HaveConverged(), "seed %d", seed)
 			got := late.Recorder().Strings()
 			Expect(got).To(HaveLen(4))
 			Expect(got[:3]).To(ConsistOf("add(default/a@2,true)", "add(default/b@3,true)", "add(default/c@4,true)"))
@@ -134,6 +100,8 @@ var _ = Describe("the world", func() {
 		for _, seed := range seeds(10) {
 			w, err := world.NewFromConfig(sim.Config{Seed: seed, FaultSiteProbability: 0.5}, fakeapi.Config{}, world.Config{})
 			Expect(err).NotTo(HaveOccurred())
+			oracles, err := oracle.Attach(w) // every named oracle, on every step
+			Expect(err).NotTo(HaveOccurred())
 			inf, err := w.AddInformer("inf1", world.InformerOptions{Namespace: "", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 30 * time.Second}})
 			Expect(err).NotTo(HaveOccurred())
 			for _, name := range []string{"h1", "h2"} {
@@ -143,9 +111,10 @@ var _ = Describe("the world", func() {
 			Expect(inf.Start()).To(Succeed())
 			gen, err := w.Generate(world.GenConfig{Namespaces: []string{"default", "other"}, Ops: 60, Disruptions: true, Faults: true})
 			Expect(err).NotTo(HaveOccurred())
-			Expect(w.Sim().RunUntil(gen.Done, time.Hour)).To(Succeed(), "seed %d", seed)
+			Expect(oracles.Check(w.Sim().RunUntil(gen.Done, time.Hour))).To(Succeed(), "seed %d", seed)
 			w.Sim().SetFaultsEnabled(false)
-			Expect(w).To(HaveConverged(time.Hour), "seed %d", seed)
+			Expect(oracles).To(worldtest.HaveConverged(time.Hour), "seed %d", seed)
+			Expect(oracles).To(worldtest.SatisfyEveryOracle(), "seed %d", seed)
 			record(w)
 		}
 	})
@@ -153,19 +122,19 @@ var _ = Describe("the world", func() {
 	It("HaveConverged names the first diverging key", func() {
 		seed := seeds(1)[0]
 		w, inf, _ := newWorld(seed, "h1")
-		Expect(w).To(HaveConverged())
+		Expect(w).To(worldtest.HaveConverged())
 		// Corrupt the cache behind the informer's back.
 		ghost := &unstructured.Unstructured{}
 		ghost.SetNamespace("default")
 		ghost.SetName("ghost")
 		ghost.SetResourceVersion("1")
 		Expect(inf.Informer().GetStore().Add(ghost)).To(Succeed())
-		m := HaveConverged()
+		m := worldtest.HaveConverged()
 		ok, err := m.Match(w)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeFalse())
 		Expect(m.FailureMessage(w)).To(ContainSubstring("key default/ghost: present at rv=1, apiserver has none"))
-		Expect(m.FailureMessage(w)).To(ContainSubstring(fmt.Sprintf("seed %d", seed)))
+		Expect(m.FailureMessage(w)).To(ContainSubstring(fmt.Sprintf("seed: %d", seed)))
 	})
 
 	It("turns a panicking handler into a failed run that names the seed", func() {

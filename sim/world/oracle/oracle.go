@@ -373,5 +373,8 @@ func (h *Handle) Verdicts() []Verdict {
 	return out
 }
 
+// World returns the world the oracles are attached to.
+func (h *Handle) World() *world.World { return h.w }
+
 // Names returns the attached oracles' names, in catalog order.
 func (h *Handle) Names() []string { return slices.Clone(h.names) }

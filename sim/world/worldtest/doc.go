@@ -1,0 +1,35 @@
+// Package worldtest holds Gomega matchers for specs that run a world (package world): a
+// controller author's Ginkgo suite, or a plain go test with gomega.NewWithT.
+//
+// # Contract
+//
+//   - HaveConverged drives a *world.World (or an *oracle.Handle) until it is quiet, within a
+//     budget of simulated time, and succeeds when every cache and handler view equals the
+//     apiserver's state, every check added with AddCheck passes and, for a handle, every
+//     attached oracle holds.
+//   - HaveObservedInOrder succeeds when a *world.Handler was told exactly these notifications
+//     for one key, in this order, in informer.md §14's notation ("add(default/a@2,true)",
+//     "upd(default/a@2->3)", "del(default/a@3)", "del(tomb default/a@3)").
+//   - SatisfyEveryOracle succeeds when no oracle attached with oracle.Attach has been violated
+//     (and, once the world is quiet, none of their liveness halves either).
+//
+// Every failure message names the seed, the one command that replays the run
+// (sim.Config.Repro: world.Repro's line under go test, the scenario runner's own otherwise) and
+// the trace around the failure: the violating event and what came before it, or the handler's
+// delivery where what it was told first differs from what was expected.
+//
+// # Usage
+//
+//	w, _ := world.New(seed, world.Config{})
+//	h, _ := oracle.Attach(w)
+//	... informers, handlers, workload ...
+//	Expect(h).To(worldtest.HaveConverged(time.Hour))          // liveness, then every oracle
+//	Expect(handler).To(worldtest.HaveObservedInOrder("default/a",
+//		"add(default/a@2,true)", "upd(default/a@2->3)"))
+//	Expect(h).To(worldtest.SatisfyEveryOracle())
+//
+// # Implementation notes
+//
+// The matchers keep the error of their last Match for the failure message; like every Gomega
+// matcher, one value is meant for one assertion at a time.
+package worldtest

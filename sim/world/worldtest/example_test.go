@@ -1,0 +1,110 @@
+package worldtest_test
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world"
+	"github.com/informersim/informersim/sim/world/oracle"
+	"github.com/informersim/informersim/sim/world/worldtest"
+)
+
+var configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+
+// newExampleWorld is a world on configmaps whose replay command is the one a scenario runner
+// would print, so the examples' output does not depend on how the test binary was run.
+func newExampleWorld(seed uint64) *world.World {
+	w, _ := world.NewFromConfig(sim.Config{Seed: seed, Repro: fmt.Sprintf("informersim run example --seed %d", seed)},
+		fakeapi.Config{}, world.Config{DefaultResource: configMaps})
+	return w
+}
+
+// upTo prints a failure message up to (not including) its trace.
+func upTo(msg, marker string) {
+	before, _, _ := strings.Cut(msg, marker)
+	fmt.Print(before)
+}
+
+// A handler is told of a's creation, then of its update; the matcher compares what it was told
+// for one key with what the spec expects, in informer.md §14's notation.
+func ExampleHaveObservedInOrder() {
+	w := newExampleWorld(1)
+	_ = w.Apply(world.Op{Kind: world.OpCreate, Name: "a"})
+	inf, _ := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+	h, _ := w.AddHandler(inf, "h1", nil, world.HandlerOptions{})
+	_ = inf.Start()
+	_ = w.RunUntilConverged(time.Minute)
+	_ = w.Apply(world.Op{Kind: world.OpUpdate, Name: "a"})
+	_ = w.RunUntilConverged(time.Minute)
+
+	m := worldtest.HaveObservedInOrder("default/a", "add(default/a@2,true)", "upd(default/a@2->3)")
+	ok, _ := m.Match(h)
+	fmt.Println("observed in order:", ok)
+
+	m = worldtest.HaveObservedInOrder("default/a", "add(default/a@2,true)", "del(default/a@3)")
+	ok, _ = m.Match(h)
+	fmt.Println("observed in order:", ok)
+	upTo(m.FailureMessage(h), "trace around")
+	// Output:
+	// observed in order: true
+	// observed in order: false
+	// Expected inf1/h1 to have observed, for default/a, in order:
+	//     add(default/a@2,true)
+	//     del(default/a@3)
+	// but it observed:
+	//     add(default/a@2,true)
+	//     upd(default/a@2->3)
+	// first difference at #2: observed upd(default/a@2->3), expected del(default/a@3)
+	// seed: 1
+	// replay: informersim run example --seed 1
+}
+
+// Every oracle attached; the apiserver then re-sends a DELETED it already sent (an invalid
+// server, fakeapi F-11): the watch-guarantees oracle stops the run at that event.
+func ExampleSatisfyEveryOracle() {
+	w := newExampleWorld(1)
+	h, _ := oracle.Attach(w)
+	_ = w.Apply(world.Op{Kind: world.OpCreate, Name: "a"})
+	inf, _ := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+	_, _ = w.AddHandler(inf, "h1", nil, world.HandlerOptions{})
+	_ = inf.Start()
+	_ = h.RunUntilConverged(time.Minute)
+	m := worldtest.SatisfyEveryOracle()
+	ok, _ := m.Match(h)
+	fmt.Println("every oracle holds:", ok)
+
+	_ = w.Apply(world.Op{Kind: world.OpDelete, Name: "a"})
+	_ = w.Sim().RunUntil(func() bool { return len(inf.Informer().GetStore().ListKeys()) == 0 }, time.Minute)
+	_ = w.Server().DuplicateEvent(w.Server().Watchers()[0])
+	w.Settle()
+	_ = h.RunUntilConverged(time.Minute)
+	ok, _ = m.Match(h)
+	fmt.Println("every oracle holds:", ok)
+	upTo(m.FailureMessage(h), "trace before")
+	// Output:
+	// every oracle holds: true
+	// every oracle holds: false
+	// Expected every oracle to hold, but:
+	// oracle watch-guarantees violated: watch 1: DELETED default/a@3 after rv=3 (out of order or duplicate)
+	// seed: 1
+	// replay: informersim run example --seed 1
+}
+
+// HaveConverged runs the world (here, with its oracles) in simulated time until it is quiet,
+// then compares every cache and handler view with the apiserver.
+func ExampleHaveConverged() {
+	w := newExampleWorld(1)
+	h, _ := oracle.Attach(w)
+	_ = w.Apply(world.Op{Kind: world.OpCreate, Name: "a"})
+	inf, _ := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+	_ = inf.Start()
+	ok, _ := worldtest.HaveConverged(time.Minute).Match(h)
+	fmt.Println("converged:", ok, "keys:", inf.Informer().GetStore().ListKeys())
+	// Output:
+	// converged: true keys: [default/a]
+}

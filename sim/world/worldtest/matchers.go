@@ -1,0 +1,242 @@
+package worldtest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onsi/gomega/types"
+
+	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world"
+	"github.com/informersim/informersim/sim/world/oracle"
+)
+
+// DefaultBudget is HaveConverged's budget of simulated time when none is given.
+const DefaultBudget = 10 * time.Minute
+
+// traceWindow is how many trace events a failure message shows before the failure.
+const traceWindow = 30
+
+// HaveConverged succeeds for a *world.World that becomes Quiet within budget of simulated time
+// (DefaultBudget when none is given) and whose every informer cache and handler view then equals
+// the apiserver's state, with every check added with AddCheck passing
+// (World.RunUntilConverged). Given an *oracle.Handle, it also requires every attached oracle to
+// hold (Handle.RunUntilConverged). Like Eventually, it drives time forward, but simulated time:
+// the spec takes microseconds and replays exactly. The failure message says why (the first
+// diverging key, the violated oracle, or why the world did not quiesce), with the seed, the
+// replay command and the trace before the failure.
+func HaveConverged(budget ...time.Duration) types.GomegaMatcher {
+	m := &convergedMatcher{budget: DefaultBudget}
+	if len(budget) > 0 {
+		m.budget = budget[0]
+	}
+	return m
+}
+
+type convergedMatcher struct {
+	budget time.Duration
+	w      *world.World
+	err    error // why the last Match failed
+}
+
+func (m *convergedMatcher) Match(actual any) (bool, error) {
+	switch a := actual.(type) {
+	case *world.World:
+		if a == nil {
+			return false, errors.New("worldtest: HaveConverged: nil *world.World")
+		}
+		m.w, m.err = a, a.RunUntilConverged(m.budget)
+	case *oracle.Handle:
+		if a == nil {
+			return false, errors.New("worldtest: HaveConverged: nil *oracle.Handle")
+		}
+		m.w, m.err = a.World(), a.RunUntilConverged(m.budget)
+	default:
+		return false, fmt.Errorf("worldtest: HaveConverged expects a *world.World or an *oracle.Handle, got %T", actual)
+	}
+	return m.err == nil, nil
+}
+
+func (m *convergedMatcher) FailureMessage(any) string {
+	return fmt.Sprintf("Expected the world to converge to the apiserver's state within %v of simulated time, but:\n%s", m.budget, explain(m.w, m.err))
+}
+
+func (m *convergedMatcher) NegatedFailureMessage(any) string {
+	return fmt.Sprintf("Expected the world not to converge, but every cache and handler view equals the apiserver's state\n%s", runLines(m.w))
+}
+
+// SatisfyEveryOracle succeeds for an *oracle.Handle none of whose attached oracles has been
+// violated; once the world is Quiet it also checks their liveness halves (Handle.Finish). It
+// runs nothing. The failure message is the violation's report: the oracle, what it saw, the
+// seed, the replay command and the trace before the violating event, then every verdict.
+func SatisfyEveryOracle() types.GomegaMatcher { return &oraclesMatcher{} }
+
+type oraclesMatcher struct {
+	h   *oracle.Handle
+	err error
+}
+
+func (m *oraclesMatcher) Match(actual any) (bool, error) {
+	h, ok := actual.(*oracle.Handle)
+	if !ok || h == nil {
+		return false, fmt.Errorf("worldtest: SatisfyEveryOracle expects a non-nil *oracle.Handle, got %T", actual)
+	}
+	m.h, m.err = h, nil
+	if v := h.Violation(); v != nil {
+		m.err = v
+	} else if h.World().Quiet() {
+		m.err = h.Finish()
+	}
+	return m.err == nil, nil
+}
+
+func (m *oraclesMatcher) FailureMessage(any) string {
+	var b strings.Builder
+	b.WriteString("Expected every oracle to hold, but:\n")
+	b.WriteString(explain(m.h.World(), m.err))
+	b.WriteString("verdicts:\n")
+	for _, v := range m.h.Verdicts() {
+		b.WriteString("  " + v.String() + "\n")
+	}
+	return b.String()
+}
+
+func (m *oraclesMatcher) NegatedFailureMessage(any) string {
+	return fmt.Sprintf("Expected an oracle to be violated, but all of %s hold\n%s", strings.Join(m.h.Names(), ", "), runLines(m.h.World()))
+}
+
+// HaveObservedInOrder succeeds for a *world.Handler whose notifications for key, among those its
+// Recorder keeps (Take forgets them), are exactly notes, in this order, in informer.md §14's
+// notation: "add(default/a@2,true)", "upd(default/a@2->3)", "upd(default/a@3->3)" (a sync),
+// "del(default/a@4)", "del(tomb default/a@3)". No notes means the handler heard nothing of key.
+// The failure message lists what it observed, the first difference, the seed, the replay
+// command and the trace around the handler's call where the difference begins.
+func HaveObservedInOrder(key string, notes ...string) types.GomegaMatcher {
+	return &observedMatcher{key: key, want: notes}
+}
+
+type observedMatcher struct {
+	key  string
+	want []string
+	h    *world.Handler
+	got  []string
+}
+
+func (m *observedMatcher) Match(actual any) (bool, error) {
+	h, ok := actual.(*world.Handler)
+	if !ok || h == nil {
+		return false, fmt.Errorf("worldtest: HaveObservedInOrder expects a non-nil *world.Handler, got %T", actual)
+	}
+	if m.key == "" {
+		return false, errors.New("worldtest: HaveObservedInOrder: empty key")
+	}
+	m.h, m.got = h, nil
+	for _, n := range h.Recorder().Notifications() {
+		if n.Key == m.key {
+			m.got = append(m.got, n.String())
+		}
+	}
+	return slices.Equal(m.got, m.want), nil
+}
+
+func (m *observedMatcher) FailureMessage(any) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Expected %s to have observed, for %s, in order:\n%s", m.h.Actor(), m.key, list(m.want))
+	fmt.Fprintf(&b, "but it observed:\n%s", list(m.got))
+	i := 0
+	for i < len(m.got) && i < len(m.want) && m.got[i] == m.want[i] {
+		i++
+	}
+	switch {
+	case i < len(m.got) && i < len(m.want):
+		fmt.Fprintf(&b, "first difference at #%d: observed %s, expected %s\n", i+1, m.got[i], m.want[i])
+	case i < len(m.want):
+		fmt.Fprintf(&b, "first difference at #%d: expected %s, observed nothing more\n", i+1, m.want[i])
+	default:
+		fmt.Fprintf(&b, "first difference at #%d: observed %s, expected nothing more\n", i+1, m.got[i])
+	}
+	w := m.h.World()
+	b.WriteString(runLines(w))
+	b.WriteString("trace around the difference:\n")
+	b.WriteString(around(w.Sim().Trace().Events(), m.h.Actor(), m.key, i))
+	return b.String()
+}
+
+func (m *observedMatcher) NegatedFailureMessage(any) string {
+	return fmt.Sprintf("Expected %s not to have observed, for %s, in order:\n%sbut it did\n%s", m.h.Actor(), m.key, list(m.want), runLines(m.h.World()))
+}
+
+// explain renders a run's error: a violation's own report, or the error with the seed, the
+// replay command and the end of the trace.
+func explain(w *world.World, err error) string {
+	var v *world.Violation
+	if errors.As(err, &v) {
+		return v.Report()
+	}
+	evs := w.Sim().Trace().Events()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v\n%strace before the failure:\n", err, runLines(w))
+	for _, e := range evs[max(0, len(evs)-traceWindow):] {
+		b.WriteString("  " + e.String() + "\n")
+	}
+	return b.String()
+}
+
+// runLines names the run's seed and replay command.
+func runLines(w *world.World) string {
+	s := w.Sim()
+	return fmt.Sprintf("seed: %d\nreplay: %s\n", s.Seed(), s.Config().Repro)
+}
+
+func list(notes []string) string {
+	if len(notes) == 0 {
+		return "    (nothing)\n"
+	}
+	var b strings.Builder
+	for _, n := range notes {
+		b.WriteString("    " + n + "\n")
+	}
+	return b.String()
+}
+
+// around renders the trace before (and a little after) the nth call of actor about key, marked
+// with ">"; the end of the trace when there is no such call.
+func around(evs []sim.Event, actor, key string, nth int) string {
+	at := -1
+	seen := 0
+	for i, e := range evs {
+		if e.Actor != actor || (e.Kind != "OnAdd" && e.Kind != "OnUpdate" && e.Kind != "OnDelete") || !hasField(e, "obj", key) {
+			continue
+		}
+		if seen == nth {
+			at = i
+			break
+		}
+		seen++
+	}
+	from, to := max(0, len(evs)-traceWindow), len(evs)
+	if at >= 0 {
+		from, to = max(0, at-traceWindow), min(len(evs), at+4)
+	}
+	var b strings.Builder
+	for i := from; i < to; i++ {
+		mark := "  "
+		if i == at {
+			mark = "> "
+		}
+		b.WriteString(mark + evs[i].String() + "\n")
+	}
+	return b.String()
+}
+
+func hasField(e sim.Event, key, value string) bool {
+	for _, f := range e.Fields {
+		if f.Key == key && f.Value == value {
+			return true
+		}
+	}
+	return false
+}

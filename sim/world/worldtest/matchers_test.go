@@ -1,0 +1,161 @@
+package worldtest_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/informersim/informersim/sim/world"
+	"github.com/informersim/informersim/sim/world/oracle"
+	"github.com/informersim/informersim/sim/world/worldtest"
+)
+
+// converged returns a converged world on configmaps holding a, with one informer and handler h1,
+// every oracle attached.
+func converged(t *testing.T, seed uint64) (*world.World, *world.Informer, *world.Handler, *oracle.Handle) {
+	t.Helper()
+	w := newExampleWorld(seed)
+	h, err := oracle.Attach(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Apply(world.Op{Kind: world.OpCreate, Name: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	inf, err := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hd, err := w.AddHandler(inf, "h1", nil, world.HandlerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inf.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.RunUntilConverged(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	return w, inf, hd, h
+}
+
+func contains(t *testing.T, what, msg string, parts ...string) {
+	t.Helper()
+	for _, p := range parts {
+		if !strings.Contains(msg, p) {
+			t.Errorf("%s lacks %q:\n%s", what, p, msg)
+		}
+	}
+}
+
+// ghost slips an object into inf's cache behind its back.
+func ghost(t *testing.T, inf *world.Informer) {
+	t.Helper()
+	g := &unstructured.Unstructured{}
+	g.SetNamespace("default")
+	g.SetName("ghost")
+	g.SetResourceVersion("1")
+	if err := inf.Informer().GetStore().Add(g); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Goal: HaveConverged succeeds on a converged world or handle, and its failure names the
+// diverging key (or the violated oracle), the seed, the replay command and the trace.
+func TestHaveConverged(t *testing.T) {
+	w, inf, _, h := converged(t, 2)
+	for _, actual := range []any{w, h} {
+		m := worldtest.HaveConverged()
+		if ok, err := m.Match(actual); !ok || err != nil {
+			t.Fatalf("%T: Match = %v, %v", actual, ok, err)
+		}
+		contains(t, "negated message", m.NegatedFailureMessage(actual), "not to converge", "seed: 2", "replay: informersim run example --seed 2")
+	}
+	ghost(t, inf)
+	m := worldtest.HaveConverged(time.Minute)
+	if ok, err := m.Match(w); ok || err != nil {
+		t.Fatalf("Match = %v, %v on a corrupted cache", ok, err)
+	}
+	contains(t, "failure message", m.FailureMessage(w), "within 1m0s", "oracle eventual-consistency violated",
+		"key default/ghost: present at rv=1, apiserver has none", "seed: 2", "replay: informersim run example --seed 2", "trace before the violation:", "> ")
+	if _, err := worldtest.HaveConverged().Match("a world"); err == nil {
+		t.Error("Match(string): no error")
+	}
+	if _, err := worldtest.HaveConverged().Match((*world.World)(nil)); err == nil {
+		t.Error("Match(nil world): no error")
+	}
+}
+
+// Goal: HaveObservedInOrder compares one key's notifications exactly; its failure lists both
+// sides, the first difference, the seed, the replay command and the trace around that call.
+func TestHaveObservedInOrder(t *testing.T) {
+	w, _, hd, _ := converged(t, 3)
+	if err := w.Apply(world.Op{Kind: world.OpUpdate, Name: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.RunUntilConverged(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	m := worldtest.HaveObservedInOrder("default/a", "add(default/a@2,true)", "upd(default/a@2->3)")
+	if ok, err := m.Match(hd); !ok || err != nil {
+		t.Fatalf("Match = %v, %v", ok, err)
+	}
+	contains(t, "negated message", m.NegatedFailureMessage(hd), "not to have observed", "seed: 3")
+	if ok, _ := worldtest.HaveObservedInOrder("default/b").Match(hd); !ok {
+		t.Error("a key never heard of does not match an empty list")
+	}
+	for _, c := range []struct {
+		want  []string
+		parts []string
+	}{
+		{[]string{"add(default/a@2,true)", "upd(default/a@2->4)"}, []string{"first difference at #2: observed upd(default/a@2->3), expected upd(default/a@2->4)", "> "}},
+		{[]string{"add(default/a@2,true)"}, []string{"first difference at #2: observed upd(default/a@2->3), expected nothing more"}},
+		{[]string{"add(default/a@2,true)", "upd(default/a@2->3)", "del(default/a@4)"}, []string{"first difference at #3: expected del(default/a@4), observed nothing more"}},
+	} {
+		m := worldtest.HaveObservedInOrder("default/a", c.want...)
+		if ok, err := m.Match(hd); ok || err != nil {
+			t.Fatalf("Match(%v) = %v, %v", c.want, ok, err)
+		}
+		msg := m.FailureMessage(hd)
+		contains(t, "failure message", msg, append(c.parts, "Expected inf1/h1 to have observed, for default/a", "seed: 3",
+			"replay: informersim run example --seed 3", "trace around the difference:", "inf1/h1      OnUpdate")...)
+	}
+	if _, err := worldtest.HaveObservedInOrder("default/a").Match(w); err == nil {
+		t.Error("Match(world): no error")
+	}
+	if _, err := worldtest.HaveObservedInOrder("").Match(hd); err == nil {
+		t.Error("empty key: no error")
+	}
+}
+
+// Goal: SatisfyEveryOracle holds on a correct run and reports a violation with its report and
+// every verdict.
+func TestSatisfyEveryOracle(t *testing.T) {
+	w, _, _, h := converged(t, 4)
+	m := worldtest.SatisfyEveryOracle()
+	if ok, err := m.Match(h); !ok || err != nil {
+		t.Fatalf("Match = %v, %v", ok, err)
+	}
+	contains(t, "negated message", m.NegatedFailureMessage(h), "all of per-object-order, cache-before-notify, eventual-consistency, resync-alignment, late-join, tombstones, watch-guarantees hold", "seed: 4")
+	if err := w.Apply(world.Op{Kind: world.OpDelete, Name: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.RunUntilConverged(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Server().DuplicateEvent(w.Server().Watchers()[0]); err != nil {
+		t.Fatal(err)
+	}
+	w.Settle()
+	_ = w.RunUntilConverged(time.Minute)
+	if ok, err := m.Match(h); ok || err != nil {
+		t.Fatalf("Match = %v, %v after a duplicated event", ok, err)
+	}
+	contains(t, "failure message", m.FailureMessage(h), "oracle watch-guarantees violated: watch 1: DELETED default/a@3 after rv=3",
+		"seed: 4", "replay: informersim run example --seed 4", "trace before the violation:", "> ", "verdicts:", "  watch-guarantees: violated", "  late-join: ok")
+	if _, err := worldtest.SatisfyEveryOracle().Match(w); err == nil {
+		t.Error("Match(world): no error")
+	}
+}
