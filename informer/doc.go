@@ -98,9 +98,34 @@
 // ordering, same dropping on removal); a handler panic under Run is not recovered (client-go's
 // default HandleCrash also crashes); the informer's synced latch is set by whoever changed the
 // queue (the process loop after a pop, the Reflector after a write) rather than by a helper
-// goroutine, so it never lags the queue. A registration's DoneChecker is named after the
-// handler's Go type (client-go names a ResourceEventHandlerFuncs after its functions), and WaitFor
-// does not log.
+// goroutine, so it never lags the queue. A registration's DoneChecker names its handler as
+// client-go does (handler_name.go), and WaitFor does not log. The watch-list's objects reach the
+// queue in an order drawn from the seed (client-go: Go map order).
+//
+// # Watch-list start-up
+//
+// As in client-go v0.37 (informer.md §7.3, §7.5), every ListAndWatch pass of an informer's
+// Reflector starts with a watch-list request {RV, resourceVersionMatch=NotOlderThan,
+// sendInitialEvents, allowWatchBookmarks} unless the ListerWatcher has an
+// IsWatchListSemanticsUnSupported method that returns true (client-go's fake clients do) or
+// SharedIndexInformerOptions.DisableWatchList is set; the choice is made at start. The stream
+// fills a temporary store until the bookmark annotated k8s.io/initial-events-end, which replaces
+// the queue at its RV; the same stream then goes on as the watch. 429 and connection refused back
+// off and retry, 410 retries at RV "", a stream closed before the end bookmark retries at once,
+// anything else falls back to a LIST in the same pass. For a driver nothing changes: the request
+// is a RequestWatch whose Options carry the watch-list fields, fed back with WatchOpened,
+// WatchEvent and WatchClosed; the Reflector reports EventWatchListSynced (where list+watch
+// reports EventListed), EventWatchListRetry and EventWatchListFallback.
+//
+// # The factory
+//
+// [SharedInformerFactory] is client-go's dynamic informer factory with the typed factory's
+// options: one informer per GroupVersionResource over *unstructured.Unstructured, built through
+// a consumer-defined [Client] (a [ClientFunc] adapts fakeapi's Server.ListerWatcher or client-go's
+// dynamic client in one line). Under [WithStepDriver] the factory starts no goroutine: each
+// informer is put under [Steps] when ForResource creates it and handed to a callback with its
+// Stepper, ListerWatcher and tweak, so a simulator can host it like any other informer; Start
+// then calls each new Stepper's Start.
 //
 // # Coverage of client-go's tests
 //
@@ -125,7 +150,92 @@
 //	TestUndeltaStore (§12.7)               UndeltaStore is not implemented: not in the pipeline
 //	TestWithStoreMetricsDefaulting,        metrics and logging are not modelled; WaitFor's result
 //	  TestWaitFor logging (§12.7)          is TestWaitFor
-//	TestSyncResult (§12.7)                 SyncResult belongs to the informer factory, not built
 //	TestAsyncLocking (§12.7)               only the SingleFileTracker is used by informers
-//	workqueue tests (§12.7)                informer/workqueue is not built yet
+//
+// SyncResult (TestSyncResult) is TestFactoryBadInput's AsError case; the workqueue tests are
+// restated in informer/workqueue under client-go's names (queue_test.go, delaying_test.go,
+// ratelimiter_test.go).
+//
+// # Coverage of the Reflector: informer.md §7, §12.3 and §12.4
+//
+// Every rule of §7 and every client-go test of §12.3 and §12.4, with the tests that restate it
+// (reflector_test.go, reflector_watchlist_test.go, reflector_coverage_test.go, backoff_test.go,
+// step_test.go, step_watchlist_test.go):
+//
+//	§7.1 timeout and backoff constants    TestWatchTimeout, TestBackoffDefaultSequence,
+//	                                       TestBackoffResetAfterTwoMinutesSinceLastReset,
+//	                                       TestBackoffCustom
+//	§7.2 run loop, error handler, backoff  TestReflectorListError, TestReflectorWatchOpenOtherError,
+//	  after every pass                     TestInfT4ExpiredInStream (no handler call for 410)
+//	§7.3 watch-list first, LIST fallback   TestReflectorWatchListFallbackOnOpenError,
+//	                                       TestInformerWatchListDisablement
+//	§7.4 LIST path (RV choice, paging,     TestReflectorListAndWatch, TestReflectorPaginatedList,
+//	  410/too large retry, tables)         TestReflectorExpiredExactResourceVersion,
+//	                                       TestReflectorExpiredRetryFailsToo, TestReflectorRejectsTables
+//	§7.5 watch-list                        TestReflectorWatchListSync, ...ClosedBeforeSync,
+//	                                       ...CollapsesInTempStore, ...RetriesTooManyRequests,
+//	                                       ...ExpiredAndStreamErrors, ...AfterSync,
+//	                                       ...VeryShortAfterSync, TestInfT8WatchListInitialStream
+//	§7.6 watch loop                        TestReflectorWatchHandlerSkipsWrongType,
+//	                                       TestReflectorVeryShortWatch, TestReflectorBookmarkWithout-
+//	                                       BookmarkQueue, TestReflectorResyncErrorBetweenStreams
+//	§7.7 re-watch vs relist                TestReflectorRewatchAfterCleanClose, TestInfT3WatchTimeout,
+//	                                       TestReflectorWatchOpenConnectionRefused,
+//	                                       TestReflectorExpiredInStream, TestInfT4ExpiredInStream,
+//	                                       TestInfT4WatchListRelist
+//	§7.8 accessors                         TestReflectorListAndWatch (LastSyncResourceVersion)
+//
+//	client-go test (§12.3, §12.4)          here
+//	TestCloseWatchChannelOnError           TestCloseWatchChannelOnError
+//	TestRunUntil, ...WatchStoppedAfter     TestRunUntilStopsWatcher
+//	TestReflectorResyncChan                TestReflectorResync (the timer fires after the period)
+//	TestReflectorWatchStoppedBefore        TestReflectorStop, TestReflectorHandleWatchStopped
+//	TestReflectorHandleWatchStopped-       TestReflectorHandleWatchStopped
+//	  Before/After, TestReflectorStopWatch
+//	TestReflectorHandleWatchResultChan-    TestReflectorVeryShortWatch
+//	  ClosedBefore/After
+//	TestReflectorWatchHandler              TestReflectorWatchHandlerSkipsWrongType,
+//	                                       TestReflectorWatchListSkipsWrongType
+//	TestReflectorListAndWatch              TestReflectorListAndWatch, TestReflectorWatchListSync
+//	TestReflectorListAndWatchWithErrors    TestReflectorListError, TestReflectorWatchOpenOtherError
+//	TestReflectorListAndWatchInitConn-     TestReflectorWatchOpenConnectionRefused
+//	  Backoff
+//	TestNewReflectorWithCustomBackoff      TestBackoffCustom
+//	TestBackoffOnTooManyRequests           TestBackoffOnTooManyRequests
+//	TestNoRelistOnTooManyRequests          TestNoRelistOnTooManyRequests
+//	TestRetryInternalError                 left out: MaxInternalErrorRetryDuration is not
+//	                                       modelled; informers never set it, and with its default
+//	                                       0 a 500 ends the pass (TestReflectorReplacesStoreOn-
+//	                                       UnsafeDelete, TestReflectorWatchListExpiredAndStreamErrors)
+//	TestReflectorResync                    TestReflectorResync, TestReflectorResyncDrift
+//	TestReflectorWatchListPageSize         TestReflectorWatchListPageSize
+//	TestReflectorNotPaginatingNot-         TestReflectorPaginatedList
+//	  ConsistentReads
+//	TestReflectorPaginatingNonConsistent-  TestReflectorPaginatedList
+//	  ReadsIfWatchCacheDisabled
+//	TestReflectorResyncWithResourceVersion TestReflectorResyncWithResourceVersion
+//	TestReflectorExpiredExactResource-     TestReflectorExpiredExactResourceVersion
+//	  Version
+//	TestReflectorFullListIfExpired         TestReflectorFullListIfExpired
+//	TestReflectorFullListIfTooLarge        TestReflectorFullListIfTooLarge
+//	TestGetTypeDescriptionFromObject,      TestTypeDescriptionAndExpectedGVK
+//	  TestGetExpectedGVKFromObject
+//	TestWatchTimeout                       TestWatchTimeout
+//	TestReflectorResourceVersionUpdate     TestReflectorResourceVersionUpdate
+//	TestReflectorListExtract               TestReflectorTypedList
+//	TestReflectorReplacesStoreOnUnsafe-    TestReflectorReplacesStoreOnUnsafeDelete
+//	  Delete
+//	TestReflectorRespectStoreTransformer   TestInformerWatchListTransformsTwice (5 calls),
+//	                                       TestReflectorWatchListTransformsTempStore
+//	TestIsUnsupportedTableObject           TestReflectorRejectsTables
+//	TestNewReflectorWithDisablement-       TestInformerWatchListDisablement
+//	  WatchList (§12.4)
+//	TestInitialEventsEndBookmarkTicker     left out: it checks log warnings only, and this
+//	  (§12.4)                              package does not log
+//	TestWatchListResourceVersion (§12.4)   TestReflectorWatchListCollapsesInTempStore
+//	TestWatchList (§12.4), its cases       TestReflectorWatchListSync (synced after the bookmark,
+//	                                       not before), ...FallbackOnOpenError (disabled, any
+//	                                       open error), ...CollapsesInTempStore, ...RetriesTooMany-
+//	                                       Requests, ...ClosedBeforeSync, ...AfterSync (plain
+//	                                       watch after sync; 410 on re-watch returned)
 package informer

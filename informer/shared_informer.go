@@ -113,7 +113,8 @@ type ResourceEventHandlerRegistration interface {
 	// §3, §4.6). Sticky.
 	HasSynced() bool
 	// HasSyncedChecker is HasSynced as a [DoneChecker], for [WaitFor]. Its name is the
-	// informer checker's name + " + event handler <handler's Go type>".
+	// informer checker's name + " + event handler <name>", the handler named as client-go
+	// names it: a ResourceEventHandlerFuncs after its functions, any other after its type.
 	HasSyncedChecker() DoneChecker
 }
 
