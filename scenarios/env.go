@@ -21,6 +21,7 @@ import (
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
+	"github.com/informersim/informersim/sim/world/oracle"
 )
 
 // Options change how a scenario runs without changing its text.
@@ -37,8 +38,9 @@ type Options struct {
 // directive into actions on it and narration of what happened (docs/simulation.md §E2). One Env
 // runs one scenario.
 type Env struct {
-	opts Options
-	w    *world.World
+	opts    Options
+	w       *world.World
+	named   *oracle.Handle
 
 	informers map[string]*infState
 	infOrder  []string
@@ -151,7 +153,12 @@ func (e *Env) Handle(d Directive) (string, error) {
 		out = append([]string{strings.TrimSuffix(narr, "\n")}, out...)
 	}
 	if e.failure != nil {
-		out = append(out, "FAIL: "+e.failure.Error(), "replay: "+e.ReplayCommand())
+		if v := e.Violation(); v != nil {
+			out = append(out, "FAIL: oracle "+v.Oracle+" violated", strings.TrimRight(v.Report(), "\n"))
+		} else {
+			out = append(out, "FAIL: "+e.failure.Error())
+		}
+		out = append(out, "replay: "+e.ReplayCommand())
 	}
 	return strings.Join(out, "\n"), nil
 }
@@ -202,6 +209,9 @@ func (e *Env) buildWorld(d Directive) (string, error) {
 	e.w = w
 	e.lastStep = w.Sim().StepCount()
 	w.Sim().Subscribe(e.observe)
+	if e.named, err = oracle.Attach(w); err != nil {
+		return "", err
+	}
 	replicas := max(apiCfg.Replicas, 1)
 	return fmt.Sprintf("world seed=%d policy=%s replicas=%d", seed, policy, replicas), nil
 }
@@ -244,10 +254,25 @@ func matchActor(actor string, show []string) bool {
 	return false
 }
 
+// fail records the first failure of the run, folded through the oracles: a violation of a
+// named oracle is reported as that oracle's.
 func (e *Env) fail(err error) {
-	if err != nil && e.failure == nil {
-		e.failure = err
+	if err == nil || e.failure != nil {
+		return
 	}
+	if e.named != nil {
+		err = e.named.Check(err)
+	}
+	e.failure = err
+}
+
+// Violation returns the named oracle's violation that stopped the run, if that is what did.
+func (e *Env) Violation() *world.Violation {
+	var v *world.Violation
+	if errors.As(e.failure, &v) {
+		return v
+	}
+	return nil
 }
 
 func (e *Env) dispatch(d Directive, add func(string, ...any)) error {
@@ -365,7 +390,7 @@ func (e *Env) dispatch(d Directive, add func(string, ...any)) error {
 	case "objects":
 		return e.objects(d, add)
 	case "oracles":
-		e.oracles(add)
+		e.verdicts(add)
 	default:
 		return fmt.Errorf("directive %q is not implemented", d.Cmd)
 	}
@@ -717,7 +742,7 @@ func (e *Env) run(d Directive, add func(string, ...any)) error {
 			}
 		}
 	case d.str("until", "") == "converged":
-		err := e.w.RunUntilConverged(d.dur("budget", defaultBudget))
+		err := e.named.RunUntilConverged(d.dur("budget", defaultBudget))
 		if err != nil {
 			e.fail(err)
 			return nil
@@ -966,18 +991,24 @@ func (e *Env) objects(d Directive, add func(string, ...any)) error {
 	return nil
 }
 
-func (e *Env) oracles(add func(string, ...any)) {
+func (e *Env) verdicts(add func(string, ...any)) {
 	deliveries := 0
 	for _, name := range e.infOrder {
 		for _, h := range e.informers[name].n.Handlers() {
 			deliveries += h.Recorder().Total()
 		}
 	}
-	add("per-object order, cache before notify: ok (checked on each of %d deliveries)", deliveries)
+	add("%d deliveries checked", deliveries)
+	for _, v := range e.named.Verdicts() {
+		if v.Name == oracle.EventualConsistency {
+			continue
+		}
+		add("%s", v.String())
+	}
 	if err := e.w.CheckConverged(); err != nil {
-		add("eventual consistency: not (yet) converged: %v", err)
+		add("%s (%s): not converged now: %v", oracle.EventualConsistency, oracle.Liveness, err)
 	} else {
-		add("eventual consistency: ok (every cache and handler view equals the apiserver now)")
+		add("%s (%s): ok now: every cache and handler view equals the apiserver", oracle.EventualConsistency, oracle.Liveness)
 	}
 }
 
