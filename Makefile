@@ -4,7 +4,7 @@ GO ?= go
 RACE_PKGS ?= ./informer/... ./fakeapi/...
 SEED ?= 1
 
-.PHONY: all test test-unit test-race verify demo bench sim fuzz compare
+.PHONY: all test test-unit test-race verify demo bench sim fuzz fuzz-scenarios rewrite compare
 
 all: test
 
@@ -21,12 +21,20 @@ test-race:
 verify:
 	./scripts/verify.sh
 
-## demo: the main job: a short simulation with its narrated trace.
+## demo: the main job: one course scenario end to end, its concept then its narrated run
+## (SCENARIO=name picks another; informersim list prints the course).
+SCENARIO ?= 24-controller
 demo:
-	$(GO) run ./cmd/informersim demo -seed=$(SEED)
+	$(GO) run ./cmd/informersim explain $(SCENARIO)
 
-## sim: run the demo for a chosen seed, e.g. make sim SEED=42.
-sim: demo
+## sim: run the demo's scenario for a chosen seed, e.g. make sim SEED=42.
+sim:
+	$(GO) run ./cmd/informersim run $(SCENARIO) --seed $(SEED)
+
+## rewrite: regenerate every expected block of the scenario files (datadriven's -rewrite);
+## review the diff before committing it.
+rewrite:
+	$(GO) test ./scenarios -run '^TestCourse$$' -count=1 -rewrite
 
 ## bench: every benchmark of the main module, once, with allocation figures; then the end-to-end
 ## comparison of compare/ (client-go's informer, the goroutine driver and the world on the same
@@ -42,6 +50,10 @@ bench:
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzListWatchOptions -fuzztime=$(FUZZTIME) ./fakeapi/
+
+## fuzz-scenarios: fuzz the scenario language's directive parser (FUZZTIME=30s).
+fuzz-scenarios:
+	$(GO) test -run='^$$' -fuzz=FuzzParseDirective -fuzztime=$(FUZZTIME) ./scenarios/
 
 ## compare: the nested compare/ module: client-go's informer beside ours on the same inputs
 ## (differential test, then side-by-side benchmarks). It downloads client-go on first use.

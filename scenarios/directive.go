@@ -182,7 +182,7 @@ func newDirective(cmd string, args []datadriven.CmdArg, input string) (Directive
 		return d, fmt.Errorf("scenarios: unknown directive %q (expected one of: %s)", cmd, strings.Join(DirectiveNames(), ", "))
 	}
 	if spec.text {
-		return d, nil
+		return d, stable(d)
 	}
 	if input != "" && !spec.input {
 		return d, fmt.Errorf("scenarios: directive %q takes no input lines", cmd)
@@ -200,7 +200,7 @@ func newDirective(cmd string, args []datadriven.CmdArg, input string) (Directive
 			op.Content = content
 		}
 		d.Op = &op
-		return d, nil
+		return d, stable(d)
 	}
 	seen := map[string]bool{}
 	for _, a := range args {
@@ -221,7 +221,24 @@ func newDirective(cmd string, args []datadriven.CmdArg, input string) (Directive
 			return d, fmt.Errorf("scenarios: directive %q: missing argument %s=", cmd, as.key)
 		}
 	}
-	return d, nil
+	return d, stable(d)
+}
+
+// stable checks that d's line reads back as itself, so that every accepted directive has a text
+// form that parses back (values with spaces around them, or a lone value in parentheses, would
+// print differently from how they were written).
+func stable(d Directive) error {
+	line := d.Line()
+	cmd, args, err := datadriven.ParseLine(line)
+	if err == nil && rejoin(cmd, args) == line {
+		if d.Op == nil {
+			return nil
+		}
+		if op, err := world.Parse(line); err == nil && op.String() == line {
+			return nil
+		}
+	}
+	return fmt.Errorf("scenarios: directive %q: expected plain values (no spaces inside or around a value, no parentheses around a lone value); it would print as %q", d.Cmd, line)
 }
 
 func (s *directiveSpec) arg(key string) *argSpec {

@@ -38,9 +38,9 @@ type Options struct {
 // directive into actions on it and narration of what happened (docs/simulation.md §E2). One Env
 // runs one scenario.
 type Env struct {
-	opts    Options
-	w       *world.World
-	named   *oracle.Handle
+	opts  Options
+	w     *world.World
+	named *oracle.Handle
 
 	informers map[string]*infState
 	infOrder  []string

@@ -1,8 +1,13 @@
-// Command informersim runs simulations. "demo" runs a short world: a fake apiserver and one
+// Command informersim runs simulations. "run" runs a scenario file or a course scenario (the
+// course is embedded, so the binary needs no source tree), "list" prints the course, "explain"
+// prints a scenario's concept then its run. "demo" runs a short world: a fake apiserver and one
 // informer with two handlers, a few writes, a clean watch drop (re-watch), a 410 while changes
 // are missed (relist with a tombstone), a late handler join, and the convergence check; it
 // prints the run header and the narrated trace.
 //
+//	informersim run FILE|NAME [--seed N] [--policy random|fifo|pct] [--json]
+//	informersim list
+//	informersim explain NAME
 //	informersim demo [-seed=N] [-policy=random|fifo|pct] [-json]
 package main
 
@@ -24,10 +29,19 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `usage: informersim demo [-seed=N] [-policy=random|fifo|pct] [-json]
+const usage = `usage:
+  informersim run FILE|NAME [--seed N] [--policy random|fifo|pct] [--json]
+  informersim list
+  informersim explain NAME [--seed N] [--policy random|fifo|pct]
+  informersim demo [-seed=N] [-policy=random|fifo|pct] [-json]
+  informersim serve [flags]
 
-demo   run a short informer simulation and print its header and narrated trace
-serve  serve a fake apiserver's Kubernetes API over HTTP (informersim serve -h)
+run      run a scenario file, or a course scenario by name, and print its narrated trace
+         (JSON Lines with --json); exits 1 when an oracle is violated
+list     print the course, in order
+explain  print a course scenario's concept, then its run with the captions
+demo     run a short informer simulation and print its header and narrated trace
+serve    serve a fake apiserver's Kubernetes API over HTTP (informersim serve -h)
 `
 
 // run is main without the process: it returns the exit code (0 ok, 1 run failed, 2 bad usage).
@@ -40,6 +54,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	switch args[0] {
+	case "run":
+		return runScenario("run", args[1:], stdout, stderr, false)
+	case "list":
+		return list(args[1:], stdout, stderr)
+	case "explain":
+		return runScenario("explain", args[1:], stdout, stderr, true)
 	case "demo":
 		return demo(args[1:], stdout, stderr)
 	case "serve":

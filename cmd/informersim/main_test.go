@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -30,5 +31,84 @@ func TestDemo(t *testing.T) {
 		if code := run(args, &o, &e); code != 2 || e.Len() == 0 {
 			t.Errorf("run(%q) = exit %d, stderr %q; want exit 2 with a message", args, code, e.String())
 		}
+	}
+}
+
+// Goal: list prints the whole course in order; run prints a course scenario's narration and its
+// trace hash, the same twice, and honours --seed and --json; explain prints the concept first;
+// the course is embedded, so all of it works outside the source tree.
+func TestScenarioCommands(t *testing.T) {
+	t.Chdir(t.TempDir()) // no source tree here: the course must come from the binary
+	var lst, errb strings.Builder
+	if code := run([]string{"list"}, &lst, &errb); code != 0 {
+		t.Fatalf("list exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(lst.String()), "\n")
+	if len(lines) < 20 || !strings.HasPrefix(lines[0], "01-list-then-watch ") {
+		t.Fatalf("list printed %d lines:\n%s", len(lines), lst.String())
+	}
+	var a, b strings.Builder
+	if code := run([]string{"run", "05-tombstone"}, &a, &errb); code != 0 {
+		t.Fatalf("run exit %d: %s", code, errb.String())
+	}
+	run([]string{"run", "tombstone"}, &b, &errb)
+	if a.String() != b.String() {
+		t.Error("two runs of 05-tombstone printed different output")
+	}
+	for _, want := range []string{"scenario 05-tombstone seed=5\n", "> close-watches code=410\n", "OnDelete obj=default/b rv=4 tombstone=true", "\ntrace sha256 "} {
+		if !strings.Contains(a.String(), want) {
+			t.Errorf("run output lacks %q:\n%s", want, a.String())
+		}
+	}
+	var s9 strings.Builder
+	if code := run([]string{"run", "05", "--seed", "9", "--policy", "fifo"}, &s9, &errb); code != 0 || !strings.Contains(s9.String(), "seed=9") || s9.String() == a.String() {
+		t.Errorf("run --seed 9 --policy fifo: exit %d, output:\n%s", code, s9.String())
+	}
+	var js strings.Builder
+	if code := run([]string{"run", "--json", "01"}, &js, &errb); code != 0 || !strings.HasPrefix(js.String(), `{"step":`) {
+		t.Errorf("run --json exit %d, output starts %q", code, js.String()[:min(40, len(js.String()))])
+	}
+	var ex strings.Builder
+	if code := run([]string{"explain", "10-late-join"}, &ex, &errb); code != 0 ||
+		!strings.HasPrefix(ex.String(), "10-late-join: A late handler join\n\nA handler added after the informer started joins late") ||
+		!strings.Contains(ex.String(), "\n== h2 joins now") {
+		t.Errorf("explain exit %d, output:\n%s", code, ex.String())
+	}
+}
+
+// Goal: run takes a file; a failing run exits 1 with the replay command; a malformed file or
+// bad flags exit 2 with a message naming the problem.
+func TestScenarioFailures(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ok := write("ok.txt", "create name=a\n----\n\ninformer name=i ns=default\n----\n\nstart informer=i\n----\n\nrun until=converged\n----\n")
+	var o, e strings.Builder
+	if code := run([]string{"run", ok}, &o, &e); code != 0 || !strings.Contains(o.String(), "scenario ok seed=1") {
+		t.Errorf("run of a file: exit %d, stdout %q, stderr %q", code, o.String(), e.String())
+	}
+	stuck := write("stuck.txt", "create name=a\n----\n\ninformer name=i ns=default\n----\n\nhandler informer=i name=h slow=1h\n----\n\nstart informer=i\n----\n\nrun until=converged budget=1m\n----\n")
+	o.Reset()
+	e.Reset()
+	if code := run([]string{"run", stuck, "--seed", "4"}, &o, &e); code != 1 || !strings.Contains(e.String(), "replay: informersim run stuck --seed 4") {
+		t.Errorf("a run that does not converge: exit %d, stderr %q", code, e.String())
+	}
+	bad := write("bad.txt", "run for=soon\n----\n")
+	for _, args := range [][]string{{"run", bad}, {"run"}, {"run", "no-such-scenario"}, {"run", "01", "--policy", "lifo"}, {"explain", bad}, {"list", "x"}} {
+		var o, e strings.Builder
+		if code := run(args, &o, &e); code != 2 || e.Len() == 0 {
+			t.Errorf("run(%q) = exit %d, stderr %q; want exit 2 with a message", args, code, e.String())
+		}
+	}
+	o.Reset()
+	e.Reset()
+	run([]string{"run", bad}, &o, &e)
+	if want := `bad:1: directive "run": argument "for": expected a non-negative duration`; !strings.Contains(e.String(), want) {
+		t.Errorf("malformed file: stderr %q, want %q", e.String(), want)
 	}
 }

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/informersim/informersim/scenarios"
+	"github.com/informersim/informersim/sim"
+)
+
+// runScenario is "informersim run FILE|NAME [--seed N] [--policy P] [--json]" and, with
+// explain set, "informersim explain NAME": the scenario's concept text, then its run.
+func runScenario(cmd string, args []string, stdout, stderr io.Writer, explain bool) int {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	seed := fs.Uint64("seed", 0, "replace the scenario's seed (default: the file's own)")
+	policy := fs.String("policy", "", "replace the scheduling policy: random, fifo or pct")
+	jsonOut := fs.Bool("json", false, "print the trace as JSON Lines instead of the narration")
+	// Flags may come before or after the scenario's name.
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) != 1 {
+		fmt.Fprintf(stderr, "informersim %s: expected one scenario (a file or a course name, see informersim list), got %d\n", cmd, len(pos))
+		return 2
+	}
+	if *policy != "" {
+		if _, err := sim.ParsePolicy(*policy); err != nil {
+			fmt.Fprintf(stderr, "informersim %s: --policy: %v\n", cmd, err)
+			return 2
+		}
+	}
+	sc, err := findScenario(pos[0], explain)
+	if err != nil {
+		fmt.Fprintf(stderr, "informersim %s: %v\n", cmd, err)
+		return 2
+	}
+	opts := scenarios.Options{Name: sc.Name, Policy: *policy}
+	seedSet := false
+	fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
+	if seedSet {
+		opts.Seed = seed
+	}
+	res, err := scenarios.Run(sc.Name, sc.Text, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "informersim %s: %v\n", cmd, err)
+		return 2
+	}
+	if *jsonOut {
+		if w := res.Env.World(); w != nil {
+			if err := w.Sim().Trace().WriteJSON(stdout); err != nil {
+				fmt.Fprintf(stderr, "informersim %s: %v\n", cmd, err)
+				return 1
+			}
+		}
+	} else {
+		var b strings.Builder
+		if explain {
+			fmt.Fprintf(&b, "%s: %s\n\n%s\n\n", sc.Name, sc.Title, sc.Concept)
+		}
+		fmt.Fprintf(&b, "scenario %s seed=%d\n", sc.Name, res.Seed)
+		b.WriteString(res.Narration())
+		fmt.Fprintf(&b, "\ntrace sha256 %s\n", res.Hash)
+		if _, err := io.WriteString(stdout, b.String()); err != nil {
+			return 1
+		}
+	}
+	if res.Failure != nil {
+		fmt.Fprintf(stderr, "informersim %s: %s failed: %v\nreplay: %s\n", cmd, sc.Name, res.Failure, res.Env.ReplayCommand())
+		return 1
+	}
+	return 0
+}
+
+// findScenario reads a scenario file, or finds a course scenario by name (explain: course only).
+func findScenario(arg string, courseOnly bool) (scenarios.Scenario, error) {
+	if !courseOnly {
+		if b, err := os.ReadFile(arg); err == nil {
+			name := strings.TrimSuffix(filepath.Base(arg), filepath.Ext(arg))
+			return scenarios.NewScenario(name, string(b)), nil
+		}
+	}
+	if sc, ok := scenarios.Lookup(arg); ok {
+		return sc, nil
+	}
+	return scenarios.Scenario{}, fmt.Errorf("no scenario %q: not a readable file, nor a course name (see informersim list)", arg)
+}
+
+// list prints the course, one scenario a line.
+func list(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintf(stderr, "informersim list: unexpected arguments %q\n", args)
+		return 2
+	}
+	var b strings.Builder
+	for _, sc := range scenarios.Course() {
+		fmt.Fprintf(&b, "%-34s %s\n", sc.Name, sc.Title)
+	}
+	_, err := io.WriteString(stdout, b.String())
+	if err != nil {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,178 @@
+package scenarios_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/informersim/informersim/scenarios"
+	"github.com/informersim/informersim/sim/world"
+)
+
+// Goal: every directive of every course file prints in a form that parses back to the same
+// directive (same line, same input).
+func TestDirectivesRoundTrip(t *testing.T) {
+	n := 0
+	for _, sc := range scenarios.Course() {
+		res, err := scenarios.Run(sc.Name, sc.Text, scenarios.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range res.Steps {
+			d := st.Directive
+			line, input, _ := strings.Cut(d.String(), "\n")
+			back, err := scenarios.ParseDirective(line, input)
+			if err != nil {
+				t.Fatalf("%s: %q does not parse back: %v", st.Pos, d.String(), err)
+			}
+			if back.String() != d.String() {
+				t.Errorf("%s: round trip changed %q into %q", st.Pos, d.String(), back.String())
+			}
+			n++
+		}
+	}
+	if n < 200 {
+		t.Errorf("only %d directives in the course", n)
+	}
+}
+
+// Goal: a generated run written out as a scenario file runs again and issues the same ops, and
+// the file runs identically twice (same narration, same hash); the writer's file parses back.
+func TestGeneratedRunWrittenOut(t *testing.T) {
+	w, err := world.New(7, world.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := w.Generate(world.GenConfig{Ops: 40, Disruptions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Sim().RunUntil(gen.Done, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	head := []scenarios.Directive{}
+	for _, l := range []string{"world seed=7", "informer name=inf1 ns=default", "handler informer=inf1 name=h1", "start informer=inf1"} {
+		d, err := scenarios.ParseDirective(l, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		head = append(head, d)
+	}
+	tail, _ := scenarios.ParseDirective("run until=converged", "")
+	ds := append(append(head, scenarios.GeneratedDirectives(0, gen.Ops())...), tail)
+	text := scenarios.Format("a generated run\nlabels: generated", ds, nil)
+
+	res, err := scenarios.Run("generated", text, scenarios.Options{})
+	if err != nil {
+		t.Fatalf("the written file does not run: %v\n%s", err, text)
+	}
+	if res.Failure != nil {
+		t.Fatalf("the written run failed: %v", res.Failure)
+	}
+	// Fill in the expected blocks and run again: nothing differs.
+	var outs []string
+	for _, s := range res.Steps {
+		outs = append(outs, s.Output)
+	}
+	golden := scenarios.Format("a generated run\nlabels: generated", ds, outs)
+	again, err := scenarios.Run("generated", golden, scenarios.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := again.Mismatches(); len(m) > 0 {
+		t.Fatalf("%d blocks differ on the second run, first at %s:\n%s\nwant:\n%s", len(m), m[0].Pos, m[0].Output, m[0].Expected)
+	}
+	if again.Hash != res.Hash {
+		t.Errorf("hash %s then %s", res.Hash, again.Hash)
+	}
+	// The ops the file applied are the generator's, in order.
+	var want, got []string
+	for _, g := range gen.Ops() {
+		if g.Op.Kind != world.OpSleep {
+			want = append(want, g.Op.String())
+		}
+	}
+	for _, s := range again.Steps {
+		if s.Directive.Op != nil {
+			got = append(got, s.Directive.Op.String())
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the file applied %d ops, the generator issued %d:\n%v\n%v", len(got), len(want), got, want)
+	}
+}
+
+// Goal: a malformed file gets an error naming the file, the line, the directive and what was
+// expected; nothing panics.
+func TestMalformedFiles(t *testing.T) {
+	cases := []struct{ text, want string }{
+		{"informer name=inf1\n----\n\nrun for=abc\n----\n", `bad:4: directive "run": argument "for": expected a non-negative duration such as 1s or 250ms, got "abc"`},
+		{"frobnicate x=1\n----\n", `bad:1: unknown directive "frobnicate" (expected one of:`},
+		{"start informer=nope\n----\n", `bad:1: directive "start": no informer named "nope"`},
+		{"informer\n----\n", `bad:1: directive "informer": missing argument name=`},
+		{"create name=a bogus=1\n----\n", `bad:1: directive "create": world: Parse "create name=a bogus=1": field "bogus": unknown field`},
+		{"run for=(1s\n----\n", `bad:1: cannot parse directive at column`},
+		{"informer name=a queue=lifo\n----\n", `bad:1: directive "informer": argument "queue": expected one of realfifo, realfifo-nonatomic, deltafifo, got "lifo"`},
+		{"log handler=x/y\n----\n", `bad:1: directive "log": no handler "x/y"`},
+		{"cache informer=a\ninput\n----\n", `bad:1: directive "cache" takes no input lines`},
+	}
+	for _, c := range cases {
+		_, err := scenarios.Run("bad", c.text, scenarios.Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("file %q: error %v, want it to contain %q", c.text, err, c.want)
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "scenarios: ") {
+			t.Errorf("error %q does not start with the package name", err)
+		}
+	}
+}
+
+// Goal: docs/course.md lists every course file, in order, one line each.
+func TestCourseDoc(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "course.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "1. [`") {
+			name, _, _ := strings.Cut(strings.TrimPrefix(l, "1. [`"), "`")
+			listed = append(listed, name)
+		}
+	}
+	var files []string
+	for _, sc := range scenarios.Course() {
+		files = append(files, sc.Name)
+		if sc.Title == "" || sc.Concept == "" || len(sc.Labels) == 0 {
+			t.Errorf("%s: missing title, concept or labels", sc.Name)
+		}
+	}
+	if !slices.Equal(listed, files) {
+		t.Errorf("docs/course.md lists %v\nthe course has %v", listed, files)
+	}
+	if len(files) < 20 {
+		t.Errorf("the course has %d files, want at least 20", len(files))
+	}
+}
+
+// Goal: a run whose world does not converge fails, prints FAIL with the replay command, and
+// skips what follows.
+func TestFailureStopsTheRun(t *testing.T) {
+	text := "informer name=inf1 ns=default\n----\n\nrun until=converged\n----\n\ncreate name=a\n----\n"
+	res, err := scenarios.Run("stuck", text, scenarios.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failure == nil {
+		t.Fatal("converging with an informer never started did not fail")
+	}
+	if out := res.Steps[1].Output; !strings.Contains(out, "FAIL: ") || !strings.Contains(out, "replay: informersim run stuck --seed 1") {
+		t.Errorf("the failing directive printed %q", out)
+	}
+	if out := res.Steps[2].Output; !strings.HasPrefix(out, "skipped") {
+		t.Errorf("the directive after the failure printed %q", out)
+	}
+}

@@ -1,0 +1,80 @@
+// Package scenarios is the scenario language of informersim: plain-text files, read top to
+// bottom as a story, in the style of etcd-raft's interaction tests (docs/simulation.md §E). Each
+// directive is one line with arguments, then "----", then the expected output: the system's own
+// narration of what the apiserver, the Reflector, the queue, the Indexer and each handler did,
+// followed by what the directive reports. github.com/cockroachdb/datadriven reads the framing
+// and rewrites the expected blocks (make rewrite). The course in testdata/ (docs/course.md)
+// teaches the informer's behavior one concept a file; the command line runs any file or course
+// scenario (informersim run, list, explain).
+//
+// # Contract
+//
+// A scenario builds one world (package sim/world) with the named oracles of sim/world/oracle
+// attached. A run is determined by the file, the seed and the policy: Run with the same inputs
+// prints the same narration and trace hash. The first failure (an oracle's violation, a run
+// error, a world that does not converge) stops the run: the directive prints it (the oracle, the
+// first violating event with the trace before it, the seed) with the one command that replays it,
+// "informersim run NAME --seed N", and every later directive prints "skipped". A malformed file,
+// or a directive that does not fit the scenario (an unknown informer), is an error naming the
+// file, the line, the directive and what was expected. ParseDirective never panics
+// (FuzzParseDirective). Every directive has a text form that parses back (Directive.String), so
+// a run built in code, a generated workload included, can be written out as a file (Format,
+// GeneratedDirectives).
+//
+// # The directives
+//
+// The world and the story:
+//
+//	world seed=1 policy=random|fifo|pct pct-depth=N replicas=N min-latency=1ms max-latency=50ms
+//	      bookmark-interval=D compaction-interval=D watch-cache-history=N max-watch-events=N
+//	      max-in-flight=N rv-wait=D                  first directive only; defaults otherwise
+//	legend                                           the legend of the narration
+//	caption Some words                               a caption between phases (prints nothing)
+//
+// Objects, in world.Op's own syntax (world.Parse reads the line; create and update take the
+// object's content as JSON in the input lines):
+//
+//	create name=a label:app=web annotation:k=v finalizers=f1 generateName=web- resource=v1/configmaps
+//	update name=a label:app=db                       patch name=a patchType=merge patch=...
+//	delete name=a                                    populate n=600 prefix=p label=app=web
+//
+// Informers and handlers:
+//
+//	informer name=inf1 resource=v1/pods ns=default labels=app=web fields=metadata.name=a
+//	         resync=10s queue=realfifo|realfifo-nonatomic|deltafifo batch=false
+//	         mode=list-watch|watch-list transform=drop-annotations|drop-content
+//	         indexers=(namespace, label:app)
+//	start informer=inf1   stop informer=inf1   restart informer=inf1 as=inf2
+//	add-indexers informer=inf1 indexers=(label:app)
+//	handler informer=inf1 name=h1 resync=5s slow=100ms filter=app=web   (late join after start)
+//	remove-handler informer=inf1 name=h1
+//	workqueue name=q informer=inf1 workers=2 work=100ms fail=2
+//	controller name=c informer=inf1 workers=2 work=10ms    (one ConfigMap per pod, checked)
+//
+// Faults (the world's ops, then the apiserver's other knobs):
+//
+//	close-watches [code=410|500|429]   compact   fail-next verb=list|watch code=410|429|500|504
+//	burn-revisions n=100   slow-consumer [informer=inf1]   trigger-bookmarks
+//	lag-replica replica=1 by=30s   freeze-replica replica=1   resume-replica replica=1
+//	reinit-replica replica=1 not-ready=5s   route-next replica=1
+//
+// Time and scheduling:
+//
+//	run for=1s | until=converged [budget=1h] | until=synced informer=inf1
+//	    | until=event event=inf1/reflector:list-page | steps=N     [show=(reflector, h1)]
+//	generate ops=50 disruptions=true faults=true max-interval=2s   faults on=false
+//
+// Inspection:
+//
+//	cache informer=inf1 [index=namespace value=default] [full]   log handler=inf1/h1 [new]
+//	queue informer=inf1 | workqueue=q   rv informer=inf1   requests [client=inf1] [all]
+//	objects [resource=v1/configmaps] [ns=default]   oracles
+//
+// # Implementation notes
+//
+// Env is the interaction environment: it holds the world and turns directives into calls on
+// it. Narration is collected with sim.Sim.Subscribe, leaving out the scheduler's step events;
+// show= keeps only some actors. Outside go test, Run feeds datadriven a testing.TB of its own
+// (runTB) and compares nothing itself: Result.Mismatches compares each output with the file's
+// block, so the command line and the Ginkgo suite share one runner.
+package scenarios
