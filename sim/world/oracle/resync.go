@@ -105,7 +105,9 @@ func (c *resync) check(e sim.Event) string {
 		clear(r.handlers)
 	case part == "reflector":
 		switch e.Kind {
-		case "listed":
+		case "listed", "WatchListSynced", "watch-list-synced", "watchlist-synced":
+			// A successful LIST, or the end of a watch-list's initial events, starts the timer
+			// (informer.md §2.3, §7.5).
 			r.anchor, r.ticking = e.Time, r.check > 0
 		case "relist-after", "LIST":
 			r.ticking = false
