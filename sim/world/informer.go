@@ -228,9 +228,16 @@ func (w *World) HostInformer(src *Source, inf informer.SharedIndexInformer) (*In
 	w.s.AddActor(reflectorActor{n})
 	w.s.AddActor(watchActor{n})
 	w.s.AddActor(queueActor{n})
-	// Registrations made before the world saw the informer: host them now, in ID order.
+	// Registrations made before the world saw the informer: host them now, in ID order, and
+	// narrate them as registrations (with their effective resync period; what they asked for
+	// and the check period are the informer's to know), so the trace names every handler.
 	for _, l := range st.Listeners() {
-		n.discover(l.ID)
+		h := n.discover(l.ID)
+		f := []sim.Field{sim.FBool("hosted", true)}
+		if l.ResyncPeriod != 0 {
+			f = append(f, sim.FDur("resync", l.ResyncPeriod))
+		}
+		w.s.Emit(h.actor, "register", f...)
 	}
 	n.resolve()
 	return n, nil

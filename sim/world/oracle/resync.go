@@ -107,8 +107,8 @@ func (c *resync) check(e sim.Event) string {
 		switch e.Kind {
 		case "listed", "WatchListSynced", "watch-list-synced", "watchlist-synced":
 			// A successful LIST, or the end of a watch-list's initial events, starts the timer
-			// (informer.md §2.3, §7.5).
-			r.anchor, r.ticking = e.Time, r.check > 0
+			// (informer.md §2.3, §7.5) when the informer resyncs.
+			r.anchor, r.ticking = e.Time, r.check > 0 || !r.checkKnown
 		case "relist-after", "LIST":
 			r.ticking = false
 		case "resync-check":
@@ -163,6 +163,13 @@ func (c *resync) register(infName, h string, e sim.Event, started bool) string {
 	if requested < 0 || effective < 0 || check < 0 {
 		return fmt.Sprintf("%s/%s: unreadable resync periods", infName, h)
 	}
+	if boolField(e, "hosted") {
+		// Registered before the world hosted the informer: only its effective period is
+		// narrated, so §2.2 cannot be checked; its schedule is (the check period is learned
+		// from the first tick when no registration tells it).
+		r.handlers[h] = &resyncHandler{requested: effective, effective: effective, next: e.Time + effective, syncing: true}
+		return ""
+	}
 	p := requested
 	if p > 0 && p < minimumResyncPeriod {
 		p = minimumResyncPeriod
@@ -205,7 +212,10 @@ func (c *resync) tick(infName string, r *resyncInf, e sim.Event) string {
 	if !r.ticking {
 		return fmt.Sprintf("%s: resync tick at %s with no resync timer running (check period %v)", infName, sim.FormatSimTime(e.Time), r.check)
 	}
-	if want := r.anchor + r.check; e.Time != want {
+	if !r.checkKnown {
+		r.check, r.checkKnown = e.Time-r.anchor, true // only hosted registrations: learn it
+	}
+	if want := r.anchor + r.check; r.check == 0 || e.Time != want {
 		return fmt.Sprintf("%s: resync tick at %s, want %s (one check period of %v after %s)", infName, sim.FormatSimTime(e.Time), sim.FormatSimTime(want), r.check, sim.FormatSimTime(r.anchor))
 	}
 	r.anchor = e.Time
