@@ -1,72 +1,14 @@
 package fakeapi
 
 import (
-	"reflect"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/informersim/informersim/internal/jsonvalue"
 )
 
 // This file holds the helpers behind the ownership rule of stored objects (see the package
 // documentation, "Ownership of objects"): values the server commits are immutable and may be
 // shared between versions, log entries and watch queues; only copies leave the package.
-
-// jsonEqual reports whether two JSON-like values are equal, with exactly the result
-// reflect.DeepEqual gives for them, but without reflection for the types normalize produces
-// (nil, string, bool, int64, float64, map[string]any, []any). Like DeepEqual it treats a nil map
-// or slice as different from an empty one, compares floats with == (NaN differs from itself)
-// and takes one map or slice as equal to itself. Any other type falls back to DeepEqual.
-func jsonEqual(a, b any) bool {
-	switch x := a.(type) {
-	case nil:
-		return b == nil
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case int64:
-		y, ok := b.(int64)
-		return ok && x == y
-	case float64:
-		y, ok := b.(float64)
-		return ok && x == y
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		return ok && mapsEqual(x, y)
-	case []any:
-		y, ok := b.([]any)
-		if !ok || (x == nil) != (y == nil) || len(x) != len(y) {
-			return false
-		}
-		if len(x) > 0 && &x[0] == &y[0] {
-			return true
-		}
-		for i := range x {
-			if !jsonEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return reflect.DeepEqual(a, b)
-}
-
-func mapsEqual(x, y map[string]any) bool {
-	if (x == nil) != (y == nil) || len(x) != len(y) {
-		return false
-	}
-	if reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer() {
-		return true
-	}
-	for k, xv := range x {
-		yv, ok := y[k]
-		if !ok || !jsonEqual(xv, yv) {
-			return false
-		}
-	}
-	return true
-}
 
 // isSpecKey reports whether a top-level field is part of what bumps generation: everything but
 // metadata, status and the type meta.
@@ -93,7 +35,7 @@ func specEqual(a, b *unstructured.Unstructured) bool {
 		}
 		na++
 		bv, ok := b.Object[k]
-		if !ok || !jsonEqual(av, bv) {
+		if !ok || !jsonvalue.Equal(av, bv) {
 			return false
 		}
 	}
@@ -129,7 +71,7 @@ func shareUnchanged(next, cur *unstructured.Unstructured) {
 		if k == "metadata" || !isComposite(nv) {
 			continue
 		}
-		if cv, ok := cur.Object[k]; ok && jsonEqual(nv, cv) {
+		if cv, ok := cur.Object[k]; ok && jsonvalue.Equal(nv, cv) {
 			next.Object[k] = cv
 		}
 	}
@@ -142,7 +84,7 @@ func shareUnchanged(next, cur *unstructured.Unstructured) {
 		if !isComposite(nv) {
 			continue
 		}
-		if cv, ok := cmd[k]; ok && jsonEqual(nv, cv) {
+		if cv, ok := cmd[k]; ok && jsonvalue.Equal(nv, cv) {
 			nmd[k] = cv
 		}
 	}

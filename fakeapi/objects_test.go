@@ -50,26 +50,6 @@ func randJSON(r *rand.Rand, depth int) any {
 	}
 }
 
-// TestJSONEqualIsDeepEqual checks jsonEqual against reflect.DeepEqual on random pairs, on a value
-// against itself (the shared-pointer shortcut, NaN included) and on shared subtrees.
-func TestJSONEqualIsDeepEqual(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	for i := 0; i < 200000; i++ {
-		a, b := randJSON(r, 0), randJSON(r, 0)
-		if i%3 == 0 {
-			b = a
-		}
-		if got, want := jsonEqual(a, b), reflect.DeepEqual(a, b); got != want {
-			t.Fatalf("jsonEqual(%#v, %#v) = %v, DeepEqual = %v", a, b, got, want)
-		}
-		wa := map[string]any{"spec": a, "metadata": map[string]any{"name": "n"}}
-		wb := map[string]any{"spec": b, "metadata": map[string]any{"name": "n"}}
-		if got, want := mapsEqual(wa, wb), reflect.DeepEqual(wa, wb); got != want {
-			t.Fatalf("mapsEqual(%#v, %#v) = %v, DeepEqual = %v", wa, wb, got, want)
-		}
-	}
-}
-
 // TestSpecEqual checks specEqual against DeepEqual of the objects without metadata, status,
 // apiVersion and kind.
 func TestSpecEqual(t *testing.T) {

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/informersim/informersim/internal/jsonvalue"
 )
 
 // generateNameAlphabet is the apiserver's suffix alphabet: no vowels, no confusable characters
@@ -147,7 +149,7 @@ func normalizeObject(obj, old map[string]any) (map[string]any, error) {
 // normalizeShared is normalize(v, depth), except that it returns old when old is a map or list
 // equal to v: v then holds only normalised types, so normalize would have built a copy of old.
 func normalizeShared(v, old any, depth int) (any, error) {
-	if isComposite(old) && jsonEqual(v, old) {
+	if isComposite(old) && jsonvalue.Equal(v, old) {
 		return old, nil
 	}
 	return normalize(v, depth)
@@ -562,7 +564,7 @@ func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unst
 	} else {
 		next.SetResourceVersion(cur.GetResourceVersion())
 	}
-	if mapsEqual(next.Object, cur.Object) {
+	if jsonvalue.MapsEqual(next.Object, cur.Object) {
 		// No-op: no revision, no event, the stored object back (§2 "No-op writes", MH-11).
 		return cur.DeepCopy(), nil
 	}
