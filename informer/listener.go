@@ -120,6 +120,9 @@ type listener struct {
 	// handler "h<id>".
 	id      int
 	handler ResourceEventHandler
+	// self is []int{id} kept as an array, so a delivery's step event needs no allocation;
+	// only the goroutine that delivers to this listener reads it.
+	self [1]int
 
 	// buf holds the notifications distributed and not yet handed out, oldest first.
 	buf ring
@@ -159,6 +162,7 @@ func newListener(id int, handler ResourceEventHandler, requested, effective time
 	return &listener{
 		id:                    id,
 		handler:               handler,
+		self:                  [1]int{id},
 		buf:                   newRing(initialBufferSize),
 		requestedResyncPeriod: requested,
 		resyncPeriod:          effective,

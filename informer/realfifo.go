@@ -408,13 +408,15 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 	}
 	isInInitialList := !f.synced.Load()
 	n := f.batchLen()
+	defer f.processed(n)
+	if n == 1 {
+		d := f.items[0]
+		f.popHead(1)
+		return processSingle(Deltas{d}, isInInitialList)
+	}
 	batch := make([]Delta, n)
 	copy(batch, f.items[:n])
 	f.popHead(n)
-	defer f.processed(n)
-	if n == 1 {
-		return processSingle(Deltas{batch[0]}, isInInitialList)
-	}
 	return processBatch(batch, isInInitialList)
 }
 

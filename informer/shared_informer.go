@@ -812,8 +812,8 @@ func (s *sharedIndexInformer) deliver(l *listener) {
 	}
 	n := l.next()
 	s.procLock.Unlock()
-	if s.observer != nil { // the id slice is only for the observer: do not allocate it otherwise
-		s.emitNotification(StepDelivered, n, false, []int{l.id})
+	if s.observer != nil { // a StepDelivered event reads ids[0] and keeps no slice
+		s.emitNotification(StepDelivered, n, false, l.self[:])
 	}
 	l.call(n)
 	s.procLock.Lock()
