@@ -255,3 +255,24 @@ func TestBadNames(t *testing.T) {
 		t.Error("Attach(nil): no error")
 	}
 }
+
+// Goal: Attach refuses bad input with an error: an unknown or repeated name, a world that
+// already has informers (the oracles would miss their registrations).
+func TestAttachRefusesBadInput(t *testing.T) {
+	w, err := world.New(1, world.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Attach(w, "nope"); err == nil || !strings.Contains(err.Error(), `unknown oracle "nope"`) {
+		t.Errorf("Attach(nope): %v", err)
+	}
+	if _, err := Attach(w, LateJoin, LateJoin); err == nil || !strings.Contains(err.Error(), "named twice") {
+		t.Errorf("Attach(late-join twice): %v", err)
+	}
+	if _, err := w.AddInformer("inf1", world.InformerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Attach(w); err == nil || !strings.Contains(err.Error(), "already has informers") {
+		t.Errorf("Attach after AddInformer: %v", err)
+	}
+}

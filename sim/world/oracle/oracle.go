@@ -206,7 +206,8 @@ type Handle struct {
 	raised    bool
 }
 
-// Attach attaches the named oracles (every oracle when none is named) to w, before it runs:
+// Attach attaches the named oracles (every oracle when none is named) to w, once, before any
+// informer is added (a world with informers is refused):
 // from now on the trace oracles read every trace event (sim.Sim.Subscribe) and the
 // watch-guarantees oracle every write and watch event of the apiserver (fakeapi.Server.OnCommit
 // and OnRecord, whose one observer it takes). They only read: a run with oracles attached has
@@ -220,6 +221,10 @@ type Handle struct {
 func Attach(w *world.World, names ...string) (*Handle, error) {
 	if w == nil {
 		return nil, errors.New("oracle: Attach: nil world")
+	}
+	if len(w.Informers()) > 0 {
+		// The trace oracles rebuild each informer from its narration, registrations included.
+		return nil, errors.New("oracle: Attach: the world already has informers; attach the oracles before adding any")
 	}
 	if len(names) == 0 {
 		names = Names()

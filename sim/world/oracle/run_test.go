@@ -20,7 +20,7 @@ func ptr[T any](v T) *T { return &v }
 // busyWorld builds a world that exercises every oracle: a random workload with watch drops,
 // 410s, compactions and failed requests; an informer resyncing every 3s with handlers asking for
 // 0, the default and 7s; and a handler joining late, mid-workload.
-func busyWorld(t *testing.T, seed uint64, attach bool) (*world.World, *oracle.Handle, *world.Generator) {
+func busyWorld(t testing.TB, seed uint64, attach bool) (*world.World, *oracle.Handle, *world.Generator) {
 	t.Helper()
 	w, err := world.NewFromConfig(sim.Config{Seed: seed, FaultSiteProbability: 0.5}, fakeapi.Config{}, world.Config{})
 	if err != nil {
@@ -61,7 +61,7 @@ func busyWorld(t *testing.T, seed uint64, attach bool) (*world.World, *oracle.Ha
 	return w, h, gen
 }
 
-func runBusy(t *testing.T, w *world.World, h *oracle.Handle, gen *world.Generator) error {
+func runBusy(t testing.TB, w *world.World, h *oracle.Handle, gen *world.Generator) error {
 	t.Helper()
 	err := w.Sim().RunUntil(gen.Done, time.Hour)
 	if h != nil {
