@@ -87,7 +87,7 @@ type factoryOptions struct {
 	transform      TransformFunc
 	informerOpts   func(schema.GroupVersionResource, *SharedIndexInformerOptions)
 	stepDriven     bool
-	onStepInformer func(FactoryInformer)
+	onStepInformer StepHost
 }
 
 // WithNamespace limits every informer of the factory to namespace (default: all namespaces).
@@ -156,18 +156,25 @@ type FactoryInformer struct {
 	Tweak TweakListOptionsFunc
 }
 
+// StepHost adopts an informer a step-driven factory has just created (see [WithStepDriver]).
+// It returns the function the factory's Start calls to start that informer (nil: the factory
+// calls Stepper.Start itself), or an error, which ForResource returns, forgetting the informer.
+// It runs under the factory's lock: it must not call back into the factory.
+type StepHost func(FactoryInformer) (start func() error, err error)
+
 // WithStepDriver builds the factory for a deterministic driver: every informer it creates is put
-// under the step driver at once ([Steps]) and handed to onNew, inside ForResource, so that the
+// under the step driver at once ([Steps]) and handed to host, inside ForResource, so that the
 // driver can set its observer and create the actors that step it. Start then starts each
-// not-yet-started informer with Stepper.Start, without goroutines; WaitForCacheSync reports
-// HasSynced without waiting; Shutdown has nothing to wait for (the driver stops the Steppers).
-func WithStepDriver(onNew func(FactoryInformer)) SharedInformerOption {
+// not-yet-started informer through the function host returned (or Stepper.Start), in creation
+// order and without goroutines; WaitForCacheSync reports HasSynced without waiting; Shutdown has
+// nothing to wait for (the driver stops the Steppers).
+func WithStepDriver(host StepHost) SharedInformerOption {
 	return func(o *factoryOptions) error {
-		if onNew == nil {
-			return errors.New("informer: WithStepDriver: nil callback")
+		if host == nil {
+			return errors.New("informer: WithStepDriver: nil host")
 		}
 		o.stepDriven = true
-		o.onStepInformer = onNew
+		o.onStepInformer = host
 		return nil
 	}
 }
@@ -291,11 +298,17 @@ func (f *sharedInformerFactory) ForResource(gvr schema.GroupVersionResource) (Ge
 		if err != nil {
 			return nil, fmt.Errorf("informer: ForResource %v: %w", gvr, err)
 		}
-		gi.stepper = st
-		f.opts.onStepInformer(FactoryInformer{
+		start, err := f.opts.onStepInformer(FactoryInformer{
 			GVR: gvr, Namespace: f.opts.namespace, Informer: inf, Stepper: st,
 			ListerWatcher: src, Tweak: f.opts.tweak,
 		})
+		if err != nil {
+			return nil, fmt.Errorf("informer: ForResource %v: %w", gvr, err)
+		}
+		if start == nil {
+			start = func() error { st.Start(); return nil }
+		}
+		gi.start = start
 	}
 	f.informers[gvr] = gi
 	f.order = append(f.order, gvr)
@@ -321,7 +334,9 @@ func (f *sharedInformerFactory) StartWithContext(ctx context.Context) {
 	f.startGoroutines(ctx)
 }
 
-// startSteppers is Start for a step-driven factory: Stepper.Start, in creation order.
+// startSteppers is Start for a step-driven factory: each new informer's start function, in
+// creation order. An informer whose start fails (its driver refused) stays unstarted, so a
+// later Start tries it again.
 func (f *sharedInformerFactory) startSteppers() {
 	f.lock.Lock()
 	defer f.lock.Unlock()
@@ -329,8 +344,7 @@ func (f *sharedInformerFactory) startSteppers() {
 		return
 	}
 	for _, gvr := range f.order {
-		if !f.started[gvr] {
-			f.informers[gvr].stepper.Start()
+		if !f.started[gvr] && f.informers[gvr].start() == nil {
 			f.started[gvr] = true
 		}
 	}
@@ -391,7 +405,7 @@ func (f *sharedInformerFactory) Shutdown() {
 type genericInformer struct {
 	informer SharedIndexInformer
 	lister   GenericLister
-	stepper  *Stepper // step-driven factory only
+	start    func() error // step-driven factory only: what Start calls
 }
 
 func (g *genericInformer) Informer() SharedIndexInformer { return g.informer }

@@ -22,7 +22,7 @@ func ExampleSharedInformerFactory() {
 	var steppers []FactoryInformer
 	factory, _ := NewSharedInformerFactoryWithOptions(srv.client(), 0,
 		WithInformerOptions(func(_ schema.GroupVersionResource, o *SharedIndexInformerOptions) { o.Clock = clk }),
-		WithStepDriver(func(fi FactoryInformer) { steppers = append(steppers, fi) }))
+		WithStepDriver(func(fi FactoryInformer) (func() error, error) { steppers = append(steppers, fi); return nil, nil }))
 
 	for _, gvr := range []schema.GroupVersionResource{podsGVR, cmsGVR, podsGVR} {
 		gi, _ := factory.ForResource(gvr)

@@ -260,7 +260,7 @@ func TestFactoryOptionsStepDriven(t *testing.T) {
 			return u, nil
 		}),
 		WithInformerOptions(func(_ schema.GroupVersionResource, o *SharedIndexInformerOptions) { o.Clock = clk }),
-		WithStepDriver(func(fi FactoryInformer) { hosted = append(hosted, fi) }),
+		WithStepDriver(func(fi FactoryInformer) (func() error, error) { hosted = append(hosted, fi); return nil, nil }),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -356,5 +356,52 @@ func TestFactoryTweakKeepsWatchListProbe(t *testing.T) {
 	tw := tweakedListerWatcher{inner: &uLW{srv: srv, gvr: podsGVR}, tweak: func(*metav1.ListOptions) {}}
 	if !watchListUnsupported(tw) {
 		t.Error("the tweak hid IsWatchListSemanticsUnSupported")
+	}
+}
+
+// A step host decides how each informer starts and may refuse one: a refused informer is not
+// memoized (ForResource fails, and may be asked again), Start calls the host's start function
+// instead of Stepper.Start, and a start that fails is retried by the next Start.
+func TestFactoryStepHost(t *testing.T) {
+	srv := newUServer()
+	refuse := true
+	var starts []string
+	failStart := true
+	f, err := NewSharedInformerFactoryWithOptions(srv.client(), 0, WithStepDriver(func(fi FactoryInformer) (func() error, error) {
+		if refuse {
+			return nil, errors.New("world full")
+		}
+		return func() error {
+			starts = append(starts, fi.GVR.Resource)
+			if failStart {
+				failStart = false
+				return errors.New("not now")
+			}
+			fi.Stepper.Start()
+			return nil
+		}, nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ForResource(podsGVR); err == nil || !strings.Contains(err.Error(), "world full") {
+		t.Fatalf("ForResource with a refusing host: %v", err)
+	}
+	refuse = false
+	gi, err := f.ForResource(podsGVR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Start(nil)
+	if st, _ := Steps(gi.Informer()); st.Reflector() != nil {
+		t.Fatal("started although the host's start failed")
+	}
+	f.Start(nil)
+	f.Start(nil)
+	if !cmp.Equal(starts, []string{"pods", "pods"}) {
+		t.Errorf("start calls %v, want two (the failed one, then the one that worked)", starts)
+	}
+	if st, _ := Steps(gi.Informer()); st.Reflector() == nil {
+		t.Error("not started by the second Start")
 	}
 }

@@ -380,6 +380,7 @@ type Reflector struct {
 
 	// The watch in progress (phaseWatchOpening, phaseWatching).
 	watchStart         time.Time // when the WATCH was issued
+	watchRV            string    // the RV the WATCH asked for
 	watchEvents        int       // events handled on this stream (skipped ones excluded)
 	propagateFromStart bool      // the watch started at a real RV: every event advances lastSyncRV
 	seenNonAdded       bool      // a MODIFIED/DELETED/BOOKMARK was seen on this stream
@@ -573,8 +574,8 @@ func (r *Reflector) NextRequest() (Request, bool) {
 			opts.SendInitialEvents = &sendInitialEvents
 			r.tempStore = NewStore(DeletionHandlingMetaNamespaceKeyFunc)
 			r.wlRV = ""
-			return Request{Verb: RequestWatch, Options: opts}, true
 		}
+		r.watchRV = opts.ResourceVersion
 		// informer.md §7.6: a watch from "" or "0" begins with synthetic ADDED events in no RV
 		// order, so they must not move lastSyncRV until a non-ADDED event is seen.
 		r.propagateFromStart = opts.ResourceVersion != "" && opts.ResourceVersion != "0"
@@ -700,7 +701,7 @@ func (r *Reflector) WatchOpened(err error) {
 		return
 	}
 	r.phase = phaseWatching
-	r.emit(ReflectorEvent{Kind: EventWatchOpened, ResourceVersion: r.lastSyncRV})
+	r.emit(ReflectorEvent{Kind: EventWatchOpened, ResourceVersion: r.watchRV})
 	if r.resyncErr != nil {
 		// client-go: the resync goroutine parked its error on a channel the next stream reads
 		// first (informer.md §2.3).
