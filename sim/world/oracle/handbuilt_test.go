@@ -276,3 +276,27 @@ func TestAttachRefusesBadInput(t *testing.T) {
 		t.Errorf("Attach after AddInformer: %v", err)
 	}
 }
+
+// Goal: the watch oracle's memory is bounded (MaxCommits) and forgetting old writes reports
+// nothing false. Method: more writes than the bound, then watches resuming from a forgotten RV
+// and from a remembered one.
+func TestWatchGuaranteesForgetsOldWrites(t *testing.T) {
+	pods := world.DefaultResource()
+	wg := newWatchGuarantees()
+	last := uint64(MaxCommits + 100)
+	for rev := uint64(2); rev <= last; rev++ {
+		wg.Commit(fakeapi.Commit{Revision: rev, Type: watch.Modified, Resource: pods, Namespace: "default", Name: "a"})
+	}
+	if n := len(wg.commits[pods]); n > MaxCommits {
+		t.Fatalf("%d writes remembered, bound %d", n, MaxCommits)
+	}
+	wg.Opened(WatchOpened{ID: 1, Resource: pods, Options: metav1.ListOptions{ResourceVersion: "1"}})
+	if msg := wg.Delivered(fakeapi.WatchEvent{WatchID: 1, Type: watch.Modified, Key: "default/a", RV: "2"}); msg != "" {
+		t.Errorf("a forgotten write: %s", msg)
+	}
+	from := strconv.FormatUint(last-2, 10)
+	wg.Opened(WatchOpened{ID: 2, Resource: pods, Options: metav1.ListOptions{ResourceVersion: from}})
+	if msg := wg.Delivered(fakeapi.WatchEvent{WatchID: 2, Type: watch.Modified, Key: "default/a", RV: strconv.FormatUint(last, 10)}); !strings.Contains(msg, "(a gap)") {
+		t.Errorf("a gap among remembered writes: %q", msg)
+	}
+}

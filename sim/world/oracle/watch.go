@@ -39,8 +39,14 @@ type WatchOpened struct {
 // bookmarks only: the record does not say which writes matched (fakeapi.md §4.4).
 type watchGuarantees struct {
 	commits map[schema.GroupVersionResource][]fakeapi.Commit // in revision order
+	forgot  map[schema.GroupVersionResource]bool             // older writes were forgotten
 	watches map[uint64]*watchState
+	// closed are the IDs of closed watches, oldest first: the last maxClosedWatches are kept
+	// to catch an event after the close.
+	closed []uint64
 }
+
+const maxClosedWatches = 1024
 
 type watchState struct {
 	WatchOpened
@@ -54,14 +60,25 @@ type watchState struct {
 }
 
 func newWatchGuarantees() *watchGuarantees {
-	return &watchGuarantees{commits: map[schema.GroupVersionResource][]fakeapi.Commit{}, watches: map[uint64]*watchState{}}
+	return &watchGuarantees{commits: map[schema.GroupVersionResource][]fakeapi.Commit{},
+		forgot: map[schema.GroupVersionResource]bool{}, watches: map[uint64]*watchState{}}
 }
 
 func (c *watchGuarantees) Name() string { return WatchGuarantees }
 
+// MaxCommits bounds the writes the watch-guarantees oracle remembers per resource (style rule
+// 14): past it the older half is forgotten, and a watch resuming from before what is remembered
+// is checked from there on (a gap among forgotten writes goes unseen; nothing is misreported).
+const MaxCommits = 1 << 18
+
 // Commit records one write of the apiserver.
 func (c *watchGuarantees) Commit(cm fakeapi.Commit) string {
-	c.commits[cm.Resource] = append(c.commits[cm.Resource], cm)
+	cs := c.commits[cm.Resource]
+	if len(cs) >= MaxCommits {
+		cs = append(cs[:0], cs[len(cs)/2:]...)
+		c.forgot[cm.Resource] = true
+	}
+	c.commits[cm.Resource] = append(cs, cm)
 	return ""
 }
 
@@ -91,6 +108,10 @@ func (c *watchGuarantees) Delivered(ev fakeapi.WatchEvent) string {
 	}
 	if ev.Close != 0 {
 		st.closed = true
+		if c.closed = append(c.closed, ev.WatchID); len(c.closed) > maxClosedWatches {
+			delete(c.watches, c.closed[0])
+			c.closed = c.closed[1:]
+		}
 		return ""
 	}
 	if ev.Type == watch.Error {
@@ -177,6 +198,9 @@ func (c *watchGuarantees) gap(st *watchState, rv uint64, through bool) string {
 // committed reports whether a write of key at rv in st's scope was committed.
 func (c *watchGuarantees) committed(st *watchState, key string, rv uint64) bool {
 	commits := c.commits[st.Resource]
+	if c.forgot[st.Resource] && (len(commits) == 0 || rv < commits[0].Revision) {
+		return true // a forgotten write (MaxCommits): nothing to say
+	}
 	i, ok := slices.BinarySearchFunc(commits, rv, func(cm fakeapi.Commit, rev uint64) int { return cmpU(cm.Revision, rev) })
 	return ok && commitKey(commits[i]) == key
 }
