@@ -100,6 +100,11 @@ var specs = func() map[string]*directiveSpec {
 		enum("queue", "realfifo", "realfifo-nonatomic", "deltafifo"), boolean("batch"), enum("mode", "list-watch", "watch-list"),
 		enum("transform", "drop-annotations", "drop-content"), list("indexers"),
 	}})
+	add(&directiveSpec{name: "factory", help: "a SharedInformerFactory (informer.md §9) whose informers the world hosts", args: []argSpec{
+		req(str("name")), str("ns"), dur("resync"), list("resources"),
+	}})
+	add(&directiveSpec{name: "for-resource", args: []argSpec{req(str("factory")), req(str("resource"))},
+		help: "ask a factory for a resource's informer (created on first use, shared after)"})
 	add(&directiveSpec{name: "start", args: []argSpec{req(str("informer"))}, help: "start an informer"})
 	add(&directiveSpec{name: "stop", args: []argSpec{req(str("informer"))}, help: "stop an informer"})
 	add(&directiveSpec{name: "restart", args: []argSpec{req(str("informer")), req(str("as"))},

@@ -1,6 +1,8 @@
 package scenarios_test
 
 import (
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -130,9 +132,33 @@ func TestMalformedFiles(t *testing.T) {
 	}
 }
 
-// Goal: docs/course.md lists every course file, in order, one line each.
+// courseDocHead opens docs/course.md; the list follows, one line a scenario.
+const courseDocHead = `# The course
+
+Each file of ` + "`scenarios/testdata/`" + ` teaches one concept of client-go's informer: comment lines that
+explain it, then a story of directives whose expected blocks are the simulator's own narration.
+Read one with ` + "`informersim explain NAME`" + ` (or open the file), replay it with
+` + "`informersim run NAME --seed N`" + `, and regenerate the expected blocks with ` + "`make rewrite`" + `
+(which rewrites this list too). The directives are listed in the documentation of package
+` + "`scenarios`" + ` (` + "`go doc ./scenarios`" + `).
+
+`
+
+// Goal: docs/course.md lists every course file, in order, one line each; make rewrite
+// (datadriven's -rewrite) regenerates it.
 func TestCourseDoc(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "docs", "course.md"))
+	path := filepath.Join("..", "docs", "course.md")
+	if f := flag.Lookup("rewrite"); f != nil && f.Value.String() == "true" {
+		var b strings.Builder
+		b.WriteString(courseDocHead)
+		for _, sc := range scenarios.Course() {
+			fmt.Fprintf(&b, "1. [`%s`](../scenarios/testdata/%s.txt): %s\n", sc.Name, sc.Name, sc.Title)
+		}
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,9 @@
 //	         resync=10s queue=realfifo|realfifo-nonatomic|deltafifo batch=false
 //	         mode=list-watch|watch-list transform=drop-annotations|drop-content
 //	         indexers=(namespace, label:app)
-//	start informer=inf1   stop informer=inf1   restart informer=inf1 as=inf2
+//	factory name=f ns=default resync=30s resources=(v1/pods, v1/configmaps)   (informers f-pods...)
+//	for-resource factory=f resource=v1/secrets      (the factory's informer, shared)
+//	start informer=inf1|f   stop informer=inf1   restart informer=inf1 as=inf2
 //	add-indexers informer=inf1 indexers=(label:app)
 //	handler informer=inf1 name=h1 resync=5s slow=100ms filter=app=web   (late join after start)
 //	remove-handler informer=inf1 name=h1

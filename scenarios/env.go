@@ -46,6 +46,7 @@ type Env struct {
 	infOrder  []string
 	handlers  map[string]*handlerState // "<informer>/<name>"
 	queues    map[string]*workQueue
+	factories map[string]*factoryState
 	gens      []*world.Generator
 
 	// Narration not yet printed (the scheduler's step events are left out).
@@ -80,7 +81,7 @@ type handlerState struct {
 // NewEnv returns an environment with no world yet: the first directive builds it (a world
 // directive, or the defaults).
 func NewEnv(opts Options) *Env {
-	return &Env{opts: opts, informers: map[string]*infState{}, handlers: map[string]*handlerState{}, queues: map[string]*workQueue{}}
+	return &Env{opts: opts, informers: map[string]*infState{}, handlers: map[string]*handlerState{}, queues: map[string]*workQueue{}, factories: map[string]*factoryState{}}
 }
 
 // World returns the world, nil before the first directive.
@@ -290,7 +291,19 @@ func (e *Env) dispatch(d Directive, add func(string, ...any)) error {
 	case "caption":
 	case "informer":
 		return e.addInformer(d, d.str("name", ""), add)
+	case "factory":
+		return e.addFactory(d, add)
+	case "for-resource":
+		fs, ok := e.factories[d.str("factory", "")]
+		if !ok {
+			return fmt.Errorf("no factory named %q", d.str("factory", ""))
+		}
+		return e.forResource(fs, d.str("resource", ""), add)
 	case "start":
+		if fs, ok := e.factories[d.str("informer", "")]; ok {
+			e.startFactory(fs, add)
+			return nil
+		}
 		st, err := e.informer(d)
 		if err != nil {
 			return err

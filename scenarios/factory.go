@@ -1,0 +1,131 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/informersim/informersim/informer"
+	"github.com/informersim/informersim/sim/world"
+)
+
+// factoryState is a SharedInformerFactory (informer.md §9) built for the step driver: each
+// informer it creates is hosted by the world as "<factory>-<resource>", from a world Source of
+// that resource, so the world drives it and the oracles check it like any other.
+type factoryState struct {
+	name    string
+	ns      string
+	f       informer.SharedInformerFactory
+	sources map[schema.GroupVersionResource]*world.Source
+	hostErr error
+	// informers the factory created, in order.
+	informers []string
+}
+
+func (e *Env) addFactory(d Directive, add func(string, ...any)) error {
+	name := d.str("name", "")
+	if _, ok := e.factories[name]; ok {
+		return fmt.Errorf("a factory named %q exists already", name)
+	}
+	if _, ok := e.informers[name]; ok {
+		return fmt.Errorf("an informer named %q exists already", name)
+	}
+	fs := &factoryState{name: name, ns: d.str("ns", ""), sources: map[schema.GroupVersionResource]*world.Source{}}
+	client := informer.ClientFunc(func(gvr schema.GroupVersionResource, ns string) informer.ListerWatcher {
+		src, err := e.w.NewSource(infName(name, gvr), world.InformerOptions{Resource: gvr, Namespace: ns})
+		if err != nil {
+			fs.hostErr = err
+			return nil
+		}
+		fs.sources[gvr] = src
+		return src.ListerWatcher()
+	})
+	f, err := informer.NewSharedInformerFactoryWithOptions(client, d.dur("resync", 0),
+		informer.WithNamespace(fs.ns),
+		informer.WithInformerOptions(func(gvr schema.GroupVersionResource, o *informer.SharedIndexInformerOptions) {
+			if src := fs.sources[gvr]; src != nil {
+				*o = src.InformerOptions(*o)
+			}
+		}),
+		informer.WithStepDriver(func(fi informer.FactoryInformer) {
+			src := fs.sources[fi.GVR]
+			if src == nil {
+				return
+			}
+			n, err := e.w.HostInformer(src, fi.Informer)
+			if err != nil {
+				fs.hostErr = err
+				return
+			}
+			iname := infName(name, fi.GVR)
+			e.informers[iname] = &infState{name: iname, d: Directive{Cmd: "factory"}, n: n}
+			e.infOrder = append(e.infOrder, iname)
+			fs.informers = append(fs.informers, iname)
+		}))
+	if err != nil {
+		return err
+	}
+	fs.f = f
+	e.factories[name] = fs
+	for _, r := range d.list("resources") {
+		if err := e.forResource(fs, r, add); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// infName names a factory's informer: "<factory>-<resource>".
+func infName(factory string, gvr schema.GroupVersionResource) string {
+	return factory + "-" + gvr.Resource
+}
+
+func (e *Env) forResource(fs *factoryState, resource string, add func(string, ...any)) error {
+	gvr, err := parseResource(resource)
+	if err != nil {
+		return err
+	}
+	if gvr.Empty() {
+		return fmt.Errorf("resource: expected version/resource, got %q", resource)
+	}
+	before := len(fs.informers)
+	fs.hostErr = nil
+	gi, err := fs.f.ForResource(gvr)
+	if err == nil {
+		err = fs.hostErr
+	}
+	if err != nil {
+		add("error: %v", err)
+		return nil
+	}
+	iname := infName(fs.name, gvr)
+	if len(fs.informers) > before {
+		add("%s: new informer %s for %s", fs.name, iname, gvr.Resource)
+	} else if st := e.informers[iname]; st != nil && st.n.Informer() == gi.Informer() {
+		add("%s: the same informer %s, shared", fs.name, iname)
+	}
+	return nil
+}
+
+// startFactory starts every informer the factory created and that has not started, as the
+// factory's Start does (idempotent).
+func (e *Env) startFactory(fs *factoryState, add func(string, ...any)) {
+	var started []string
+	for _, iname := range fs.informers {
+		st := e.informers[iname]
+		if st.n.Started() || st.n.Stopped() {
+			continue
+		}
+		if err := st.n.Start(); err != nil {
+			add("error: %v", err)
+			continue
+		}
+		started = append(started, iname)
+	}
+	if len(started) == 0 {
+		add("%s: nothing to start", fs.name)
+		return
+	}
+	add("%s: started %s", fs.name, strings.Join(started, ", "))
+}
