@@ -34,7 +34,7 @@ sim:
 ## rewrite: regenerate every expected block of the scenario files (datadriven's -rewrite);
 ## review the diff before committing it.
 rewrite:
-	$(GO) test ./scenarios -run '^TestCourse$$' -count=1 -rewrite
+	$(GO) test ./scenarios -run '^TestCourse' -count=1 -rewrite
 
 ## bench: every benchmark of the main module, once, with allocation figures; then the end-to-end
 ## comparison of compare/ (client-go's informer, the goroutine driver and the world on the same
