@@ -48,20 +48,21 @@ func (e *Env) addFactory(d Directive, add func(string, ...any)) error {
 				*o = src.InformerOptions(*o)
 			}
 		}),
-		informer.WithStepDriver(func(fi informer.FactoryInformer) {
+		informer.WithStepDriver(func(fi informer.FactoryInformer) (func() error, error) {
 			src := fs.sources[fi.GVR]
 			if src == nil {
-				return
+				return nil, fmt.Errorf("scenarios: factory %s: no source for %v", name, fi.GVR)
 			}
 			n, err := e.w.HostInformer(src, fi.Informer)
 			if err != nil {
-				fs.hostErr = err
-				return
+				return nil, err
 			}
 			iname := infName(name, fi.GVR)
 			e.informers[iname] = &infState{name: iname, d: Directive{Cmd: "factory"}, n: n}
 			e.infOrder = append(e.infOrder, iname)
 			fs.informers = append(fs.informers, iname)
+			// The factory's Start starts it through the world, which then drives it.
+			return n.Start, nil
 		}))
 	if err != nil {
 		return err
@@ -108,20 +109,19 @@ func (e *Env) forResource(fs *factoryState, resource string, add func(string, ..
 	return nil
 }
 
-// startFactory starts every informer the factory created and that has not started, as the
-// factory's Start does (idempotent).
+// startFactory calls the factory's Start, which starts every informer it created that has not
+// started yet (through the world), and reports which ones it started.
 func (e *Env) startFactory(fs *factoryState, add func(string, ...any)) {
+	before := map[string]bool{}
+	for _, iname := range fs.informers {
+		before[iname] = e.informers[iname].n.Started()
+	}
+	fs.f.Start(nil)
 	var started []string
 	for _, iname := range fs.informers {
-		st := e.informers[iname]
-		if st.n.Started() || st.n.Stopped() {
-			continue
+		if !before[iname] && e.informers[iname].n.Started() {
+			started = append(started, iname)
 		}
-		if err := st.n.Start(); err != nil {
-			add("error: %v", err)
-			continue
-		}
-		started = append(started, iname)
 	}
 	if len(started) == 0 {
 		add("%s: nothing to start", fs.name)
