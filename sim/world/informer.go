@@ -257,7 +257,8 @@ func (n *Informer) Informer() informer.SharedIndexInformer { return n.inf }
 // included, in registration order.
 func (n *Informer) Handlers() []*Handler { return append([]*Handler(nil), n.handlers...) }
 
-// Started reports whether Start was called.
+// Started reports whether the informer was started (by Start, or by a factory's Start once the
+// world has settled).
 func (n *Informer) Started() bool { return n.started }
 
 // Stopped reports whether Stop was called.
@@ -266,7 +267,7 @@ func (n *Informer) Stopped() bool { return n.stopped }
 // Start starts the informer (informer.md §1.6): the Reflector then has its first LIST ready,
 // and the reflector actor offers "request". Call it from a test between runs or from an action.
 func (n *Informer) Start() error {
-	if n.started || n.stopped {
+	if n.started || n.stopped || n.st.Reflector() != nil {
 		return fmt.Errorf("world: %s: Start on a started or stopped informer", n.Name())
 	}
 	n.started = true
@@ -298,7 +299,12 @@ func (n *Informer) Stop() {
 func (n *Informer) settle() {
 	n.resolve()
 	if !n.started {
-		return
+		if n.st.Reflector() == nil {
+			return
+		}
+		// Started by someone else: a factory's Start calls Stepper.Start itself.
+		n.started = true
+		n.w.s.Emit(n.Name(), "start")
 	}
 	if n.stopped {
 		n.timer.disarm()
@@ -324,7 +330,7 @@ func (a reflectorActor) Name() string { return a.n.reflectorActor }
 func (a reflectorActor) Actions(add func(sim.Action)) {
 	// The Reflector alone knows whether it has a request to send: none before Start, after
 	// Stop, during a backoff, while a stream is open or a request is on the network.
-	if a.n.started && a.n.st.Reflector().HasRequest() {
+	if r := a.n.st.Reflector(); r != nil && r.HasRequest() { // nil before Start
 		add(sim.Action{Name: "request", Run: a.n.doRequest})
 	}
 }

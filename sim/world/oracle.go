@@ -72,6 +72,7 @@ func (w *World) RunUntilConverged(budget time.Duration) error {
 	if budget < 0 {
 		return fmt.Errorf("world: RunUntilConverged: negative budget %v", budget)
 	}
+	w.settle() // notices informers a factory started since the last step
 	for _, n := range w.informers {
 		if !n.started && !n.stopped {
 			return fmt.Errorf("world: RunUntilConverged: informer %s was never started (call its Start)", n.Name())
