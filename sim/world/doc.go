@@ -27,9 +27,9 @@
 // # What a user can put in a world
 //
 // Informers: AddInformer builds one (resource, namespace, label and field selectors, transform,
-// the informer's own options); a factory or a controller that builds its own informers asks
-// NewSource for a ListerWatcher, clock and random stream on the world, builds the informer, and
-// hands it to HostInformer. Either way the world drives it step by step, in classic list+watch
+// the informer's own options); NewFactory returns a SharedInformerFactory whose informers are
+// the world's; a controller that builds its own informers asks NewSource for a ListerWatcher,
+// clock and random stream on the world, builds the informer, and hands it to HostInformer. Either way the world drives it step by step, in classic list+watch
 // or, with InformerOptions.WatchList, the watch-list start-up. Converging with an informer that
 // was never started is an error.
 //
