@@ -55,10 +55,13 @@ func (w *World) NewFactory(o FactoryOptions) (informer.SharedInformerFactory, er
 			}
 			*io = f.pending.InformerOptions(*io)
 		}),
-		informer.WithStepDriver(func(fi informer.FactoryInformer) {
+		informer.WithStepDriver(func(fi informer.FactoryInformer) (func() error, error) {
 			n, err := w.HostInformer(f.pending, fi.Informer)
-			invariant.Check(err == nil, "world: factory %s: hosting %v after checking it: %v", o.Prefix, fi.GVR, err)
+			if err != nil {
+				return nil, err
+			}
 			f.hosted = n
+			return n.Start, nil // the factory's Start starts it through the world (narrated)
 		}),
 	}
 	if o.CustomResync != nil {
