@@ -245,8 +245,8 @@ func TestBadNames(t *testing.T) {
 	if _, err := NewChecker("nope"); err == nil || !strings.HasPrefix(err.Error(), "oracle: unknown oracle") {
 		t.Errorf("NewChecker(nope): %v", err)
 	}
-	if _, err := NewChecker(PerObjectOrder); err == nil {
-		t.Errorf("NewChecker(%s): no error; it is the world's", PerObjectOrder)
+	if _, err := NewChecker(CacheBeforeNotify); err == nil {
+		t.Errorf("NewChecker(%s): no error; it is the world's", CacheBeforeNotify)
 	}
 	if _, err := CheckTrace(nil, WatchGuarantees); err == nil {
 		t.Errorf("CheckTrace(%s): no error; it reads the apiserver's record", WatchGuarantees)
@@ -299,4 +299,22 @@ func TestWatchGuaranteesForgetsOldWrites(t *testing.T) {
 	if msg := wg.Delivered(fakeapi.WatchEvent{WatchID: 2, Type: watch.Modified, Key: "default/a", RV: strconv.FormatUint(last, 10)}); !strings.Contains(msg, "(a gap)") {
 		t.Errorf("a gap among remembered writes: %q", msg)
 	}
+}
+
+// Goal: per-object order's authority half passes states the apiserver committed and catches a
+// state it never held, or one held by another object. Method: hand-built traces.
+func TestPerObjectOrderAuthorityHandBuilt(t *testing.T) {
+	run := `
++0s apiserver ADDED obj=pods/default/a rv=2
++0s apiserver ADDED obj=configmaps/default/b rv=3
++1s apiserver MODIFIED obj=pods/default/a rv=4
++1s apiserver DELETED obj=pods/default/a rv=5
++1s inf1/h1 OnAdd obj=default/a rv=2 initial=true
++1s inf1/h1 OnUpdate obj=default/a rv=2->4
++1s inf1/h1 OnDelete obj=default/a rv=5
++2s inf1/h1 OnDelete obj=default/a rv=4 tombstone=true
+`
+	expect(t, PerObjectOrder, run, "", 0)
+	expect(t, PerObjectOrder, strings.Replace(run, "rv=2->4", "rv=2->6", 1), "the apiserver committed no write at rv=6", 6)
+	expect(t, PerObjectOrder, strings.Replace(run, "rv=2->4", "rv=2->3", 1), "the write at rv=3 was of default/b, not default/a", 6)
 }

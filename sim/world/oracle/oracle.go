@@ -48,15 +48,16 @@ func (k Kind) String() string {
 type Info struct {
 	Name string
 	Kind Kind
-	// Where says who checks it: "world" (the world's Recorder or CheckConverged) or "oracle"
-	// (this package, over the trace and the apiserver's record).
+	// Where says who checks it: "world" (the world's Recorder or CheckConverged), "oracle"
+	// (this package, over the trace and the apiserver's record), or both ("world+oracle": the
+	// Recorder checks per-object order, this package that each state told was committed).
 	Where string
 	// Doc is one line saying what it holds the run to.
 	Doc string
 }
 
 var catalog = []Info{
-	{PerObjectOrder, Safety, "world", "each handler sees each object's states in resourceVersion order, nothing after a delete but a re-creation"},
+	{PerObjectOrder, Safety, "world+oracle", "each handler sees states the apiserver committed, per object in resourceVersion order, nothing after a delete but a re-creation"},
 	{CacheBeforeNotify, Safety, "world", "when a handler is called, the cache holds the state it is told about or a newer one"},
 	{EventualConsistency, Liveness, "world", "once quiet, every cache and every handler's replayed view equals the apiserver's state"},
 	{ResyncAlignment, Safety, "oracle", "resyncs only for cached objects, only to due handlers, at the periods informer.md §2 computes"},
@@ -97,11 +98,15 @@ type Checker interface {
 	Finish() string
 }
 
-// NewChecker returns a fresh checker of the trace oracle called name: ResyncAlignment, LateJoin
-// or Tombstones. The world's own oracles and WatchGuarantees (which reads the apiserver's
-// record, not the trace) have none.
+// NewChecker returns a fresh checker of the trace oracle called name: ResyncAlignment, LateJoin,
+// Tombstones, or PerObjectOrder's half that this package checks (every state a handler is told
+// about was committed by the apiserver; the order is the world's Recorder's). Cache before
+// notify and eventual consistency (the world's) and WatchGuarantees (which reads the
+// apiserver's record, not the trace) have none.
 func NewChecker(name string) (Checker, error) {
 	switch name {
+	case PerObjectOrder:
+		return &authority{}, nil
 	case ResyncAlignment:
 		return finisher{newResync()}, nil
 	case LateJoin:
@@ -149,7 +154,7 @@ func unknown(name string) error {
 // events before it as its window. Names of oracles that do not read the trace are an error.
 func CheckTrace(events []sim.Event, names ...string) (*world.Violation, error) {
 	if len(names) == 0 {
-		names = []string{ResyncAlignment, LateJoin, Tombstones}
+		names = []string{PerObjectOrder, ResyncAlignment, LateJoin, Tombstones}
 	}
 	var cs []Checker
 	for _, n := range names {
@@ -247,6 +252,9 @@ func Attach(w *world.World, names ...string) (*Handle, error) {
 		switch o.Name {
 		case WatchGuarantees:
 			h.watch = newWatchGuarantees()
+		case PerObjectOrder:
+			// Writes made before the oracles were attached were not narrated to them.
+			h.trace = append(h.trace, &authority{floor: w.Server().Revision()})
 		case ResyncAlignment, LateJoin, Tombstones:
 			c, _ := NewChecker(o.Name)
 			h.trace = append(h.trace, c)

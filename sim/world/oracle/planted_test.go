@@ -2,6 +2,7 @@ package oracle_test
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -240,4 +241,40 @@ func TestViolationCarriesTheRunnersRepro(t *testing.T) {
 	if v := h.Violation(); v == nil || v.Seed != 9 || !strings.Contains(err.Error(), "repro: informersim run late-join --seed 9") {
 		t.Fatalf("violation %v, error %v: want seed 9 and the runner's command", v, err)
 	}
+}
+
+// Goal: per-object order holds the handlers to states the apiserver committed. Method: a planted
+// bug, a transform that rewrites each object's resourceVersion: the cache, the handlers and even
+// the convergence check (which applies the same transform) agree with each other, and the order
+// is monotonic, but the states told never existed.
+func TestPlantedFabricatedState(t *testing.T) {
+	w, err := world.New(7, world.Config{DefaultResource: configMaps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := oracle.Attach(w, oracle.PerObjectOrder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Apply(world.Op{Kind: world.OpCreate, Name: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	shift := func(obj any) (any, error) {
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			rv, _ := strconv.ParseUint(u.GetResourceVersion(), 10, 64)
+			u.SetResourceVersion(strconv.FormatUint(rv+1000, 10))
+		}
+		return obj, nil
+	}
+	inf, err := w.AddInformer("inf1", world.InformerOptions{Namespace: "default", Transform: shift})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.AddHandler(inf, "h1", nil, world.HandlerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := inf.Start(); err != nil {
+		t.Fatal(err)
+	}
+	wantViolation(t, h, h.RunUntilConverged(time.Minute), oracle.PerObjectOrder, "the apiserver committed no write at rv=1002")
 }

@@ -1,0 +1,70 @@
+package oracle
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/informersim/informersim/sim"
+)
+
+// authority is the half of the PerObjectOrder oracle the world's Recorder does not check
+// (design.md "Oracles": each handler sees a subsequence of each object's authoritative states):
+// every state a handler is told about, the object of an add or update, the deleted object, a
+// tombstone's last known state, is one the apiserver committed for that key at that
+// resourceVersion. The apiserver narrates every write ("apiserver ADDED obj=pods/default/a
+// rv=2"), and a revision belongs to exactly one write, whatever its resource. The Recorder
+// checks the order of these states; this checks that they are real.
+type authority struct {
+	floor uint64   // states at or below it predate the oracle (Attach): not checked
+	revs  []uint64 // the writes remembered, in revision order (at most MaxCommits)
+	keys  []string
+}
+
+func (c *authority) Name() string { return PerObjectOrder }
+
+func (c *authority) Finish() string { return "" }
+
+func (c *authority) Event(e sim.Event) string {
+	switch {
+	case e.Actor == "apiserver" && (e.Kind == "ADDED" || e.Kind == "MODIFIED" || e.Kind == "DELETED"):
+		rv, err := strconv.ParseUint(fieldOr(e, "rv"), 10, 64)
+		if err != nil {
+			return ""
+		}
+		if len(c.revs) >= MaxCommits {
+			half := len(c.revs) / 2
+			c.revs, c.keys = append(c.revs[:0], c.revs[half:]...), append(c.keys[:0], c.keys[half:]...)
+			c.floor = max(c.floor, c.revs[0]-1)
+		}
+		c.revs = append(c.revs, rv)
+		c.keys = append(c.keys, commitRefKey(fieldOr(e, "obj")))
+	case isHandlerEvent(e) && (e.Kind == "OnAdd" || e.Kind == "OnUpdate" || e.Kind == "OnDelete"):
+		n := deliveredNote(e)
+		rv, err := strconv.ParseUint(n.rv, 10, 64)
+		if err != nil || rv <= c.floor {
+			return "" // unparsable: the Recorder reports it
+		}
+		i, ok := slices.BinarySearch(c.revs, rv)
+		switch {
+		case !ok:
+			return fmt.Sprintf("%s: %s: the apiserver committed no write at rv=%d", e.Actor, n, rv)
+		case c.keys[i] != n.key:
+			return fmt.Sprintf("%s: %s: the write at rv=%d was of %s, not %s", e.Actor, n, rv, c.keys[i], n.key)
+		}
+	}
+	return ""
+}
+
+// commitRefKey turns the apiserver's "pods/default/a" (or "namespaces/a") into the key
+// "default/a" ("a").
+func commitRefKey(ref string) string {
+	_, key, _ := strings.Cut(ref, "/")
+	return key
+}
+
+func fieldOr(e sim.Event, key string) string {
+	v, _ := field(e, key)
+	return v
+}
