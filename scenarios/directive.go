@@ -169,6 +169,9 @@ func DirectiveNames() []string {
 // ParseDirective reads one directive line (and its input block) of the scenario language. It
 // never panics; a malformed line gets an error saying which directive and what was expected.
 func ParseDirective(line, input string) (Directive, error) {
+	if strings.ContainsAny(line, "\n\r") {
+		return Directive{}, errors.New("scenarios: expected one directive line, got a line break in it")
+	}
 	cmd, args, err := datadriven.ParseLine(line)
 	if err != nil {
 		return Directive{}, fmt.Errorf("scenarios: %v", err)
@@ -237,7 +240,12 @@ func stable(d Directive) error {
 	cmd, args, err := datadriven.ParseLine(line)
 	if err == nil && rejoin(cmd, args) == line {
 		if d.Op == nil {
-			return nil
+			if cmd == d.Cmd && slices.EqualFunc(args, d.Args, func(a, b datadriven.CmdArg) bool {
+				return a.Key == b.Key && slices.Equal(a.Vals, b.Vals)
+			}) {
+				return nil
+			}
+			return fmt.Errorf("scenarios: directive %q: expected plain values (no spaces inside or around a value, no parentheses around a lone value); it would read back differently from %q", d.Cmd, line)
 		}
 		if op, err := world.Parse(line); err == nil && op.String() == line {
 			return nil
