@@ -141,8 +141,7 @@ func (c Config) validated() (Config, error) {
 	}
 	if c.Repro == "" {
 		c.Repro = "rerun with sim.Config{Seed: " + strconv.FormatUint(c.Seed, 10) +
-			", Policy: sim." + c.Policy.GoName() + "} (or -seed=" + strconv.FormatUint(c.Seed, 10) +
-			" -policy=" + c.Policy.String() + ")"
+			", Policy: sim." + c.Policy.GoName() + "}"
 	}
 	return c, nil
 }

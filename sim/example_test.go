@@ -58,7 +58,7 @@ func ExampleSim_RunUntil() {
 	err = s.RunUntil(func() bool { return ready }, time.Minute)
 	fmt.Println(err, sim.FormatSimTime(s.Now()))
 	// Output:
-	// sim: condition still false when the budget ran out: budget 1m0s from +0.000s, stopped at sim time +60.000s after 0 steps (0 in this call); seed 1; rerun with sim.Config{Seed: 1, Policy: sim.PolicyRandom} (or -seed=1 -policy=random)
+	// sim: condition still false when the budget ran out: budget 1m0s from +0.000s, stopped at sim time +60.000s after 0 steps (0 in this call); seed 1; rerun with sim.Config{Seed: 1, Policy: sim.PolicyRandom}
 	// <nil> +90.000s
 }
 
