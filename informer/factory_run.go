@@ -30,9 +30,13 @@ func (f *sharedInformerFactory) startGoroutines(ctx context.Context) {
 }
 
 // contextOf returns a context cancelled when stopCh closes or cancel is called (client-go's
-// wait.ContextForChannel). The goroutine that watches stopCh exits with the context.
+// wait.ContextForChannel). The goroutine that watches stopCh exits with the context; a nil
+// stopCh never closes, so it needs none.
 func contextOf(stopCh <-chan struct{}) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.Background())
+	if stopCh == nil {
+		return ctx, cancel
+	}
 	go func() {
 		select {
 		case <-stopCh:

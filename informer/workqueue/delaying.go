@@ -170,6 +170,13 @@ func (q *DelayingQueue[T]) ShutDownWithDrain() {
 	<-q.loopDone
 }
 
+// BeginShutDownWithDrain is [Queue.BeginShutDownWithDrain], stopping the waiting goroutine too.
+func (q *DelayingQueue[T]) BeginShutDownWithDrain() {
+	q.stop()
+	q.Queue.BeginShutDownWithDrain()
+	<-q.loopDone
+}
+
 func (q *DelayingQueue[T]) stop() {
 	q.stopOnce.Do(func() { close(q.stopCh) })
 }

@@ -185,3 +185,18 @@ func TestDelayingQueueGoroutineDriver(t *testing.T) {
 	}
 	q.Done("foo")
 }
+
+// BeginShutDownWithDrain on a delaying queue with its goroutine stops that goroutine too
+// (TestMain's goleak check fails otherwise) and still hands out what is queued.
+func TestDelayingQueueBeginShutDownWithDrain(t *testing.T) {
+	q := NewTypedDelayingQueueWithConfig[string](DelayingQueueConfig{Clock: testingclock.NewFakeClock(epoch)})
+	q.Add("a")
+	q.AddAfter("later", time.Hour)
+	q.BeginShutDownWithDrain()
+	if got := drainAll(q.Queue); !cmp.Equal(got, []string{"a"}) {
+		t.Errorf("got %v, want [a]", got)
+	}
+	if !q.Drained() {
+		t.Error("not drained")
+	}
+}
