@@ -129,6 +129,11 @@ func TestPlantedDuplicateEvent(t *testing.T) {
 		w.Settle()
 		want := map[string]string{oracle.WatchGuarantees: "out of order or duplicate", oracle.PerObjectOrder: "second delete without a re-creation"}[name]
 		wantViolation(t, h, w.RunUntilConverged(time.Minute), name, want)
+		// The violation stopped the run: the engine refuses every later step with it.
+		var v *world.Violation
+		if _, err := w.Sim().Step(); !errors.As(err, &v) || v != h.Violation() {
+			t.Errorf("%s: a step after the violation: %v, want the violation", name, err)
+		}
 	}
 }
 
