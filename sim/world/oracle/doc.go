@@ -40,5 +40,11 @@
 // A violation found inside a step is raised (panicked) at the first event of the next step,
 // which the engine records inside its recover, so it never unwinds through the apiserver's lock
 // or a test's own call; the engine then ends the run with a *sim.RunError that unwraps to the
-// violation.
+// violation. A violation found in the last step a run takes is not raised (no step follows):
+// Check, Handle.RunUntilConverged and Violation report it all the same, which is why a run under
+// oracles ends with one of them.
+//
+// Memory is bounded (style rule 14): the models hold one entry per cached object and
+// registration; the writes remembered for the watch and authority checks are at most MaxCommits
+// per resource, the closed watches the last 1,024.
 package oracle
