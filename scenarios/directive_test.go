@@ -202,3 +202,49 @@ func TestFailureStopsTheRun(t *testing.T) {
 		t.Errorf("the directive after the failure printed %q", out)
 	}
 }
+
+// Goal: a violation of a named oracle stops the run and is reported with the oracle's name, the
+// first violating event with the trace before it, the seed and the replay command. The bug is
+// planted by hand: an object is removed from the informer's cache behind its back.
+func TestOracleViolationReported(t *testing.T) {
+	env := scenarios.NewEnv(scenarios.Options{Name: "planted"})
+	do := func(line string) string {
+		t.Helper()
+		d, err := scenarios.ParseDirective(line, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := env.Handle(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, l := range []string{"world seed=3", "create name=a", "create name=b", "informer name=inf1 ns=default", "start informer=inf1", "run until=converged"} {
+		do(l)
+	}
+	if env.Failure() != nil {
+		t.Fatalf("the run failed before the bug was planted: %v", env.Failure())
+	}
+	cache := env.World().Informers()[0].Informer().GetIndexer()
+	obj, ok, err := cache.GetByKey("default/a")
+	if err != nil || !ok {
+		t.Fatalf("default/a not cached: %v", err)
+	}
+	if err := cache.Delete(obj); err != nil {
+		t.Fatal(err)
+	}
+	out := do("run until=converged")
+	v := env.Violation()
+	if v == nil || v.Oracle != "eventual-consistency" {
+		t.Fatalf("violation %v, failure %v", v, env.Failure())
+	}
+	for _, want := range []string{"FAIL: oracle eventual-consistency violated", "default/a", "replay: informersim run planted --seed 3"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if out := do("oracles"); !strings.HasPrefix(out, "skipped") {
+		t.Errorf("a directive after the violation printed %q", out)
+	}
+}

@@ -155,11 +155,12 @@ func (e *Env) Handle(d Directive) (string, error) {
 	}
 	if e.failure != nil {
 		if v := e.Violation(); v != nil {
+			// The report names the oracle, the first violating event with the trace before
+			// it, the seed and the replay command (the world's Repro, set in buildWorld).
 			out = append(out, "FAIL: oracle "+v.Oracle+" violated", strings.TrimRight(v.Report(), "\n"))
 		} else {
-			out = append(out, "FAIL: "+e.failure.Error())
+			out = append(out, "FAIL: "+e.failure.Error(), "replay: "+e.ReplayCommand())
 		}
-		out = append(out, "replay: "+e.ReplayCommand())
 	}
 	return strings.Join(out, "\n"), nil
 }
