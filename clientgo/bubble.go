@@ -1,0 +1,336 @@
+package clientgo
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing/synctest"
+	"time"
+
+	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world"
+)
+
+// ControllerActor is the actor under which the controller's calls into the world appear in the
+// trace: its requests to the apiserver ("GET", "PUT", ...), their responses, and the informer
+// calls that change the world (an informer's start, a handler's registration).
+const ControllerActor = "controller"
+
+// StreamController is the random stream the coupling draws from: the order in which calls made
+// at the same instant by different goroutines of the controller are served, and the latency of
+// each response.
+const StreamController = "controller"
+
+// errStopped is what a call gets once the run is over and the world no longer serves.
+var errStopped = errors.New("clientgo: the world has stopped: the run is over")
+
+// call is one thing a goroutine of the controller asks the world to do: serve a request, start
+// an informer, register a handler. The driver runs fn inside a step of the sim, so that it
+// happens at the simulated instant the controller asked, and is traced.
+type call struct {
+	kind string // the trace event's kind
+	// key orders calls made at the same instant: calls pending together are sorted by it, then
+	// shuffled with the "controller" stream, so their order is the seed's, not Go's scheduler's.
+	key string
+	fn  func()
+	// latency, if positive, delays the caller's wake-up (the response's arrival) after fn ran.
+	latency func() time.Duration
+	err     error
+	done    chan struct{}
+}
+
+// bubble couples the goroutines of a controller, running in a testing/synctest bubble, to a
+// world, driven by one goroutine of the same bubble (the driver). The rules that make a run
+// replay from its seed:
+//
+//  1. The world takes a step only when every other goroutine of the bubble is durably blocked
+//     (synctest.Wait before every step), so a controller goroutine never runs while the world
+//     changes, and a step's effects (a handler's enqueue waking a worker) run to their next
+//     blocking point before the next step.
+//  2. Time: the bubble's clock and the sim's start at the same epoch. When the world has nothing
+//     to do now, the driver sleeps in the bubble until the world's next deadline; a controller
+//     timer due earlier fires first (the bubble advances to the earliest timer), and if it leads
+//     to a call, the call wakes the driver at that instant, which becomes the sim's time.
+//  3. Calls: the controller reaches the world only through calls (its clientset's transport, the
+//     informer adapters). Each is a sim step at the instant it was made. Calls made at the same
+//     instant (two workers, say) are collected once every goroutine is blocked, sorted by
+//     content, and ordered by a draw of the "controller" stream; the report counts these
+//     instants (Report.ConcurrentCalls) and the pairs that were identical (Report.Ties).
+type bubble struct {
+	w     *world.World
+	s     *sim.Sim
+	calls chan *call
+	// closed is closed when the run is over: later calls fail with errStopped.
+	closed   chan struct{}
+	driverID uint64
+	held     []*call // received while sleeping, served at the next turn
+
+	// Figures for the report.
+	served          int
+	inflight        int // calls scheduled whose callers are not awake yet
+	concurrentCalls int
+	maxConcurrent   int
+	ties            int
+	failure         error // the first failure of the coupling (a bad InformerFor), ends the run
+}
+
+func newBubble(w *world.World) *bubble {
+	return &bubble{
+		w:        w,
+		s:        w.Sim(),
+		calls:    make(chan *call),
+		closed:   make(chan struct{}),
+		driverID: goroutineID(),
+	}
+}
+
+// fail records the first failure of the coupling; the driver ends the run with it.
+func (b *bubble) fail(err error) {
+	if b.failure == nil {
+		b.failure = err
+	}
+}
+
+// onDriver reports whether the caller is the driver goroutine: a handler the world calls inside a
+// step, calling back into an informer or the clientset. Its call then runs at once, inside that
+// step (the driver cannot wait for itself).
+func (b *bubble) onDriver() bool { return goroutineID() == b.driverID }
+
+// do runs fn in the world as a traced step at the caller's instant and returns when it has run
+// (and, with latency, when its response has arrived).
+func (b *bubble) do(kind, key string, latency func() time.Duration, fn func()) error {
+	if b.onDriver() {
+		select {
+		case <-b.closed:
+			return errStopped
+		default:
+		}
+		b.s.Emit(ControllerActor, kind, sim.F("key", key), sim.F("from", "handler"))
+		fn()
+		return nil
+	}
+	c := &call{kind: kind, key: key, fn: fn, latency: latency, done: make(chan struct{})}
+	select {
+	case b.calls <- c:
+	case <-b.closed:
+		return errStopped
+	}
+	<-c.done
+	return c.err
+}
+
+// bubbleNow is the bubble's time as the sim measures it: since the epoch both share.
+func bubbleNow() time.Duration { return time.Since(sim.Epoch()) }
+
+// drain takes every call whose goroutine is blocked sending it (after synctest.Wait, all are).
+func (b *bubble) drain() []*call {
+	pending := b.held
+	b.held = nil
+	for {
+		select {
+		case c := <-b.calls:
+			pending = append(pending, c)
+		default:
+			return pending
+		}
+	}
+}
+
+// schedule turns the calls made at this instant into sim timers due now, in the seed's order.
+func (b *bubble) schedule(pending []*call, now time.Duration) {
+	if len(pending) == 0 {
+		return
+	}
+	slices.SortStableFunc(pending, func(x, y *call) int { return cmp.Compare(x.key, y.key) })
+	if len(pending) > 1 {
+		b.concurrentCalls++
+		b.maxConcurrent = max(b.maxConcurrent, len(pending))
+		for i := 1; i < len(pending); i++ {
+			if pending[i].key == pending[i-1].key {
+				b.ties++
+			}
+		}
+		r := b.s.Rand(StreamController)
+		r.Shuffle(len(pending), func(i, j int) { pending[i], pending[j] = pending[j], pending[i] })
+	}
+	delay := now - b.s.Now()
+	b.inflight += len(pending)
+	for _, c := range pending {
+		b.s.AfterFunc(delay, ControllerActor, c.kind, func() { b.serve(c) })
+	}
+}
+
+// serve runs a call inside its step, then wakes its caller, at once or after its latency.
+func (b *bubble) serve(c *call) {
+	b.served++
+	c.fn()
+	b.w.Settle()
+	wake := func() {
+		b.inflight--
+		close(c.done)
+	}
+	if c.latency == nil {
+		wake()
+		return
+	}
+	if d := c.latency(); d > 0 {
+		b.s.AfterFunc(d, ControllerActor, "response", wake)
+		return
+	}
+	wake()
+}
+
+// turn is one round of the driver: wait until every controller goroutine is blocked, schedule
+// the calls they are blocked in, then take at most one step of the sim due by the bubble's now.
+// It reports whether a step ran.
+func (b *bubble) turn() (bool, error) {
+	synctest.Wait()
+	if b.failure != nil {
+		return false, b.failure
+	}
+	now := bubbleNow()
+	b.schedule(b.drain(), now)
+	before := b.s.StepCount()
+	budget := max(now-b.s.Now(), 0)
+	err := b.s.RunUntil(func() bool { return b.s.StepCount() > before }, budget)
+	switch {
+	case err == nil:
+		return true, b.failure
+	case errors.Is(err, sim.ErrBudget), errors.Is(err, sim.ErrIdle):
+		return false, b.failure
+	default:
+		return false, err
+	}
+}
+
+// sleep blocks the driver in the bubble until until (since the epoch) or until a controller
+// goroutine makes a call, whichever comes first. Controller timers due earlier fire meanwhile.
+func (b *bubble) sleep(until time.Duration) {
+	d := until - bubbleNow()
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case c := <-b.calls:
+		b.held = append(b.held, c)
+	}
+}
+
+// runUntil drives the world and the controller until cond holds (checked when every goroutine
+// is blocked and nothing is due now) or the bubble's time reaches end.
+func (b *bubble) runUntil(cond func() bool, end time.Duration) error {
+	for {
+		stepped, err := b.turn()
+		if err != nil {
+			return err
+		}
+		if stepped {
+			continue
+		}
+		if cond != nil && len(b.held) == 0 && b.inflight == 0 && cond() {
+			return nil
+		}
+		now := bubbleNow()
+		if now >= end {
+			return errBudget
+		}
+		target := end
+		if d, ok := b.s.NextDeadline(); ok && d < target {
+			target = d
+		}
+		b.sleep(target)
+	}
+}
+
+var errBudget = errors.New("budget")
+
+// shutdown refuses every later call and waits for done, letting the controller's goroutines
+// (and their timers) run to their end.
+func (b *bubble) shutdown(done <-chan struct{}) {
+	close(b.closed)
+	for _, c := range b.drain() {
+		c.err = errStopped
+		close(c.done)
+	}
+	for {
+		select {
+		case <-done:
+			return
+		case c := <-b.calls:
+			c.err = errStopped
+			close(c.done)
+		}
+	}
+}
+
+// transport is the controller's http.RoundTripper: each request is a call, served by the REST
+// front of the world's apiserver inside a step, the response coming back after a latency.
+type transport struct {
+	b       *bubble
+	handler http.Handler
+	latency func(*http.Request) time.Duration
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Query().Get("watch") == "true" || req.URL.Query().Get("watch") == "1" {
+		return nil, fmt.Errorf("clientgo: %s %s: a watch through the clientset is not simulated; use an informer of the factory", req.Method, req.URL.Path)
+	}
+	var body []byte
+	if req.Body != nil {
+		var err error
+		body, err = io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	inner := req.Clone(req.Context())
+	inner.Body = io.NopCloser(bytes.NewReader(body))
+	inner.RequestURI = req.URL.RequestURI()
+	inner.RemoteAddr = "127.0.0.1:0"
+	if inner.Host == "" {
+		inner.Host = req.URL.Host
+	}
+	var resp *http.Response
+	key := req.Method + " " + req.URL.RequestURI() + " " + string(body)
+	var latency func() time.Duration
+	if t.latency != nil {
+		latency = func() time.Duration { return t.latency(req) }
+	}
+	err := t.b.do(req.Method, key, latency, func() {
+		rec := httptest.NewRecorder()
+		t.handler.ServeHTTP(rec, inner)
+		resp = rec.Result()
+		t.b.s.Emit(ControllerActor, "response", sim.F("request", req.Method+" "+req.URL.RequestURI()), sim.F("code", strconv.Itoa(resp.StatusCode)))
+	})
+	if err != nil {
+		return nil, err
+	}
+	resp.Request = req
+	return resp, nil
+}
+
+// goroutineID returns the running goroutine's id, read from its stack header ("goroutine 12 [").
+func goroutineID() uint64 {
+	var buf [64]byte
+	n := runtime.Stack(buf[:], false)
+	s := strings.TrimPrefix(string(buf[:n]), "goroutine ")
+	if i := strings.IndexByte(s, ' '); i > 0 {
+		id, err := strconv.ParseUint(s[:i], 10, 64)
+		if err == nil {
+			return id
+		}
+	}
+	return 0
+}

@@ -1,0 +1,402 @@
+package clientgo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/informersim/informersim/fakeapi"
+	fakerest "github.com/informersim/informersim/fakeapi/rest"
+	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/informers/internalinterfaces"
+	"k8s.io/client-go/kubernetes"
+	kubescheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	"reflect"
+)
+
+// Controller is what a controller's constructor returns: the shape of kubernetes/sample-
+// controller's Controller, whose Run starts workers and blocks until ctx is done.
+type Controller interface {
+	Run(ctx context.Context, workers int) error
+}
+
+// Config is one run of a client-go controller inside a world.
+type Config struct {
+	// Seed decides the run: the world's every choice and the order of the controller's calls.
+	Seed uint64
+	// World configures the world (latencies, bounds); API the apiserver (custom resources with
+	// Resources, Replicas and Routing for stale replicas, compaction...). API.Clock and API.Rand
+	// must be nil: the world sets them.
+	World world.Config
+	API   fakeapi.Config
+	// Scheme has the Go types of every resource the controller's informers watch: nil means
+	// client-go's kubernetes/scheme.Scheme; for a custom resource, a scheme with both (see
+	// NewScheme).
+	Scheme *runtime.Scheme
+
+	// Setup prepares the world before the controller starts: initial objects (Apply), a
+	// workload and faults (Script, Generate, After), replica lag. It runs inside the bubble.
+	Setup func(w *world.World) error
+	// New builds the controller, as its main would: typically
+	//
+	//	func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
+	//		return NewController(ctx, env.Client, fooClient, env.KubeInformers.Apps().V1().Deployments(), ...), nil
+	//	}
+	//
+	// It runs on a goroutine of the controller; the harness then starts every factory of env
+	// and calls Run(ctx, Workers).
+	New func(ctx context.Context, env *Env) (Controller, error)
+	// Workers is Run's workers argument; zero means 2.
+	Workers int
+
+	// FaultsFor is the safety phase: the run goes on this long (simulated) with faults on, then
+	// the harness turns faults off (sim.Sim.SetFaultsEnabled(false)). Zero means one minute.
+	FaultsFor time.Duration
+	// Budget bounds the liveness phase (simulated): the world must become quiet and Check pass
+	// within it. Zero means ten minutes.
+	Budget time.Duration
+	// Settle is how long the run goes on once converged, before the final checks, so a late
+	// write of the controller cannot go unnoticed. Zero means 30 seconds.
+	Settle time.Duration
+	// Check is the controller's outcome, read from the apiserver with Server().Snapshot (which
+	// changes nothing): e.g. "every Foo owns a Deployment with its replicas and a status that
+	// says so". It is added to the world's checks (world.World.AddCheck), after the built-in
+	// oracles, under the name "controller".
+	Check func(srv *fakeapi.Server) error
+
+	// Latency is how long the response to each request of the controller takes to arrive once
+	// the apiserver has served it (a slow API call makes a slow worker); r is the
+	// "controller" stream. Nil means a draw in [World.MinLatency, World.MaxLatency].
+	Latency func(r *rand.Rand, req *http.Request) time.Duration
+}
+
+// Env is what the controller's constructor gets: clients and informer factories whose requests
+// and caches are the world's. The controller code sees only client-go types.
+type Env struct {
+	// Client is client-go's typed clientset; its requests are served by the world's apiserver
+	// (through the REST front) at the simulated instant they are made.
+	Client kubernetes.Interface
+	// RESTConfig is the configuration behind Client, for other clientsets (a generated one of a
+	// custom resource: versioned.NewForConfig(env.RESTConfig)).
+	RESTConfig *rest.Config
+	// KubeInformers is client-go's informers.SharedInformerFactory (all namespaces, no resync):
+	// KubeInformers.Apps().V1().Deployments().Lister() reads an informer of the world.
+	KubeInformers informers.SharedInformerFactory
+	// World is the world, for a test's own use (Setup already had it); a controller must not
+	// touch it.
+	World *world.World
+
+	b         *bubble
+	scheme    *runtime.Scheme
+	resources []fakeapi.Resource
+	names     map[string]int
+	factories []*Informers
+}
+
+// NewKubeInformerFactory is informers.NewSharedInformerFactoryWithOptions over the world.
+func (e *Env) NewKubeInformerFactory(o FactoryOptions) informers.SharedInformerFactory {
+	return kubeFactory{Factory[internalinterfaces.NewInformerFunc]{e.NewInformers(o)}}
+}
+
+// NewInformers returns the core of a new factory (see Factory for a generated one):
+//
+//	fooFactory := myFactory{clientgo.Factory[internalinterfaces.NewInformerFunc]{env.NewInformers(clientgo.FactoryOptions{})}}
+//
+// The harness starts it after the constructor returns, like KubeInformers.
+func (e *Env) NewInformers(o FactoryOptions) *Informers {
+	f := &Informers{b: e.b, opts: o, env: e, informers: map[reflect.Type]*sharedIndexInformer{}, started: map[reflect.Type]bool{}}
+	e.factories = append(e.factories, f)
+	return f
+}
+
+func (e *Env) resourceFor(gvk schema.GroupVersionKind) (fakeapi.Resource, bool) {
+	for _, r := range e.resources {
+		if r.GVR.GroupVersion() == gvk.GroupVersion() && r.Kind == gvk.Kind {
+			return r, true
+		}
+	}
+	return fakeapi.Resource{}, false
+}
+
+func (e *Env) resource(gvr schema.GroupVersionResource) (fakeapi.Resource, bool) {
+	for _, r := range e.resources {
+		if r.GVR == gvr {
+			return r, true
+		}
+	}
+	return fakeapi.Resource{}, false
+}
+
+// informerName is the world name of a new informer: its resource, then its namespace, with a
+// counter when two factories watch the same thing.
+func (e *Env) informerName(gvr schema.GroupVersionResource, ns string) string {
+	name := informerNameFor(gvr, ns)
+	e.names[name]++
+	if n := e.names[name]; n > 1 {
+		name = fmt.Sprintf("%s#%d", name, n)
+	}
+	return name
+}
+
+// NewScheme returns a scheme with client-go's types and those added by each of add (a generated
+// package's AddToScheme).
+func NewScheme(add ...func(*runtime.Scheme) error) (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := kubescheme.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("clientgo: %v", err)
+	}
+	for _, f := range add {
+		if f == nil {
+			return nil, errors.New("clientgo: NewScheme: nil AddToScheme")
+		}
+		if err := f(s); err != nil {
+			return nil, fmt.Errorf("clientgo: %v", err)
+		}
+	}
+	return s, nil
+}
+
+// Report is what a run did.
+type Report struct {
+	Seed uint64
+	// Hash is the SHA-256 of the trace's canonical text: the same seed gives the same hash.
+	Hash string
+	// Steps and SimTime are the sim's at the end.
+	Steps   int64
+	SimTime time.Duration
+	// Calls is the number of calls of the controller served (requests, informer starts,
+	// registrations); Requests counts the requests among them by verb.
+	Calls int
+	// ConcurrentCalls is the number of instants at which two or more goroutines of the
+	// controller were blocked in calls at once (MaxConcurrent at most): their order was drawn
+	// from the seed after sorting them by content. Ties counts identical calls among them, whose
+	// callers the order cannot tell apart: a controller whose goroutines differ in more than
+	// their work (a per-worker state) could then behave differently across runs of one seed.
+	ConcurrentCalls, MaxConcurrent, Ties int
+	// Trace is the run's narrated trace (sim.Narrate).
+	Trace string
+}
+
+// String summarises the report on one line.
+func (r *Report) String() string {
+	return fmt.Sprintf("seed %d: %d steps, sim time %s, %d controller calls, %d instants with concurrent calls (max %d, %d ties), trace %s",
+		r.Seed, r.Steps, sim.FormatSimTime(r.SimTime), r.Calls, r.ConcurrentCalls, r.MaxConcurrent, r.Ties, r.Hash[:16])
+}
+
+// errorHandlersMu serialises runs' replacement of utilruntime.ErrorHandlers.
+var errorHandlersMu sync.Mutex
+
+// Run runs the controller cfg.New builds inside a new world of cfg.Seed, in a testing/synctest
+// bubble of t: setup, then a safety phase with faults (FaultsFor), then a liveness phase until the
+// world is quiet and Check passes (Budget), then Settle more, then the final checks
+// (world.World.CheckConverged: every informer's cache and the controller's outcome). The error
+// names the seed and the line that replays it. t must not be inside a bubble already.
+//
+// While it runs, utilruntime.ErrorHandlers logs without its 1ms backoff: that backoff keeps the
+// wall-clock time of the last error in a global, which a bubble's clock (back at 2000-01-01)
+// would turn into a sleep of decades.
+func Run(t *testing.T, cfg Config) (*Report, error) {
+	if t == nil {
+		return nil, errors.New("clientgo: Run: nil *testing.T")
+	}
+	if cfg.New == nil {
+		return nil, errors.New("clientgo: Run: nil Config.New")
+	}
+	if cfg.API.Clock != nil || cfg.API.Rand != nil {
+		return nil, errors.New("clientgo: Run: Config.API.Clock and Rand must be nil: the world sets them")
+	}
+	if cfg.Workers < 0 || cfg.FaultsFor < 0 || cfg.Budget < 0 || cfg.Settle < 0 {
+		return nil, fmt.Errorf("clientgo: Run: negative Workers (%d), FaultsFor, Budget or Settle", cfg.Workers)
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = 2
+	}
+	if cfg.FaultsFor == 0 {
+		cfg.FaultsFor = time.Minute
+	}
+	if cfg.Budget == 0 {
+		cfg.Budget = 10 * time.Minute
+	}
+	if cfg.Settle == 0 {
+		cfg.Settle = 30 * time.Second
+	}
+	if cfg.Scheme == nil {
+		cfg.Scheme = kubescheme.Scheme
+	}
+
+	errorHandlersMu.Lock()
+	saved := utilruntime.ErrorHandlers
+	utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{logError}
+	defer func() {
+		utilruntime.ErrorHandlers = saved
+		errorHandlersMu.Unlock()
+	}()
+
+	var rep *Report
+	var err error
+	synctest.Test(t, func(t *testing.T) { rep, err = run(cfg) })
+	return rep, err
+}
+
+func logError(ctx context.Context, err error, msg string, keysAndValues ...any) {
+	klog.FromContext(ctx).Error(err, msg, keysAndValues...)
+}
+
+// run is Run inside the bubble: this goroutine is the driver.
+func run(cfg Config) (*Report, error) {
+	w, err := world.NewFromConfig(sim.Config{Seed: cfg.Seed}, cfg.API, cfg.World)
+	if err != nil {
+		return nil, err
+	}
+	b := newBubble(w)
+	handler, err := fakerest.NewHandler(w.Server(), fakerest.Options{})
+	if err != nil {
+		return nil, err
+	}
+	wcfg := w.Config()
+	latency := cfg.Latency
+	if latency == nil {
+		latency = func(r *rand.Rand, _ *http.Request) time.Duration {
+			return wcfg.MinLatency + time.Duration(r.Int64N(int64(wcfg.MaxLatency-wcfg.MinLatency)+1))
+		}
+	}
+	rnd := w.Sim().Rand(StreamController)
+	restCfg := &rest.Config{
+		Host:          Host,
+		Transport:     &transport{b: b, handler: handler, latency: func(req *http.Request) time.Duration { return latency(rnd, req) }},
+		QPS:           -1,
+		ContentConfig: rest.ContentConfig{ContentType: "application/json", AcceptContentTypes: "application/json"},
+	}
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("clientgo: %v", err)
+	}
+	env := &Env{Client: client, RESTConfig: restCfg, World: w, b: b, scheme: cfg.Scheme,
+		resources: served(w.Server().Config()), names: map[string]int{}}
+	env.KubeInformers = env.NewKubeInformerFactory(FactoryOptions{})
+	if cfg.Check != nil {
+		if err := w.AddCheck("controller", func() error { return cfg.Check(w.Server()) }); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Setup != nil {
+		if err := cfg.Setup(w); err != nil {
+			return nil, fmt.Errorf("clientgo: Setup: %w (seed %d; %s)", err, cfg.Seed, world.Repro(cfg.Seed))
+		}
+		w.Settle()
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	var ctrlErr error
+	go func() {
+		defer close(done)
+		c, err := cfg.New(ctx, env)
+		if err != nil {
+			ctrlErr = fmt.Errorf("clientgo: the controller's constructor: %w", err)
+			return
+		}
+		if c == nil {
+			ctrlErr = errors.New("clientgo: the controller's constructor returned nil")
+			return
+		}
+		for _, f := range env.factories {
+			f.Start(ctx.Done())
+		}
+		if err := c.Run(ctx, cfg.Workers); err != nil && ctx.Err() == nil {
+			ctrlErr = fmt.Errorf("clientgo: the controller's Run: %w", err)
+		}
+	}()
+	exited := func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}
+
+	err = drive(b, w, cfg, exited)
+	if err == nil && exited() && ctrlErr != nil {
+		err = ctrlErr
+	}
+	cancel()
+	b.shutdown(done)
+	for _, f := range env.factories {
+		f.Shutdown()
+	}
+	if err == nil && ctrlErr != nil {
+		err = ctrlErr
+	}
+	s := w.Sim()
+	rep := &Report{Seed: cfg.Seed, Hash: s.Trace().Hash(), Steps: s.StepCount(), SimTime: s.Now(),
+		Calls: b.served, ConcurrentCalls: b.concurrentCalls, MaxConcurrent: b.maxConcurrent, Ties: b.ties,
+		Trace: sim.Narrate(s.Trace().Events())}
+	return rep, err
+}
+
+// drive runs the three phases of a run.
+func drive(b *bubble, w *world.World, cfg Config, exited func() bool) error {
+	s := w.Sim()
+	repro := fmt.Sprintf("seed %d; %s", cfg.Seed, world.Repro(cfg.Seed))
+	// Safety phase: faults on.
+	if err := b.runUntil(exited, cfg.FaultsFor); err != nil && !errors.Is(err, errBudget) {
+		return err
+	}
+	if exited() {
+		return fmt.Errorf("clientgo: the controller's Run returned before the end of the run (%s)", repro)
+	}
+	s.SetFaultsEnabled(false)
+	// Liveness phase: until the world is quiet and the controller's outcome is right.
+	var last error
+	converged := func() bool {
+		if exited() {
+			return true
+		}
+		if !w.Quiet() {
+			return false
+		}
+		if cfg.Check != nil {
+			last = cfg.Check(w.Server())
+			return last == nil
+		}
+		return true
+	}
+	if err := b.runUntil(converged, s.Now()+cfg.Budget); err != nil {
+		if errors.Is(err, errBudget) {
+			if last == nil {
+				last = errors.New("the world did not become quiet")
+			}
+			return fmt.Errorf("clientgo: the controller did not converge within %v after the faults stopped: %v (%s)", cfg.Budget, last, repro)
+		}
+		return err
+	}
+	if exited() {
+		return fmt.Errorf("clientgo: the controller's Run returned before the end of the run (%s)", repro)
+	}
+	// Settle, then the final checks: every cache, every handler's view, the outcome.
+	if err := b.runUntil(exited, s.Now()+cfg.Settle); err != nil && !errors.Is(err, errBudget) {
+		return err
+	}
+	if err := b.runUntil(func() bool { return w.Quiet() || exited() }, s.Now()+cfg.Budget); err != nil {
+		if errors.Is(err, errBudget) {
+			return fmt.Errorf("clientgo: the world did not become quiet again after settling (%s)", repro)
+		}
+		return err
+	}
+	return w.CheckConverged()
+}

@@ -1,0 +1,193 @@
+package clientgo_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/informersim/informersim/clientgo"
+	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/sim/world"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// mirror is a small client-go controller: for every ConfigMap "x" whose name does not end in
+// "-mirror" it keeps a ConfigMap "x-mirror" with the same data, and deletes mirrors whose
+// source is gone. It knows nothing of informersim.
+type mirror struct {
+	client kubernetes.Interface
+	lister corelisters.ConfigMapLister
+	synced cache.InformerSynced
+	queue  workqueue.TypedRateLimitingInterface[string]
+	// deletes counts delete notifications by their type, to see what the handler was given.
+	deletes map[string]int
+}
+
+func newMirror(client kubernetes.Interface, cms coreinformers.ConfigMapInformer) (*mirror, error) {
+	m := &mirror{client: client, lister: cms.Lister(), synced: cms.Informer().HasSynced,
+		queue:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		deletes: map[string]int{}}
+	enqueue := func(obj any) {
+		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+		if err != nil {
+			panic(fmt.Sprintf("mirror: %v", err)) // a tombstone of the wrong type ends the run
+		}
+		m.queue.Add(strings.TrimSuffix(key, "-mirror"))
+	}
+	_, err := cms.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj any) { enqueue(obj) },
+		DeleteFunc: func(obj any) {
+			m.deletes[fmt.Sprintf("%T", obj)]++
+			enqueue(obj)
+		},
+	})
+	return m, err
+}
+
+func (m *mirror) Run(ctx context.Context, workers int) error {
+	defer m.queue.ShutDown()
+	if !cache.WaitForCacheSync(ctx.Done(), m.synced) {
+		return fmt.Errorf("mirror: caches did not sync")
+	}
+	for range workers {
+		go wait.UntilWithContext(ctx, func(ctx context.Context) {
+			for m.next(ctx) {
+			}
+		}, time.Second)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (m *mirror) next(ctx context.Context) bool {
+	key, quit := m.queue.Get()
+	if quit {
+		return false
+	}
+	defer m.queue.Done(key)
+	if err := m.sync(ctx, key); err != nil {
+		m.queue.AddRateLimited(key)
+		return true
+	}
+	m.queue.Forget(key)
+	return true
+}
+
+func (m *mirror) sync(ctx context.Context, key string) error {
+	ns, name, _ := cache.SplitMetaNamespaceKey(key)
+	src, err := m.lister.ConfigMaps(ns).Get(name)
+	cms := m.client.CoreV1().ConfigMaps(ns)
+	if apierrors.IsNotFound(err) {
+		err := cms.Delete(ctx, name+"-mirror", metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	dst, err := m.lister.ConfigMaps(ns).Get(name + "-mirror")
+	if apierrors.IsNotFound(err) {
+		_, err = cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name + "-mirror"}, Data: src.Data}, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil || maps.Equal(dst.Data, src.Data) {
+		return err
+	}
+	dst = dst.DeepCopy()
+	dst.Data = src.Data
+	_, err = cms.Update(ctx, dst, metav1.UpdateOptions{})
+	return err
+}
+
+
+// mirrorCheck says every source has a mirror with its data, and every mirror a source.
+func mirrorCheck(srv *fakeapi.Server) error {
+	list, err := srv.Snapshot(cmsGVR, "", metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	data := map[string]map[string]any{}
+	for _, it := range list.Items {
+		d, _ := it.Object["data"].(map[string]any)
+		data[it.GetNamespace()+"/"+it.GetName()] = d
+	}
+	for key, d := range data {
+		if src, ok := strings.CutSuffix(key, "-mirror"); ok {
+			if _, ok := data[src]; !ok {
+				return fmt.Errorf("mirror %s has no source", key)
+			}
+			continue
+		}
+		m, ok := data[key+"-mirror"]
+		if !ok {
+			return fmt.Errorf("%s has no mirror", key)
+		}
+		if fmt.Sprint(m) != fmt.Sprint(d) {
+			return fmt.Errorf("%s's mirror has %v, want %v", key, m, d)
+		}
+	}
+	return nil
+}
+
+func mirrorConfig(seed uint64, workers int, deletes *map[string]int) clientgo.Config {
+	return clientgo.Config{
+		Seed:    seed,
+		World:   world.Config{DefaultResource: cmsGVR},
+		Workers: workers,
+		Setup: func(w *world.World) error {
+			for i := range 3 {
+				if err := w.Apply(world.Op{Kind: world.OpCreate, Name: fmt.Sprintf("c%d", i), Content: map[string]any{"data": map[string]any{"v": "0"}}}); err != nil {
+					return err
+				}
+			}
+			_, err := w.Generate(world.GenConfig{Ops: 40, Disruptions: true, Faults: true, HotNames: 2, ColdNames: 3})
+			return err
+		},
+		New: func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
+			m, err := newMirror(env.Client, env.KubeInformers.Core().V1().ConfigMaps())
+			if deletes != nil {
+				*deletes = m.deletes
+			}
+			return m, err
+		},
+		FaultsFor: 2 * time.Minute,
+		Check:     mirrorCheck,
+	}
+}
+
+// TestHarnessMirror runs the mirror controller under a generated workload with watch closes,
+// 410s, compactions and failed requests, and checks it converges; the same seed twice gives the
+// same trace hash.
+func TestHarnessMirror(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		for seed := uint64(1); seed <= 5; seed++ {
+			var deletes map[string]int
+			rep, err := clientgo.Run(t, mirrorConfig(seed, workers, &deletes))
+			if err != nil {
+				t.Fatalf("workers %d: %v", workers, err)
+			}
+			again, err := clientgo.Run(t, mirrorConfig(seed, workers, nil))
+			if err != nil {
+				t.Fatalf("workers %d, second run: %v", workers, err)
+			}
+			if rep.Hash != again.Hash {
+				t.Errorf("workers %d seed %d: trace hashes differ: %s, %s", workers, seed, rep.Hash, again.Hash)
+			}
+			t.Logf("workers %d: %v; deletes %v", workers, rep, deletes)
+		}
+	}
+}

@@ -1,0 +1,246 @@
+package clientgo
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/informersim/informersim/informer"
+	"github.com/informersim/informersim/sim/world"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+)
+
+// typed converts the apiserver's unstructured objects to the Go type client-go's scheme has for
+// gvk, as client-go's typed clients decode them: with an empty TypeMeta. It is the informer's
+// transform, so the cache (and every lister over it) holds typed objects. Already typed objects
+// pass through unchanged (a transform must be idempotent, informer.md §1.5).
+type typed struct {
+	scheme *runtime.Scheme
+	gvk    schema.GroupVersionKind
+	// user is the transform the controller set with SetTransform, applied after the conversion.
+	mu   sync.Mutex
+	user cache.TransformFunc
+}
+
+func (t *typed) transform(obj any) (any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		out, err := t.scheme.New(t.gvk)
+		if err != nil {
+			return nil, fmt.Errorf("clientgo: %v", err)
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), out); err != nil {
+			return nil, fmt.Errorf("clientgo: converting %s %s/%s to %T: %v", t.gvk.Kind, u.GetNamespace(), u.GetName(), out, err)
+		}
+		out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+		obj = out
+	}
+	t.mu.Lock()
+	user := t.user
+	t.mu.Unlock()
+	if user != nil {
+		return user(obj)
+	}
+	return obj, nil
+}
+
+// sharedIndexInformer is a client-go cache.SharedIndexInformer over an informer of the world:
+// the world drives it step by step (its Reflector, queue and handlers are actors of the sim),
+// and this adapter gives it client-go's types. Calls that change the world (Run, handler
+// registration, SetTransform...) are calls of the bubble, made at the caller's simulated instant.
+type sharedIndexInformer struct {
+	b       *bubble
+	name    string
+	inf     informer.SharedIndexInformer
+	host    *world.Informer
+	typed   *typed
+	indexer indexer
+
+	mu        sync.Mutex
+	regs      map[*registration]bool
+	reflector *cache.Reflector // handed to watch error handlers; never run
+}
+
+var _ cache.SharedIndexInformer = (*sharedIndexInformer)(nil)
+
+// registration is client-go's handle for a handler registered on the world's informer.
+type registration struct {
+	inner informer.ResourceEventHandlerRegistration
+}
+
+func (r *registration) HasSynced() bool                     { return r.inner.HasSynced() }
+func (r *registration) HasSyncedChecker() cache.DoneChecker { return r.inner.HasSyncedChecker() }
+
+// handler gives a client-go handler client-go's tombstone type: informersim's informer hands its
+// own DeletedFinalStateUnknown, which cache.DeletionHandlingMetaNamespaceKeyFunc and every
+// controller's type switch would not recognise.
+type handler struct{ h cache.ResourceEventHandler }
+
+func (h handler) OnAdd(obj any, isInInitialList bool) { h.h.OnAdd(obj, isInInitialList) }
+func (h handler) OnUpdate(oldObj, newObj any)         { h.h.OnUpdate(oldObj, newObj) }
+func (h handler) OnDelete(obj any) {
+	switch t := obj.(type) {
+	case informer.DeletedFinalStateUnknown:
+		obj = cache.DeletedFinalStateUnknown{Key: t.Key, Obj: t.Obj}
+	case *informer.DeletedFinalStateUnknown:
+		obj = cache.DeletedFinalStateUnknown{Key: t.Key, Obj: t.Obj}
+	}
+	h.h.OnDelete(obj)
+}
+
+func (a *sharedIndexInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	return a.AddEventHandlerWithOptions(h, cache.HandlerOptions{})
+}
+
+func (a *sharedIndexInformer) AddEventHandlerWithResyncPeriod(h cache.ResourceEventHandler, resyncPeriod time.Duration) (cache.ResourceEventHandlerRegistration, error) {
+	return a.AddEventHandlerWithOptions(h, cache.HandlerOptions{ResyncPeriod: &resyncPeriod})
+}
+
+func (a *sharedIndexInformer) AddEventHandlerWithOptions(h cache.ResourceEventHandler, o cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
+	if h == nil {
+		return nil, fmt.Errorf("clientgo: informer %s: nil event handler", a.name)
+	}
+	var reg informer.ResourceEventHandlerRegistration
+	var err error
+	if cerr := a.b.do("add-handler", "add-handler "+a.name, nil, func() {
+		reg, err = a.inf.AddEventHandlerWithOptions(handler{h}, informer.HandlerOptions{ResyncPeriod: o.ResyncPeriod})
+	}); cerr != nil {
+		return nil, cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := &registration{inner: reg}
+	a.mu.Lock()
+	a.regs[r] = true
+	a.mu.Unlock()
+	return r, nil
+}
+
+func (a *sharedIndexInformer) RemoveEventHandler(handle cache.ResourceEventHandlerRegistration) error {
+	r, ok := handle.(*registration)
+	if !ok {
+		return nil // an unknown handle is a no-op, as in client-go
+	}
+	a.mu.Lock()
+	known := a.regs[r]
+	delete(a.regs, r)
+	a.mu.Unlock()
+	if !known {
+		return nil
+	}
+	var err error
+	if cerr := a.b.do("remove-handler", "remove-handler "+a.name, nil, func() { err = a.inf.RemoveEventHandler(r.inner) }); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+func (a *sharedIndexInformer) GetStore() cache.Store           { return a.indexer }
+func (a *sharedIndexInformer) GetIndexer() cache.Indexer       { return a.indexer }
+func (a *sharedIndexInformer) GetController() cache.Controller { return controller{a} }
+
+// Run starts the world's informer (the world then drives it) and blocks until stopCh is closed.
+func (a *sharedIndexInformer) Run(stopCh <-chan struct{}) {
+	err := a.b.do("start", "start "+a.name, nil, func() {
+		if !a.host.Started() {
+			if err := a.host.Start(); err != nil {
+				a.b.fail(fmt.Errorf("clientgo: starting informer %s: %w", a.name, err))
+			}
+		}
+	})
+	if err != nil {
+		return
+	}
+	<-stopCh
+}
+
+func (a *sharedIndexInformer) RunWithContext(ctx context.Context) { a.Run(ctx.Done()) }
+
+func (a *sharedIndexInformer) HasSynced() bool                     { return a.inf.HasSynced() }
+func (a *sharedIndexInformer) HasSyncedChecker() cache.DoneChecker { return a.inf.HasSyncedChecker() }
+func (a *sharedIndexInformer) LastSyncResourceVersion() string {
+	return a.inf.LastSyncResourceVersion()
+}
+func (a *sharedIndexInformer) IsStopped() bool { return a.inf.IsStopped() }
+
+// cacheReflector is the *cache.Reflector handed to a client-go watch error handler: informersim's
+// Reflector is not client-go's, so the handler gets a named stand-in that is never run.
+func (a *sharedIndexInformer) cacheReflector() *cache.Reflector {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.reflector == nil {
+		a.reflector = cache.NewReflectorWithOptions(&cache.ListWatch{}, &unstructured.Unstructured{},
+			cache.NewStore(cache.MetaNamespaceKeyFunc), cache.ReflectorOptions{Name: a.name})
+	}
+	return a.reflector
+}
+
+func (a *sharedIndexInformer) SetWatchErrorHandler(h cache.WatchErrorHandler) error {
+	if h == nil {
+		return fmt.Errorf("clientgo: informer %s: nil watch error handler", a.name)
+	}
+	return a.inf.SetWatchErrorHandler(func(_ *informer.Reflector, err error) { h(a.cacheReflector(), err) })
+}
+
+func (a *sharedIndexInformer) SetWatchErrorHandlerWithContext(h cache.WatchErrorHandlerWithContext) error {
+	if h == nil {
+		return fmt.Errorf("clientgo: informer %s: nil watch error handler", a.name)
+	}
+	return a.inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, _ *informer.Reflector, err error) {
+		h(ctx, a.cacheReflector(), err)
+	})
+}
+
+// SetTransform installs the controller's transform after the conversion to the typed object; as
+// in client-go, only before the informer starts.
+func (a *sharedIndexInformer) SetTransform(f cache.TransformFunc) error {
+	if a.host.Started() {
+		return fmt.Errorf("clientgo: informer %s has already started", a.name)
+	}
+	a.typed.mu.Lock()
+	a.typed.user = f
+	a.typed.mu.Unlock()
+	return nil
+}
+
+func (a *sharedIndexInformer) AddIndexers(ix cache.Indexers) error {
+	return a.inf.AddIndexers(toIndexers(ix))
+}
+
+// controller is what GetController returns: like client-go's for a shared informer, it runs
+// nothing itself (the informer runs through Run) and reports the informer's state.
+type controller struct{ a *sharedIndexInformer }
+
+func (c controller) RunWithContext(context.Context)      {}
+func (c controller) Run(<-chan struct{})                 {}
+func (c controller) HasSynced() bool                     { return c.a.HasSynced() }
+func (c controller) HasSyncedChecker() cache.DoneChecker { return c.a.HasSyncedChecker() }
+func (c controller) LastSyncResourceVersion() string     { return c.a.LastSyncResourceVersion() }
+
+// indexer is client-go's cache.Indexer over the world informer's Indexer: the same methods, with
+// client-go's index function types. Generated listers read it.
+type indexer struct{ informer.Indexer }
+
+var _ cache.Indexer = indexer{}
+
+func (i indexer) GetIndexers() cache.Indexers {
+	out := cache.Indexers{}
+	for name, f := range i.Indexer.GetIndexers() {
+		out[name] = cache.IndexFunc(f)
+	}
+	return out
+}
+
+func (i indexer) AddIndexers(ix cache.Indexers) error { return i.Indexer.AddIndexers(toIndexers(ix)) }
+
+func toIndexers(ix cache.Indexers) informer.Indexers {
+	out := informer.Indexers{}
+	for name, f := range ix {
+		out[name] = informer.IndexFunc(f)
+	}
+	return out
+}
