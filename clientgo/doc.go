@@ -23,4 +23,45 @@
 // priority-and-fairness, and tests and benchmarks should not sleep in a token bucket. The
 // in-process transport is a real http.RoundTripper, so requests go through client-go's whole
 // stack: URL building, parameter encoding, JSON decoding, watch stream decoding, retries on 429.
+//
+// # Running a client-go controller inside the world
+//
+// Run runs an unmodified client-go controller (the shape of kubernetes/sample-controller:
+// NewController(ctx, kubeclient, ..., informers...) and Run(ctx, workers)) inside a world of
+// package sim/world, so a seed replays its run, faults included:
+//
+//	rep, err := clientgo.Run(t, clientgo.Config{
+//		Seed: seed, API: fakeapi.Config{Resources: ...}, Scheme: scheme,
+//		Setup: func(w *world.World) error { _, err := w.Script(...); return err },   // workload, faults
+//		New: func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
+//			return NewController(ctx, env.Client, env.KubeInformers.Apps().V1().Deployments()), nil
+//		},
+//		Check: func(srv *fakeapi.Server) error { ... },   // the controller's outcome
+//	})
+//
+// What the controller gets (Env) is client-go's: a typed clientset whose transport hands each
+// request to the world's apiserver (through the REST front, fakeapi/rest) at the simulated
+// instant it is made, so the write is narrated and traced like any other; and
+// informers.SharedInformerFactory whose InformerFor hands out adapters that are
+// cache.SharedIndexInformers over informers of the world: the cache holds typed objects (the
+// unstructured objects converted through Config.Scheme by the informer's transform), listers read
+// it through a cache.Indexer, and handlers get client-go's cache.DeletedFinalStateUnknown. A
+// generated factory of a custom resource gets the same with Factory[F] (F its NewInformerFunc).
+//
+// The controller's goroutines (workers, workqueue, WaitForCacheSync, the factories' Run) run in a
+// testing/synctest bubble, whose clock starts at the world's epoch, with the world driven by one
+// goroutine of the same bubble. The world takes a step only when every other goroutine is durably
+// blocked (synctest.Wait), and the controller's timers fire at their simulated instant: when the
+// world has nothing to do now, the driver sleeps until the world's next deadline, and a
+// controller timer due earlier fires first; if it leads to a request, the request wakes the
+// driver at that instant. Requests made at the same instant by several goroutines (two workers
+// woken by one step) are sorted by content and ordered by a draw of the "controller" stream, and
+// the Report counts those instants (ConcurrentCalls) and identical requests among them (Ties).
+// What goroutines do between two calls, without touching the world, is Go's scheduler's to
+// order; the coupling makes it invisible to the world as long as it does not depend on which
+// goroutine runs first. The same-seed hash equality of examples/samplecontroller measures that.
+//
+// Limits: watches through the clientset are refused (informers come from the factories); a
+// handler's resync period, selectors and namespaces follow the world's informers; the world has
+// no garbage collector, so owner references do not delete dependents.
 package clientgo

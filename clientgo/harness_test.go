@@ -113,7 +113,6 @@ func (m *mirror) sync(ctx context.Context, key string) error {
 	return err
 }
 
-
 // mirrorCheck says every source has a mirror with its data, and every mirror a source.
 func mirrorCheck(srv *fakeapi.Server) error {
 	list, err := srv.Snapshot(cmsGVR, "", metav1.ListOptions{})

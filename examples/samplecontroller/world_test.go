@@ -115,7 +115,7 @@ func converged(srv *fakeapi.Server) error {
 // workload is a seeded script of Foo writes, Deployment deletions (someone else's), and the
 // disruptions a spec is about, drawn from the world's "foos" stream.
 type workload struct {
-	ops         int
+	n           int          // how many ops after the first three creates
 	disruptions [][]world.Op // one group is drawn for a disruption, its ops applied at one instant
 	// burst puts a Deployment deletion between a clean watch close and a compaction, so the
 	// informer sees the deletion only through a relist, as a tombstone.
@@ -133,14 +133,19 @@ func fooOp(kind world.OpKind, name string, replicas int) world.Op {
 }
 
 func (wl workload) setup(w *world.World) error {
-	r := w.Sim().Rand("foos")
+	_, err := w.Script(100*time.Millisecond, wl.ops(w.Sim().Rand("foos"))...)
+	return err
+}
+
+// ops draws the workload's script from r: ops at one instant, separated by OpSleeps.
+func (wl workload) ops(r *rand.Rand) []world.Op {
 	var ops []world.Op
 	live := 0
 	for range 3 {
 		ops = append(ops, fooOp(world.OpCreate, fmt.Sprintf("foo-%d", live), 1+r.IntN(4)))
 		live++
 	}
-	for range wl.ops {
+	for range wl.n {
 		ops = append(ops, world.Op{Kind: world.OpSleep, Duration: time.Duration(200+r.IntN(2800)) * time.Millisecond})
 		pick := fmt.Sprintf("foo-%d", r.IntN(live))
 		switch x := r.IntN(10); {
@@ -164,8 +169,7 @@ func (wl workload) setup(w *world.World) error {
 			}
 		}
 	}
-	_, err := w.Script(100*time.Millisecond, ops...)
-	return err
+	return ops
 }
 
 // spec is one condition the controller must converge under.
@@ -198,7 +202,7 @@ func initialReads(rq fakeapi.Request) bool {
 var specs = []spec{
 	{
 		name:     "watch drops",
-		workload: workload{ops: 30, disruptions: [][]world.Op{{{Kind: world.OpCloseWatches}}}},
+		workload: workload{n: 30, disruptions: [][]world.Op{{{Kind: world.OpCloseWatches}}}},
 		evidence: func(srv *fakeapi.Server) error {
 			if n := count(srv, func(rq fakeapi.Request) bool { return rq.Verb == fakeapi.VerbWatch }); n < 4 {
 				return fmt.Errorf("only %d WATCH requests: no watch was dropped and resumed", n)
@@ -208,7 +212,7 @@ var specs = []spec{
 	},
 	{
 		name: "410 relists",
-		workload: workload{ops: 30, disruptions: [][]world.Op{
+		workload: workload{n: 30, disruptions: [][]world.Op{
 			{{Kind: world.OpCloseWatches, Code: 410}},
 			{{Kind: world.OpFailNext, Verb: fakeapi.VerbWatch, Code: 410}},
 		}},
@@ -221,7 +225,7 @@ var specs = []spec{
 	},
 	{
 		name:     "compaction",
-		workload: workload{ops: 30, disruptions: [][]world.Op{{{Kind: world.OpCloseWatches}, noise, {Kind: world.OpCompact}}, {{Kind: world.OpCloseWatches}}}},
+		workload: workload{n: 30, disruptions: [][]world.Op{{{Kind: world.OpCloseWatches}, noise, {Kind: world.OpCompact}}, {{Kind: world.OpCloseWatches}}}},
 		evidence: func(srv *fakeapi.Server) error {
 			for _, ev := range srv.WatchEvents() {
 				if ev.Code == 410 {
@@ -236,7 +240,7 @@ var specs = []spec{
 	},
 	{
 		name:     "stale replica routing",
-		workload: workload{ops: 30, disruptions: [][]world.Op{{{Kind: world.OpCloseWatches}}, {{Kind: world.OpCloseWatches, Code: 410}}}},
+		workload: workload{n: 30, disruptions: [][]world.Op{{{Kind: world.OpCloseWatches}}, {{Kind: world.OpCloseWatches, Code: 410}}}},
 		api: func(c *fakeapi.Config) {
 			c.Replicas = 3
 			c.Routing = fakeapi.RoutingRandom
@@ -254,7 +258,7 @@ var specs = []spec{
 	},
 	{
 		name:     "slow worker",
-		workload: workload{ops: 30, disruptions: [][]world.Op{{{Kind: world.OpCloseWatches}}}},
+		workload: workload{n: 30, disruptions: [][]world.Op{{{Kind: world.OpCloseWatches}}}},
 		// Every status update takes 5s to come back: the worker making it is stuck meanwhile, and
 		// events for other Foos pile up for the other worker.
 		latency: func(r *rand.Rand, req *http.Request) time.Duration {
@@ -272,7 +276,7 @@ var specs = []spec{
 	},
 	{
 		name: "conflict on status update",
-		workload: workload{ops: 30, disruptions: [][]world.Op{
+		workload: workload{n: 30, disruptions: [][]world.Op{
 			{{Kind: world.OpFailNext, Verb: fakeapi.VerbUpdateStatus, Code: 409}},
 		}},
 		evidence: func(srv *fakeapi.Server) error {
@@ -352,7 +356,7 @@ func TestPlantedBugCaught(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := spec{name: "tombstones", workload: workload{ops: 20, burst: true}}
+	s := spec{name: "tombstones", workload: workload{n: 20, burst: true}}
 	var caught []uint64
 	start := time.Now()
 	for _, seed := range seeds {
@@ -390,7 +394,7 @@ func TestDeterminism(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := spec{name: "determinism", workload: workload{ops: 20, disruptions: [][]world.Op{
+	s := spec{name: "determinism", workload: workload{n: 20, disruptions: [][]world.Op{
 		{{Kind: world.OpCloseWatches}}, {{Kind: world.OpCloseWatches, Code: 410}}, {{Kind: world.OpCloseWatches}, noise, {Kind: world.OpCompact}},
 		{{Kind: world.OpFailNext, Verb: fakeapi.VerbUpdateStatus, Code: 409}},
 	}}}
