@@ -4,18 +4,25 @@ GO ?= go
 RACE_PKGS ?= ./informer/... ./fakeapi/...
 SEED ?= 1
 
-.PHONY: all test test-unit test-race verify demo bench sim fuzz fuzz-scenarios rewrite compare
+.PHONY: all test test-unit test-race test-nested verify demo bench sim fuzz fuzz-scenarios rewrite compare
 
 all: test
 
-## test: verify, then every test, then -race on the packages with a goroutine driver.
-test: verify test-unit test-race
+## test: verify, then every test, then -race on the packages with a goroutine driver, then the
+## nested modules that use client-go (clientgo/, examples/).
+test: verify test-unit test-race test-nested
 
 test-unit:
 	$(GO) test ./...
 
 test-race:
 	$(GO) test -race $(RACE_PKGS)
+
+## test-nested: the nested modules with client-go: clientgo/ (typed clients over the REST front,
+## client-go controllers inside the world) and examples/ (a sample-controller tested with it).
+test-nested:
+	cd clientgo && $(GO) vet ./... && $(GO) test ./...
+	cd examples && $(GO) vet ./... && $(GO) test ./...
 
 ## verify: gofmt, vet, mod tidy, the import graph and the determinism ban list.
 verify:

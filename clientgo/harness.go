@@ -331,16 +331,15 @@ func run(cfg Config) (*Report, error) {
 	}
 
 	err = drive(b, w, cfg, exited)
-	if err == nil && exited() && ctrlErr != nil {
-		err = ctrlErr
-	}
+	stoppedEarly := exited()
 	cancel()
 	b.shutdown(done)
 	for _, f := range env.factories {
 		f.Shutdown()
 	}
-	if err == nil && ctrlErr != nil {
-		err = ctrlErr
+	if ctrlErr != nil && (err == nil || stoppedEarly) {
+		// The controller's own error says more than "Run returned early".
+		err = fmt.Errorf("%w (seed %d; %s)", ctrlErr, cfg.Seed, world.Repro(cfg.Seed))
 	}
 	s := w.Sim()
 	rep := &Report{Seed: cfg.Seed, Hash: s.Trace().Hash(), Steps: s.StepCount(), SimTime: s.Now(),

@@ -14,12 +14,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	clocktesting "k8s.io/utils/clock/testing"
+	"slices"
 )
 
 // mirror is a small client-go controller: for every ConfigMap "x" whose name does not end in
@@ -188,5 +191,98 @@ func TestHarnessMirror(t *testing.T) {
 			}
 			t.Logf("workers %d: %v; deletes %v", workers, rep, deletes)
 		}
+	}
+}
+
+// shapes is a "controller" whose constructor checks the client-go shapes the harness hands out,
+// then does nothing.
+type shapes struct{ err chan error }
+
+func (s shapes) Run(ctx context.Context, _ int) error { <-ctx.Done(); return nil }
+
+// TestHarnessShapes checks the shapes a controller gets: listers of client-go's factory read typed
+// objects from the world's cache (through the namespace index), ForResource gives a generic
+// lister, and a type the apiserver does not serve fails the run with a clear error.
+func TestHarnessShapes(t *testing.T) {
+	var got []string
+	cfg := clientgo.Config{
+		Seed: 7,
+		Setup: func(w *world.World) error {
+			for _, name := range []string{"a", "b"} {
+				if err := w.Apply(world.Op{Kind: world.OpCreate, Resource: depsGVR, Namespace: "ns1", Name: name,
+					Content: map[string]any{"spec": map[string]any{"replicas": int64(2)}}}); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		New: func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
+			deps := env.KubeInformers.Apps().V1().Deployments()
+			lister := deps.Lister()
+			generic, err := env.KubeInformers.ForResource(depsGVR)
+			if err != nil {
+				return nil, err
+			}
+			env.KubeInformers.Start(ctx.Done())
+			if !cache.WaitForCacheSync(ctx.Done(), deps.Informer().HasSynced) {
+				return nil, fmt.Errorf("no sync")
+			}
+			typed, err := lister.Deployments("ns1").List(labels.Everything())
+			if err != nil {
+				return nil, err
+			}
+			for _, d := range typed {
+				got = append(got, fmt.Sprintf("%s/%s replicas=%d kind=%q", d.Namespace, d.Name, *d.Spec.Replicas, d.Kind))
+			}
+			objs, err := generic.Lister().ByNamespace("ns1").List(labels.Everything())
+			if err != nil {
+				return nil, err
+			}
+			got = append(got, fmt.Sprintf("generic %d %T", len(objs), objs[0]))
+			return shapes{}, nil
+		},
+		FaultsFor: time.Second,
+	}
+	if _, err := clientgo.Run(t, cfg); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	want := []string{`generic 2 *v1.Deployment`, `ns1/a replicas=2 kind=""`, `ns1/b replicas=2 kind=""`}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+
+	// An informer of a resource the apiserver does not serve: the run fails and says why.
+	cfg.Setup = nil
+	cfg.New = func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
+		env.KubeInformers.Networking().V1().Ingresses().Informer()
+		return shapes{}, nil
+	}
+	cfg.API = fakeapi.Config{}
+	_, err := clientgo.Run(t, cfg)
+	if err == nil || !strings.Contains(err.Error(), "serves no resource of kind") {
+		t.Fatalf("an unserved resource: %v", err)
+	}
+}
+
+// TestRunBadInput: every bad Config is an error, not a panic.
+func TestRunBadInput(t *testing.T) {
+	newFn := func(context.Context, *clientgo.Env) (clientgo.Controller, error) { return shapes{}, nil }
+	for name, cfg := range map[string]clientgo.Config{
+		"nil New":          {},
+		"negative workers": {New: newFn, Workers: -1},
+		"negative budget":  {New: newFn, Budget: -time.Second},
+		"api clock":        {New: newFn, API: fakeapi.Config{Clock: clocktesting.NewFakePassiveClock(time.Time{})}},
+	} {
+		if _, err := clientgo.Run(t, cfg); err == nil || !strings.HasPrefix(err.Error(), "clientgo: ") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := clientgo.Run(nil, clientgo.Config{New: newFn}); err == nil {
+		t.Error("nil *testing.T: no error")
+	}
+	constructorErr := func(context.Context, *clientgo.Env) (clientgo.Controller, error) { return nil, fmt.Errorf("boom") }
+	if _, err := clientgo.Run(t, clientgo.Config{New: constructorErr}); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("a failing constructor: %v", err)
 	}
 }
