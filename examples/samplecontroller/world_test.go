@@ -183,7 +183,7 @@ type spec struct {
 	evidence func(srv *fakeapi.Server) error
 }
 
-func count(srv *fakeapi.Server, pred func(fakeapi.Request) bool) int {
+func count(srv *fakeapi.Server, pred func(fakeapi.RequestRecord) bool) int {
 	n := 0
 	for _, rq := range srv.Requests() {
 		if pred(rq) {
@@ -194,7 +194,7 @@ func count(srv *fakeapi.Server, pred func(fakeapi.Request) bool) int {
 }
 
 // initialReads counts the requests that (re)build a cache: LISTs and watch-list WATCHes.
-func initialReads(rq fakeapi.Request) bool {
+func initialReads(rq fakeapi.RequestRecord) bool {
 	return rq.Err == "" && (rq.Verb == fakeapi.VerbList ||
 		rq.Verb == fakeapi.VerbWatch && rq.Options.SendInitialEvents != nil && *rq.Options.SendInitialEvents)
 }
@@ -204,7 +204,7 @@ var specs = []spec{
 		name:     "watch drops",
 		workload: workload{n: 30, disruptions: [][]world.Op{{{Kind: world.OpCloseWatches}}}},
 		evidence: func(srv *fakeapi.Server) error {
-			if n := count(srv, func(rq fakeapi.Request) bool { return rq.Verb == fakeapi.VerbWatch }); n < 4 {
+			if n := count(srv, func(rq fakeapi.RequestRecord) bool { return rq.Verb == fakeapi.VerbWatch }); n < 4 {
 				return fmt.Errorf("only %d WATCH requests: no watch was dropped and resumed", n)
 			}
 			return nil
@@ -232,7 +232,7 @@ var specs = []spec{
 					return nil
 				}
 			}
-			if count(srv, func(rq fakeapi.Request) bool { return rq.Code == 410 }) > 0 {
+			if count(srv, func(rq fakeapi.RequestRecord) bool { return rq.Code == 410 }) > 0 {
 				return nil
 			}
 			return fmt.Errorf("no request or watch got 410 Gone after a compaction")
@@ -250,7 +250,7 @@ var specs = []spec{
 			w.Server().SetReplicaLag(2, 5*time.Second)
 		},
 		evidence: func(srv *fakeapi.Server) error {
-			if count(srv, func(rq fakeapi.Request) bool { return rq.Replica > 0 && initialReads(rq) }) == 0 {
+			if count(srv, func(rq fakeapi.RequestRecord) bool { return rq.Replica > 0 && initialReads(rq) }) == 0 {
 				return fmt.Errorf("no cache was built from a lagging replica")
 			}
 			return nil
@@ -268,7 +268,7 @@ var specs = []spec{
 			return time.Duration(1+r.IntN(50)) * time.Millisecond
 		},
 		evidence: func(srv *fakeapi.Server) error {
-			if count(srv, func(rq fakeapi.Request) bool { return rq.Verb == fakeapi.VerbUpdateStatus }) == 0 {
+			if count(srv, func(rq fakeapi.RequestRecord) bool { return rq.Verb == fakeapi.VerbUpdateStatus }) == 0 {
 				return fmt.Errorf("no status update")
 			}
 			return nil
@@ -280,7 +280,7 @@ var specs = []spec{
 			{{Kind: world.OpFailNext, Verb: fakeapi.VerbUpdateStatus, Code: 409}},
 		}},
 		evidence: func(srv *fakeapi.Server) error {
-			if count(srv, func(rq fakeapi.Request) bool { return rq.Verb == fakeapi.VerbUpdateStatus && rq.Code == 409 }) == 0 {
+			if count(srv, func(rq fakeapi.RequestRecord) bool { return rq.Verb == fakeapi.VerbUpdateStatus && rq.Code == 409 }) == 0 {
 				return fmt.Errorf("no status update was answered 409 Conflict")
 			}
 			return nil
