@@ -399,7 +399,7 @@ func TestDeterminism(t *testing.T) {
 		{{Kind: world.OpFailNext, Verb: fakeapi.VerbUpdateStatus, Code: 409}},
 	}}}
 	for _, workers := range []int{1, 2} {
-		equal, concurrent, ties, failed := 0, 0, 0, 0
+		equal, concurrent, instants, maxConcurrent, ties, failed := 0, 0, 0, 0, 0, 0
 		all := sha256.New() // over every run's hash: equal across processes and GOMAXPROCS
 		start := time.Now()
 		for _, seed := range seeds {
@@ -419,9 +419,11 @@ func TestDeterminism(t *testing.T) {
 			if a.ConcurrentCalls > 0 {
 				concurrent++
 			}
+			instants += a.ConcurrentCalls
+			maxConcurrent = max(maxConcurrent, a.MaxConcurrent)
 			ties += a.Ties
 		}
-		t.Logf("workers %d: %d of %d seeds gave equal hashes on 2 runs (%d failed); %d seeds had calls from concurrent goroutines (ordered by the seed), %d ties; %v wall time, %v per run; hash of hashes %x",
-			workers, equal, len(seeds), failed, concurrent, ties, time.Since(start), time.Since(start)/time.Duration(2*len(seeds)), all.Sum(nil)[:8])
+		t.Logf("workers %d: %d of %d seeds gave equal hashes on 2 runs (%d failed); %d seeds had calls from concurrent goroutines (%d instants in all, at most %d calls at once, ordered by the seed), %d ties; %v wall time, %v per run; hash of hashes %x",
+			workers, equal, len(seeds), failed, concurrent, instants, maxConcurrent, ties, time.Since(start), time.Since(start)/time.Duration(2*len(seeds)), all.Sum(nil)[:8])
 	}
 }
