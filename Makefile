@@ -20,8 +20,10 @@ test-race:
 
 ## test-nested: the nested modules with client-go: clientgo/ (typed clients over the REST front,
 ## client-go controllers inside the world) and examples/ (a sample-controller tested with it).
+## The harness couples goroutines to the world, so its tests also run under -race.
 test-nested:
 	cd clientgo && $(GO) vet ./... && $(GO) test ./...
+	cd clientgo && $(GO) test -race -run 'TestHarness|TestRunBadInput' .
 	cd examples && $(GO) vet ./... && $(GO) test ./...
 
 ## verify: gofmt, vet, mod tidy, the import graph and the determinism ban list.

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing/synctest"
 	"time"
 
@@ -79,7 +80,9 @@ type bubble struct {
 	concurrentCalls int
 	maxConcurrent   int
 	ties            int
-	failure         error // the first failure of the coupling (a bad InformerFor), ends the run
+
+	mu      sync.Mutex
+	failure error // the first failure of the coupling (a bad InformerFor), ends the run
 }
 
 func newBubble(w *world.World) *bubble {
@@ -94,9 +97,17 @@ func newBubble(w *world.World) *bubble {
 
 // fail records the first failure of the coupling; the driver ends the run with it.
 func (b *bubble) fail(err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.failure == nil {
 		b.failure = err
 	}
+}
+
+func (b *bubble) failed() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.failure
 }
 
 // onDriver reports whether the caller is the driver goroutine: a handler the world calls inside a
@@ -193,8 +204,8 @@ func (b *bubble) serve(c *call) {
 // It reports whether a step ran.
 func (b *bubble) turn() (bool, error) {
 	synctest.Wait()
-	if b.failure != nil {
-		return false, b.failure
+	if err := b.failed(); err != nil {
+		return false, err
 	}
 	now := bubbleNow()
 	b.schedule(b.drain(), now)
@@ -203,9 +214,9 @@ func (b *bubble) turn() (bool, error) {
 	err := b.s.RunUntil(func() bool { return b.s.StepCount() > before }, budget)
 	switch {
 	case err == nil:
-		return true, b.failure
+		return true, b.failed()
 	case errors.Is(err, sim.ErrBudget), errors.Is(err, sim.ErrIdle):
-		return false, b.failure
+		return false, b.failed()
 	default:
 		return false, err
 	}

@@ -85,11 +85,14 @@ func (f *Informers) For(obj runtime.Object) cache.SharedIndexInformer {
 	f.mu.Unlock()
 	var inf *sharedIndexInformer
 	var err error
-	if cerr := f.b.do("informer-for", "informer-for "+fmt.Sprintf("%T", obj), nil, func() { inf, err = f.build(obj) }); cerr != nil {
-		err = cerr
+	if cerr := f.b.do("informer-for", "informer-for "+fmt.Sprintf("%T", obj), nil, func() {
+		if inf, err = f.build(obj); err != nil {
+			f.b.fail(err) // the run ends with it
+		}
+	}); cerr != nil {
+		err = cerr // the run is over
 	}
 	if err != nil {
-		f.b.fail(err)
 		inf = f.broken(obj, err)
 	}
 	f.mu.Lock()
