@@ -286,3 +286,28 @@ func TestRunBadInput(t *testing.T) {
 		t.Errorf("a failing constructor: %v", err)
 	}
 }
+
+// TestHarnessNarratesWrites: a write the controller makes through its clientset is a world event
+// at the simulated instant it was made, narrated by the apiserver like any other write, in the
+// same step as the controller's response line.
+func TestHarnessNarratesWrites(t *testing.T) {
+	rep, err := clientgo.Run(t, mirrorConfig(1, 2, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(rep.Trace, "\n")
+	writes := 0
+	for i, l := range lines {
+		at, rest, ok := strings.Cut(l, " ")
+		if !ok || !strings.HasPrefix(rest, "apiserver: ADDED obj=configmaps/default/") || !strings.Contains(rest, "-mirror ") {
+			continue
+		}
+		writes++
+		if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], at+` controller: response request="POST /api/v1/namespaces/default/configmaps" code=201`) {
+			t.Fatalf("the apiserver's narration of a mirror's creation is not followed, at the same instant, by the controller's response:\n%s", strings.Join(lines[i:min(len(lines), i+2)], "\n"))
+		}
+	}
+	if writes < 3 {
+		t.Fatalf("%d creations of mirrors narrated, want at least 3:\n%s", writes, rep.Trace)
+	}
+}
