@@ -175,6 +175,7 @@ func mirrorConfig(seed uint64, workers int, deletes *map[string]int) clientgo.Co
 // 410s, compactions and failed requests, and checks it converges; the same seed twice gives the
 // same trace hash.
 func TestHarnessMirror(t *testing.T) {
+	tombstones := 0
 	for _, workers := range []int{1, 2} {
 		for seed := uint64(1); seed <= 5; seed++ {
 			var deletes map[string]int
@@ -190,7 +191,13 @@ func TestHarnessMirror(t *testing.T) {
 				t.Errorf("workers %d seed %d: trace hashes differ: %s, %s", workers, seed, rep.Hash, again.Hash)
 			}
 			t.Logf("workers %d: %v; deletes %v", workers, rep, deletes)
+			tombstones += deletes["cache.DeletedFinalStateUnknown"]
 		}
+	}
+	// The handler's cache.DeletionHandlingMetaNamespaceKeyFunc would have failed (and the run
+	// with it) on informersim's own tombstone type; some runs must have delivered one.
+	if tombstones == 0 {
+		t.Fatal("no run delivered a cache.DeletedFinalStateUnknown")
 	}
 }
 
