@@ -37,9 +37,11 @@ func Seeds(first, n uint64) ([]uint64, error) {
 //
 //	INFORMERSIM_SEED=42 go test -run '^TestX$' ./pkg/dir
 //
-// with the -run pattern (and Ginkgo's -ginkgo.focus) of the current test binary and the package
-// directory relative to the module root; a test that takes its seeds from Seeds then runs that
-// seed alone. Outside go test it names the seed: "world.New(42, ...) (INFORMERSIM_SEED=42)".
+// with the -run pattern of the current test binary and the package directory relative to the
+// module root, then, when the binary was given Ginkgo focus flags, "-args -ginkgo.focus='...'"
+// with each of them; a test that takes its seeds from Seeds then runs that seed alone. (Without a
+// focus, a Ginkgo suite's replay runs every spec of the suite: those that take their seeds from
+// Seeds run the one seed.) Outside go test it names the seed: "world.New(42, ...) (INFORMERSIM_SEED=42)".
 func Repro(seed uint64) string {
 	env := SeedEnv + "=" + strconv.FormatUint(seed, 10)
 	run := flag.Lookup("test.run")
@@ -51,13 +53,44 @@ func Repro(seed uint64) string {
 	if p := run.Value.String(); p != "" {
 		b.WriteString(" -run " + shellQuote(p))
 	}
-	if f := flag.Lookup("ginkgo.focus"); f != nil {
-		if v := f.Value.String(); v != "" && v != "[]" {
-			b.WriteString(" -ginkgo.focus " + shellQuote(strings.Trim(v, "[]")))
+	b.WriteString(" " + packageDir())
+	if focus := ginkgoFocus(os.Args[1:]); len(focus) > 0 {
+		// After -args, so that go test hands them to the test binary as they are: before the
+		// package, go test would take a flag it does not know for one without a value.
+		b.WriteString(" -args")
+		for _, f := range focus {
+			b.WriteString(" -ginkgo.focus=" + shellQuote(f))
 		}
 	}
-	b.WriteString(" " + packageDir())
 	return b.String()
+}
+
+// ginkgoFocus returns the values of every -ginkgo.focus flag among args, the test binary's
+// arguments. It reads them from the arguments, not from flag.Lookup, because Ginkgo's flag
+// value for a repeatable string flag prints as "" (its String method returns nothing).
+func ginkgoFocus(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "ginkgo.focus" {
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(args) {
+				break
+			}
+			i++
+			value = args[i]
+		}
+		if value != "" {
+			out = append(out, value)
+		}
+	}
+	return out
 }
 
 // packageDir is the test's working directory (its package) relative to the module root, "./x/y",

@@ -1,0 +1,43 @@
+package world
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Ginkgo's -ginkgo.focus flag prints as "" through flag.Lookup, so the repro line read it from the
+// test binary's arguments; it puts the focus after -args, where go test passes it on as is (before
+// the package, go test would take the focus text for a package).
+func TestReproCarriesGinkgoFocus(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{nil, nil},
+		{[]string{"-test.run=TestX"}, nil},
+		{[]string{"-ginkgo.focus=the color controller"}, []string{"the color controller"}},
+		{[]string{"--ginkgo.focus", "a b", "-ginkgo.v", "-ginkgo.focus=c"}, []string{"a b", "c"}},
+		{[]string{"-ginkgo.focus"}, nil},
+		{[]string{"--", "-ginkgo.focus=x"}, nil},
+		{[]string{"-ginkgo.focus-file=x.go"}, nil},
+	} {
+		if got := ginkgoFocus(c.args); !slices.Equal(got, c.want) {
+			t.Errorf("ginkgoFocus(%q) = %q, want %q", c.args, got, c.want)
+		}
+	}
+
+	saved := os.Args
+	t.Cleanup(func() { os.Args = saved })
+	os.Args = []string{saved[0], "-test.v", "-ginkgo.focus=it's red"}
+	line := Repro(7)
+	want := ` ./sim/world -args -ginkgo.focus='it'\''s red'`
+	if !strings.HasPrefix(line, "INFORMERSIM_SEED=7 go test") || !strings.HasSuffix(line, want) {
+		t.Errorf("Repro(7) = %q, want it to end with %q", line, want)
+	}
+	os.Args = []string{saved[0]}
+	if line := Repro(7); strings.Contains(line, "ginkgo") {
+		t.Errorf("Repro(7) without a focus = %q, names ginkgo", line)
+	}
+}
