@@ -46,7 +46,7 @@ serve    serve a fake apiserver's Kubernetes API over HTTP (informersim serve -h
 
 // run is main without the process: it returns the exit code (0 ok, 1 run failed, 2 bad usage).
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "help" {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stderr, usage)
 		if len(args) == 0 {
 			return 2

@@ -112,3 +112,17 @@ func TestScenarioFailures(t *testing.T) {
 		t.Errorf("malformed file: stderr %q, want %q", e.String(), want)
 	}
 }
+
+// Every spelling of help prints the usage and succeeds; no arguments is bad usage.
+func TestHelp(t *testing.T) {
+	for _, arg := range []string{"-h", "-help", "--help", "help"} {
+		var stdout, stderr strings.Builder
+		if code := run([]string{arg}, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "usage:") {
+			t.Errorf("informersim %s: exit %d, stderr %q; want 0 and the usage", arg, code, stderr.String())
+		}
+	}
+	var stdout, stderr strings.Builder
+	if code := run(nil, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "usage:") {
+		t.Errorf("informersim with no command: exit %d, stderr %q; want 2 and the usage", code, stderr.String())
+	}
+}
