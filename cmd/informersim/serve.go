@@ -77,6 +77,10 @@ Serves the Kubernetes API of an in-memory fake apiserver (fakeapi) over plain HT
 authentication, until interrupted. It prints the address and a kubeconfig; with -kubeconfig it
 also writes the kubeconfig to FILE, for kubectl --kubeconfig=FILE.
 
+It speaks JSON only: kubectl's generators (kubectl create configmap|secret|namespace) send
+protobuf and get 415; write the object as YAML and kubectl apply -f it. Strategic merge patch
+(kubectl patch's default) answers 405: use kubectl patch --type=merge.
+
 `)
 		fs.PrintDefaults()
 	}
