@@ -232,6 +232,12 @@ func (s *Sim) actorID(name string) int {
 // this way). fn runs inside the step that produced the event.
 func (s *Sim) Subscribe(fn func(Event)) { s.subs = append(s.subs, fn) }
 
+// Narrated reports whether narration reaches anyone: the trace hashes or keeps events (any level
+// but TraceNone) or a subscriber sees them. When it does not, an actor may emit an event bare,
+// without building its fields: the trace still counts it (Trace.Len), and nobody can tell the
+// difference. Hot paths use this to skip formatting in runs that only measure or explore.
+func (s *Sim) Narrated() bool { return s.trace.level != TraceNone || len(s.subs) > 0 }
+
 // Emit records a narration event for actor, stamped with the current step and time. Actions call
 // it to say what they did; the fields are copied if kept.
 func (s *Sim) Emit(actor, kind string, fields ...Field) {

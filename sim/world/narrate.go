@@ -20,6 +20,22 @@ func (n *Informer) observe(e informer.StepEvent) {
 		if h := n.byID[e.Handler]; h != nil {
 			h.rec.deliver(e)
 		}
+		return
+	case informer.StepPopped, informer.StepCacheAdded, informer.StepCacheUpdated, informer.StepCacheDeleted, informer.StepDistributed:
+		if !s.Narrated() {
+			// The per-event narration, counted but not built: nobody reads it.
+			switch e.Kind {
+			case informer.StepPopped:
+				s.Emit(n.queueActor, "pop")
+			case informer.StepDistributed:
+				s.Emit(n.queueActor, "buffer")
+			default:
+				s.Emit(n.queueActor, e.Kind.String())
+			}
+			return
+		}
+	}
+	switch e.Kind {
 	case informer.StepPopped:
 		f := []sim.Field{sim.F("delta", string(e.Delta))}
 		switch e.Delta {
@@ -164,6 +180,10 @@ func objRef(key, rv string, tomb bool) string {
 // actor through the server's client API, the apiserver's own timed work), as actor "apiserver":
 // "ADDED obj=pods/default/a rv=2". It runs with the apiserver's lock held and only emits.
 func (w *World) narrateCommit(c fakeapi.Commit) {
+	if !w.s.Narrated() {
+		w.s.Emit("apiserver", string(c.Type)) // counted, nobody reads its fields
+		return
+	}
 	ref := c.Resource.Resource + "/" + c.Name
 	if c.Namespace != "" {
 		ref = c.Resource.Resource + "/" + c.Namespace + "/" + c.Name

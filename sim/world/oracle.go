@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/informersim/informersim/internal/jsonvalue"
 	"github.com/informersim/informersim/sim"
 )
 
@@ -199,7 +200,9 @@ func sameContent(a, b any) bool {
 	ua, ok1 := a.(*unstructured.Unstructured)
 	ub, ok2 := b.(*unstructured.Unstructured)
 	if ok1 && ok2 {
-		return reflect.DeepEqual(ua.Object, ub.Object)
+		// DeepEqual's result without its allocation per map entry: convergence checks compare
+		// every cached object.
+		return jsonvalue.MapsEqual(ua.Object, ub.Object)
 	}
 	return reflect.DeepEqual(a, b)
 }

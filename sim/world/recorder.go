@@ -131,13 +131,22 @@ func (r *Recorder) View() map[string]any {
 func (r *Recorder) deliver(e informer.StepEvent) {
 	n := Notification{Kind: e.Notification, Key: e.Key, ResourceVersion: e.ResourceVersion, Object: e.Object}
 	s := r.w.s
+	narrated := s.Narrated() // if not, each call is emitted bare: counted, nobody reads it
 	switch e.Notification {
 	case informer.NotificationAdd:
 		n.InInitialList = e.InInitialList
+		if !narrated {
+			s.Emit(r.actor, "OnAdd")
+			break
+		}
 		s.Emit(r.actor, "OnAdd", sim.F("obj", n.Key), sim.F("rv", n.ResourceVersion), sim.FBool("initial", n.InInitialList))
 	case informer.NotificationUpdate:
 		n.OldResourceVersion = e.OldResourceVersion
 		n.Sync = n.ResourceVersion == n.OldResourceVersion
+		if !narrated {
+			s.Emit(r.actor, "OnUpdate")
+			break
+		}
 		f := []sim.Field{sim.F("obj", n.Key), sim.F("rv", n.OldResourceVersion+"->"+n.ResourceVersion)}
 		if n.Sync {
 			f = append(f, sim.FBool("sync", true))
@@ -147,6 +156,10 @@ func (r *Recorder) deliver(e informer.StepEvent) {
 		if t, ok := e.Object.(informer.DeletedFinalStateUnknown); ok {
 			n.Tombstone = true
 			n.Object = t.Obj
+		}
+		if !narrated {
+			s.Emit(r.actor, "OnDelete")
+			break
 		}
 		f := []sim.Field{sim.F("obj", n.Key), sim.F("rv", n.ResourceVersion)}
 		if n.Tombstone {
@@ -177,53 +190,67 @@ func (r *Recorder) record(n Notification) {
 // check is the per-object order oracle and the cache-before-notify oracle (design.md
 // "Oracles"); a violation panics with a *Violation naming the oracle.
 func (r *Recorder) check(n Notification) {
-	order := func(cond bool, format string, args ...any) {
-		if !cond {
-			r.w.violate(OraclePerObjectOrder, format, args...)
-		}
-	}
+	// Every check tests its condition before calling violate: the formatting arguments are
+	// built (and allocated) only for a violation, not for each of the many correct deliveries.
 	rv, err := strconv.ParseUint(n.ResourceVersion, 10, 64)
-	order(err == nil, "%s: %s: unparsable resourceVersion %q", r.actor, n, n.ResourceVersion)
+	if err != nil {
+		r.w.violate(OraclePerObjectOrder, "%s: %s: unparsable resourceVersion %q", r.actor, n, n.ResourceVersion)
+	}
 	st, seen := r.last[n.Key]
 	switch n.Kind {
 	case informer.NotificationAdd:
-		order(!seen || st.deleted, "%s: %s: add of a key the handler holds at rv=%d", r.actor, n, st.rv)
-		order(!seen || rv > st.rv, "%s: %s: re-creation at rv=%d not after the delete at rv=%d", r.actor, n, rv, st.rv)
+		if seen && !st.deleted {
+			r.w.violate(OraclePerObjectOrder, "%s: %s: add of a key the handler holds at rv=%d", r.actor, n, st.rv)
+		}
+		if seen && rv <= st.rv {
+			r.w.violate(OraclePerObjectOrder, "%s: %s: re-creation at rv=%d not after the delete at rv=%d", r.actor, n, rv, st.rv)
+		}
 	case informer.NotificationUpdate:
-		order(seen && !st.deleted, "%s: %s: update of a key the handler does not hold", r.actor, n)
-		order(n.OldResourceVersion == strconv.FormatUint(st.rv, 10),
-			"%s: %s: old object rv=%s is not the last state the handler saw (rv=%d)", r.actor, n, n.OldResourceVersion, st.rv)
+		if !seen || st.deleted {
+			r.w.violate(OraclePerObjectOrder, "%s: %s: update of a key the handler does not hold", r.actor, n)
+		}
+		var buf [20]byte
+		if n.OldResourceVersion != string(strconv.AppendUint(buf[:0], st.rv, 10)) {
+			r.w.violate(OraclePerObjectOrder, "%s: %s: old object rv=%s is not the last state the handler saw (rv=%d)", r.actor, n, n.OldResourceVersion, st.rv)
+		}
 		if n.Sync {
-			order(rv == st.rv, "%s: %s: sync update at rv=%d after rv=%d", r.actor, n, rv, st.rv)
-		} else {
-			order(rv > st.rv, "%s: %s: rv went from %d to %d", r.actor, n, st.rv, rv)
+			if rv != st.rv {
+				r.w.violate(OraclePerObjectOrder, "%s: %s: sync update at rv=%d after rv=%d", r.actor, n, rv, st.rv)
+			}
+		} else if rv <= st.rv {
+			r.w.violate(OraclePerObjectOrder, "%s: %s: rv went from %d to %d", r.actor, n, st.rv, rv)
 		}
 	case informer.NotificationDelete:
 		// A delete of a key the handler never held is possible (a watch DELETED for an uncached
 		// key, informer.md §14 T2); otherwise it is not older than what the handler holds.
-		order(!seen || st.deleted || rv >= st.rv, "%s: %s: delete at rv=%d before rv=%d", r.actor, n, rv, st.rv)
-		order(!seen || !st.deleted, "%s: %s: second delete without a re-creation", r.actor, n)
+		if seen && !st.deleted && rv < st.rv {
+			r.w.violate(OraclePerObjectOrder, "%s: %s: delete at rv=%d before rv=%d", r.actor, n, rv, st.rv)
+		}
+		if seen && st.deleted {
+			r.w.violate(OraclePerObjectOrder, "%s: %s: second delete without a re-creation", r.actor, n)
+		}
 	}
 	r.last[n.Key] = keyState{rv: rv, deleted: n.Kind == informer.NotificationDelete}
 	if r.cache == nil {
 		return
 	}
-	cacheFirst := func(cond bool, format string, args ...any) {
-		if !cond {
-			r.w.violate(OracleCacheBeforeNotify, format, args...)
-		}
-	}
 	cached, ok, err := r.cache.GetByKey(n.Key)
-	cacheFirst(err == nil, "%s: %s: cache lookup: %v", r.actor, n, err)
+	if err != nil {
+		r.w.violate(OracleCacheBeforeNotify, "%s: %s: cache lookup: %v", r.actor, n, err)
+	}
 	if !ok {
 		return // deleted since: newer than what the handler is told
 	}
 	crv, err := strconv.ParseUint(rvOf(cached), 10, 64)
-	cacheFirst(err == nil, "%s: %s: cached object with unparsable resourceVersion", r.actor, n)
+	if err != nil {
+		r.w.violate(OracleCacheBeforeNotify, "%s: %s: cached object with unparsable resourceVersion", r.actor, n)
+	}
 	if n.Kind == informer.NotificationDelete {
-		cacheFirst(crv > rv, "%s: %s: the cache still holds the deleted key at rv=%d", r.actor, n, crv)
-	} else {
-		cacheFirst(crv >= rv, "%s: %s: the cache holds an older rv=%d (cache before notify)", r.actor, n, crv)
+		if crv <= rv {
+			r.w.violate(OracleCacheBeforeNotify, "%s: %s: the cache still holds the deleted key at rv=%d", r.actor, n, crv)
+		}
+	} else if crv < rv {
+		r.w.violate(OracleCacheBeforeNotify, "%s: %s: the cache holds an older rv=%d (cache before notify)", r.actor, n, crv)
 	}
 }
 

@@ -211,7 +211,11 @@ func (n *Informer) pull() {
 
 func (n *Informer) deliverEvent(st *watchStream, ev watch.Event) {
 	invariant.Check(st.opened, "world: %s: watch event before the WATCH response", n.Name())
-	n.w.s.Emit(n.reflectorActor, string(ev.Type), eventFields(ev)...)
+	if n.w.s.Narrated() {
+		n.w.s.Emit(n.reflectorActor, string(ev.Type), eventFields(ev)...)
+	} else {
+		n.w.s.Emit(n.reflectorActor, string(ev.Type)) // counted, nobody reads its fields
+	}
 	r := n.st.Reflector()
 	if stop := r.WatchEvent(ev); stop || !r.Watching() {
 		n.dropStream("stream ended by " + string(ev.Type))
