@@ -37,6 +37,10 @@ type Handler struct {
 	removed      bool
 	callDuration time.Duration
 	busy         *sim.Timer // armed while a call's CallDuration runs
+
+	// deliverFn is h.deliver, made once: a method value allocates each time it is taken, and
+	// the engine asks every actor for its actions at every step.
+	deliverFn func()
 }
 
 // announcedHandler is what AddHandler tells the observer before the registration call: the name
@@ -100,6 +104,7 @@ func (n *Informer) discover(id int) *Handler {
 	}
 	w := n.w
 	h := &Handler{n: n, id: id}
+	h.deliverFn = h.deliver
 	if a := n.announce; a != nil && a.h == nil {
 		h.name, h.callDuration = a.name, a.opts.CallDuration
 		a.h = h
@@ -223,7 +228,7 @@ func (a handlerActor) Name() string { return a.h.actor }
 
 func (a handlerActor) Actions(add func(sim.Action)) {
 	if !a.h.Busy() && a.h.Buffered() > 0 {
-		add(sim.Action{Name: "deliver", Run: a.h.deliver})
+		add(sim.Action{Name: "deliver", Run: a.h.deliverFn})
 	}
 }
 

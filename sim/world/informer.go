@@ -144,6 +144,10 @@ type Informer struct {
 	inf informer.SharedIndexInformer
 	st  *informer.Stepper
 
+	// The actors' action functions, made once: a method value allocates each time it is
+	// taken, and the engine asks every actor for its actions at every step.
+	doRequestFn, pullFn, processFn func()
+
 	handlers []*Handler        // every registration seen, removed ones included, in ID order
 	byID     map[int]*Handler  // registration ID → handler
 	announce *announcedHandler // set by AddHandler while its registration call runs
@@ -205,6 +209,7 @@ func (w *World) HostInformer(src *Source, inf informer.SharedIndexInformer) (*In
 		reflectorActor: name + "/reflector", watchActor: name + "/watch", netActor: name + "/net",
 		queueActor: name + "/queue",
 	}
+	n.doRequestFn, n.pullFn, n.processFn = n.doRequest, n.pull, n.process
 	for _, a := range []string{n.reflectorActor, n.watchActor, n.netActor, n.queueActor} {
 		if w.actors[a] {
 			return nil, fmt.Errorf("world: HostInformer %s: actor name %q is already in use", name, a)
@@ -331,7 +336,7 @@ func (a reflectorActor) Actions(add func(sim.Action)) {
 	// The Reflector alone knows whether it has a request to send: none before Start, after
 	// Stop, during a backoff, while a stream is open or a request is on the network.
 	if r := a.n.st.Reflector(); r != nil && r.HasRequest() { // nil before Start
-		add(sim.Action{Name: "request", Run: a.n.doRequest})
+		add(sim.Action{Name: "request", Run: a.n.doRequestFn})
 	}
 }
 
@@ -341,7 +346,7 @@ func (a watchActor) Name() string { return a.n.watchActor }
 
 func (a watchActor) Actions(add func(sim.Action)) {
 	if a.n.canPull() {
-		add(sim.Action{Name: "pull", Run: a.n.pull})
+		add(sim.Action{Name: "pull", Run: a.n.pullFn})
 	}
 }
 
@@ -351,7 +356,7 @@ func (a queueActor) Name() string { return a.n.queueActor }
 
 func (a queueActor) Actions(add func(sim.Action)) {
 	if a.n.st.QueueLen() > 0 {
-		add(sim.Action{Name: "process", Run: a.n.process})
+		add(sim.Action{Name: "process", Run: a.n.processFn})
 	}
 }
 
