@@ -72,9 +72,13 @@ func (n *Informer) send(st *watchStream, m wireMsg) {
 // apiserver serves at once, and schedule its response.
 func (n *Informer) doRequest() {
 	req, ok := n.st.Reflector().NextRequest()
-	invariant.Check(ok, "world: %s: request without a pending request", n.Name())
+	if !ok { // only then: the message arguments allocate
+		invariant.Check(false, "world: %s: request without a pending request", n.Name())
+	}
 	// The Reflector sends nothing while a stream is open; the world's view must agree.
-	invariant.Check(n.stream == nil, "world: %s: %v while a stream is open", n.Name(), req.Verb)
+	if n.stream != nil { // only then: the message arguments allocate
+		invariant.Check(false, "world: %s: %v while a stream is open", n.Name(), req.Verb)
+	}
 	s := n.w.s
 	lat := n.w.latency()
 	switch req.Verb {
@@ -158,9 +162,13 @@ func (n *Informer) deliverWatchFailed(err error) {
 
 // deliverHead delivers the oldest message on st's wire (see watchStream.wire).
 func (n *Informer) deliverHead(st *watchStream, t *sim.Timer) {
-	invariant.Check(n.stream == st && len(st.wire) > 0, "world: %s: delivery on a dropped stream", n.Name())
+	if n.stream != st || len(st.wire) == 0 { // only then: the message arguments allocate
+		invariant.Check(false, "world: %s: delivery on a dropped stream", n.Name())
+	}
 	i := slices.Index(st.timers, t)
-	invariant.Check(i >= 0, "world: %s: unknown delivery timer", n.Name())
+	if i < 0 { // only then: the message arguments allocate
+		invariant.Check(false, "world: %s: unknown delivery timer", n.Name())
+	}
 	st.timers = slices.Delete(st.timers, i, i+1)
 	m := st.wire[0]
 	st.wire[0] = wireMsg{}
@@ -202,7 +210,9 @@ func (n *Informer) pull() {
 	if ev, ok := st.w.Next(); ok {
 		n.send(st, wireMsg{kind: wireEvent, ev: ev})
 	} else {
-		invariant.Check(st.w.Done(), "world: %s: pull with nothing ready", n.Name())
+		if !st.w.Done() { // only then: the message arguments allocate
+			invariant.Check(false, "world: %s: pull with nothing ready", n.Name())
+		}
 		st.ended = true
 		n.w.s.Emit(n.watchActor, "end", sim.F("reason", st.w.CloseReason().String()))
 		n.send(st, wireMsg{kind: wireClose})
@@ -210,7 +220,9 @@ func (n *Informer) pull() {
 }
 
 func (n *Informer) deliverEvent(st *watchStream, ev watch.Event) {
-	invariant.Check(st.opened, "world: %s: watch event before the WATCH response", n.Name())
+	if !st.opened { // only then: the message arguments allocate
+		invariant.Check(false, "world: %s: watch event before the WATCH response", n.Name())
+	}
 	if n.w.s.Narrated() {
 		n.w.s.Emit(n.reflectorActor, string(ev.Type), eventFields(ev)...)
 	} else {
@@ -223,7 +235,9 @@ func (n *Informer) deliverEvent(st *watchStream, ev watch.Event) {
 }
 
 func (n *Informer) deliverClose(st *watchStream) {
-	invariant.Check(len(st.wire) == 0, "world: %s: stream end delivered before its events", n.Name())
+	if len(st.wire) != 0 { // only then: the message arguments allocate
+		invariant.Check(false, "world: %s: stream end delivered before its events", n.Name())
+	}
 	n.stream = nil
 	n.w.s.Emit(n.reflectorActor, "EOF")
 	n.st.Reflector().WatchClosed()
