@@ -16,7 +16,8 @@ const SeedEnv = "INFORMERSIM_SEED"
 
 // Seeds returns the seeds a sweep should run: first, first+1, ..., first+n-1; or, when
 // $INFORMERSIM_SEED is set and not empty, that one seed alone (the replay of a failure). A value
-// that is not a decimal uint64 is an error.
+// that is not a decimal uint64 is an error, and so is n == 0: a sweep of no seeds would pass
+// without checking anything.
 func Seeds(first, n uint64) ([]uint64, error) {
 	if v := os.Getenv(SeedEnv); v != "" {
 		seed, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
@@ -24,6 +25,12 @@ func Seeds(first, n uint64) ([]uint64, error) {
 			return nil, fmt.Errorf("world: Seeds: %s=%q is not a seed (a decimal uint64)", SeedEnv, v)
 		}
 		return []uint64{seed}, nil
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("world: Seeds: n is 0; a sweep of no seeds checks nothing")
+	}
+	if first+n-1 < first {
+		return nil, fmt.Errorf("world: Seeds: %d seeds from %d run past the largest uint64", n, first)
 	}
 	out := make([]uint64, n)
 	for i := range out {

@@ -41,3 +41,26 @@ func TestReproCarriesGinkgoFocus(t *testing.T) {
 		t.Errorf("Repro(7) without a focus = %q, names ginkgo", line)
 	}
 }
+
+// A sweep of no seeds would pass without running anything; one past the largest seed would wrap.
+func TestSeedsRefusesEmptyAndWrappingSweeps(t *testing.T) {
+	t.Setenv(SeedEnv, "")
+	for _, c := range []struct {
+		first, n uint64
+		want     string
+	}{
+		{1, 0, "n is 0"},
+		{^uint64(0) - 1, 3, "past the largest uint64"},
+	} {
+		if _, err := Seeds(c.first, c.n); err == nil || !strings.HasPrefix(err.Error(), "world: Seeds: ") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Seeds(%d, %d) = %v, want an error containing %q", c.first, c.n, err, c.want)
+		}
+	}
+	if got, err := Seeds(^uint64(0)-1, 2); err != nil || !slices.Equal(got, []uint64{^uint64(0) - 1, ^uint64(0)}) {
+		t.Errorf("Seeds(max-1, 2) = %v, %v; want the last two seeds", got, err)
+	}
+	t.Setenv(SeedEnv, "5")
+	if got, err := Seeds(1, 0); err != nil || !slices.Equal(got, []uint64{5}) {
+		t.Errorf("Seeds(1, 0) with %s=5 = %v, %v; want the replayed seed", SeedEnv, got, err)
+	}
+}
