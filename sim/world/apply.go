@@ -52,7 +52,7 @@ func (w *World) target(op Op) (fakeapi.Resource, string, error) {
 	}
 	res, ok := w.resourceKind(gvr)
 	if !ok {
-		return res, "", fmt.Errorf("world: op %s: the apiserver does not serve %v", op.Kind, gvr)
+		return res, "", fmt.Errorf("world: op %s: the apiserver does not serve %s", op.Kind, w.notServed(gvr))
 	}
 	ns := op.Namespace
 	if !res.Namespaced {

@@ -7,6 +7,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -87,11 +89,18 @@ func (w *World) NewSource(name string, o InformerOptions) (*Source, error) {
 	}
 	res, ok := w.resourceKind(gvr)
 	if !ok {
-		return nil, fmt.Errorf("world: informer %s: the apiserver does not serve %v", name, gvr)
+		return nil, fmt.Errorf("world: informer %s: the apiserver does not serve %s", name, w.notServed(gvr))
 	}
 	if !res.Namespaced && o.Namespace != "" {
 		return nil, fmt.Errorf("world: informer %s: %v is cluster-scoped; namespace must be empty", name, gvr)
 	}
+	if _, err := labels.Parse(o.LabelSelector); err != nil {
+		return nil, fmt.Errorf("world: informer %s: selectors: LabelSelector %q: %w", name, o.LabelSelector, err)
+	}
+	if _, err := fields.ParseSelector(o.FieldSelector); err != nil {
+		return nil, fmt.Errorf("world: informer %s: selectors: FieldSelector %q: %w", name, o.FieldSelector, err)
+	}
+	// The apiserver says which fields it supports for the resource.
 	sel := metav1.ListOptions{LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector}
 	if _, err := w.srv.Snapshot(gvr, o.Namespace, sel); err != nil {
 		return nil, fmt.Errorf("world: informer %s: selectors: %w", name, err)

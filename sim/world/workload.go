@@ -135,7 +135,7 @@ func (w *World) Generate(cfg GenConfig) (*Generator, error) {
 	}
 	res, ok := w.resourceKind(c.Resource)
 	if !ok {
-		return nil, fmt.Errorf("world: Generate: the apiserver does not serve %v", c.Resource)
+		return nil, fmt.Errorf("world: Generate: the apiserver does not serve %s", w.notServed(c.Resource))
 	}
 	if len(c.Namespaces) == 0 {
 		c.Namespaces = []string{DefaultNamespace}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -188,7 +190,7 @@ func NewOn(s *sim.Sim, srv *fakeapi.Server, cfg Config) (*World, error) {
 	w := &World{s: s, srv: srv, cfg: vc, net: s.Rand(sim.StreamNetwork), actors: map[string]bool{},
 		kinds: map[schema.GroupVersionResource]fakeapi.Resource{}}
 	if _, ok := w.resourceKind(vc.DefaultResource); !ok {
-		return nil, fmt.Errorf("world: Config: the apiserver does not serve DefaultResource %v", vc.DefaultResource)
+		return nil, fmt.Errorf("world: Config: the apiserver does not serve DefaultResource %s", w.notServed(vc.DefaultResource))
 	}
 	// The world settles at the end of every step, whichever actor or timer ran (its own, the
 	// user's, or one added to the engine directly), so no action needs to remember to.
@@ -279,6 +281,32 @@ func (w *World) resourceKind(gvr schema.GroupVersionResource) (fakeapi.Resource,
 		w.kinds[gvr] = r
 	}
 	return r, ok
+}
+
+// notServed completes "the apiserver does not serve ": gvr, then what the apiserver does serve.
+func (w *World) notServed(gvr schema.GroupVersionResource) string {
+	var served []string
+	seen := map[schema.GroupVersionResource]bool{}
+	for _, r := range slices.Concat(w.srv.Config().Resources, fakeapi.BuiltinResources()) {
+		if !seen[r.GVR] {
+			seen[r.GVR] = true
+			served = append(served, gvrString(r.GVR))
+		}
+	}
+	sort.Strings(served)
+	hint := ""
+	if gvr.Version == "" {
+		hint = " (it has no Version: core resources are {Version: \"v1\", Resource: \"pods\"})"
+	}
+	return fmt.Sprintf("%s%s; it serves %s", gvrString(gvr), hint, strings.Join(served, ", "))
+}
+
+// gvrString writes gvr as a URL path does: "v1/pods", "apps/v1/deployments".
+func gvrString(gvr schema.GroupVersionResource) string {
+	if gvr.Group == "" {
+		return fmt.Sprintf("%q", gvr.Version+"/"+gvr.Resource)
+	}
+	return fmt.Sprintf("%q", gvr.Group+"/"+gvr.Version+"/"+gvr.Resource)
 }
 
 func (w *World) lookupResource(gvr schema.GroupVersionResource) (fakeapi.Resource, bool) {
