@@ -8,7 +8,7 @@
 //	informersim run FILE|NAME [--seed N] [--policy random|fifo|pct] [--json]
 //	informersim list
 //	informersim explain NAME
-//	informersim demo [-seed=N] [-policy=random|fifo|pct] [-json]
+//	informersim demo [--seed N] [--policy random|fifo|pct] [--json]
 package main
 
 import (
@@ -33,7 +33,7 @@ const usage = `usage:
   informersim run FILE|NAME [--seed N] [--policy random|fifo|pct] [--json]
   informersim list
   informersim explain NAME [--seed N] [--policy random|fifo|pct]
-  informersim demo [-seed=N] [-policy=random|fifo|pct] [-json]
+  informersim demo [--seed N] [--policy random|fifo|pct] [--json]
   informersim serve [flags]
 
 run      run a scenario file, or a course scenario by name, and print its narrated trace
