@@ -129,6 +129,22 @@ func (n *Informer) observeReflector(e informer.ReflectorEvent) {
 		kind = "resync"
 	case informer.EventResyncSkipped:
 		kind = "resync-skip"
+	case informer.EventWatchListSynced:
+		// The watch-list's end bookmark arrived: the store was replaced, as after a LIST, and the
+		// resync timer starts here (informer.md §7.5, §2.3); the same stream goes on as the watch.
+		kind = "watch-list-synced"
+		f = append(f, sim.FInt("items", int64(e.Items)), sim.F("rv", e.ResourceVersion))
+	case informer.EventWatchListRetry:
+		// A new watch-list request follows: after a backoff for 429 or a refused connection, at
+		// once for 410, too large an RV or a stream that ended before its end bookmark (§7.5).
+		kind = "watch-list-retry"
+		f = append(f, sim.F("rv", e.ResourceVersion))
+		if e.Delay > 0 {
+			f = append(f, sim.FDur("delay", e.Delay))
+		}
+	case informer.EventWatchListFallback:
+		// The watch-list attempt failed for good: this pass lists instead (informer.md §7.3).
+		kind = "watch-list-fallback"
 	default:
 		kind = e.Kind.String()
 	}

@@ -3,6 +3,7 @@ package world
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,10 +28,30 @@ import (
 // run on configmaps, which have no graceful deletion, and keep the spec's events and RVs exactly;
 // the informer treats both kinds alike, so they teach the same thing. The traces without a delete
 // (T1, T6, T9) stay on pods. TestWorldT2PodDelete shows what a pod's delete looks like instead.
+//
+// The start-up: every trace runs in both of the Reflector's start-ups, LIST then WATCH
+// (informer.md §7.3, §7.4) and the watch-list stream (§7.5, T8), as subtests named after the
+// mode. They differ only where the spec says so: the requests sent, and the order of a replace's
+// objects, which is list order after a LIST and unspecified (map order, drawn from the seed here)
+// after a watch-list, so a watch-list's initial adds and a watch-list relist's notifications are
+// compared as sets, and both orders must turn up over the seeds.
 
 // traceSeeds are the seeds every worked trace runs with; each gives another interleaving and
 // other latencies, never another outcome.
 var traceSeeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8, 42, 1234}
+
+// startModes are the Reflector's two start-ups, as the world's InformerOptions.WatchList.
+var startModes = []struct {
+	name      string
+	watchList bool
+}{{"list-watch", false}, {"watch-list", true}}
+
+// inEachMode runs f as one subtest per start-up.
+func inEachMode(t *testing.T, f func(t *testing.T, watchList bool)) {
+	for _, m := range startModes {
+		t.Run(m.name, func(t *testing.T) { f(t, m.watchList) })
+	}
+}
 
 func newTraceWorld(t *testing.T, seed uint64) *World {
 	t.Helper()
@@ -88,12 +109,12 @@ func del(gvr schema.GroupVersionResource, name string) Op {
 }
 
 // t1 brings a world through T1 (initial sync, two handlers registered before Run) on resource
-// gvr: the server holds p1@2, p2@3.
-func t1(t *testing.T, seed uint64, gvr schema.GroupVersionResource, opts informer.SharedIndexInformerOptions) (*World, *Informer, []*Handler) {
+// gvr, in the start-up watchList picks: the server holds p1@2, p2@3.
+func t1(t *testing.T, seed uint64, gvr schema.GroupVersionResource, opts informer.SharedIndexInformerOptions, watchList bool) (*World, *Informer, []*Handler) {
 	t.Helper()
 	w := newTraceWorld(t, seed)
 	mustApply(t, w, create(gvr, "p1"), create(gvr, "p2"))
-	n, err := w.AddInformer("inf1", InformerOptions{Resource: gvr, Namespace: "default", Informer: opts})
+	n, err := w.AddInformer("inf1", InformerOptions{Resource: gvr, Namespace: "default", Informer: opts, WatchList: watchList})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,26 +128,52 @@ func t1(t *testing.T, seed uint64, gvr schema.GroupVersionResource, opts informe
 
 // informer.md §14 T1: LIST {RV "0", Limit 500} → Replace → one pop → both handlers get the list
 // as initial adds in list order, sync, and the watch starts at the list RV with bookmarks. On
-// pods: nothing is deleted.
+// pods: nothing is deleted. In the watch-list start-up (T8) the one request is the streaming
+// WATCH from rv "" (NotOlderThan, sendInitialEvents), whose end bookmark at rv 3 syncs the
+// informer and which then goes on as the watch; the initial adds come in the temporary store's
+// order, the same for both handlers, and over the seeds in both orders.
 func TestWorldT1InitialSync(t *testing.T) {
-	for _, seed := range traceSeeds {
-		w, n, hs := t1(t, seed, pods, informer.SharedIndexInformerOptions{})
-		want := []string{"add(default/p1@2,true)", "add(default/p2@3,true)"}
-		for _, h := range hs {
-			if diff := cmp.Diff(h.Recorder().Take(), want); diff != "" {
-				t.Errorf("seed %d %s (-got +want):\n%s", seed, h.Actor(), diff)
+	inEachMode(t, func(t *testing.T, watchList bool) {
+		wantReqs := []string{`List rv="0" limit=500`, `Watch rv="3" bookmarks`}
+		if watchList {
+			wantReqs = []string{`Watch rv="" match=NotOlderThan sendInitialEvents bookmarks`}
+		}
+		orders := map[string]bool{}
+		for _, seed := range traceSeeds {
+			w, n, hs := t1(t, seed, pods, informer.SharedIndexInformerOptions{}, watchList)
+			want := []string{"add(default/p1@2,true)", "add(default/p2@3,true)"}
+			var first []string
+			for i, h := range hs {
+				got := h.Recorder().Take()
+				if i == 0 {
+					first = slices.Clone(got)
+				} else if diff := cmp.Diff(got, first); diff != "" {
+					t.Errorf("seed %d %s: another order than %s (-got +%s):\n%s", seed, h.Actor(), hs[0].Actor(), hs[0].Actor(), diff)
+				}
+				if len(got) > 0 {
+					orders[got[0]] = true
+				}
+				if watchList {
+					slices.Sort(got)
+				}
+				if diff := cmp.Diff(got, want); diff != "" {
+					t.Errorf("seed %d %s (-got +want):\n%s", seed, h.Actor(), diff)
+				}
+				if !h.HasSynced() {
+					t.Errorf("seed %d %s: not synced", seed, h.Actor())
+				}
 			}
-			if !h.HasSynced() {
-				t.Errorf("seed %d %s: not synced", seed, h.Actor())
+			if got := requests(w, "inf1"); !slices.Equal(got, wantReqs) {
+				t.Errorf("seed %d requests %q, want %q", seed, got, wantReqs)
+			}
+			if got := n.Informer().LastSyncResourceVersion(); got != "3" {
+				t.Errorf("seed %d LastSyncResourceVersion %q, want 3", seed, got)
 			}
 		}
-		if got := requests(w, "inf1"); !slices.Equal(got, []string{`List rv="0" limit=500`, `Watch rv="3" bookmarks`}) {
-			t.Errorf("seed %d requests %q", seed, got)
+		if wantOrders := map[bool]int{false: 1, true: 2}[watchList]; len(orders) != wantOrders {
+			t.Errorf("initial adds began with %v over %d seeds; want %d order(s)", orders, len(traceSeeds), wantOrders)
 		}
-		if got := n.Informer().LastSyncResourceVersion(); got != "3" {
-			t.Errorf("seed %d LastSyncResourceVersion %q, want 3", seed, got)
-		}
-	}
+	})
 }
 
 // requests renders the requests client sent, as informer.Request prints them (without the
@@ -152,32 +199,34 @@ func requests(w *World, client string) []string {
 // ADDED p3 → add(…, false); a BOOKMARK moves the RV and notifies nobody. On configmaps, so p2's
 // delete is the spec's single DELETED p2@5 and every RV is the spec's plus one.
 func TestWorldT2WatchEvents(t *testing.T) {
-	for _, seed := range traceSeeds {
-		w, n, hs := t1(t, seed, configMaps, informer.SharedIndexInformerOptions{})
-		hs[0].Recorder().Take()
-		hs[1].Recorder().Take()
-		mustApply(t, w, update(configMaps, "p1"), del(configMaps, "p2"), create(configMaps, "p3"))
-		mustConverge(t, w)
-		want := []string{"upd(default/p1@2->4)", "del(default/p2@5)", "add(default/p3@6,false)"}
-		for _, h := range hs {
-			if diff := cmp.Diff(h.Recorder().Take(), want); diff != "" {
-				t.Errorf("seed %d %s (-got +want):\n%s", seed, h.Actor(), diff)
+	inEachMode(t, func(t *testing.T, watchList bool) {
+		for _, seed := range traceSeeds {
+			w, n, hs := t1(t, seed, configMaps, informer.SharedIndexInformerOptions{}, watchList)
+			hs[0].Recorder().Take()
+			hs[1].Recorder().Take()
+			mustApply(t, w, update(configMaps, "p1"), del(configMaps, "p2"), create(configMaps, "p3"))
+			mustConverge(t, w)
+			want := []string{"upd(default/p1@2->4)", "del(default/p2@5)", "add(default/p3@6,false)"}
+			for _, h := range hs {
+				if diff := cmp.Diff(h.Recorder().Take(), want); diff != "" {
+					t.Errorf("seed %d %s (-got +want):\n%s", seed, h.Actor(), diff)
+				}
+			}
+			// A bookmark: two revisions burned elsewhere, then the apiserver's bookmark tick.
+			w.Server().BurnRevisions(2)
+			w.Server().TriggerBookmarks()
+			w.Settle()
+			mustConverge(t, w)
+			if got := n.Informer().LastSyncResourceVersion(); got != "8" {
+				t.Errorf("seed %d LastSyncResourceVersion %q after the bookmark, want 8", seed, got)
+			}
+			for _, h := range hs {
+				if got := h.Recorder().Take(); len(got) != 0 {
+					t.Errorf("seed %d %s notified of a bookmark: %q", seed, h.Actor(), got)
+				}
 			}
 		}
-		// A bookmark: two revisions burned elsewhere, then the apiserver's bookmark tick.
-		w.Server().BurnRevisions(2)
-		w.Server().TriggerBookmarks()
-		w.Settle()
-		mustConverge(t, w)
-		if got := n.Informer().LastSyncResourceVersion(); got != "8" {
-			t.Errorf("seed %d LastSyncResourceVersion %q after the bookmark, want 8", seed, got)
-		}
-		for _, h := range hs {
-			if got := h.Recorder().Take(); len(got) != 0 {
-				t.Errorf("seed %d %s notified of a bookmark: %q", seed, h.Actor(), got)
-			}
-		}
-	}
+	})
 }
 
 // TestWorldT2PodDelete is T2's writes on pods, which the apiserver deletes gracefully
@@ -187,33 +236,35 @@ func TestWorldT2WatchEvents(t *testing.T) {
 // later than in T2. Method: T2's script on pods, the notifications and the deletion fields of the
 // objects handed to the handlers compared.
 func TestWorldT2PodDelete(t *testing.T) {
-	for _, seed := range traceSeeds {
-		w, _, hs := t1(t, seed, pods, informer.SharedIndexInformerOptions{})
-		for _, h := range hs {
-			h.Recorder().Take()
-		}
-		mustApply(t, w, update(pods, "p1"), del(pods, "p2"), create(pods, "p3"))
-		mustConverge(t, w)
-		want := []string{"upd(default/p1@2->4)", "upd(default/p2@3->5)", "del(default/p2@6)", "add(default/p3@7,false)"}
-		for _, h := range hs {
-			var terminating []string
-			for _, no := range h.Recorder().Notifications() {
-				u, ok := no.Object.(*unstructured.Unstructured)
-				if !ok || u.GetDeletionTimestamp() == nil {
-					continue
+	inEachMode(t, func(t *testing.T, watchList bool) {
+		for _, seed := range traceSeeds {
+			w, _, hs := t1(t, seed, pods, informer.SharedIndexInformerOptions{}, watchList)
+			for _, h := range hs {
+				h.Recorder().Take()
+			}
+			mustApply(t, w, update(pods, "p1"), del(pods, "p2"), create(pods, "p3"))
+			mustConverge(t, w)
+			want := []string{"upd(default/p1@2->4)", "upd(default/p2@3->5)", "del(default/p2@6)", "add(default/p3@7,false)"}
+			for _, h := range hs {
+				var terminating []string
+				for _, no := range h.Recorder().Notifications() {
+					u, ok := no.Object.(*unstructured.Unstructured)
+					if !ok || u.GetDeletionTimestamp() == nil {
+						continue
+					}
+					g := u.GetDeletionGracePeriodSeconds()
+					terminating = append(terminating, fmt.Sprintf("%v %s@%s grace=%d", no.Kind, no.Key, no.ResourceVersion, *g))
 				}
-				g := u.GetDeletionGracePeriodSeconds()
-				terminating = append(terminating, fmt.Sprintf("%v %s@%s grace=%d", no.Kind, no.Key, no.ResourceVersion, *g))
-			}
-			wantTerm := []string{"update default/p2@5 grace=0", "delete default/p2@6 grace=0"}
-			if diff := cmp.Diff(terminating, wantTerm); diff != "" {
-				t.Errorf("seed %d %s objects with deletionTimestamp (-got +want):\n%s", seed, h.Actor(), diff)
-			}
-			if diff := cmp.Diff(h.Recorder().Take(), want); diff != "" {
-				t.Errorf("seed %d %s (-got +want):\n%s", seed, h.Actor(), diff)
+				wantTerm := []string{"update default/p2@5 grace=0", "delete default/p2@6 grace=0"}
+				if diff := cmp.Diff(terminating, wantTerm); diff != "" {
+					t.Errorf("seed %d %s objects with deletionTimestamp (-got +want):\n%s", seed, h.Actor(), diff)
+				}
+				if diff := cmp.Diff(h.Recorder().Take(), want); diff != "" {
+					t.Errorf("seed %d %s (-got +want):\n%s", seed, h.Actor(), diff)
+				}
 			}
 		}
-	}
+	})
 }
 
 // informer.md §14 T5: the watch drops (410) while p4 is deleted, p3 modified and p9 created;
@@ -223,110 +274,139 @@ func TestWorldT2PodDelete(t *testing.T) {
 // first of them is delivered. On configmaps, so p4's delete takes one revision and p3@6, p9@7
 // keep the spec's numbering (plus one).
 func TestWorldT5RelistAfterMissedEvents(t *testing.T) {
-	for _, seed := range traceSeeds {
-		w := newTraceWorld(t, seed)
-		mustApply(t, w, create(configMaps, "p1"), create(configMaps, "p3"), create(configMaps, "p4")) // p1@2 p3@3 p4@4
-		n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cacheAtFirst := -1
-		h1, err := w.AddHandler(n, "h1", informer.ResourceEventHandlerFuncs{DeleteFunc: func(any) {
-			if cacheAtFirst < 0 {
-				cacheAtFirst = len(n.Informer().GetStore().List())
+	inEachMode(t, func(t *testing.T, watchList bool) {
+		orders := map[string]bool{}
+		for _, seed := range traceSeeds {
+			w := newTraceWorld(t, seed)
+			mustApply(t, w, create(configMaps, "p1"), create(configMaps, "p3"), create(configMaps, "p4")) // p1@2 p3@3 p4@4
+			n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}, WatchList: watchList})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}}, HandlerOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		hs := []*Handler{h1, mustAddHandler(t, w, n, "h2", useInformerResync)}
-		if err := n.Start(); err != nil {
-			t.Fatal(err)
-		}
-		mustConverge(t, w)
-		for _, h := range hs {
-			h.Recorder().Take()
-		}
-		mustApply(t, w, Op{Kind: OpCloseWatches, Code: 410}, del(configMaps, "p4"), update(configMaps, "p3"), create(configMaps, "p9"))
-		mustConverge(t, w)
-		want := []string{"del(tomb default/p4@4)", "upd(default/p1@2->2)", "upd(default/p3@3->6)", "add(default/p9@7,false)"}
-		for _, h := range hs {
-			if diff := cmp.Diff(h.Recorder().Take(), want); diff != "" {
-				t.Errorf("seed %d %s (-got +want):\n%s", seed, h.Actor(), diff)
+			cacheAtFirst := -1
+			h1, err := w.AddHandler(n, "h1", informer.ResourceEventHandlerFuncs{DeleteFunc: func(any) {
+				if cacheAtFirst < 0 {
+					cacheAtFirst = len(n.Informer().GetStore().List())
+				}
+			}}, HandlerOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hs := []*Handler{h1, mustAddHandler(t, w, n, "h2", useInformerResync)}
+			if err := n.Start(); err != nil {
+				t.Fatal(err)
+			}
+			mustConverge(t, w)
+			for _, h := range hs {
+				h.Recorder().Take()
+			}
+			mustApply(t, w, Op{Kind: OpCloseWatches, Code: 410}, del(configMaps, "p4"), update(configMaps, "p3"), create(configMaps, "p9"))
+			mustConverge(t, w)
+			want := []string{"del(tomb default/p4@4)", "upd(default/p1@2->2)", "upd(default/p3@3->6)", "add(default/p9@7,false)"}
+			if watchList {
+				slices.Sort(want[1:])
+			}
+			var first []string
+			for i, h := range hs {
+				got := h.Recorder().Take()
+				if i == 0 {
+					first = slices.Clone(got)
+					orders[strings.Join(got, " ")] = true
+				} else if diff := cmp.Diff(got, first); diff != "" {
+					t.Errorf("seed %d %s: another order than %s (-got +%s):\n%s", seed, h.Actor(), hs[0].Actor(), hs[0].Actor(), diff)
+				}
+				if watchList && len(got) > 1 {
+					// The tombstones first, then the temporary store's objects in its order.
+					slices.Sort(got[1:])
+				}
+				if diff := cmp.Diff(got, want); diff != "" {
+					t.Errorf("seed %d %s (-got +want):\n%s", seed, h.Actor(), diff)
+				}
+			}
+			if cacheAtFirst != 3 {
+				t.Errorf("seed %d: the cache held %d objects at the tombstone, want the new list's 3", seed, cacheAtFirst)
+			}
+			// The relist is at the last RV: a LIST then a WATCH from its RV, or a watch-list
+			// stream that goes on as the watch (informer.md §7.4, §7.5).
+			wantReqs := []string{`List rv="4"`, `Watch rv="7" bookmarks`}
+			if watchList {
+				wantReqs = []string{`Watch rv="" match=NotOlderThan sendInitialEvents bookmarks`, `Watch rv="4" match=NotOlderThan sendInitialEvents bookmarks`}
+			}
+			reqs := requests(w, "inf1")
+			if got := reqs[max(0, len(reqs)-2):]; !slices.Equal(got, wantReqs) {
+				t.Errorf("seed %d: last requests %q, want the relist at the last RV %q", seed, got, wantReqs)
 			}
 		}
-		if cacheAtFirst != 3 {
-			t.Errorf("seed %d: the cache held %d objects at the tombstone, want the new list's 3", seed, cacheAtFirst)
+		if watchList != (len(orders) > 1) {
+			t.Errorf("%d order(s) of the relist's notifications over %d seeds; want one after a LIST, several after a watch-list", len(orders), len(traceSeeds))
 		}
-		reqs := requests(w, "inf1")
-		if got, want := reqs[len(reqs)-2:], []string{`List rv="4"`, `Watch rv="7" bookmarks`}; !slices.Equal(got, want) {
-			t.Errorf("seed %d: last requests %q, want the relist at the last RV %q", seed, got, want)
-		}
-	}
+	})
 }
 
 // informer.md §14 T6: informer ResyncPeriod 10s; H1 asks 0, H2 the default (10s), H3 25s, all
-// before Run. Ticks come every 10s after the LIST: H2 resyncs at each, H3 at the first tick at
+// before Run. Ticks come every 10s after the LIST (or the watch-list's end bookmark): H2 resyncs at each, H3 at the first tick at
 // least 25s after its registration and then 25s after that (≈30s, 60s), H1 never. Then T5's
 // stale-flag rule: after the tick at 70s only H2 is flagged, so a relist's unchanged object
 // reaches H2 alone. On pods: nothing is deleted.
 func TestWorldT6ResyncAlignment(t *testing.T) {
-	for _, seed := range traceSeeds {
-		w := newTraceWorld(t, seed)
-		mustApply(t, w, create(pods, "p1"))
-		n, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 10 * time.Second}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		h1 := mustAddHandler(t, w, n, "h1", 0)
-		h2 := mustAddHandler(t, w, n, "h2", useInformerResync)
-		h3 := mustAddHandler(t, w, n, "h3", 25*time.Second)
-		if err := n.Start(); err != nil {
-			t.Fatal(err)
-		}
-		mustConverge(t, w)
-		listAt := lastListed(w, n)
-		if err := w.Sim().RunFor(listAt + 75*time.Second - w.Sim().Now()); err != nil {
-			t.Fatal(err)
-		}
-		syncTimes := func(h *Handler) []time.Duration {
-			var out []time.Duration
-			for _, no := range h.Recorder().Notifications() {
-				if no.Sync {
-					out = append(out, no.Time-listAt)
+	inEachMode(t, func(t *testing.T, watchList bool) {
+		for _, seed := range traceSeeds {
+			w := newTraceWorld(t, seed)
+			mustApply(t, w, create(pods, "p1"))
+			n, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 10 * time.Second}, WatchList: watchList})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h1 := mustAddHandler(t, w, n, "h1", 0)
+			h2 := mustAddHandler(t, w, n, "h2", useInformerResync)
+			h3 := mustAddHandler(t, w, n, "h3", 25*time.Second)
+			if err := n.Start(); err != nil {
+				t.Fatal(err)
+			}
+			mustConverge(t, w)
+			listAt := lastListed(w, n)
+			if err := w.Sim().RunFor(listAt + 75*time.Second - w.Sim().Now()); err != nil {
+				t.Fatal(err)
+			}
+			syncTimes := func(h *Handler) []time.Duration {
+				var out []time.Duration
+				for _, no := range h.Recorder().Notifications() {
+					if no.Sync {
+						out = append(out, no.Time-listAt)
+					}
+				}
+				return out
+			}
+			s := time.Second
+			for _, c := range []struct {
+				h    *Handler
+				want []time.Duration
+			}{
+				{h1, nil},
+				{h2, []time.Duration{10 * s, 20 * s, 30 * s, 40 * s, 50 * s, 60 * s, 70 * s}},
+				{h3, []time.Duration{30 * s, 60 * s}},
+			} {
+				if diff := cmp.Diff(syncTimes(c.h), c.want); diff != "" {
+					t.Errorf("seed %d %s resyncs after the LIST (-got +want):\n%s", seed, c.h.Actor(), diff)
+				}
+				c.h.Recorder().Take()
+			}
+			// A relist now (before the tick at 80s): the flags of the tick at 70s decide.
+			mustApply(t, w, Op{Kind: OpCloseWatches, Code: 410})
+			mustConverge(t, w)
+			if w.Sim().Now() >= listAt+80*time.Second {
+				t.Fatalf("seed %d: the relist ran past the next tick", seed)
+			}
+			for _, c := range []struct {
+				h    *Handler
+				want []string
+			}{{h1, nil}, {h2, []string{"upd(default/p1@2->2)"}}, {h3, nil}} {
+				if diff := cmp.Diff(c.h.Recorder().Take(), c.want, cmpNilEmpty); diff != "" {
+					t.Errorf("seed %d %s after the relist (-got +want):\n%s", seed, c.h.Actor(), diff)
 				}
 			}
-			return out
 		}
-		s := time.Second
-		for _, c := range []struct {
-			h    *Handler
-			want []time.Duration
-		}{
-			{h1, nil},
-			{h2, []time.Duration{10 * s, 20 * s, 30 * s, 40 * s, 50 * s, 60 * s, 70 * s}},
-			{h3, []time.Duration{30 * s, 60 * s}},
-		} {
-			if diff := cmp.Diff(syncTimes(c.h), c.want); diff != "" {
-				t.Errorf("seed %d %s resyncs after the LIST (-got +want):\n%s", seed, c.h.Actor(), diff)
-			}
-			c.h.Recorder().Take()
-		}
-		// A relist now (before the tick at 80s): the flags of the tick at 70s decide.
-		mustApply(t, w, Op{Kind: OpCloseWatches, Code: 410})
-		mustConverge(t, w)
-		if w.Sim().Now() >= listAt+80*time.Second {
-			t.Fatalf("seed %d: the relist ran past the next tick", seed)
-		}
-		for _, c := range []struct {
-			h    *Handler
-			want []string
-		}{{h1, nil}, {h2, []string{"upd(default/p1@2->2)"}}, {h3, nil}} {
-			if diff := cmp.Diff(c.h.Recorder().Take(), c.want, cmpNilEmpty); diff != "" {
-				t.Errorf("seed %d %s after the relist (-got +want):\n%s", seed, c.h.Actor(), diff)
-			}
-		}
-	}
+	})
 }
 
 var cmpNilEmpty = cmp.Transformer("nilEmpty", func(s []string) []string {
@@ -340,84 +420,90 @@ var cmpNilEmpty = cmp.Transformer("nilEmpty", func(s []string) []string {
 // seed draws), is unsynced until they return, then gets what is processed afterwards. On
 // configmaps, as T2 whose state it starts from.
 func TestWorldT7LateJoin(t *testing.T) {
-	orders := map[string]bool{}
-	for _, seed := range traceSeeds {
-		w, n, hs := t1(t, seed, configMaps, informer.SharedIndexInformerOptions{})
-		mustApply(t, w, update(configMaps, "p1"), del(configMaps, "p2"), create(configMaps, "p3"))
-		mustConverge(t, w)
-		h4 := mustAddHandler(t, w, n, "h4", useInformerResync)
-		if h4.HasSynced() {
-			t.Errorf("seed %d: h4 synced before its initial adds were delivered", seed)
+	inEachMode(t, func(t *testing.T, watchList bool) {
+		orders := map[string]bool{}
+		for _, seed := range traceSeeds {
+			w, n, hs := t1(t, seed, configMaps, informer.SharedIndexInformerOptions{}, watchList)
+			mustApply(t, w, update(configMaps, "p1"), del(configMaps, "p2"), create(configMaps, "p3"))
+			mustConverge(t, w)
+			h4 := mustAddHandler(t, w, n, "h4", useInformerResync)
+			if h4.HasSynced() {
+				t.Errorf("seed %d: h4 synced before its initial adds were delivered", seed)
+			}
+			mustConverge(t, w)
+			got := h4.Recorder().Take()
+			orders[got[0]] = true
+			slices.Sort(got)
+			if diff := cmp.Diff(got, []string{"add(default/p1@4,true)", "add(default/p3@6,true)"}); diff != "" {
+				t.Errorf("seed %d h4 snapshot (-got +want):\n%s", seed, diff)
+			}
+			if !h4.HasSynced() {
+				t.Errorf("seed %d: h4 not synced after its initial adds", seed)
+			}
+			mustApply(t, w, create(configMaps, "p5"), update(configMaps, "p3"))
+			mustConverge(t, w)
+			if diff := cmp.Diff(h4.Recorder().Take(), []string{"add(default/p5@7,false)", "upd(default/p3@6->8)"}); diff != "" {
+				t.Errorf("seed %d h4 live events (-got +want):\n%s", seed, diff)
+			}
+			if got := len(hs[0].Recorder().Notifications()); got != 7 {
+				t.Errorf("seed %d h1 got %d notifications, want 7", seed, got)
+			}
 		}
-		mustConverge(t, w)
-		got := h4.Recorder().Take()
-		orders[got[0]] = true
-		slices.Sort(got)
-		if diff := cmp.Diff(got, []string{"add(default/p1@4,true)", "add(default/p3@6,true)"}); diff != "" {
-			t.Errorf("seed %d h4 snapshot (-got +want):\n%s", seed, diff)
+		if len(orders) != 2 {
+			t.Errorf("late-join snapshots began with %v over %d seeds; want both orders drawn", orders, len(traceSeeds))
 		}
-		if !h4.HasSynced() {
-			t.Errorf("seed %d: h4 not synced after its initial adds", seed)
-		}
-		mustApply(t, w, create(configMaps, "p5"), update(configMaps, "p3"))
-		mustConverge(t, w)
-		if diff := cmp.Diff(h4.Recorder().Take(), []string{"add(default/p5@7,false)", "upd(default/p3@6->8)"}); diff != "" {
-			t.Errorf("seed %d h4 live events (-got +want):\n%s", seed, diff)
-		}
-		if got := len(hs[0].Recorder().Notifications()); got != 7 {
-			t.Errorf("seed %d h1 got %d notifications, want 7", seed, got)
-		}
-	}
-	if len(orders) != 2 {
-		t.Errorf("late-join snapshots began with %v over %d seeds; want both orders drawn", orders, len(traceSeeds))
-	}
+	})
 }
 
 // informer.md §14 T9: Stop ends everything: the watch is stopped at the apiserver, buffered
 // notifications are dropped, AddEventHandler fails, RemoveEventHandler is a no-op, and later
 // writes reach nobody. On pods: nothing is deleted.
 func TestWorldT9Stop(t *testing.T) {
-	for _, seed := range traceSeeds {
-		w, n, hs := t1(t, seed, pods, informer.SharedIndexInformerOptions{})
-		hs[0].Recorder().Take()
-		mustApply(t, w, update(pods, "p1"))
-		if err := w.Sim().RunUntil(func() bool { return hs[0].Buffered() > 0 }, time.Minute); err != nil {
-			t.Fatal(err)
+	inEachMode(t, func(t *testing.T, watchList bool) {
+		for _, seed := range traceSeeds {
+			w, n, hs := t1(t, seed, pods, informer.SharedIndexInformerOptions{}, watchList)
+			hs[0].Recorder().Take()
+			mustApply(t, w, update(pods, "p1"))
+			if err := w.Sim().RunUntil(func() bool { return hs[0].Buffered() > 0 }, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			n.Stop()
+			if !n.Informer().IsStopped() {
+				t.Errorf("seed %d: IsStopped false after Stop", seed)
+			}
+			if got := hs[0].Buffered(); got != 0 {
+				t.Errorf("seed %d: h1 still has %d notifications buffered", seed, got)
+			}
+			if got := w.Server().Watchers(); len(got) != 0 {
+				t.Errorf("seed %d: watches %v still open at the apiserver", seed, got)
+			}
+			if _, err := w.AddHandler(n, "late", nil, handlerOpts(useInformerResync)); err == nil {
+				t.Errorf("seed %d: AddHandler after Stop succeeded", seed)
+			}
+			if err := hs[1].Remove(); err != nil {
+				t.Errorf("seed %d: Remove after Stop: %v", seed, err)
+			}
+			mustApply(t, w, create(pods, "p7"))
+			if err := w.Sim().RunFor(10 * time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if got := hs[0].Recorder().Take(); len(got) != 0 {
+				t.Errorf("seed %d: h1 notified after Stop: %q", seed, got)
+			}
+			if err := w.Sim().RunUntilQuiescent(); err != nil {
+				t.Errorf("seed %d: a stopped world does not quiesce: %v", seed, err)
+			}
 		}
-		n.Stop()
-		if !n.Informer().IsStopped() {
-			t.Errorf("seed %d: IsStopped false after Stop", seed)
-		}
-		if got := hs[0].Buffered(); got != 0 {
-			t.Errorf("seed %d: h1 still has %d notifications buffered", seed, got)
-		}
-		if got := w.Server().Watchers(); len(got) != 0 {
-			t.Errorf("seed %d: watches %v still open at the apiserver", seed, got)
-		}
-		if _, err := w.AddHandler(n, "late", nil, handlerOpts(useInformerResync)); err == nil {
-			t.Errorf("seed %d: AddHandler after Stop succeeded", seed)
-		}
-		if err := hs[1].Remove(); err != nil {
-			t.Errorf("seed %d: Remove after Stop: %v", seed, err)
-		}
-		mustApply(t, w, create(pods, "p7"))
-		if err := w.Sim().RunFor(10 * time.Minute); err != nil {
-			t.Fatal(err)
-		}
-		if got := hs[0].Recorder().Take(); len(got) != 0 {
-			t.Errorf("seed %d: h1 notified after Stop: %q", seed, got)
-		}
-		if err := w.Sim().RunUntilQuiescent(); err != nil {
-			t.Errorf("seed %d: a stopped world does not quiesce: %v", seed, err)
-		}
-	}
+	})
 }
 
-// lastListed is when the last successful LIST reached n's Reflector: its last "listed" event.
+// lastListed is when n's Reflector last replaced its store from the apiserver, the instant its
+// resync timer restarts (informer.md §2.3, §7.5): its last "listed" (a LIST) or
+// "watch-list-synced" (a watch-list's end bookmark) event.
 func lastListed(w *World, n *Informer) time.Duration {
 	at := time.Duration(-1)
 	for _, e := range w.Sim().Trace().Events() {
-		if e.Actor == n.reflectorActor && e.Kind == "listed" {
+		if e.Actor == n.reflectorActor && (e.Kind == "listed" || e.Kind == "watch-list-synced") {
 			at = e.Time
 		}
 	}
