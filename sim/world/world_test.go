@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"github.com/informersim/informersim/sim"
+	"fmt"
 	"hash"
 	"strconv"
 	"strings"
@@ -17,22 +17,30 @@ import (
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/internal/invariant"
+	"github.com/informersim/informersim/sim"
 )
 
+// swarmWatchList is the start-up the swarms give informer i (0 for inf1, 1 for inf2) under seed:
+// the watch-list stream (informer.md §7.5) when bit i of the seed is set, LIST then WATCH (§7.3)
+// otherwise. Any four consecutive seeds run both informers in both modes, alone and mixed, and
+// a failing seed replays in its own mode.
+func swarmWatchList(seed uint64, i int) bool { return seed>>i&1 == 1 }
+
 // swarmWorld is the determinism world: fakeapi, two informers (one namespace with two
-// handlers, all namespaces with a resync period and one handler), a seeded stream of writes
-// with watch closes (clean and 410), compactions and injected request failures, then a liveness
-// phase with faults off until the world converges.
+// handlers, all namespaces with a resync period and one handler), each in the start-up
+// swarmWatchList draws from the seed, a seeded stream of writes with watch closes (clean and
+// 410), compactions and injected request failures, then a liveness phase with faults off until
+// the world converges.
 func swarmWorld(seed uint64, level sim.TraceLevel) (*World, error) {
 	w, err := NewFromConfig(sim.Config{Seed: seed, Trace: level, FaultSiteProbability: 0.5}, fakeapi.Config{}, Config{})
 	if err != nil {
 		return nil, err
 	}
-	inf1, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
+	inf1, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}, WatchList: swarmWatchList(seed, 0)})
 	if err != nil {
 		return nil, err
 	}
-	inf2, err := w.AddInformer("inf2", InformerOptions{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 20 * time.Second}})
+	inf2, err := w.AddInformer("inf2", InformerOptions{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 20 * time.Second}, WatchList: swarmWatchList(seed, 1)})
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +74,10 @@ func swarmWorld(seed uint64, level sim.TraceLevel) (*World, error) {
 
 // Goal: a whole world replays exactly: 1,000 seeds, each run twice, give the same trace hash,
 // and every run converges (each informer's cache and each handler's replayed view equal the
-// apiserver's state). Method: swarmWorld with sim.TraceHashOnly.
+// apiserver's state), in both start-ups. Method: swarmWorld with sim.TraceHashOnly, whose
+// informers take the start-up swarmWatchList draws from the seed; each run's requests show that
+// mode was the one run (a watch-list informer sent sendInitialEvents, a LIST-then-WATCH one
+// never did).
 func TestWorldDeterminism1000Seeds(t *testing.T) {
 	seeds := uint64(1000)
 	if testing.Short() {
@@ -79,12 +90,33 @@ func TestWorldDeterminism1000Seeds(t *testing.T) {
 			if err != nil {
 				t.Fatalf("seed %d run %d: %v", seed, i+1, err)
 			}
+			if err := checkStartModes(w, seed); err != nil {
+				t.Fatalf("seed %d run %d: %v", seed, i+1, err)
+			}
 			hashes[i] = w.Sim().Trace().Hash()
 		}
 		if hashes[0] != hashes[1] {
 			t.Fatalf("seed %d: two runs hashed %s and %s", seed, hashes[0], hashes[1])
 		}
 	}
+}
+
+// checkStartModes checks that inf1 and inf2 started as swarmWatchList says for seed: an informer in
+// the watch-list start-up sent at least one request with sendInitialEvents, one in the LIST then
+// WATCH start-up none.
+func checkStartModes(w *World, seed uint64) error {
+	streamed := map[string]bool{}
+	for _, r := range w.Server().Requests() {
+		if r.Options.SendInitialEvents != nil && *r.Options.SendInitialEvents {
+			streamed[r.Client] = true
+		}
+	}
+	for i, name := range []string{"inf1", "inf2"} {
+		if want := swarmWatchList(seed, i); streamed[name] != want {
+			return fmt.Errorf("%s: watch-list requests sent %v, want %v", name, streamed[name], want)
+		}
+	}
+	return nil
 }
 
 // Goal: seeds explore. Method: (1) 100 seeds of swarmWorld: distinct traces; (2) one fixed
@@ -392,11 +424,13 @@ func TestWorldConfigValidation(t *testing.T) {
 	}
 }
 
-// Goal: the oracles hold under every queue mode and scheduling policy, and under extreme
+// Goal: the oracles hold under every queue mode, scheduling policy and start-up, and under extreme
 // apiserver presets (style rule 11): lagging replicas behind random routing, a watch-cache
 // history of 3 events, a per-watch buffer of 2 (slow-consumer closes), watches that end every
 // few seconds, compaction every second, 410 answered from Watch() itself. Method: a swarm world
-// with a late join and a resync period, 15 seeds per combination (1,890 runs); every run must converge.
+// with a late join and a resync period, 15 seeds per combination (1,890 runs), each informer in
+// the start-up swarmWatchList draws from the seed (so every combination runs both); every run
+// must converge, in the start-ups drawn.
 func TestWorldSwarmPresets(t *testing.T) {
 	seeds := uint64(15)
 	if testing.Short() {
@@ -428,11 +462,11 @@ func TestWorldSwarmPresets(t *testing.T) {
 			pr.lag(w.Server())
 		}
 		opts := informer.SharedIndexInformerOptions{QueueMode: qm, DisableBatchPop: !batch}
-		inf1, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{QueueMode: qm, DisableBatchPop: !batch, ResyncPeriod: 7 * time.Second}})
+		inf1, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{QueueMode: qm, DisableBatchPop: !batch, ResyncPeriod: 7 * time.Second}, WatchList: swarmWatchList(seed, 0)})
 		if err != nil {
 			return err
 		}
-		inf2, err := w.AddInformer("inf2", InformerOptions{Resource: pods, Namespace: "", Informer: opts})
+		inf2, err := w.AddInformer("inf2", InformerOptions{Resource: pods, Namespace: "", Informer: opts, WatchList: swarmWatchList(seed, 1)})
 		if err != nil {
 			return err
 		}
@@ -460,7 +494,7 @@ func TestWorldSwarmPresets(t *testing.T) {
 			return err
 		}
 		w.Sim().SetFaultsEnabled(false)
-		return errors.Join(joinErr, w.RunUntilConverged(time.Hour))
+		return errors.Join(joinErr, w.RunUntilConverged(time.Hour), checkStartModes(w, seed))
 	}
 	for _, pr := range presets {
 		for _, qm := range []informer.QueueMode{informer.QueueRealFIFO, informer.QueueRealFIFONonAtomic, informer.QueueDeltaFIFO} {
