@@ -105,7 +105,7 @@ func (c *resync) check(e sim.Event) string {
 		clear(r.handlers)
 	case part == "reflector":
 		switch e.Kind {
-		case "listed", "WatchListSynced", "watch-list-synced", "watchlist-synced":
+		case "listed", "watch-list-synced":
 			// A successful LIST, or the end of a watch-list's initial events, starts the timer
 			// (informer.md §2.3, §7.5) when the informer resyncs.
 			r.anchor, r.ticking = e.Time, r.check > 0 || !r.checkKnown
