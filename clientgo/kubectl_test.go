@@ -1,0 +1,194 @@
+package clientgo_test
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+const kubectlManifest = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: c1
+data:
+  greeting: hello
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p1
+  labels:
+    app: demo
+spec:
+  containers:
+  - name: c
+    image: busybox
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: c
+        image: nginx
+`
+
+// TestKubectlAgainstServe runs the real kubectl binary against `informersim serve`: it creates
+// objects from a manifest, lists, labels, selects, watches and deletes them, as the README's
+// session does, and checks the server's state with client-go through the printed kubeconfig.
+func TestKubectlAgainstServe(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not on PATH: this test runs the real kubectl binary against `informersim serve`")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "informersim")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/informersim/informersim/cmd/informersim").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	serve := exec.CommandContext(ctx, bin, "serve", "-addr=127.0.0.1:0", "-kubeconfig="+kubeconfig)
+	stdout, err := serve.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve.Stderr = os.Stderr
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	url := ""
+	for url == "" && lines.Scan() {
+		if u, ok := strings.CutPrefix(lines.Text(), "informersim: serving the Kubernetes API at "); ok {
+			url = u
+		}
+	}
+	if url == "" {
+		t.Fatal("informersim serve printed no address")
+	}
+	rest := make(chan string, 64)
+	go func() {
+		for lines.Scan() {
+			rest <- lines.Text()
+		}
+		close(rest)
+	}()
+	defer func() {
+		_ = serve.Process.Signal(syscall.SIGINT)
+		if err := serve.Wait(); err != nil {
+			t.Errorf("informersim serve exited with %v", err)
+		}
+		stopped := false
+		for l := range rest {
+			stopped = stopped || l == "informersim: stopped"
+		}
+		if !stopped {
+			t.Error("informersim serve did not say it stopped")
+		}
+	}()
+
+	cacheDir := filepath.Join(dir, "kube-cache")
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig=" + kubeconfig, "--cache-dir=" + cacheDir}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	manifest := filepath.Join(dir, "objects.yaml")
+	if err := os.WriteFile(manifest, []byte(kubectlManifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expect := func(got, want string) {
+		t.Helper()
+		if got != want {
+			t.Fatalf("kubectl printed %q, want %q", got, want)
+		}
+	}
+
+	expect(run("create", "-f", manifest), "configmap/c1 created\npod/p1 created\ndeployment.apps/web created")
+	expect(run("get", "configmaps,pods,deployments", "-o", "name"), "configmap/c1\npod/p1\ndeployment.apps/web")
+	expect(run("get", "cm", "c1", "-o", "jsonpath={.data.greeting}"), "hello")
+	if out := run("get", "pods"); !strings.HasPrefix(out, "NAME") || !strings.Contains(out, "p1") {
+		t.Fatalf("kubectl get pods printed %q", out)
+	}
+	expect(run("label", "configmap", "c1", "team=blue"), "configmap/c1 labeled")
+	expect(run("get", "cm", "-l", "team=blue", "-o", "name"), "configmap/c1")
+	expect(run("get", "cm", "-l", "team=red", "-o", "name"), "")
+	expect(run("get", "deploy", "web", "-o", "jsonpath={.spec.replicas} {.metadata.generation}"), "2 1")
+
+	// A watch: kubectl prints the events of the changes made while it runs.
+	watch := exec.CommandContext(ctx, kubectl, "--kubeconfig="+kubeconfig, "--cache-dir="+cacheDir,
+		"get", "configmaps", "--watch", "--output-watch-events", "--no-headers")
+	wout, err := watch.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	events := bufio.NewScanner(wout)
+	nextEvent := func() []string {
+		t.Helper()
+		if !events.Scan() {
+			t.Fatalf("kubectl --watch ended: %v", events.Err())
+		}
+		return strings.Fields(events.Text())
+	}
+	if ev := nextEvent(); len(ev) < 2 || ev[0] != "ADDED" || ev[1] != "c1" {
+		t.Fatalf("first watch line %q", ev)
+	}
+	expect(run("annotate", "configmap", "c1", "note=watched"), "configmap/c1 annotated")
+	if ev := nextEvent(); len(ev) < 2 || ev[0] != "MODIFIED" || ev[1] != "c1" {
+		t.Fatalf("watch line after annotate %q", ev)
+	}
+	expect(run("delete", "configmap", "c1"), `configmap "c1" deleted`)
+	if ev := nextEvent(); len(ev) < 2 || ev[0] != "DELETED" || ev[1] != "c1" {
+		t.Fatalf("watch line after delete %q", ev)
+	}
+	_ = watch.Process.Kill()
+	_ = watch.Wait()
+
+	// client-go through the same kubeconfig sees what kubectl left.
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Host != url {
+		t.Fatalf("kubeconfig server %q, serve printed %q", cfg.Host, url)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=demo"})
+	if err != nil || len(pods.Items) != 1 || pods.Items[0].Name != "p1" {
+		t.Fatalf("client-go list through the kubeconfig: %v %+v", err, pods)
+	}
+	expect(run("delete", "-f", manifest, "--ignore-not-found", "--wait=false"), `pod "p1" deleted`+"\n"+`deployment.apps "web" deleted`)
+	expect(run("get", "deployments", "-o", "name"), "")
+}
