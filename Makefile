@@ -4,7 +4,7 @@ GO ?= go
 RACE_PKGS ?= ./informer/... ./fakeapi/...
 SEED ?= 1
 
-.PHONY: all test test-unit test-race test-nested verify demo bench sim fuzz fuzz-scenarios rewrite compare
+.PHONY: all test test-unit test-race test-nested verify demo bench sim fuzz fuzz-rest fuzz-scenarios rewrite compare
 
 all: test
 
@@ -18,10 +18,13 @@ test-unit:
 test-race:
 	$(GO) test -race $(RACE_PKGS)
 
-## test-nested: the nested modules with client-go: clientgo/ (typed clients over the REST front,
-## client-go controllers inside the world) and examples/ (a sample-controller tested with it).
-## The harness couples goroutines to the world, so its tests also run under -race.
+## test-nested: the nested modules with client-go: compare/ (client-go's informer beside ours,
+## the fidelity check), clientgo/ (typed clients, client-go's informers, controller-runtime and
+## kubectl over the REST front; client-go controllers inside the world) and examples/ (a
+## sample-controller tested with it). The harness couples goroutines to the world, so its tests
+## also run under -race.
 test-nested:
+	cd compare && $(GO) vet ./... && $(GO) test ./...
 	cd clientgo && $(GO) vet ./... && $(GO) test ./...
 	cd clientgo && $(GO) test -race -run 'TestHarness|TestRunBadInput' .
 	cd examples && $(GO) vet ./... && $(GO) test ./...
@@ -59,6 +62,10 @@ bench:
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzListWatchOptions -fuzztime=$(FUZZTIME) ./fakeapi/
+
+## fuzz-rest: fuzz the REST front with arbitrary methods, paths, queries and bodies.
+fuzz-rest:
+	$(GO) test -run='^$$' -fuzz=FuzzHandler -fuzztime=$(FUZZTIME) ./fakeapi/rest/
 
 ## fuzz-scenarios: fuzz the scenario language's directive parser (FUZZTIME=30s).
 fuzz-scenarios:
