@@ -52,7 +52,7 @@ func withOwnMeta(o *unstructured.Unstructured) *unstructured.Unstructured {
 		top[k] = v
 	}
 	if md, ok := o.Object["metadata"].(map[string]any); ok {
-		m := make(map[string]any, len(md)+1)
+		m := make(map[string]any, len(md))
 		for k, v := range md {
 			m[k] = v
 		}

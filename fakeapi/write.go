@@ -131,7 +131,7 @@ func normalizeObject(obj, old map[string]any) (map[string]any, error) {
 		var n any
 		var err error
 		if md, ok := v.(map[string]any); ok && k == "metadata" {
-			m := make(map[string]any, len(md)+1)
+			m := make(map[string]any, len(md))
 			for mk, mv := range md {
 				if m[mk], err = normalizeShared(mv, oldMD[mk], 2); err != nil {
 					return nil, err
