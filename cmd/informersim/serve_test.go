@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a strings.Builder safe for the serving goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Goal: serve prints its address and a kubeconfig, answers the Kubernetes API there, stops when
+// its context ends, and refuses bad flags with exit 2.
+func TestServe(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- serveUntil(ctx, []string{"-addr=127.0.0.1:0", "-crd=example.com/v1/Widget/widgets,status"}, &out, &errb)
+	}()
+	url := ""
+	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for _, l := range strings.Split(out.String(), "\n") {
+			if u, ok := strings.CutPrefix(l, "informersim: serving the Kubernetes API at "); ok {
+				url = u
+			}
+		}
+	}
+	if url == "" {
+		cancel()
+		t.Fatalf("no address printed; stdout %q stderr %q", out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "server: "+url+"\n") {
+		t.Errorf("the kubeconfig does not point at %s:\n%s", url, out.String())
+	}
+	resp, err := http.Get(url + "/apis/example.com/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"widgets/status"`) {
+		t.Errorf("discovery of the -crd resource: %d %s", resp.StatusCode, body)
+	}
+	cancel()
+	if c := <-code; c != 0 || !strings.HasSuffix(out.String(), "informersim: stopped\n") {
+		t.Errorf("serve exit %d, stdout ends %q", c, out.String())
+	}
+	for _, args := range [][]string{{"-crd=nope"}, {"-crd=g/v/K/p,weird"}, {"extra"}, {"-addr=256.0.0.1:99999"}} {
+		var o, e syncBuffer
+		if c := serveUntil(context.Background(), args, &o, &e); c == 0 || e.String() == "" {
+			t.Errorf("serve %q = exit %d, stderr %q; want a failure with a message", args, c, e.String())
+		}
+	}
+}
