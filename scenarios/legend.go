@@ -5,6 +5,7 @@ const Legend = `legend:
   +1.25s actor: what    simulated time since the start, who acted, what it did
   apiserver             the fake apiserver: ADDED/MODIFIED/DELETED obj=<resource>/<ns>/<name> rv=<revision> for each write
   inf/reflector         the Reflector: LIST and WATCH requests, listed, watching, rewatch, relist-after, resync
+  watch-list-synced     watch-list start-up done: the initial-events-end bookmark arrived (items, rv); -retry and -fallback (to LIST) when it fails
   inf/net, inf/watch    the network: responses arriving (LIST-ok, WATCH-ok), watch events pulled and their stream's end
   inf/queue             the process loop: pop an item, write the cache (cache-add/update/delete/replace), buffer a notification
   inf/<handler>         a handler: OnAdd/OnUpdate/OnDelete as it is called, register, join (late), synced, remove
