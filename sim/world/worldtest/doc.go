@@ -12,6 +12,8 @@
 //     "upd(default/a@2->3)", "del(default/a@3)", "del(tomb default/a@3)").
 //   - SatisfyEveryOracle succeeds when no oracle attached with oracle.Attach has been violated
 //     (and, once the world is quiet, none of their liveness halves either).
+//   - NewWorld is world.New whose repro line (SpecRepro) replays the current Ginkgo spec alone:
+//     -ginkgo.focus with the spec's text, so a failure in a full suite run names its spec.
 //
 // Every failure message names the seed, the one command that replays the run
 // (sim.Config.Repro: world.Repro's line under go test, the scenario runner's own otherwise) and
