@@ -33,7 +33,7 @@ var _ = Describe("NewWorld's repro line", func() {
 		Expect(err).NotTo(HaveOccurred())
 		focus := regexp.MustCompile(strings.TrimPrefix(string(out), "-ginkgo.focus="))
 		// Ginkgo matches it against the suite's description, a space, and the spec's full text.
-		Expect(focus.MatchString("worldtest " + CurrentSpecReport().FullText())).To(BeTrue(), "%s", focus)
+		Expect(focus.MatchString("worldtest "+CurrentSpecReport().FullText())).To(BeTrue(), "%s", focus)
 		Expect(focus.MatchString("worldtest NewWorld's repro line replays this spec alone")).To(BeFalse())
 		Expect(focus.MatchString("worldtest " + CurrentSpecReport().FullText() + " too")).To(BeFalse())
 
