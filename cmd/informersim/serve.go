@@ -78,8 +78,8 @@ authentication, until interrupted. It prints the address and a kubeconfig; with 
 also writes the kubeconfig to FILE, for kubectl --kubeconfig=FILE.
 
 It speaks JSON only: kubectl's generators (kubectl create configmap|secret|namespace) send
-protobuf and get 415; write the object as YAML and kubectl apply -f it. Strategic merge patch
-(kubectl patch's default) answers 405: use kubectl patch --type=merge.
+protobuf and get 415; write the object as YAML and kubectl create -f it. Strategic merge patch
+(kubectl patch's default) and server-side apply answer 405: use kubectl patch --type=merge.
 
 `)
 		fs.PrintDefaults()
