@@ -1,0 +1,60 @@
+// Package rest is the REST front of a *fakeapi.Server: an http.Handler that serves the
+// Kubernetes API, so that every Kubernetes client (client-go's typed, dynamic and metadata
+// clients and informers, controller-runtime, kubectl) works against the fake apiserver unchanged.
+//
+// # Contract
+//
+// The handler serves, for every resource of the server's configuration (built-in and custom):
+//   - legacy discovery: /api, /api/v1, /apis, /apis/GROUP, /apis/GROUP/VERSION (short names and
+//     categories of the built-in kinds included), /version, /healthz, and a skeleton /openapi/v3
+//     that tells kubectl to validate fields on the server;
+//   - get, list (resourceVersion and its match, limit and continue, label and field selectors),
+//     watch (newline-delimited JSON, one flush per event: bookmarks, sendInitialEvents and the
+//     initial-events-end bookmark, timeoutSeconds), create, update, patch (JSON and merge patch),
+//     delete (preconditions, propagation, grace, dry run), deletecollection, and get, update and
+//     patch of the status subresource where the resource declares one;
+//   - representations: the objects as JSON, meta.k8s.io Tables (kubectl get: a Name and an Age
+//     column, ages on the server's clock) and PartialObjectMetadata (metadata clients).
+//
+// Errors are metav1.Status bodies with kube-apiserver's code and reason: fakeapi's own errors as
+// it returns them (fakeapi.md §3, §5, §7), and for what the front decides itself, 400 BadRequest
+// (malformed JSON, a body for another kind or namespace, a name that differs from the URL's, an
+// undecodable query parameter), 404 NotFound (unknown path, resource or subresource), 405
+// MethodNotAllowed, 406 NotAcceptable, 413 RequestEntityTooLarge (bodies above
+// Options.MaxRequestBodyBytes, 3 MiB by default) and 415 UnsupportedMediaType. A Status with
+// RetryAfterSeconds (429, the 504 of a too-large resourceVersion) also sets Retry-After. Errors
+// after a watch started are ERROR events carrying a Status, then the stream ends (§4.6). A
+// transport fault injected with Server.FailNext (a non-Status error, e.g.
+// fakeapi.NewConnectionRefused) is RoundTrip's error on the in-process transport and a dropped
+// connection on a listener. No input makes the handler panic (FuzzHandler).
+//
+// Simplifications: request bodies are JSON only (protobuf gets 415, so client-go configurations
+// must select JSON, as clientgo.RESTConfig does); strategic merge patch and apply patches get
+// fakeapi's 405 for built-in kinds, and strategic merge 415 for custom resources, as from
+// kube-apiserver; the aggregated discovery format is not served (clients fall back to the legacy
+// documents, as with older servers); deletecollection answers a Success Status rather than the
+// list of deleted objects; and there is no authentication or authorisation.
+//
+// # Usage
+//
+// In process, with no port (client-go: rest.Config{Host: "http://informersim", Transport: tr}):
+//
+//	h, _ := rest.NewHandler(srv, rest.Options{})
+//	tr, _ := rest.NewTransport(h)
+//
+// On a socket, for kubectl and other processes (what `informersim serve` does):
+//
+//	l, _ := rest.Listen("127.0.0.1:0", h)
+//	defer l.Close()
+//	fmt.Print(rest.Kubeconfig(l.URL(), "informersim"))
+//
+// # Implementation notes
+//
+// The front is not on the simulation path: it serves concurrent clients, so it starts
+// goroutines (one per in-process request, the listener's serve loop) and relies on fakeapi's
+// mutex and its watch channel adapter (Watcher.ResultChan), whose goroutine follows the request's
+// context. It reads time only from the server's clock. Routing is by path segments, with one
+// ambiguity resolved as kube-apiserver does: /api/v1/namespaces/NAME[/status] is the namespace
+// object unless the third segment names a namespaced resource. Lists are encoded from fakeapi's
+// maps without conversion, which is the hot path of informer start-up.
+package rest
