@@ -304,3 +304,41 @@ func TestConstructorsRefuseBadInput(t *testing.T) {
 		t.Error("Listen with a nil handler: no error")
 	}
 }
+
+// TestReplicaFaultsOverHTTP: a frozen watch cache serves stale RV=0 lists while consistent lists
+// read the store, and a reinitialised replica ends open watch streams and answers 429 with
+// Retry-After while it is not ready, as through the in-process ListerWatcher.
+func TestReplicaFaultsOverHTTP(t *testing.T) {
+	srv, h := newHandler(t)
+	tr, _ := NewTransport(h)
+	client := &http.Client{Transport: tr}
+	count := func(query string) int {
+		t.Helper()
+		var l struct{ Items []any }
+		decode(t, do(h, call{method: "GET", path: "/api/v1/namespaces/a/configmaps" + query}), &l)
+		return len(l.Items)
+	}
+	do(h, call{method: "POST", path: "/api/v1/namespaces/a/configmaps", body: cmBody})
+	srv.FreezeReplica(0)
+	do(h, call{method: "POST", path: "/api/v1/namespaces/a/configmaps", body: `{"metadata":{"name":"c2"}}`})
+	if stale, fresh := count("?resourceVersion=0"), count(""); stale != 1 || fresh != 2 {
+		t.Fatalf("frozen cache: RV=0 list has %d items (want 1, stale), consistent list %d (want 2)", stale, fresh)
+	}
+	srv.ResumeReplica(0)
+
+	var l metav1.List
+	decode(t, do(h, call{method: "GET", path: "/api/v1/namespaces/a/configmaps"}), &l)
+	resp, err := client.Get("http://informersim/api/v1/namespaces/a/configmaps?watch=true&resourceVersion=" + l.ResourceVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	srv.ReinitReplica(0, time.Minute)
+	if rest, err := io.ReadAll(resp.Body); err != nil || len(rest) != 0 {
+		t.Fatalf("watch stream after a reinit: %v, %q (want a clean end)", err, rest)
+	}
+	w := do(h, call{method: "GET", path: "/api/v1/namespaces/a/configmaps?watch=true"})
+	if st := status(t, w); st.Code != 429 || w.Header().Get("Retry-After") == "" {
+		t.Fatalf("watch on a reinitialising replica: %d %s, Retry-After %q", st.Code, st.Reason, w.Header().Get("Retry-After"))
+	}
+}
