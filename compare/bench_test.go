@@ -19,6 +19,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/informersim/informersim/clientgo"
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
 )
@@ -286,7 +287,7 @@ func newPod(ns, name string) *unstructured.Unstructured {
 }
 
 // BenchmarkFakeAPIvsFakeClientset measures one LIST of fakeListObjects pods (all namespaces)
-// through the dynamic client interface: fakeapi (behind the dynamicServer adapter) against
+// through the dynamic client interface: fakeapi (behind clientgo.Dynamic) against
 // client-go's dynamic fake client (an object tracker). Both deep-copy what they return.
 func BenchmarkFakeAPIvsFakeClientset(b *testing.B) {
 	ctx := context.Background()
@@ -309,7 +310,7 @@ func BenchmarkFakeAPIvsFakeClientset(b *testing.B) {
 		client dynamic.Interface
 	}{
 		{"clientgo", fake},
-		{"fakeapi", dynamicServer{srv}},
+		{"fakeapi", clientgo.Dynamic(srv)},
 	}
 	for _, c := range clients {
 		b.Run(c.name, func(b *testing.B) {

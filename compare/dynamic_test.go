@@ -10,10 +10,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 
+	"github.com/informersim/informersim/clientgo"
 	"github.com/informersim/informersim/fakeapi"
 )
 
-// TestDynamicInformerOnFakeAPI checks that the dynamicServer adapter is enough for client-go's
+// TestDynamicInformerOnFakeAPI checks that clientgo.Dynamic is enough for client-go's
 // own dynamic informer factory to run on fakeapi: it syncs the pods created before start and
 // then sees a pod created after it (through the factory's ListWatch, in watch-list mode, since
 // the adapter does not opt out of it).
@@ -25,7 +26,7 @@ func TestDynamicInformerOnFakeAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := dynamicServer{srv}
+	client := clientgo.Dynamic(srv)
 	create := func(name string) {
 		t.Helper()
 		if _, err := client.Resource(podsGVR).Namespace("a").Create(ctx, newPod("a", name), metav1.CreateOptions{}); err != nil {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	cgworkqueue "k8s.io/client-go/util/workqueue"
 
+	"github.com/informersim/informersim/clientgo"
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/informer/workqueue"
@@ -42,7 +43,7 @@ var (
 )
 
 // dynamicClient makes client-go's dynamic client (a real cluster, or fakeapi through the
-// dynamicServer adapter) the Client of our SharedInformerFactory: one cache.ListWatch per
+// clientgo.Dynamic adapter) the Client of our SharedInformerFactory: one cache.ListWatch per
 // resource and namespace, keeping the client's answer to the watch-list probe as client-go's
 // dynamic informer does (ToListWatcherWithWatchListSemantics).
 func dynamicClient(d dynamic.Interface) informer.Client {
@@ -89,7 +90,7 @@ func TestFactoryMatchesDynamicInformerFactory(t *testing.T) {
 	if _, err := srv.Resource(cmsGVR).Namespace("a").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	client := dynamicServer{srv}
+	client := clientgo.Dynamic(srv)
 	ours, err := informer.NewFilteredSharedInformerFactory(dynamicClient(client), 0, "a", nil)
 	if err != nil {
 		t.Fatal(err)

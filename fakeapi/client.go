@@ -16,7 +16,7 @@ import (
 
 // ResourceClient has the method set of client-go's dynamic.ResourceInterface, so it satisfies
 // that interface as is; its Namespace method returns *ResourceClient rather than
-// dynamic.ResourceInterface, which a one-method wrapper in compare/ adapts (see the package doc).
+// dynamic.ResourceInterface, which clientgo.Dynamic (nested module clientgo/) adapts (see the package doc).
 type ResourceClient struct {
 	srv *Server
 	gvr schema.GroupVersionResource

@@ -42,7 +42,8 @@
 // client-go's dynamic.ResourceInterface (Create, Update, UpdateStatus, Delete, DeleteCollection,
 // Get, List, Watch, Patch, Apply, ApplyStatus). Its Namespace method returns *ResourceClient, not
 // dynamic.ResourceInterface, because this module cannot import client-go; Go's type identity
-// therefore needs a one-method wrapper in compare/ to make *Server a dynamic.Interface.
+// therefore needs a one-method wrapper to make *Server a dynamic.Interface: clientgo.Dynamic, in the
+// nested module clientgo/.
 //
 // A simulator drives watches by pulling:
 //
