@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -139,7 +140,13 @@ func (r *Result) Narration() string {
 			fmt.Fprintf(&b, "\n== %s ==\n", s.Directive.text())
 			continue
 		}
-		fmt.Fprintf(&b, "> %s\n", s.Directive.Line())
+		fmt.Fprintf(&b, "> %s", s.Directive.Line())
+		// A seed given on the command line replaces the file's: say so where the file's seed is
+		// echoed, so the line below it (the world's own header) does not read as a contradiction.
+		if seed, ok := s.Directive.arg("seed"); ok && s.Directive.Cmd == "world" && seed != strconv.FormatUint(r.Seed, 10) {
+			fmt.Fprintf(&b, "   (seed replaced: this run uses seed=%d)", r.Seed)
+		}
+		b.WriteByte('\n')
 		if out := normalize(s.Output); out != "" {
 			b.WriteString(out)
 			b.WriteByte('\n')

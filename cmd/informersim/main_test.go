@@ -64,6 +64,13 @@ func TestScenarioCommands(t *testing.T) {
 	if code := run([]string{"run", "05", "--seed", "9", "--policy", "fifo"}, &s9, &errb); code != 0 || !strings.Contains(s9.String(), "seed=9") || s9.String() == a.String() {
 		t.Errorf("run --seed 9 --policy fifo: exit %d, output:\n%s", code, s9.String())
 	}
+	// The file's own seed is echoed; the run must say that --seed replaced it.
+	if want := "> world seed=5   (seed replaced: this run uses seed=9)\n"; !strings.Contains(s9.String(), want) {
+		t.Errorf("run --seed 9 does not say the file's seed was replaced (want %q):\n%s", want, s9.String())
+	}
+	if strings.Contains(a.String(), "seed replaced") {
+		t.Errorf("a run with the file's own seed says the seed was replaced:\n%s", a.String())
+	}
 	var js strings.Builder
 	if code := run([]string{"run", "--json", "01"}, &js, &errb); code != 0 || !strings.HasPrefix(js.String(), `{"step":`) {
 		t.Errorf("run --json exit %d, output starts %q", code, js.String()[:min(40, len(js.String()))])
