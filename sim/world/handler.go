@@ -38,6 +38,12 @@ type Handler struct {
 	callDuration time.Duration
 	busy         *sim.Timer // armed while a call's CallDuration runs
 
+	// buffered mirrors the informer's count of notifications buffered for the handler, kept
+	// from the observer's events (+1 per StepDistributed naming it, -1 per StepDelivered), so
+	// that the engine's poll at every step reads a field instead of taking the informer's
+	// processor lock. Buffered stays the authority: quiet checks the two agree.
+	buffered int
+
 	// deliverFn is h.deliver, made once: a method value allocates each time it is taken, and
 	// the engine asks every actor for its actions at every step.
 	deliverFn func()
@@ -227,8 +233,16 @@ type handlerActor struct{ h *Handler }
 func (a handlerActor) Name() string { return a.h.actor }
 
 func (a handlerActor) Actions(add func(sim.Action)) {
-	if !a.h.Busy() && a.h.Buffered() > 0 {
-		add(sim.Action{Name: "deliver", Run: a.h.deliverFn})
+	// O(1) and allocation-free, reading the handler's own count rather than the informer's
+	// (which takes its processor lock): with many handlers the engine polls each at every step,
+	// and most of them are idle.
+	h := a.h
+	if h.buffered <= 0 || h.Busy() || h.Removed() {
+		return
+	}
+	h.n.resolve()
+	if h.reg != nil && !h.removed {
+		add(sim.Action{Name: "deliver", Run: h.deliverFn})
 	}
 }
 

@@ -15,9 +15,17 @@ import (
 // they appear (discovery), and feeds each delivery to its handler's Recorder.
 func (n *Informer) observe(e informer.StepEvent) {
 	s := n.w.s
+	if e.Kind == informer.StepDistributed {
+		for _, id := range e.Handlers {
+			if h := n.byID[id]; h != nil {
+				h.buffered++
+			}
+		}
+	}
 	switch e.Kind {
 	case informer.StepDelivered:
 		if h := n.byID[e.Handler]; h != nil {
+			h.buffered--
 			h.rec.deliver(e)
 		}
 		return

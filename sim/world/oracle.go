@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/informersim/informersim/internal/invariant"
 	"github.com/informersim/informersim/internal/jsonvalue"
 	"github.com/informersim/informersim/sim"
 )
@@ -57,7 +58,13 @@ func (n *Informer) quiet() bool {
 		return false
 	}
 	for _, h := range n.handlers {
-		if h.Busy() || h.Buffered() > 0 {
+		b := h.Buffered()
+		if b != h.buffered && !h.Removed() {
+			// The actor's count went wrong: it would offer deliveries that are not there, or
+			// never offer one that is.
+			invariant.Check(false, "world: %s: %d notifications buffered, the handler's actor counts %d", h.actor, b, h.buffered)
+		}
+		if h.Busy() || b > 0 {
 			return false
 		}
 	}
