@@ -38,6 +38,10 @@ type notification struct {
 	kind            NotificationKind
 	oldObj, newObj  any
 	isInInitialList bool
+	// key is the object's key for the observer's events, computed once when the notification
+	// is distributed (withKey) rather than again at each handler's delivery, where building it
+	// would allocate once per handler. Empty without an observer.
+	key string
 }
 
 // initialBufferSize is the number of slots a listener's ring starts with: client-go's

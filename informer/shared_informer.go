@@ -381,7 +381,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 	}
 	s.emit(StepEvent{Kind: StepJoined, Handler: l.id, Count: len(snapshot), RequestedResyncPeriod: requested, ResyncPeriod: effective, CheckPeriod: s.resyncCheckPeriod})
 	for _, obj := range snapshot {
-		n := notification{kind: NotificationAdd, newObj: obj, isInInitialList: true}
+		n := s.withKey(notification{kind: NotificationAdd, newObj: obj, isInInitialList: true})
 		l.add(n)
 		s.emitNotification(StepDistributed, n, false, []int{l.id})
 	}
@@ -795,6 +795,7 @@ func (s *sharedIndexInformer) distribute(n notification, isSync bool) {
 	// which saves an allocation per notification (the observer is set before start and never
 	// changes, so this is the same decision emitNotification makes).
 	collect := s.observer != nil
+	n = s.withKey(n)
 	s.procLock.Lock()
 	ids := s.processor.distribute(n, isSync, collect, nil)
 	s.procLock.Unlock()

@@ -376,21 +376,8 @@ func handlerList(ids []int) string {
 
 // describeObj returns the key, RV and tombstone flag of an object for events.
 func describeObj(obj any) (key, rv string, tomb bool) {
-	if t, ok := obj.(DeletedFinalStateUnknown); ok {
-		_, rv, _ = describeObj(t.Obj)
-		return t.Key, rv, true
-	}
-	if obj == nil {
-		return "", "", false
-	}
-	key, err := DeletionHandlingMetaNamespaceKeyFunc(obj)
-	if err != nil {
-		key = "?"
-	}
-	if m, err := meta.Accessor(obj); err == nil {
-		rv = m.GetResourceVersion()
-	}
-	return key, rv, false
+	rv, tomb = describeRVTombstone(obj)
+	return describeKey(obj), rv, tomb
 }
 
 // describeRV is describeObj's resourceVersion alone: it builds no key, which would allocate.
@@ -427,16 +414,53 @@ func (s *sharedIndexInformer) emitNotification(kind StepEventKind, n notificatio
 	} else {
 		e.Handlers = ids
 	}
+	e.Key = n.key // set by withKey: the observer is set before anything is distributed
 	switch n.kind {
 	case NotificationAdd:
-		e.Key, e.ResourceVersion, e.Tombstone = describeObj(n.newObj)
+		e.ResourceVersion, e.Tombstone = describeRVTombstone(n.newObj)
 	case NotificationUpdate:
-		e.Key, e.ResourceVersion, _ = describeObj(n.newObj)
+		e.ResourceVersion = describeRV(n.newObj)
 		e.OldResourceVersion = describeRV(n.oldObj)
 	case NotificationDelete:
-		e.Key, e.ResourceVersion, e.Tombstone = describeObj(n.oldObj)
+		e.ResourceVersion, e.Tombstone = describeRVTombstone(n.oldObj)
 	}
 	s.observer(e)
+}
+
+// withKey returns n with its key set for the observer's events (describeObj's key of the object
+// the handler is given); without an observer n is returned unchanged, as nothing reads the key.
+func (s *sharedIndexInformer) withKey(n notification) notification {
+	if s.observer == nil {
+		return n
+	}
+	obj := n.newObj
+	if n.kind == NotificationDelete {
+		obj = n.oldObj
+	}
+	n.key = describeKey(obj)
+	return n
+}
+
+// describeKey is describeObj's key alone.
+func describeKey(obj any) string {
+	if t, ok := obj.(DeletedFinalStateUnknown); ok {
+		return t.Key
+	}
+	if obj == nil {
+		return ""
+	}
+	key, err := DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return "?"
+	}
+	return key
+}
+
+// describeRVTombstone is describeObj without the key: the resourceVersion, and whether obj is a
+// tombstone.
+func describeRVTombstone(obj any) (rv string, tomb bool) {
+	_, tomb = obj.(DeletedFinalStateUnknown)
+	return describeRV(obj), tomb
 }
 
 func (s *sharedIndexInformer) emitPopped(deltas []Delta, isInInitialList bool) {
