@@ -76,8 +76,12 @@ type Recorder struct {
 	actor string
 	cache informer.Store // the informer's cache, for cache-before-notify; nil skips the check
 
-	max   int
+	max int
+	// notes is a ring of the last max notifications: it grows by append up to max, then each
+	// new one overwrites the oldest, at head, so keeping a bounded window allocates nothing per
+	// notification once full (a sliding slice would reallocate as its capacity runs out).
 	notes []Notification
+	head  int // index of the oldest in notes once it is full; 0 before
 	total int // notifications received, including those no longer kept
 
 	// view is the cache replayed from the notifications: key → object.
@@ -96,12 +100,17 @@ func newRecorder(w *World, actor string, cache informer.Store, maxNotes int) *Re
 }
 
 // Notifications returns the kept notifications, oldest first.
-func (r *Recorder) Notifications() []Notification { return append([]Notification(nil), r.notes...) }
+func (r *Recorder) Notifications() []Notification {
+	out := make([]Notification, 0, len(r.notes))
+	out = append(out, r.notes[r.head:]...)
+	return append(out, r.notes[:r.head]...)
+}
 
 // Strings returns the kept notifications in informer.md §14's notation.
 func (r *Recorder) Strings() []string {
-	out := make([]string, len(r.notes))
-	for i, n := range r.notes {
+	notes := r.Notifications()
+	out := make([]string, len(notes))
+	for i, n := range notes {
 		out[i] = n.String()
 	}
 	return out
@@ -111,7 +120,8 @@ func (r *Recorder) Strings() []string {
 // state stay).
 func (r *Recorder) Take() []string {
 	out := r.Strings()
-	r.notes = r.notes[:0]
+	clear(r.notes) // let the objects be collected
+	r.notes, r.head = r.notes[:0], 0
 	return out
 }
 
@@ -180,11 +190,15 @@ func (r *Recorder) record(n Notification) {
 		delete(r.view, n.Key)
 	}
 	r.total++
-	if len(r.notes) >= r.max {
-		r.notes[0] = Notification{}
-		r.notes = r.notes[1:]
+	if len(r.notes) < r.max {
+		r.notes = append(r.notes, n)
+		return
 	}
-	r.notes = append(r.notes, n)
+	r.notes[r.head] = n
+	r.head++
+	if r.head == len(r.notes) {
+		r.head = 0
+	}
 }
 
 // check is the per-object order oracle and the cache-before-notify oracle (design.md

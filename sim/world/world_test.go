@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -651,3 +652,66 @@ func TestWorldRefusesBadInput(t *testing.T) {
 
 // errOf keeps the error of a call that returns a value and an error.
 func errOf[T any](_ T, err error) error { return err }
+
+// Goal: a Recorder keeps the last MaxRecordedNotifications notifications, oldest first, across
+// many wraps of its window, counts the dropped ones in Total, and Take empties the window and
+// starts it again. Method: feed a Recorder bounded at 3 with 3, then 8, then 2 updates of one
+// object and compare its kept notifications with the last ones fed.
+func TestWorldRecorderKeepsTheLastNotifications(t *testing.T) {
+	w, err := New(1, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := func(rv int) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetNamespace("default")
+		u.SetName("a")
+		u.SetResourceVersion(strconv.Itoa(rv))
+		return u
+	}
+	r := newRecorder(w, "t/h", nil, 3)
+	feed := recFeed{r}
+	feed.OnAdd(obj(1), true)
+	rv := 1
+	kept := func() []string {
+		var out []string
+		for _, n := range r.Notifications() {
+			out = append(out, n.ResourceVersion)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		updates int
+		want    []string
+	}{
+		{2, []string{"1", "2", "3"}},    // exactly full, not wrapped
+		{8, []string{"9", "10", "11"}},  // wrapped twice and two thirds
+		{2, []string{"11", "12", "13"}}, // the ring's head moves on
+	} {
+		for range c.updates {
+			feed.OnUpdate(obj(rv), obj(rv+1))
+			rv++
+		}
+		if got := kept(); !slices.Equal(got, c.want) {
+			t.Fatalf("after rv %d: kept rvs %v, want %v", rv, got, c.want)
+		}
+		var want []string
+		for _, n := range r.Notifications() {
+			want = append(want, n.String())
+		}
+		if got := r.Strings(); !slices.Equal(got, want) {
+			t.Fatalf("after rv %d: Strings %q, want %q", rv, got, want)
+		}
+	}
+	if r.Total() != 13 {
+		t.Fatalf("Total %d, want 13", r.Total())
+	}
+	if got := r.Take(); len(got) != 3 || len(r.Notifications()) != 0 {
+		t.Fatalf("Take returned %d, then %d kept; want 3 then 0", len(got), len(r.Notifications()))
+	}
+	feed.OnUpdate(obj(rv), obj(rv+1))
+	rv++
+	if got := kept(); !slices.Equal(got, []string{"14"}) {
+		t.Fatalf("after Take: kept rvs %v, want [14]", got)
+	}
+}
