@@ -433,18 +433,16 @@ func (e *Env) handler(key string) (*handlerState, error) {
 	return hs, nil
 }
 
+// parseResource is world.ParseResource, with the empty string for "the world's default resource".
 func parseResource(v string) (schema.GroupVersionResource, error) {
 	if v == "" {
 		return schema.GroupVersionResource{}, nil
 	}
-	parts := strings.Split(v, "/")
-	switch {
-	case len(parts) == 2 && parts[0] != "" && parts[1] != "":
-		return schema.GroupVersionResource{Version: parts[0], Resource: parts[1]}, nil
-	case len(parts) == 3 && parts[0] != "" && parts[1] != "" && parts[2] != "":
-		return schema.GroupVersionResource{Group: parts[0], Version: parts[1], Resource: parts[2]}, nil
+	gvr, err := world.ParseResource(v)
+	if err != nil {
+		return gvr, fmt.Errorf("resource: %w", err)
 	}
-	return schema.GroupVersionResource{}, fmt.Errorf("resource: expected version/resource or group/version/resource, got %q", v)
+	return gvr, nil
 }
 
 func (e *Env) addInformer(d Directive, name string, add func(string, ...any)) error {

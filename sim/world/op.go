@@ -323,7 +323,7 @@ func Parse(s string) (Op, error) {
 		var err error
 		switch k := f.key; {
 		case k == "resource":
-			op.Resource, err = parseGVR(v)
+			op.Resource, err = ParseResource(v)
 		case k == "ns":
 			op.Namespace = v
 		case k == "name":
@@ -384,7 +384,9 @@ func Parse(s string) (Op, error) {
 	return op, nil
 }
 
-func parseGVR(v string) (schema.GroupVersionResource, error) {
+// ParseResource reads a resource in the form Op.String writes it: version/resource for the core
+// group ("v1/pods") or group/version/resource ("apps/v1/deployments").
+func ParseResource(v string) (schema.GroupVersionResource, error) {
 	parts := strings.Split(v, "/")
 	switch {
 	case len(parts) == 2 && parts[0] != "" && parts[1] != "":
