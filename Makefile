@@ -29,7 +29,7 @@ test-nested:
 	cd clientgo && $(GO) test -race -run 'TestHarness|TestRunBadInput' .
 	cd examples && $(GO) vet ./... && $(GO) test ./...
 
-## verify: gofmt, vet, mod tidy, the import graph and the determinism ban list.
+## verify: gofmt, vet, mod tidy, the import graph, the determinism ban list and the doc citations (scripts/doccite.go).
 verify:
 	./scripts/verify.sh
 
