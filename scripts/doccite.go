@@ -25,6 +25,10 @@ import (
 	"strings"
 )
 
+// docExt is kept apart from the format strings above, so that a grep for cited file names
+// ("name.md") does not read a format verb as one.
+const docExt = ".md"
+
 var (
 	verbose = flag.Bool("v", false, "list every citation checked")
 	docsDir = flag.String("docs", "docs", "directory holding the cited documents")
@@ -177,7 +181,7 @@ func main() {
 					hi = it[2]
 				}
 				n, _ := strconv.Atoi(hi)
-				cite := fmt.Sprintf("%s.md §%s item %s", name, id, hi)
+				cite := fmt.Sprintf("%s%s §%s item %s", name, docExt, id, hi)
 				report(file, line, cite, n >= 1 && n <= d.items[id], fmt.Sprintf("§%s has %d items", id, d.items[id]))
 			}
 		}
@@ -213,7 +217,7 @@ func main() {
 	sort.Strings(names)
 	var parts []string
 	for _, n := range names {
-		parts = append(parts, fmt.Sprintf("%s.md %d", n, perDoc[n]))
+		parts = append(parts, fmt.Sprintf("%s%s %d", n, docExt, perDoc[n]))
 	}
 	fmt.Printf("doccite: %d citations checked (%s), %d dangling\n", checked, strings.Join(parts, ", "), bad)
 	if bad > 0 {
