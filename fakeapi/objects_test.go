@@ -1,7 +1,6 @@
 package fakeapi
 
 import (
-	"math"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -9,46 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-)
 
-// randJSON draws a small JSON-like value with the corner cases reflect.DeepEqual distinguishes:
-// nil and empty maps and slices, NaN, int64 versus float64 of the same number, and other types.
-func randJSON(r *rand.Rand, depth int) any {
-	k := r.IntN(12)
-	if depth > 2 && k >= 8 {
-		k = r.IntN(8)
-	}
-	switch k {
-	case 0:
-		return nil
-	case 1:
-		return []string{"a", "b"}[r.IntN(2)]
-	case 2:
-		return r.IntN(2) == 0
-	case 3:
-		return int64(r.IntN(2))
-	case 4:
-		return []float64{0, 1, math.NaN()}[r.IntN(3)]
-	case 5:
-		return int32(r.IntN(2)) // not produced by normalize: the DeepEqual fallback
-	case 6:
-		return map[string]any(nil)
-	case 7:
-		return []any(nil)
-	case 8, 9:
-		m := map[string]any{}
-		for i := r.IntN(3); i > 0; i-- {
-			m[[]string{"x", "y", "z"}[r.IntN(3)]] = randJSON(r, depth+1)
-		}
-		return m
-	default:
-		l := []any{}
-		for i := r.IntN(3); i > 0; i-- {
-			l = append(l, randJSON(r, depth+1))
-		}
-		return l
-	}
-}
+	"github.com/informersim/informersim/internal/jsonvalue/jsonvaluetest"
+)
 
 // TestSpecEqual checks specEqual against DeepEqual of the objects without metadata, status,
 // apiVersion and kind.
@@ -68,10 +30,10 @@ func TestSpecEqual(t *testing.T) {
 		a, b := map[string]any{}, map[string]any{}
 		for _, k := range keys {
 			if r.IntN(2) == 0 {
-				a[k] = randJSON(r, 1)
+				a[k] = jsonvaluetest.Random(r, 1)
 			}
 			if r.IntN(2) == 0 {
-				b[k] = randJSON(r, 1)
+				b[k] = jsonvaluetest.Random(r, 1)
 			}
 			if r.IntN(3) == 0 {
 				b[k] = a[k]

@@ -26,7 +26,7 @@ import (
 )
 
 // docExt is kept apart from the format strings above, so that a grep for cited file names
-// ("name.md") does not read a format verb as one.
+// (a word followed by .md) does not read a format verb as one.
 const docExt = ".md"
 
 var (
