@@ -213,7 +213,7 @@ func (c *ResourceClient) Get(ctx context.Context, name string, options metav1.Ge
 		if cur == nil {
 			return nil, apierrors.NewNotFound(c.gvr.GroupResource(), name)
 		}
-		return cur.DeepCopy(), nil
+		return copyObject(cur), nil
 	})
 }
 

@@ -8,7 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -198,9 +197,9 @@ func (s *Server) page_locked(res *resourceStore, ns string, req *request, rev ui
 			}
 			continue
 		}
-		// A deep copy of the content, built in place: obj.DeepCopy() would allocate an
+		// A deep copy of the content, built in place: copyObject would allocate an
 		// Unstructured only to copy it into Items.
-		list.Items = append(list.Items, unstructured.Unstructured{Object: runtime.DeepCopyJSON(obj.Object)})
+		list.Items = append(list.Items, unstructured.Unstructured{Object: copyMap(obj.Object)})
 		last = h.key
 	}
 	if remaining > 0 {

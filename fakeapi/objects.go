@@ -1,6 +1,9 @@
 package fakeapi
 
 import (
+	"maps"
+	"reflect"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/informersim/informersim/internal/jsonvalue"
@@ -47,16 +50,9 @@ func specEqual(a, b *unstructured.Unstructured) bool {
 // and direct metadata fields of the copy, but must not change anything nested deeper, which o
 // still owns. The result is as private as o: it must not leave the package without DeepCopy.
 func withOwnMeta(o *unstructured.Unstructured) *unstructured.Unstructured {
-	top := make(map[string]any, len(o.Object))
-	for k, v := range o.Object {
-		top[k] = v
-	}
+	top := maps.Clone(o.Object)
 	if md, ok := o.Object["metadata"].(map[string]any); ok {
-		m := make(map[string]any, len(md))
-		for k, v := range md {
-			m[k] = v
-		}
-		top["metadata"] = m
+		setField(top, "metadata", maps.Clone(md))
 	}
 	return &unstructured.Unstructured{Object: top}
 }
@@ -67,25 +63,127 @@ func withOwnMeta(o *unstructured.Unstructured) *unstructured.Unstructured {
 // key then share what a write did not change, which keeps the history small. next's top-level
 // and metadata maps stay its own, so committing may still set its resourceVersion.
 func shareUnchanged(next, cur *unstructured.Unstructured) {
-	for k, nv := range next.Object {
-		if k == "metadata" || !isComposite(nv) {
-			continue
-		}
-		if cv, ok := cur.Object[k]; ok && jsonvalue.Equal(nv, cv) {
-			next.Object[k] = cv
-		}
-	}
+	shareEqualValues(next.Object, cur.Object, "metadata")
 	nmd, _ := next.Object["metadata"].(map[string]any)
 	cmd, _ := cur.Object["metadata"].(map[string]any)
 	if nmd == nil || cmd == nil {
 		return
 	}
-	for k, nv := range nmd {
-		if !isComposite(nv) {
+	shareEqualValues(nmd, cmd, "")
+}
+
+// shareEqualValues replaces each map or list value of the private map m (except at key skip)
+// by the value old holds at the same key when the two are equal. Values that input already
+// shared are left alone, so that the common case writes nothing (a write into a full small map
+// would grow it; see setField). The keys to change are gathered first: the map is not written
+// while it is iterated.
+func shareEqualValues(m, old map[string]any, skip string) {
+	var buf [smallMapEntries]string
+	keys := buf[:0]
+	for k, v := range m {
+		if k == skip || !isComposite(v) {
 			continue
 		}
-		if cv, ok := cmd[k]; ok && jsonvalue.Equal(nv, cv) {
-			nmd[k] = cv
+		if ov, ok := old[k]; ok && !sameComposite(v, ov) && jsonvalue.Equal(v, ov) {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		setField(m, k, old[k])
+	}
+}
+
+// sameComposite reports whether a and b are the very same map or list (not merely equal ones).
+func sameComposite(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		return ok && x != nil && y != nil && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
+	case []any:
+		y, ok := b.([]any)
+		return ok && len(x) > 0 && len(x) == len(y) && &x[0] == &y[0]
+	}
+	return false
+}
+
+// smallMapEntries is the number of entries a Go map keeps in its small form, a single group of
+// slots. The runtime (swiss tables, Go 1.24 and later) turns a small map that holds that many
+// entries into a full table on any assignment, even one to a key already present: about 650
+// bytes and three allocations more, kept for as long as the map lives. A pod's metadata has
+// eight fields, so every write of a pod used to pay it once per field it set.
+const smallMapEntries = 8
+
+// setField sets m[k] = v for a map the server may write (see "Ownership of objects"). Deleting k
+// first leaves a full small map room for the assignment, so it stays small when k was there;
+// the result is the same map content either way.
+func setField(m map[string]any, k string, v any) {
+	if len(m) == smallMapEntries {
+		delete(m, k)
+	}
+	m[k] = v
+}
+
+// setMeta sets metadata.<k> = v in the private object u, creating metadata if it is absent, as
+// unstructured.SetNestedField would, without copying v (values are immutable once normalised)
+// and through setField. u's metadata, if present, is a map (input checks it).
+func setMeta(u *unstructured.Unstructured, k string, v any) {
+	md, ok := u.Object["metadata"].(map[string]any)
+	if !ok {
+		md = make(map[string]any, 1)
+		setField(u.Object, "metadata", md)
+	}
+	setField(md, k, v)
+}
+
+// removeMeta deletes metadata.<k> from the private object u.
+func removeMeta(u *unstructured.Unstructured, k string) {
+	if md, ok := u.Object["metadata"].(map[string]any); ok {
+		delete(md, k)
+	}
+}
+
+// setMetaString is setMeta for a string field that the unstructured setters (SetUID,
+// SetResourceVersion, SetName, SetNamespace) remove when empty.
+func setMetaString(u *unstructured.Unstructured, k, v string) {
+	if v == "" {
+		removeMeta(u, k)
+		return
+	}
+	setMeta(u, k, v)
+}
+
+// setGeneration is u.SetGeneration(g) through setMeta: zero removes the field.
+func setGeneration(u *unstructured.Unstructured, g int64) {
+	if g == 0 {
+		removeMeta(u, "generation")
+		return
+	}
+	setMeta(u, "generation", g)
+}
+
+// setFinalizers is u.SetFinalizers(f) through setMeta: nil removes the field, anything else is
+// stored as a new list of strings.
+func setFinalizers(u *unstructured.Unstructured, f []string) {
+	if f == nil {
+		removeMeta(u, "finalizers")
+		return
+	}
+	l := make([]any, len(f))
+	for i, s := range f {
+		l[i] = s
+	}
+	setMeta(u, "finalizers", l)
+}
+
+// copyMeta sets each metadata field of dst to the value src holds (shared: stored values are
+// immutable), or removes it where src has none.
+func copyMeta(dst, src *unstructured.Unstructured, fields ...string) {
+	smd, _ := src.Object["metadata"].(map[string]any)
+	for _, f := range fields {
+		if v, ok := smd[f]; ok {
+			setMeta(dst, f, v)
+		} else {
+			removeMeta(dst, f)
 		}
 	}
 }
@@ -96,4 +194,50 @@ func isComposite(v any) bool {
 		return true
 	}
 	return false
+}
+
+// copyObject returns the caller's own deep copy of an object the server holds, the copy every
+// result, list item and watch event is (see "Ownership of objects"). It gives what
+// u.DeepCopy() gives for the normalised values stored objects hold, faster: see copyMap.
+func copyObject(u *unstructured.Unstructured) *unstructured.Unstructured {
+	if u == nil {
+		return nil
+	}
+	return &unstructured.Unstructured{Object: copyMap(u.Object)}
+}
+
+// copyValue deep-copies a normalised value (see normalize): maps and lists are copied, scalars
+// are immutable and returned as they are.
+func copyValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return copyMap(x)
+	case []any:
+		if x == nil {
+			return x
+		}
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = copyValue(e)
+		}
+		return l
+	}
+	return v
+}
+
+// copyMap deep-copies a map of normalised values. maps.Clone copies a map's slots as they are,
+// without hashing each key again, so the copy starts as a clone and only the map and list
+// values, which must not be shared, are then replaced by their own copies (through setField, so
+// a full small map stays small). A nil map stays nil, as DeepCopyJSONValue keeps it.
+func copyMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	c := maps.Clone(m)
+	for k, v := range m {
+		if isComposite(v) {
+			setField(c, k, copyValue(v))
+		}
+	}
+	return c
 }

@@ -139,7 +139,7 @@ func (w *Watcher) next_locked() (watch.Event, bool) {
 	}
 	ev := q.ev
 	if u, ok := ev.Object.(*unstructured.Unstructured); ok {
-		ev.Object = u.DeepCopy()
+		ev.Object = copyObject(u)
 	}
 	w.srv.recordEvent_locked(w, q)
 	return ev, true
@@ -264,7 +264,7 @@ func (w *Watcher) dispatch_locked(e *entry) {
 			// Leaving the selector: the old content with the new revision (§4.4 row 3), sharing
 			// all but its top-level and metadata maps with the stored prev (copy on write).
 			obj = withOwnMeta(e.prev)
-			obj.SetResourceVersion(FormatRV(e.rev))
+			setMeta(obj, "resourceVersion", FormatRV(e.rev))
 			typ = watch.Deleted
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
@@ -182,18 +181,18 @@ func (s *Server) input(res *resourceStore, ns string, obj, old *unstructured.Uns
 	kind, _ := u.Object["kind"].(string)
 	switch {
 	case av == "":
-		u.SetAPIVersion(wantAV)
+		setField(u.Object, "apiVersion", wantAV)
 	case av != wantAV:
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", av, wantAV))
 	}
 	switch {
 	case kind == "":
-		u.SetKind(res.info.Kind)
+		setField(u.Object, "kind", res.info.Kind)
 	case kind != res.info.Kind:
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", kind, res.info.Kind))
 	}
 	if !res.info.Namespaced {
-		u.SetNamespace("")
+		removeMeta(u, "namespace")
 		return u, nil
 	}
 	objNS := u.GetNamespace()
@@ -203,7 +202,7 @@ func (s *Server) input(res *resourceStore, ns string, obj, old *unstructured.Uns
 	case ns != "" && objNS != "" && ns != objNS:
 		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	case objNS == "":
-		u.SetNamespace(ns)
+		setMeta(u, "namespace", ns)
 	}
 	return u, nil
 }
@@ -400,7 +399,7 @@ func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *
 				return nil, apierrors.NewGenerateNameConflict(gr, name, 1)
 			}
 		}
-		u.SetName(name)
+		setMeta(u, "name", name)
 		if errs := validateMeta(res, u); len(errs) > 0 {
 			return nil, s.invalid(res, name, errs)
 		}
@@ -412,19 +411,19 @@ func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *
 	if s.objects >= s.cfg.MaxObjects {
 		return nil, apierrors.NewTooManyRequests(fmt.Sprintf("fakeapi: object limit %d reached", s.cfg.MaxObjects), 1)
 	}
-	u.SetUID(types.UID(s.newUID_locked()))
-	unstructured.SetNestedField(u.Object, s.now(), "metadata", "creationTimestamp")
-	unstructured.RemoveNestedField(u.Object, "metadata", "deletionTimestamp")
-	unstructured.RemoveNestedField(u.Object, "metadata", "deletionGracePeriodSeconds")
+	setMeta(u, "uid", s.newUID_locked())
+	setMeta(u, "creationTimestamp", s.now())
+	removeMeta(u, "deletionTimestamp")
+	removeMeta(u, "deletionGracePeriodSeconds")
 	if res.info.Generation {
-		u.SetGeneration(1)
+		setMeta(u, "generation", int64(1))
 	} else {
-		unstructured.RemoveNestedField(u.Object, "metadata", "generation")
+		removeMeta(u, "generation")
 	}
 	if len(opts.DryRun) > 0 {
 		return u, nil
 	}
-	return s.commit_locked(res, key, watch.Added, u, nil).DeepCopy(), nil
+	return copyObject(s.commit_locked(res, key, watch.Added, u, nil)), nil
 }
 
 func (s *Server) live_locked(res *resourceStore, key objKey) *unstructured.Unstructured {
@@ -514,7 +513,7 @@ func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unst
 		// maps with the stored cur (copy on write), so it must not leave the package as is.
 		next = withOwnMeta(cur)
 		if st, ok := u.Object["status"]; ok {
-			next.Object["status"] = st
+			setField(next.Object, "status", st)
 		} else {
 			delete(next.Object, "status")
 		}
@@ -522,7 +521,7 @@ func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unst
 		next = u
 		if res.info.Status {
 			if st, ok := cur.Object["status"]; ok {
-				next.Object["status"] = st
+				setField(next.Object, "status", st)
 			} else {
 				delete(next.Object, "status")
 			}
@@ -552,25 +551,25 @@ func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unst
 		if _, ok := metaValue(cur, "uid").(string); ok {
 			copyMeta(next, cur, "uid") // the stored value itself: nothing to allocate
 		} else {
-			next.SetUID(cur.GetUID())
+			setMetaString(next, "uid", string(cur.GetUID()))
 		}
 		copyMeta(next, cur, "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
 		if res.info.Generation && !specEqual(next, cur) {
-			next.SetGeneration(cur.GetGeneration() + 1)
+			setGeneration(next, cur.GetGeneration()+1)
 		}
 	}
 	if _, ok := metaValue(cur, "resourceVersion").(string); ok {
 		copyMeta(next, cur, "resourceVersion")
 	} else {
-		next.SetResourceVersion(cur.GetResourceVersion())
+		setMetaString(next, "resourceVersion", cur.GetResourceVersion())
 	}
 	if jsonvalue.MapsEqual(next.Object, cur.Object) {
 		// No-op: no revision, no event, the stored object back (§2 "No-op writes", MH-11).
-		return cur.DeepCopy(), nil
+		return copyObject(cur), nil
 	}
 	// What goes back to the caller without being stored must be its own: next shares values
 	// with cur (withOwnMeta for a status write, input's sharing otherwise).
-	private := func() *unstructured.Unstructured { return next.DeepCopy() }
+	private := func() *unstructured.Unstructured { return copyObject(next) }
 	if dryRun {
 		return private(), nil
 	}
@@ -582,7 +581,7 @@ func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unst
 		return private(), nil
 	}
 	shareUnchanged(next, cur)
-	return s.commit_locked(res, key, watch.Modified, next, cur).DeepCopy(), nil
+	return copyObject(s.commit_locked(res, key, watch.Modified, next, cur)), nil
 }
 
 // deleteDuringUpdate is the registry's ShouldDeleteDuringUpdate: an update that leaves no
@@ -610,17 +609,6 @@ func metaValue(u *unstructured.Unstructured, field string) any {
 	return md[field]
 }
 
-func copyMeta(dst, src *unstructured.Unstructured, fields ...string) {
-	for _, f := range fields {
-		v, ok, _ := unstructured.NestedFieldNoCopy(src.Object, "metadata", f)
-		if ok {
-			unstructured.SetNestedField(dst.Object, v, "metadata", f)
-		} else {
-			unstructured.RemoveNestedField(dst.Object, "metadata", f)
-		}
-	}
-}
-
 // delete_locked implements DELETE (fakeapi.md §5.3).
 func (s *Server) delete_locked(res *resourceStore, key objKey, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
 	gr := res.info.GVR.GroupResource()
@@ -637,7 +625,7 @@ func (s *Server) delete_locked(res *resourceStore, key objKey, opts metav1.Delet
 		}
 	}
 	if len(opts.DryRun) > 0 {
-		return cur.DeepCopy(), nil
+		return copyObject(cur), nil
 	}
 	finalizers := cur.GetFinalizers()
 	if opts.PropagationPolicy != nil {
@@ -653,16 +641,17 @@ func (s *Server) delete_locked(res *resourceStore, key objKey, opts metav1.Delet
 	}
 	if cur.GetDeletionTimestamp() != nil {
 		// Already terminating: marking it again changes nothing; the finalizers decide.
-		return cur.DeepCopy(), nil
+		return copyObject(cur), nil
 	}
 	if len(finalizers) == 0 {
-		return s.commit_locked(res, key, watch.Deleted, nil, cur).DeepCopy(), nil
+		return copyObject(s.commit_locked(res, key, watch.Deleted, nil, cur)), nil
 	}
-	// Finalizers pending: mark as deleting now, with grace 0 (registry markAsDeleting).
-	next := cur.DeepCopy()
-	next.SetFinalizers(finalizers)
+	// Finalizers pending: mark as deleting now, with grace 0 (registry markAsDeleting). Only
+	// direct metadata fields change, so next may share the rest with cur (copy on write).
+	next := withOwnMeta(cur)
+	setFinalizers(next, finalizers)
 	s.markDeleting(next, 0)
-	return s.commit_locked(res, key, watch.Modified, next, cur).DeepCopy(), nil
+	return copyObject(s.commit_locked(res, key, watch.Modified, next, cur)), nil
 }
 
 // markDeleting sets deletionTimestamp to now plus grace and deletionGracePeriodSeconds to grace,
@@ -670,13 +659,13 @@ func (s *Server) delete_locked(res *resourceStore, key objKey, opts metav1.Delet
 func (s *Server) markDeleting(u *unstructured.Unstructured, grace int64) {
 	s.setDeletion(u, s.clk.Now().Add(time.Duration(grace)*time.Second), grace)
 	if g := u.GetGeneration(); g > 0 {
-		u.SetGeneration(g + 1)
+		setGeneration(u, g+1)
 	}
 }
 
 func (s *Server) setDeletion(u *unstructured.Unstructured, at time.Time, grace int64) {
-	unstructured.SetNestedField(u.Object, at.UTC().Format(time.RFC3339), "metadata", "deletionTimestamp")
-	unstructured.SetNestedField(u.Object, grace, "metadata", "deletionGracePeriodSeconds")
+	setMeta(u, "deletionTimestamp", at.UTC().Format(time.RFC3339))
+	setMeta(u, "deletionGracePeriodSeconds", grace)
 }
 
 // gracefulDelete_locked is DELETE for kinds with graceful deletion (pods), following
@@ -688,18 +677,19 @@ func (s *Server) gracefulDelete_locked(res *resourceStore, key objKey, cur *unst
 	if requested != nil && *requested < 0 {
 		requested = ptrTo(int64(1)) // negative grace periods count as 1 s
 	}
-	next := cur.DeepCopy()
+	// Only direct metadata fields of next change: it may share the rest with cur (copy on write).
+	next := withOwnMeta(cur)
 	if ts := cur.GetDeletionTimestamp(); ts != nil {
 		g := cur.GetDeletionGracePeriodSeconds()
 		if g == nil || *g == 0 {
 			// Terminating with no grace left: delete unless finalizers remain (recovery path).
 			if len(cur.GetFinalizers()) > 0 {
-				return cur.DeepCopy(), nil
+				return copyObject(cur), nil
 			}
-			return s.commit_locked(res, key, watch.Deleted, nil, cur).DeepCopy(), nil
+			return copyObject(s.commit_locked(res, key, watch.Deleted, nil, cur)), nil
 		}
 		if requested == nil || *requested >= *g {
-			return cur.DeepCopy(), nil // graceful deletion already pending
+			return copyObject(cur), nil // graceful deletion already pending
 		}
 		period := *requested
 		at := ts.Add(time.Duration(period-*g) * time.Second)
@@ -713,14 +703,14 @@ func (s *Server) gracefulDelete_locked(res *resourceStore, key objKey, cur *unst
 	} else {
 		// Every first delete stores the deletion fields, even with grace 0 (an unscheduled or
 		// terminated pod): rest.BeforeDelete updates the object before the registry deletes it.
-		next.SetFinalizers(finalizers)
+		setFinalizers(next, finalizers)
 		s.markDeleting(next, podGracePeriod(cur, requested))
 	}
 	mod := s.commit_locked(res, key, watch.Modified, next, cur)
 	if g := next.GetDeletionGracePeriodSeconds(); len(next.GetFinalizers()) > 0 || *g > 0 {
-		return mod.DeepCopy(), nil
+		return copyObject(mod), nil
 	}
-	return s.commit_locked(res, key, watch.Deleted, nil, mod).DeepCopy(), nil
+	return copyObject(s.commit_locked(res, key, watch.Deleted, nil, mod)), nil
 }
 
 // podGracePeriod is the pod strategy's CheckGracefulDelete: the requested grace, else the pod's
