@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -177,10 +178,137 @@ func TestConsumersNeverReachStoredObjects(t *testing.T) {
 	if len(before) != 7 { // create, update, status, patch, finalizer, delete mark, DELETED
 		t.Fatalf("replayed %d events, want 7", len(before))
 	}
+	// The history is compared as printed before the scribbling: were the replayed objects to
+	// alias the stored ones, the scribbling would change both sides of a comparison of maps.
+	beforeText := fmt.Sprintf("%#v", before)
 	for _, o := range outputs {
 		scribble(o)
 	}
-	if after := replay(); !reflect.DeepEqual(before, after) {
-		t.Fatalf("consumers changed the server's history:\nbefore %v\nafter  %v", before, after)
+	if after := fmt.Sprintf("%#v", replay()); after != beforeText {
+		t.Fatalf("consumers changed the server's history:\nbefore %s\nafter  %s", beforeText, after)
+	}
+}
+
+// TestCopyObjectIsDeepCopy checks copyObject against apimachinery's DeepCopy on random
+// normalised objects (typed nil maps and lists, NaN, nesting, full small maps): the same
+// content, and nothing shared with the original, so scribbling over the copy leaves it as it was.
+func TestCopyObjectIsDeepCopy(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	print := func(u *unstructured.Unstructured) string { return fmt.Sprintf("%#v", u.Object) }
+	for i := 0; i < 20000; i++ {
+		top := map[string]any{}
+		for j := r.IntN(10); j > 0; j-- {
+			top[fmt.Sprintf("k%d", r.IntN(12))] = jsonvaluetest.Random(r, 0)
+		}
+		n, err := normalize(top, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{Object: n.(map[string]any)}
+		want := print(u.DeepCopy())
+		got := copyObject(u)
+		if print(got) != want {
+			t.Fatalf("copyObject = %s, DeepCopy = %s", print(got), want)
+		}
+		scribble(got.Object)
+		if print(u) != want {
+			t.Fatalf("scribbling over the copy changed the original: %s, was %s", print(u), want)
+		}
+	}
+	if copyObject(nil) != nil || copyMap(nil) != nil {
+		t.Fatal("a nil object or map must copy to nil")
+	}
+}
+
+// TestSetFieldKeepsContent checks setField and the metadata setters against plain map
+// assignment on maps of every size around the small-map limit (a replaced key, a new key).
+func TestSetFieldKeepsContent(t *testing.T) {
+	for n := 0; n <= smallMapEntries+2; n++ {
+		for _, k := range []string{"k0", "new"} {
+			m, want := map[string]any{}, map[string]any{}
+			for i := 0; i < n; i++ {
+				m[fmt.Sprintf("k%d", i)] = int64(i)
+				want[fmt.Sprintf("k%d", i)] = int64(i)
+			}
+			setField(m, k, "v")
+			want[k] = "v"
+			if !reflect.DeepEqual(m, want) {
+				t.Fatalf("n=%d, key %s: %v, want %v", n, k, m, want)
+			}
+		}
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	setMeta(u, "name", "a")
+	setMetaString(u, "uid", "")
+	setGeneration(u, 2)
+	setFinalizers(u, []string{"f"})
+	want := &unstructured.Unstructured{Object: map[string]any{}}
+	want.SetName("a")
+	want.SetUID("")
+	want.SetGeneration(2)
+	want.SetFinalizers([]string{"f"})
+	if !reflect.DeepEqual(u.Object, want.Object) {
+		t.Fatalf("setters: %v, want %v", u.Object, want.Object)
+	}
+	setGeneration(u, 0)
+	setFinalizers(u, nil)
+	setMetaString(u, "name", "")
+	want.SetGeneration(0)
+	want.SetFinalizers(nil)
+	want.SetName("")
+	if !reflect.DeepEqual(u.Object, want.Object) {
+		t.Fatalf("removing setters: %v, want %v", u.Object, want.Object)
+	}
+}
+
+// TestDeletionMarkSharesNothingWithConsumers is TestConsumersNeverReachStoredObjects for the
+// delete of a kind without graceful deletion whose finalizers keep it (the deletion mark shares
+// all but its top-level and metadata maps with the stored object): scribbling over every answer
+// and event leaves the replayed history unchanged.
+func TestDeletionMarkSharesNothingWithConsumers(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	cms := s.Resource(cmGVR).Namespace("ns")
+	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+	in := cm("ns", "a", map[string]string{"x": "1"})
+	in.SetFinalizers([]string{"example.com/f"})
+	var outputs []any
+	created, err := cms.Create(bg, in, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs = append(outputs, created.Object, in.Object)
+	if err := cms.Delete(bg, "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	marked, err := cms.Get(bg, "a", metav1.GetOptions{})
+	if err != nil || marked.GetDeletionTimestamp() == nil {
+		t.Fatalf("after delete: %v, %v", marked, err)
+	}
+	outputs = append(outputs, marked.Object)
+	for {
+		ev, ok := w.Next()
+		if !ok {
+			break
+		}
+		outputs = append(outputs, ev.Object.(*unstructured.Unstructured).Object)
+	}
+	replay := func() string {
+		rw := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+		defer rw.Stop()
+		var evs []map[string]any
+		for {
+			ev, ok := rw.Next()
+			if !ok {
+				return fmt.Sprintf("%#v", evs)
+			}
+			evs = append(evs, ev.Object.(*unstructured.Unstructured).Object)
+		}
+	}
+	before := replay()
+	for _, o := range outputs {
+		scribble(o)
+	}
+	if after := replay(); after != before {
+		t.Fatalf("consumers changed the server's history:\nbefore %s\nafter  %s", before, after)
 	}
 }
