@@ -37,6 +37,7 @@ type runDriver struct {
 	// unlockedSingle (client-go's UnlockWhileProcessing). Built once in Run.
 	processBatch  ProcessBatchFunc
 	processSingle PopProcessFunc
+	processKeyed  keyedProcessFunc
 
 	// listeners counts the listener run goroutines.
 	listeners sync.WaitGroup
@@ -59,9 +60,9 @@ func (s *sharedIndexInformer) Run(ctx context.Context) {
 	d := &runDriver{s: s}
 	d.queueCond = sync.NewCond(&d.queueLock)
 	s.start_locked(ctx, &d.queueLock, d.queueCond.Signal)
-	d.processBatch, d.processSingle = s.processBatch, s.processSingle
+	d.processBatch, d.processSingle, d.processKeyed = s.processBatch, s.processSingle, s.processKeyed
 	if s.queueMode == QueueRealFIFO {
-		d.processBatch, d.processSingle = d.unlockedBatch, d.unlockedSingle
+		d.processBatch, d.processSingle, d.processKeyed = d.unlockedBatch, d.unlockedSingle, d.unlockedKeyed
 	}
 	s.run = d
 	s.procLock.Lock()
@@ -183,19 +184,21 @@ func (d *runDriver) processLoop(ctx context.Context) {
 			s.queue.Close()
 			return
 		}
-		_ = s.popWith(d.processBatch, d.processSingle) // errors are dropped, as client-go's process loop drops them
+		_ = s.popWith(d.processBatch, d.processSingle, d.processKeyed) // errors are dropped, as client-go's process loop drops them
 	}
 }
 
-// unlockedBatch and unlockedSingle are the process functions the process loop gives an atomic
-// RealFIFO (the default queue): they release the queue lock while the popped deltas are handled,
+// unlockedBatch, unlockedSingle and unlockedKeyed are the process functions the process loop
+// gives an atomic RealFIFO (the default queue; it pops with popKeyed, so unlockedKeyed is the one
+// in use, the other two are there for a queue popped with PopBatch or Pop): they release the queue lock while the popped deltas are handled,
 // so the reflector loop can enqueue meanwhile instead of blocking behind the cache update and the
 // distribution. This is client-go v0.37's UnlockWhileProcessing (feature gate
 // UnlockWhileProcessingFIFO, beta and on by default since 1.36), which it applies to exactly this
 // queue and, like it, only while fewer than two full batches are queued, so that a slow consumer
 // still throttles the producer. It is safe because:
-//   - the queue hands process items it has already removed, and does its sync bookkeeping
-//     (processed) in a defer of PopBatch/Pop, which runs after the lock is taken back here;
+//   - the queue hands process items it has already removed (popKeyed in slices only the
+//     consumer touches), and does its sync bookkeeping (processed) in a defer of
+//     popKeyed/PopBatch/Pop, which runs after the lock is taken back here;
 //   - handling touches no queue state except HasSynced, which RealFIFO keeps atomic for this;
 //   - there is a single consumer (this loop), so no two process calls overlap;
 //   - the lock order holds: the queue lock is released before handleDeltas takes blockDeltas;
@@ -219,6 +222,15 @@ func (d *runDriver) unlockedSingle(obj any, isInInitialList bool) error {
 	d.queueLock.Unlock()
 	defer d.queueLock.Lock()
 	return d.s.handleDeltas(obj, isInInitialList)
+}
+
+func (d *runDriver) unlockedKeyed(deltas []Delta, keys []string, isInInitialList bool) error {
+	if d.s.queue.Len() >= 2*realFIFOBatchSize {
+		return d.s.handleKeyed(deltas, keys, isInInitialList)
+	}
+	d.queueLock.Unlock()
+	defer d.queueLock.Lock()
+	return d.s.handleKeyed(deltas, keys, isInInitialList)
 }
 
 // reflectorLoop drives the Reflector (informer.md §7.2): issue each request it asks for through

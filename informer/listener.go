@@ -39,19 +39,24 @@ type notification struct {
 	oldObj, newObj  any
 	isInInitialList bool
 	// key is the object's key for the observer's events, computed once when the notification
-	// is distributed (withKey) rather than again at each handler's delivery, where building it
-	// would allocate once per handler. Empty without an observer.
+	// is distributed (withKey; the keyed processing path passes the key it has) rather than
+	// again at each handler's delivery, where building it would allocate once per handler.
+	// Nobody reads it without an observer.
 	key string
 }
 
-// initialBufferSize is the number of slots a listener's ring starts with: client-go's
-// initialBufferSize (informer.md §4.4).
-const initialBufferSize = 1024
+// minRingSlots is the number of slots a listener's ring gets at its first push. client-go's
+// ring starts with 1,024 (initialBufferSize, informer.md §4.4); the capacity is not observable,
+// only the order and the unboundedness are, and 1,024 slots of 64 bytes made registering a
+// handler cost 64 KiB, most of a short simulated run's allocations. So ours starts empty and
+// grows as the backlog does.
+const minRingSlots = 16
 
-// ring is a growable FIFO ring buffer of notifications: it starts with initialBufferSize slots,
-// doubles when full and never shrinks, like k8s.io/utils buffer.RingGrowing, which client-go uses
-// for the same purpose (informer.md §4.4). It is unbounded by design, as client-go's is: a slow
-// handler only grows its own backlog (§4.5); the simulator bounds it by bounding the run.
+// ring is a growable FIFO ring buffer of notifications: it starts empty, takes minRingSlots
+// slots at the first push, doubles when full and never shrinks, like k8s.io/utils
+// buffer.RingGrowing, which client-go uses for the same purpose (informer.md §4.4). It is
+// unbounded by design, as client-go's is: a slow handler only grows its own backlog (§4.5); the
+// simulator bounds it by bounding the run. The zero ring is empty and ready to use.
 type ring struct {
 	slots []notification
 	head  int // index of the oldest element
@@ -66,7 +71,11 @@ func (r *ring) len() int { return r.n }
 
 func (r *ring) push(x notification) {
 	if r.n == len(r.slots) {
-		grown := make([]notification, 2*len(r.slots))
+		size := 2 * len(r.slots)
+		if size == 0 {
+			size = minRingSlots
+		}
+		grown := make([]notification, size)
 		// Unwrap into the new slice so the oldest element lands at index 0.
 		k := copy(grown, r.slots[r.head:])
 		copy(grown[k:], r.slots[:r.head])
@@ -124,8 +133,8 @@ type listener struct {
 	// handler "h<id>".
 	id      int
 	handler ResourceEventHandler
-	// self is []int{id} kept as an array, so a delivery's step event needs no allocation;
-	// only the goroutine that delivers to this listener reads it.
+	// self is []int{id} kept as an array, so the step events of a delivery and of a late
+	// join's snapshot need no allocation. Never written after construction.
 	self [1]int
 
 	// buf holds the notifications distributed and not yet handed out, oldest first.
@@ -167,7 +176,6 @@ func newListener(id int, handler ResourceEventHandler, requested, effective time
 		id:                    id,
 		handler:               handler,
 		self:                  [1]int{id},
-		buf:                   newRing(initialBufferSize),
 		requestedResyncPeriod: requested,
 		resyncPeriod:          effective,
 		nextResync:            now.Add(effective),

@@ -7,8 +7,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// informer.md §4.4: the ring starts at 1,024 slots, doubles when full, never shrinks, and keeps
-// FIFO order across wrap-around and growth.
+// informer.md §4.4: the ring doubles when full, never shrinks, and keeps FIFO order across
+// wrap-around and growth. (client-go's starts at 1,024 slots; ours starts empty and takes
+// minRingSlots at the first push, which nothing but memory can observe.)
 func TestRingGrowsAndKeepsOrder(t *testing.T) {
 	r := newRing(4)
 	next, want := 0, 0
@@ -37,8 +38,13 @@ func TestRingGrowsAndKeepsOrder(t *testing.T) {
 	if got := len(r.slots); got != 8 {
 		t.Errorf("slots %d after draining, want 8 (never shrinks)", got)
 	}
-	if got := newRing(initialBufferSize); len(got.slots) != 1024 {
-		t.Errorf("initial size %d, want 1024", len(got.slots))
+	var empty ring
+	empty.push(notification{kind: NotificationAdd, newObj: "x"})
+	if got := len(empty.slots); got != minRingSlots {
+		t.Errorf("slots %d after the first push into an empty ring, want %d", got, minRingSlots)
+	}
+	if got := empty.pop().newObj; got != "x" {
+		t.Errorf("pop %v from a ring grown from empty, want x", got)
 	}
 }
 

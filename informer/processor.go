@@ -17,6 +17,11 @@ type processor struct {
 	// listeners are the current registrations in registration order; removal deletes in
 	// place. nil after stop: listeners can never be reused (§4.3).
 	listeners []*listener
+	// ids are the listeners' ids in registration order, nil when there are none: what
+	// distribute reports when every listener received a notification. Never modified in place:
+	// every change of listeners builds a new slice, so one already handed to an observer stays
+	// as it was.
+	ids []int
 	// nextID is the id the next registration gets (ids start at 1).
 	nextID int
 	// stopped is true after stop; the processor then accepts no listeners.
@@ -37,6 +42,15 @@ func (p *processor) newID() int {
 // addListener registers l (informer.md §3 step 3: with isSyncing true, which newListener sets).
 func (p *processor) addListener(l *listener) {
 	p.listeners = append(p.listeners, l)
+	p.rebuildIDs()
+}
+
+// rebuildIDs builds ids anew from listeners.
+func (p *processor) rebuildIDs() {
+	p.ids = nil
+	for _, l := range p.listeners {
+		p.ids = append(p.ids, l.id)
+	}
 }
 
 // removeListener unregisters l and drops its buffer. An unknown listener (foreign, already
@@ -46,6 +60,7 @@ func (p *processor) removeListener(l *listener) bool {
 	for i, x := range p.listeners {
 		if x == l {
 			p.listeners = append(p.listeners[:i:i], p.listeners[i+1:]...)
+			p.rebuildIDs()
 			l.remove()
 			return true
 		}
@@ -56,14 +71,27 @@ func (p *processor) removeListener(l *listener) bool {
 // distribute appends n to every listener's buffer, except that a sync-class notification
 // (isSync) only reaches listeners whose isSyncing flag is set (informer.md §4.2, §2.5).
 // If collect is set, it returns the ids of the listeners that received n, in registration
-// order, for traces, appended to ids, which may be nil; otherwise it returns ids unchanged.
-func (p *processor) distribute(n notification, isSync, collect bool, ids []int) []int {
+// order, for traces (nil if none did); otherwise nil. When every listener received n, the
+// usual case, that is p.ids itself, shared rather than built for each notification: the
+// caller must not modify it.
+func (p *processor) distribute(n notification, isSync, collect bool) []int {
+	all := true
 	for _, l := range p.listeners {
 		if isSync && !l.isSyncing {
+			all = false
 			continue
 		}
 		l.add(n)
-		if collect {
+	}
+	if !collect {
+		return nil
+	}
+	if all {
+		return p.ids
+	}
+	var ids []int
+	for _, l := range p.listeners {
+		if l.isSyncing {
 			ids = append(ids, l.id)
 		}
 	}
@@ -105,6 +133,7 @@ func (p *processor) stop() {
 		l.remove()
 	}
 	p.listeners = nil
+	p.ids = nil
 	p.stopped = true
 }
 

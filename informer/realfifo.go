@@ -55,17 +55,31 @@ type RealFIFO struct {
 	emitBookmark bool
 	batchSize    int
 
-	// items are the queued deltas, oldest first.
-	items []Delta
-	// itemKeys runs parallel to items (same length, same order; push and the pops keep them in
-	// step): the queue key of each item as enqueue already computed it, so that PopBatch need not
-	// compute it again, or "" where none was kept (transformed objects, non-object items, or a
-	// caller's own key function), which batchLen then computes as before. Keys are kept only
-	// with the default key function (keepKeys), a pure function of the object's metadata, and the
-	// queue holds the very object the key was computed from, so the kept key is the one batchLen
-	// would compute. A caller's key function may answer differently later (a test's does).
-	itemKeys []string
+	// buf[head:] are the queued deltas, oldest first; buf[:head] are popped slots, already
+	// zeroed. Popping advances head instead of reslicing buf, so that the array is reused:
+	// when the queue empties, buf and head go back to its start, and push moves the queued
+	// items to the front when the popped slots are at least half of a full array, rather than
+	// letting append allocate a bigger one (a queue that is drained as fast as it is filled,
+	// the usual case, then never allocates). Use queued() for the queued items.
+	buf  []Delta
+	head int
+	// bufKeys runs parallel to buf (same length, same order; push, popHead and compaction keep
+	// them in step): the queue key of each item as enqueue already computed it, so that
+	// PopBatch need not compute it again, or "" where none was kept (transformed objects,
+	// non-object items, or a caller's own key function), which batchLen then computes as
+	// before. Keys are kept only with the default key function (keepKeys), a pure function of
+	// the object's metadata, and the queue holds the very object the key was computed from, so
+	// the kept key is the one batchLen would compute. A caller's key function may answer
+	// differently later (a test's does). The informer's process loop also reuses a kept key as
+	// the cache key (popKeyed), so a key is kept only where the cache's key function,
+	// DeletionHandlingMetaNamespaceKeyFunc, gives the same key: not for a Delta or Deltas
+	// pushed as an object, which keyOf unwraps and the cache does not.
+	bufKeys  []string
 	keepKeys bool
+	// popped and poppedKeys hold what popKeyed hands its process function: reused from pop to
+	// pop (only the popper touches them), zeroed after each.
+	popped     []Delta
+	poppedKeys []string
 	// populated becomes true on the first Add/Update/Delete or Replace (informer.md §5.1).
 	populated bool
 	// initialPopulationCount is how many items of the first Replace are still to be processed.
@@ -108,7 +122,6 @@ func NewRealFIFO(opts RealFIFOOptions) *RealFIFO {
 		emitBookmark: opts.EmitDeltaTypeBookmark,
 		batchSize:    realFIFOBatchSize,
 		keepKeys:     keepKeys,
-		items:        make([]Delta, 0, 16),
 	}
 }
 
@@ -134,7 +147,7 @@ func (f *RealFIFO) enqueue(t DeltaType, obj any, skipTransform bool) error {
 	if err != nil {
 		return KeyError{Obj: obj, Err: err}
 	}
-	if !f.keepKeys {
+	if !f.keepKeys || !cacheKeyable(obj) {
 		key = ""
 	}
 	if f.transformer != nil && !skipTransform {
@@ -149,19 +162,44 @@ func (f *RealFIFO) enqueue(t DeltaType, obj any, skipTransform bool) error {
 	return nil
 }
 
-// push appends d, with its key if known (see itemKeys).
+// cacheKeyable says whether the queue key of obj is also its cache key (see bufKeys): keyOf
+// unwraps a Delta or Deltas pushed as an object, the cache's key function does not.
+func cacheKeyable(obj any) bool {
+	switch obj.(type) {
+	case Delta, Deltas:
+		return false
+	}
+	return true
+}
+
+// queued returns the queued items, oldest first. The slice aliases the queue's array.
+func (f *RealFIFO) queued() []Delta { return f.buf[f.head:] }
+
+// push appends d, with its key if known (see bufKeys). When the array is full and at least
+// half of it is popped slots, the queued items move to the front first, so append has room
+// without allocating (amortised: each move copies at most half an array, after at least half
+// an array of pops).
 func (f *RealFIFO) push(d Delta, key string) {
-	f.items = append(f.items, d)
-	f.itemKeys = append(f.itemKeys, key)
+	if len(f.buf) == cap(f.buf) && f.head > 0 && f.head >= len(f.buf)/2 {
+		n := copy(f.buf, f.buf[f.head:])
+		copy(f.bufKeys, f.bufKeys[f.head:])
+		clear(f.buf[n:])
+		clear(f.bufKeys[n:])
+		f.buf, f.bufKeys, f.head = f.buf[:n], f.bufKeys[:n], 0
+	}
+	f.buf = append(f.buf, d)
+	f.bufKeys = append(f.bufKeys, key)
 }
 
 // popHead removes the n oldest items (and their keys), dropping the references so the objects
-// can be collected.
+// can be collected. An emptied queue starts again at the front of its array.
 func (f *RealFIFO) popHead(n int) {
-	clear(f.items[:n])
-	clear(f.itemKeys[:n])
-	f.items = f.items[n:]
-	f.itemKeys = f.itemKeys[n:]
+	clear(f.buf[f.head : f.head+n])
+	clear(f.bufKeys[f.head : f.head+n])
+	f.head += n
+	if f.head == len(f.buf) {
+		f.buf, f.bufKeys, f.head = f.buf[:0], f.bufKeys[:0], 0
+	}
 }
 
 // Add appends an Added delta.
@@ -189,7 +227,7 @@ func (f *RealFIFO) Replace(list []any, resourceVersion string) error {
 	if f.atomic {
 		err = f.enqueueReplacedAll(list, resourceVersion)
 	} else {
-		err = reconcileReplacement(f.items, f.knownObjects, list, f.keyOf,
+		err = reconcileReplacement(f.queued(), f.knownObjects, list, f.keyOf,
 			func(tomb DeletedFinalStateUnknown) error { return f.enqueue(Deleted, tomb, true) },
 			func(obj any) error { return f.enqueue(Replaced, obj, false) })
 	}
@@ -198,7 +236,7 @@ func (f *RealFIFO) Replace(list []any, resourceVersion string) error {
 	}
 	if !f.populated {
 		f.populated = true
-		f.initialPopulationCount = len(f.items)
+		f.initialPopulationCount = f.Len()
 		f.checkSynced()
 	}
 	return nil
@@ -302,8 +340,8 @@ func (f *RealFIFO) Resync() error {
 	if f.knownObjects == nil {
 		return nil
 	}
-	queued := make(map[string]struct{}, len(f.items))
-	for _, d := range f.items {
+	queued := make(map[string]struct{}, f.Len())
+	for _, d := range f.queued() {
 		key, err := f.keyOf(d.Object)
 		if err != nil {
 			return KeyError{Obj: d, Err: err}
@@ -335,10 +373,10 @@ func (f *RealFIFO) Bookmark(resourceVersion string) error {
 }
 
 // Len is the number of queued items.
-func (f *RealFIFO) Len() int { return len(f.items) }
+func (f *RealFIFO) Len() int { return len(f.buf) - f.head }
 
 // Items returns a copy of the queued items, oldest first, for traces and tests.
-func (f *RealFIFO) Items() []Delta { return append([]Delta(nil), f.items...) }
+func (f *RealFIFO) Items() []Delta { return append([]Delta(nil), f.queued()...) }
 
 // HasSynced reports whether the first population has been popped and processed (sticky;
 // informer.md §5.1).
@@ -365,11 +403,11 @@ func (f *RealFIFO) emptyErr() error {
 // An empty queue gives ErrQueueEmpty, or ErrFIFOClosed once closed; process is not called.
 func (f *RealFIFO) Pop(process PopProcessFunc) (any, error) {
 	invariant.Check(process != nil, "informer.md §5.3: RealFIFO.Pop needs a process func")
-	if len(f.items) == 0 {
+	if f.Len() == 0 {
 		return nil, f.emptyErr()
 	}
 	isInInitialList := !f.synced.Load()
-	item := f.items[0]
+	item := f.buf[f.head]
 	f.popHead(1)
 	defer f.processed(1)
 	out := Deltas{item}
@@ -403,21 +441,56 @@ func batchable(t DeltaType) bool {
 // empty queue gives ErrQueueEmpty or ErrFIFOClosed.
 func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProcessFunc) error {
 	invariant.Check(processBatch != nil && processSingle != nil, "informer.md §5.3: RealFIFO.PopBatch needs both process funcs")
-	if len(f.items) == 0 {
+	if f.Len() == 0 {
 		return f.emptyErr()
 	}
 	isInInitialList := !f.synced.Load()
 	n := f.batchLen()
 	defer f.processed(n)
 	if n == 1 {
-		d := f.items[0]
+		d := f.buf[f.head]
 		f.popHead(1)
 		return processSingle(Deltas{d}, isInInitialList)
 	}
 	batch := make([]Delta, n)
-	copy(batch, f.items[:n])
+	copy(batch, f.queued())
 	f.popHead(n)
 	return processBatch(batch, isInInitialList)
+}
+
+// keyedProcessFunc processes what popKeyed popped: deltas with, for each, the key it was queued
+// under, or "" where the queue kept none (see RealFIFO.bufKeys). One delta is what Pop, or
+// PopBatch's processSingle, would have been given; several, what processBatch would have been.
+// Both slices belong to the queue and are reused by its next pop: the function must not keep
+// them, and it may fill in a missing key.
+type keyedProcessFunc func(deltas []Delta, keys []string, isInInitialList bool) error
+
+// popKeyed is the informer's own pop: Pop (batch false) or PopBatch (batch true), taking the
+// same items and doing the same bookkeeping at the same moments, but handing process the kept
+// keys along with the items, in slices the queue reuses. The informer's process loop, which
+// never keeps what it is given, so computes each delta's key once, when it is enqueued, instead
+// of again for the cache lookup, the cache write and each step event, and allocates nothing
+// per pop (informer.md §6.1, §6.4).
+func (f *RealFIFO) popKeyed(batch bool, process keyedProcessFunc) error {
+	invariant.Check(process != nil, "informer.md §5.3: RealFIFO.popKeyed needs a process func")
+	if f.Len() == 0 {
+		return f.emptyErr()
+	}
+	isInInitialList := !f.synced.Load()
+	n := 1
+	if batch {
+		n = f.batchLen()
+	}
+	defer f.processed(n)
+	f.popped = append(f.popped[:0], f.buf[f.head:f.head+n]...)
+	f.poppedKeys = append(f.poppedKeys[:0], f.bufKeys[f.head:f.head+n]...)
+	f.popHead(n)
+	defer func() {
+		clear(f.popped)
+		clear(f.poppedKeys)
+		f.popped, f.poppedKeys = f.popped[:0], f.poppedKeys[:0]
+	}()
+	return process(f.popped, f.poppedKeys, isInInitialList)
 }
 
 // batchLen is how many head items the next PopBatch takes; at least 1 on a non-empty queue.
@@ -430,18 +503,19 @@ func (f *RealFIFO) batchLen() int {
 	var small [batchSmall]string
 	var seen map[string]struct{}
 	n := 0
-	for i := 0; i < f.batchSize && i < len(f.items); i++ {
+	items, keys := f.queued(), f.bufKeys[f.head:]
+	for i := 0; i < f.batchSize && i < len(items); i++ {
 		if f.initialPopulationCount > 0 && i >= f.initialPopulationCount {
 			break
 		}
-		d := f.items[i]
+		d := items[i]
 		if !batchable(d.Type) {
 			if n == 0 {
 				n = 1
 			}
 			break
 		}
-		key := f.itemKeys[i]
+		key := keys[i]
 		if key == "" {
 			var err error
 			if key, err = f.keyOf(d); err != nil {

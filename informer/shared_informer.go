@@ -232,11 +232,13 @@ func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.O
 	// driver, the process loop and late joins (under blockDeltas) on another.
 	reflectorRand := rand.New(rand.NewPCG(o.Rand.Uint64(), o.Rand.Uint64()))
 	orderRand := rand.New(rand.NewPCG(o.Rand.Uint64(), o.Rand.Uint64()))
+	c := newCache(DeletionHandlingMetaNamespaceKeyFunc, o.Indexers)
 	return &sharedIndexInformer{
 		lw:                              lw,
 		exampleObject:                   exampleObject,
 		objectDescription:               o.ObjectDescription,
-		indexer:                         NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, o.Indexers),
+		indexer:                         c,
+		cache:                           c,
 		clock:                           o.Clock,
 		reflectorRand:                   reflectorRand,
 		orderRand:                       orderRand,
@@ -266,6 +268,8 @@ type sharedIndexInformer struct {
 	batchPop                        bool
 	disableWatchList                bool
 	defaultEventHandlerResyncPeriod time.Duration // never changes (§2.1)
+	// cache is indexer itself, for the keyed writes of the process loop (process_keyed.go).
+	cache *cache
 
 	// startedLock guards the fields below it (client-go's startedLock).
 	startedLock       sync.Mutex
@@ -311,6 +315,19 @@ type sharedIndexInformer struct {
 	// allocate two per pop). Set at start, read only by whoever pops.
 	processBatch  ProcessBatchFunc
 	processSingle PopProcessFunc
+	// processKeyed is s.handleKeyed, what the process loop gives a RealFIFO (popKeyed), built
+	// once at start like the two above.
+	processKeyed keyedProcessFunc
+
+	// unkeyed makes the process loop pop a RealFIFO with PopBatch or Pop, as it does a
+	// DeltaFIFO, instead of popKeyed: the path the keyed one must match exactly. Only tests set
+	// it (TestKeyedProcessingMatchesUnkeyed), before start.
+	unkeyed bool
+
+	// batchTxns and batchCalls are handleKeyed's scratch space for a batch, reused from batch to
+	// batch under blockDeltas and zeroed after each.
+	batchTxns  []Transaction
+	batchCalls []batchCall
 }
 
 var _ SharedIndexInformer = (*sharedIndexInformer)(nil)
@@ -383,7 +400,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 	for _, obj := range snapshot {
 		n := s.withKey(notification{kind: NotificationAdd, newObj: obj, isInInitialList: true})
 		l.add(n)
-		s.emitNotification(StepDistributed, n, false, []int{l.id})
+		s.emitNotification(StepDistributed, n, false, l.self[:])
 	}
 	// The sync watcher starts after the pushes (§3 step 5): the counter already covers them.
 	var latched bool
@@ -555,6 +572,7 @@ func (s *sharedIndexInformer) start_locked(ctx context.Context, queueLock sync.L
 	invariant.Check(!s.started && !s.stopped, "informer: start of a started or stopped informer")
 	s.queue = s.newQueue()
 	s.processBatch, s.processSingle = s.handleBatchDeltas, s.handleDeltas
+	s.processKeyed = s.handleKeyed
 	store := reflectorQueue{s: s, lock: queueLock, wake: wake}
 	opts := ReflectorOptions{
 		Name:         s.objectDescription,
@@ -687,16 +705,19 @@ func (s *sharedIndexInformer) shouldResync() bool {
 // caller serialises queue access. The processing error is returned for the step driver's
 // benefit; the process loop drops it, as client-go's does.
 func (s *sharedIndexInformer) popOnce() error {
-	return s.popWith(s.processBatch, s.processSingle)
+	return s.popWith(s.processBatch, s.processSingle, s.processKeyed)
 }
 
-// popWith is popOnce with the queue's process functions given: handleBatchDeltas and
-// handleDeltas, or the goroutine driver's wrappers around them, which release its queue lock
-// while they run. The caller passes funcs it built once: a method value built here would be
-// allocated at every pop.
-func (s *sharedIndexInformer) popWith(processBatch ProcessBatchFunc, processSingle PopProcessFunc) error {
+// popWith is popOnce with the queue's process functions given: handleBatchDeltas, handleDeltas
+// and handleKeyed, or the goroutine driver's wrappers around them, which release its queue lock
+// while they run. A RealFIFO pops with popKeyed, which hands processKeyed the keys it kept (Pop
+// or PopBatch as batchPop says); a DeltaFIFO with Pop. The caller passes funcs it built once: a
+// method value built here would be allocated at every pop.
+func (s *sharedIndexInformer) popWith(processBatch ProcessBatchFunc, processSingle PopProcessFunc, processKeyed keyedProcessFunc) error {
 	var err error
-	if bq, ok := s.queue.(BatchQueue); ok && s.batchPop {
+	if f, ok := s.queue.(*RealFIFO); ok && !s.unkeyed {
+		err = f.popKeyed(s.batchPop, processKeyed)
+	} else if bq, ok := s.queue.(BatchQueue); ok && s.batchPop {
 		err = bq.PopBatch(processBatch, processSingle)
 	} else {
 		_, err = s.queue.Pop(processSingle)
@@ -729,6 +750,11 @@ func (s *sharedIndexInformer) latchIfQueueSynced() {
 func (s *sharedIndexInformer) handleDeltas(obj any, isInInitialList bool) error {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
+	return s.handleDeltas_locked(obj, isInInitialList)
+}
+
+// handleDeltas_locked is handleDeltas with blockDeltas held.
+func (s *sharedIndexInformer) handleDeltas_locked(obj any, isInInitialList bool) error {
 	deltas, ok := obj.(Deltas)
 	invariant.Check(ok, "informer: queue popped %T, want Deltas", obj)
 	s.emitPopped(deltas, isInInitialList)
@@ -740,6 +766,11 @@ func (s *sharedIndexInformer) handleDeltas(obj any, isInInitialList bool) error 
 func (s *sharedIndexInformer) handleBatchDeltas(deltas []Delta, isInInitialList bool) error {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
+	return s.handleBatchDeltas_locked(deltas, isInInitialList)
+}
+
+// handleBatchDeltas_locked is handleBatchDeltas with blockDeltas held.
+func (s *sharedIndexInformer) handleBatchDeltas_locked(deltas []Delta, isInInitialList bool) error {
 	s.emitPopped(deltas, isInInitialList)
 	return processDeltasInBatch(s.handler(), s.cacheForProcessing(), deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
 }
@@ -777,13 +808,17 @@ func (d distributor) OnAdd(obj any, isInInitialList bool) {
 // OnUpdate classifies the update as a sync iff both objects have metadata and equal
 // resourceVersions (informer.md §2.5, §6.5, §13 rule 3).
 func (d distributor) OnUpdate(oldObj, newObj any) {
-	isSync := false
+	d.s.distribute(notification{kind: NotificationUpdate, oldObj: oldObj, newObj: newObj}, isSyncUpdate(oldObj, newObj))
+}
+
+// isSyncUpdate is the sync classification of an update (informer.md §2.5, §6.5, §13 rule 3).
+func isSyncUpdate(oldObj, newObj any) bool {
 	if om, err := meta.Accessor(oldObj); err == nil {
 		if nm, err := meta.Accessor(newObj); err == nil {
-			isSync = om.GetResourceVersion() == nm.GetResourceVersion()
+			return om.GetResourceVersion() == nm.GetResourceVersion()
 		}
 	}
-	d.s.distribute(notification{kind: NotificationUpdate, oldObj: oldObj, newObj: newObj}, isSync)
+	return false
 }
 
 func (d distributor) OnDelete(obj any) {
@@ -797,7 +832,7 @@ func (s *sharedIndexInformer) distribute(n notification, isSync bool) {
 	collect := s.observer != nil
 	n = s.withKey(n)
 	s.procLock.Lock()
-	ids := s.processor.distribute(n, isSync, collect, nil)
+	ids := s.processor.distribute(n, isSync, collect)
 	s.procLock.Unlock()
 	s.emitNotification(StepDistributed, n, isSync, ids)
 }

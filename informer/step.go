@@ -265,6 +265,8 @@ type StepEvent struct {
 	// StepHandlerSynced).
 	Handler int
 	// Handlers are registration IDs in ascending order (StepDistributed, StepResyncChecked).
+	// The slice may be shared with other events (the informer does not build one per
+	// notification): read it, keep it if you like, never modify it.
 	Handlers []int
 	// Notification is the handler call (StepDistributed, StepDelivered).
 	Notification NotificationKind
@@ -429,8 +431,10 @@ func (s *sharedIndexInformer) emitNotification(kind StepEventKind, n notificatio
 
 // withKey returns n with its key set for the observer's events (describeObj's key of the object
 // the handler is given); without an observer n is returned unchanged, as nothing reads the key.
+// A key already set is kept: the keyed processing path (process_keyed.go) sets the key it has,
+// which is the one describeKey computes (and an empty key is computed again, to the same "").
 func (s *sharedIndexInformer) withKey(n notification) notification {
-	if s.observer == nil {
+	if s.observer == nil || n.key != "" {
 		return n
 	}
 	obj := n.newObj

@@ -103,6 +103,58 @@ func (c *cache) write(obj any, apply func(key string, obj any)) error {
 	return nil
 }
 
+// The keyed writes below are Add/Update, Delete and Transaction for a caller that already has
+// each object's key, which must be what c.keyFunc returns for the object: the informer's process
+// loop, which has the key its queue computed at enqueue (RealFIFO.popKeyed). They do exactly
+// what the unkeyed forms do for a key that computes, without computing it again.
+
+// setKeyed is Add or Update of obj under key.
+func (c *cache) setKeyed(key string, obj any) {
+	rv, hasMeta := rvOf(obj)
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	c.setLocked(key, obj)
+	if hasMeta {
+		c.rv = rv
+	}
+}
+
+// deleteKeyed is Delete of obj, whose key is key.
+func (c *cache) deleteKeyed(key string, obj any) {
+	rv, hasMeta := rvOf(obj)
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	c.deleteLocked(key)
+	if hasMeta {
+		c.rv = rv
+	}
+}
+
+// transactionKeyed is Transaction of txns, whose objects' keys are keys (same length): every
+// transaction applies, under one lock.
+func (c *cache) transactionKeyed(txns []Transaction, keys []string) {
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	for i, t := range txns {
+		c.applyLocked(t, keys[i])
+	}
+	if len(txns) > 0 {
+		if rv, hasMeta := rvOf(txns[len(txns)-1].Object); hasMeta {
+			c.rv = rv
+		}
+	}
+}
+
+// applyLocked applies one transaction whose object's key is key.
+func (c *cache) applyLocked(t Transaction, key string) {
+	switch t.Type {
+	case TransactionTypeAdd, TransactionTypeUpdate:
+		c.setLocked(key, t.Object)
+	case TransactionTypeDelete:
+		c.deleteLocked(key)
+	}
+}
+
 func (c *cache) setLocked(key string, obj any) {
 	old := c.items[key]
 	c.items[key] = obj
@@ -232,12 +284,7 @@ func (c *cache) Transaction(txns ...Transaction) *TransactionError {
 	c.lock.Lock()
 	defer c.lock.Unlock()
 	for _, i := range ok {
-		switch txns[i].Type {
-		case TransactionTypeAdd, TransactionTypeUpdate:
-			c.setLocked(keys[i], txns[i].Object)
-		case TransactionTypeDelete:
-			c.deleteLocked(keys[i])
-		}
+		c.applyLocked(txns[i], keys[i])
 	}
 	if len(ok) > 0 {
 		if rv, hasMeta := rvOf(txns[ok[len(ok)-1]].Object); hasMeta {

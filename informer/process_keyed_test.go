@@ -1,0 +1,214 @@
+package informer
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// The keyed processing path (process_keyed.go) must be invisible: it only saves computing keys
+// again. Method: two informers, one popping its RealFIFO with popKeyed (the default) and one
+// with PopBatch/Pop through handleBatchDeltas/handleDeltas (unkeyed), get the same random
+// script (writes, deletes, bookmarks, expired watches and relists, closed streams, late joins,
+// removals, resync ticks) and the same random interleaving of Reflector, queue and listener
+// steps, for every RealFIFO mode, with batch pop on and off, with and without a transform (whose
+// objects the queue keeps no key for, and one of which has no key at all), for a shared informer and for a Runner (whose one
+// handler is called inside the pop). Every step event (its text, its Object and its handler
+// list), every handler call, the cache and its RV must be the same at every step.
+func TestKeyedProcessingMatchesUnkeyed(t *testing.T) {
+	for _, runner := range []bool{false, true} {
+		for _, mode := range []QueueMode{QueueRealFIFO, QueueRealFIFONonAtomic} {
+			for _, batch := range []bool{true, false} {
+				for _, transform := range []bool{false, true} {
+					name := fmt.Sprintf("runner=%v/%v/batch=%v/transform=%v", runner, mode, batch, transform)
+					t.Run(name, func(t *testing.T) {
+						for seed := uint64(1); seed <= 20; seed++ {
+							keyedVersusUnkeyed(t, seed, SharedIndexInformerOptions{
+								QueueMode: mode, DisableBatchPop: !batch, ResyncPeriod: 3 * time.Second,
+							}, transform, runner)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// keyedTwin is one side of keyedVersusUnkeyed: the step harness, its handlers and what it saw.
+type keyedTwin struct {
+	e      *infStep
+	runner bool
+	recs   []*infRec
+	regs   []ResourceEventHandlerRegistration
+	events []string
+}
+
+func newKeyedTwin(seed uint64, opts SharedIndexInformerOptions, transform, runner, unkeyed bool) *keyedTwin {
+	opts.Rand = rand.New(rand.NewPCG(seed, 7))
+	var tf TransformFunc
+	if transform {
+		// Idempotent, and returns a new object: the queue then keeps no key for it. Object "e"
+		// loses its metadata, so its key fails at processing (the keyed path's fallback).
+		tf = func(o any) (any, error) {
+			if m, ok := o.(*metav1.PartialObjectMetadata); ok {
+				if m.Name == "e" {
+					return dataNoMeta{id: "e@" + m.ResourceVersion}, nil
+				}
+				return m.DeepCopy(), nil
+			}
+			return o, nil
+		}
+	}
+	tw := &keyedTwin{runner: runner}
+	if runner {
+		e := &infStep{lw: newInfLW(), clock: clocktesting.NewFakeClock(infT0)}
+		rec := &infRec{}
+		_, r := NewInformerWithOptions(InformerOptions{
+			ListerWatcher: e.lw, ObjectType: &metav1.PartialObjectMetadata{}, Handler: rec,
+			ResyncPeriod: opts.ResyncPeriod, Transform: tf, Clock: e.clock, Rand: opts.Rand,
+			QueueMode: opts.QueueMode, DisableBatchPop: opts.DisableBatchPop,
+		})
+		e.inf = r.s
+		e.st, _ = r.Steps()
+		tw.e, tw.recs = e, []*infRec{rec}
+	} else {
+		tw.e = newInfStep(nil, opts)
+		if tf != nil {
+			_ = tw.e.inf.SetTransform(tf)
+		}
+	}
+	tw.e.inf.(*sharedIndexInformer).unkeyed = unkeyed
+	tw.e.st.SetObserver(func(ev StepEvent) {
+		line := ev.String()
+		if ev.Object != nil {
+			line += " object=" + infDescribe(ev.Object)
+		}
+		line += fmt.Sprintf(" handlers=%v", ev.Handlers)
+		tw.events = append(tw.events, line)
+	})
+	return tw
+}
+
+// addHandler registers a recorder; a Runner has its one handler already.
+func (tw *keyedTwin) addHandler(period time.Duration) {
+	if tw.runner {
+		return
+	}
+	rec, reg := tw.e.handler(&period)
+	tw.recs = append(tw.recs, rec)
+	tw.regs = append(tw.regs, reg)
+}
+
+// state is everything a step may change that the test compares.
+func (tw *keyedTwin) state() string {
+	s := fmt.Sprintf("queue=%d", tw.e.st.QueueLen())
+	for _, l := range tw.e.st.Listeners() {
+		s += fmt.Sprintf(" h%d:%d:%v", l.ID, l.Pending, l.Synced)
+	}
+	for i, r := range tw.recs {
+		s += fmt.Sprintf(" rec%d=%q", i, r.take())
+	}
+	var cached []string
+	for _, o := range tw.e.inf.GetStore().List() {
+		cached = append(cached, infDescribe(o))
+	}
+	s += fmt.Sprintf(" cache=%v rv=%s synced=%v", cached, tw.e.inf.GetStore().LastStoreSyncResourceVersion(), tw.e.inf.HasSynced())
+	ev := tw.events
+	tw.events = nil
+	return s + fmt.Sprintf(" events=%q", ev)
+}
+
+func keyedVersusUnkeyed(t *testing.T, seed uint64, opts SharedIndexInformerOptions, transform, runner bool) {
+	t.Helper()
+	twins := [2]*keyedTwin{
+		newKeyedTwin(seed, opts, transform, runner, false),
+		newKeyedTwin(seed, opts, transform, runner, true),
+	}
+	both := func(f func(tw *keyedTwin)) {
+		for _, tw := range twins {
+			f(tw)
+		}
+	}
+	both(func(tw *keyedTwin) {
+		tw.addHandler(0)
+		tw.addHandler(3 * time.Second)
+	})
+	both(func(tw *keyedTwin) { tw.e.st.Start() })
+	rng := rand.New(rand.NewPCG(seed, 99))
+	names := []string{"a", "b", "c", "d", "e"}
+	for step := range 600 {
+		r := rng.IntN(100)
+		switch {
+		case r < 25:
+			both(func(tw *keyedTwin) { tw.e.serveOne() })
+		case r < 45:
+			both(func(tw *keyedTwin) {
+				if tw.e.st.QueueLen() > 0 {
+					_ = tw.e.st.ProcessNext()
+				}
+			})
+		case r < 70:
+			k := rng.IntN(8)
+			both(func(tw *keyedTwin) {
+				ls := tw.e.st.Listeners()
+				if len(ls) > 0 && ls[k%len(ls)].Pending > 0 {
+					tw.e.st.DeliverNext(ls[k%len(ls)].Registration)
+				}
+			})
+		case r < 86:
+			name := names[rng.IntN(len(names))]
+			both(func(tw *keyedTwin) { tw.e.lw.set(name) })
+		case r < 91:
+			name := names[rng.IntN(len(names))]
+			both(func(tw *keyedTwin) {
+				if _, ok := tw.e.lw.objs[name]; ok {
+					tw.e.lw.del(name)
+				}
+			})
+		case r < 93:
+			both(func(tw *keyedTwin) { tw.e.lw.bookmark() })
+		case r < 95:
+			both(func(tw *keyedTwin) { tw.e.lw.expire() })
+		case r < 96:
+			both(func(tw *keyedTwin) { tw.e.lw.closeWatches() })
+		case r < 97:
+			both(func(tw *keyedTwin) { tw.addHandler(5 * time.Second) })
+		case r < 98:
+			k := rng.IntN(8)
+			both(func(tw *keyedTwin) {
+				if len(tw.regs) > 0 {
+					_ = tw.e.inf.RemoveEventHandler(tw.regs[k%len(tw.regs)])
+				}
+			})
+		default:
+			d := time.Duration(1+rng.IntN(4)) * time.Second
+			both(func(tw *keyedTwin) {
+				target := tw.e.clock.Now().Add(d)
+				for {
+					dl, ok := tw.e.st.NextDeadline()
+					if !ok || dl.After(target) {
+						break
+					}
+					if dl.After(tw.e.clock.Now()) {
+						tw.e.clock.SetTime(dl)
+					}
+					tw.e.st.Tick()
+				}
+				tw.e.clock.SetTime(target)
+			})
+		}
+		keyed, unkeyed := twins[0].state(), twins[1].state()
+		if diff := cmp.Diff(keyed, unkeyed); diff != "" {
+			t.Fatalf("seed %d, step %d: keyed and unkeyed processing differ (-keyed +unkeyed):\n%s", seed, step, diff)
+		}
+	}
+	both(func(tw *keyedTwin) { tw.e.quiesce() })
+	if diff := cmp.Diff(twins[0].state(), twins[1].state()); diff != "" {
+		t.Fatalf("seed %d, at quiescence: keyed and unkeyed processing differ (-keyed +unkeyed):\n%s", seed, diff)
+	}
+}
