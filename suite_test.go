@@ -6,11 +6,15 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"go.uber.org/goleak"
+
+	"github.com/informersim/informersim/internal/invariant"
 )
 
 // TestMain fails the root suite if any goroutine outlives it: the simulation path starts none,
-// and the goroutine driver must stop every goroutine it starts.
+// and the goroutine driver must stop every goroutine it starts. Tests run with the thorough
+// checks (invariant.Thorough), benchmarks without.
 func TestMain(m *testing.M) {
+	invariant.ThoroughUnlessBenchmarking()
 	goleak.VerifyTestMain(m,
 		// Ginkgo's interrupt handler watches for SIGINT for the life of the process; it is the
 		// suite's goroutine, not ours.

@@ -83,6 +83,15 @@
 // that runs counts as enabled anew, so an always-enabled action cannot starve the rest. PolicyPCT draws one priority per actor (timers
 // count under their actor's name) and PCTDepth-1 change points over Config.PCTSteps.
 //
+// Cached actors: an actor added with AddCachedActor is asked for its actions only when it may
+// offer something else (when added, after a step run under its name, after its host's
+// Waker.Wake); at other steps the engine replays its last answer in its place. The enabled
+// actions, and so every policy's choice, are exactly those of polling it, as long as the host
+// wakes it at every change that matters; a world's handler actors, idle most of the time, cost
+// a step nothing that way. Test binaries turn on invariant.Thorough, which polls cached actors
+// anyway and fails the run at the first stale cache (TestMissedWakeIsCaught,
+// TestCachedActorsMakeTheSameRun).
+//
 // Quiescence: RunUntilQuiescent stops when nothing is enabled and no deadline falls within
 // Config.QuiescenceWindow (default 1 minute). A ticker with a shorter period never lets a run go
 // quiescent, so such a run ends at Config.MaxSimTime with ErrMaxSimTime; stop tickers first.

@@ -93,7 +93,7 @@ type Sim struct {
 	due      []*Timer // deadline reached, in (deadline, seq) order
 	timerSeq uint64
 
-	actors   []Actor
+	actors   []actorSlot    // by actor id; a slot without an Actor is a timer owner's name
 	ids      map[string]int // actor name to id, for timers and PCT; never iterated
 	names    []string       // id to name
 	enabled  []enabledAction
@@ -114,7 +114,22 @@ type Sim struct {
 	knobs  []knob
 	failed *RunError
 
+	// checkCached makes collect ask cached actors that are not stale too, and fail the run if
+	// their answer differs from the cached one (invariant.Thorough, set by the test binaries).
+	checkCached bool
+	scratch     []enabledAction // checkCached: what a cached actor answers now
+
 	hooks []stepHook // AfterEachStep
+}
+
+// actorSlot is one registered actor. A cached actor (AddCachedActor) is asked for its actions
+// only when stale; offers keeps what it offered then, replayed at every collect until it is
+// stale again.
+type actorSlot struct {
+	a      Actor
+	cached bool
+	stale  bool
+	offers []enabledAction
 }
 
 // stepHook is a host's function run at the end of every step.
@@ -137,6 +152,8 @@ func New(cfg Config) (*Sim, error) {
 		trace:    newTrace(c.Trace, c.MaxTraceEvents),
 		faultsOn: !c.DisableFaults,
 		sites:    make(map[string]*faultSite),
+
+		checkCached: invariant.Thorough(),
 	}
 	s.add = s.addAction
 	for _, name := range standardStreams {
@@ -207,14 +224,47 @@ func (s *Sim) Header() string {
 
 // AddActor registers a; actors are polled in registration order at every step. Actors may be
 // added while running (from an action), and take part from the next step.
-func (s *Sim) AddActor(a Actor) {
+func (s *Sim) AddActor(a Actor) { s.addActor(a, false) }
+
+// AddCachedActor registers a like AddActor, except that the engine does not ask a for its
+// actions at every step: it asks when a is added, after every step run under a's name (one of
+// its actions, or a timer traced under its name), and after every Wake of the returned Waker;
+// at the other steps it offers again what a offered when last asked (the same actions, in the
+// same order, in a's place among the actors). The enabled actions of every step are exactly
+// those of AddActor, provided a's host calls Wake whenever anything a's Actions reads may have
+// changed outside a's own steps. The point: a world with many actors that are idle most of the
+// time (one per handler) pays for the ones that changed, not for all of them, at every step.
+// Test binaries check the promise (invariant.Thorough): they ask every cached actor at every
+// step and fail the run at the first answer that differs from the cached one.
+func (s *Sim) AddCachedActor(a Actor) Waker {
+	id := s.addActor(a, true)
+	return Waker{s: s, id: id}
+}
+
+func (s *Sim) addActor(a Actor, cached bool) int {
 	invariant.Check(a != nil, "sim: AddActor(nil)")
 	id := s.actorID(a.Name())
 	for len(s.actors) <= id {
-		s.actors = append(s.actors, nil)
+		s.actors = append(s.actors, actorSlot{})
 	}
-	invariant.Check(s.actors[id] == nil, "sim: two actors named %q", a.Name())
-	s.actors[id] = a
+	invariant.Check(s.actors[id].a == nil, "sim: two actors named %q", a.Name())
+	s.actors[id] = actorSlot{a: a, cached: cached, stale: true}
+	return id
+}
+
+// Waker marks a cached actor (AddCachedActor) stale: the engine asks it for its actions again at
+// the next step. The zero Waker does nothing.
+type Waker struct {
+	s  *Sim
+	id int
+}
+
+// Wake says the actor's actions may have changed. It is cheap (one store): call it at every
+// change that may matter, never fewer.
+func (w Waker) Wake() {
+	if w.s != nil {
+		w.s.actors[w.id].stale = true
+	}
 }
 
 // actorID interns an actor name (of an Actor or of a timer's owner) as a small integer.
@@ -257,22 +307,63 @@ func (s *Sim) addAction(a Action) {
 }
 
 // collect fills s.enabled with the actions enabled now: due timers first, in (deadline, seq)
-// order, then each actor's actions in registration order.
+// order, then each actor's actions in registration order (a cached actor's as last asked,
+// unless it is stale).
 func (s *Sim) collect() {
 	s.enabled = s.enabled[:0]
 	for _, t := range s.due {
 		s.enabled = append(s.enabled, enabledAction{actor: t.actorID, name: t.kind, timer: t, since: t.dueStep})
 	}
 	nd := len(s.enabled)
-	for id, a := range s.actors {
-		if a == nil {
-			continue
+	for id := range s.actors {
+		sl := &s.actors[id]
+		switch {
+		case sl.a == nil:
+		case !sl.cached:
+			s.curActor = id
+			sl.a.Actions(s.add)
+		case sl.stale:
+			start := len(s.enabled)
+			s.curActor = id
+			sl.a.Actions(s.add)
+			sl.offers = append(sl.offers[:0], s.enabled[start:]...)
+			sl.stale = false
+		default:
+			if s.checkCached {
+				s.checkCachedOffers(id)
+			}
+			s.enabled = append(s.enabled, sl.offers...)
 		}
-		s.curActor = id
-		a.Actions(s.add)
 	}
 	if s.cfg.Policy == PolicyFIFO {
 		s.fifo.age(s.enabled[nd:], nd, s.step)
+	}
+}
+
+// checkCachedOffers asks the cached actor id for its actions and panics if they are not the ones
+// cached: its host missed a Wake, and the run would differ from one that polls every actor.
+func (s *Sim) checkCachedOffers(id int) {
+	sl := &s.actors[id]
+	saved := s.enabled
+	s.enabled = s.scratch[:0]
+	s.curActor = id
+	sl.a.Actions(s.add)
+	now := s.enabled
+	s.scratch, s.enabled = now, saved
+	same := len(now) == len(sl.offers)
+	for i := 0; same && i < len(now); i++ {
+		same = now[i].name == sl.offers[i].name
+	}
+	if !same {
+		names := func(acts []enabledAction) []string {
+			out := []string{}
+			for _, a := range acts {
+				out = append(out, a.name)
+			}
+			return out
+		}
+		invariant.Check(false, "sim: cached actor %s offers %v, but its cache holds %v: its host missed a Waker.Wake",
+			s.names[id], names(now), names(sl.offers))
 	}
 }
 
@@ -332,6 +423,10 @@ func (s *Sim) run(i int) (err error) {
 	}
 	s.ev = Event{Step: s.step, Time: s.now, Actor: actor, Kind: a.name}
 	s.record(&s.ev)
+	if a.actor < len(s.actors) {
+		// A step run under a cached actor's name changes what it offers, as a rule.
+		s.actors[a.actor].stale = true
+	}
 	if a.timer != nil {
 		s.fire(a.timer)
 	} else {

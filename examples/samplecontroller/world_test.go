@@ -19,6 +19,7 @@ import (
 	"github.com/informersim/informersim/examples/samplecontroller/informers/internalinterfaces"
 	fooinformers "github.com/informersim/informersim/examples/samplecontroller/informers/samplecontroller"
 	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/internal/invariant"
 	"github.com/informersim/informersim/sim/world"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,7 +28,10 @@ import (
 	"k8s.io/klog/v2"
 )
 
+// TestMain runs the tests with the thorough checks of the simulation (invariant.Thorough),
+// benchmarks without.
 func TestMain(m *testing.M) {
+	invariant.ThoroughUnlessBenchmarking()
 	klog.SetLogger(logr.Discard()) // the controller logs every retry; the trace says what happened
 	os.Exit(m.Run())
 }

@@ -21,6 +21,9 @@ type ToyConfig struct {
 	TickerPeriod     time.Duration // period of the ticker actor; 0 means no ticker
 	Ticks            int           // ticks read before the ticker is stopped [3]
 	Narrate          bool          // emit narration events for every push and pop
+	// Cached adds the producers and consumers with sim.Sim.AddCachedActor, waking them all at
+	// every change of the buffer: the run must be the very run of the same toy without it.
+	Cached bool
 }
 
 func (c ToyConfig) withDefaults() ToyConfig {
@@ -48,6 +51,8 @@ type Toy struct {
 	s   *sim.Sim
 	cfg ToyConfig
 	buf []int64 // the shared buffer; a ring would do, but it stays small
+	// wakers wake the cached actors (ToyConfig.Cached): what they offer depends on the buffer.
+	wakers []sim.Waker
 
 	// Consumed counts items popped; Checksum folds each popped item in pop order, so it
 	// changes with the interleaving.
@@ -63,12 +68,12 @@ func NewToy(s *sim.Sim, cfg ToyConfig) *Toy {
 	for i := range cfg.Producers {
 		p := &producer{toy: t, name: "producer/" + strconv.Itoa(i), left: cfg.ItemsPerProducer}
 		p.act = sim.Action{Name: "push", Run: p.push}
-		s.AddActor(p)
+		t.add(p)
 	}
 	for i := range cfg.Consumers {
 		c := &consumer{toy: t, name: "consumer/" + strconv.Itoa(i)}
 		c.act = sim.Action{Name: "pop", Run: c.pop}
-		s.AddActor(c)
+		t.add(c)
 	}
 	for i := range cfg.Timers {
 		tm := &timer{toy: t, name: "timer/" + strconv.Itoa(i), left: cfg.FiresPerTimer}
@@ -86,6 +91,22 @@ func NewToy(s *sim.Sim, cfg ToyConfig) *Toy {
 	return t
 }
 
+// add adds a producer or a consumer, cached or not as the config says.
+func (t *Toy) add(a sim.Actor) {
+	if t.cfg.Cached {
+		t.wakers = append(t.wakers, t.s.AddCachedActor(a))
+		return
+	}
+	t.s.AddActor(a)
+}
+
+// changed wakes the cached actors after a change of the buffer.
+func (t *Toy) changed() {
+	for _, w := range t.wakers {
+		w.Wake()
+	}
+}
+
 // Buffered returns the number of items in the shared buffer.
 func (t *Toy) Buffered() int { return len(t.buf) }
 
@@ -93,6 +114,7 @@ func (t *Toy) full() bool { return len(t.buf) >= t.cfg.MaxBufferItems }
 
 func (t *Toy) push(actor string, item int64) {
 	t.buf = append(t.buf, item)
+	t.changed()
 	if t.cfg.Narrate {
 		t.s.Emit(actor, "pushed", sim.FInt("item", item), sim.FInt("len", int64(len(t.buf))))
 	}
@@ -142,6 +164,7 @@ func (c *consumer) pop() {
 	item := t.buf[0]
 	copy(t.buf, t.buf[1:])
 	t.buf = t.buf[:len(t.buf)-1]
+	t.changed()
 	if t.s.FaultsEnabled() && t.s.Fault("toy/requeue") {
 		// A BUGGIFY-style rare path: put the item back at the end, reordering it.
 		t.buf = append(t.buf, item)

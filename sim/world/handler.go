@@ -44,10 +44,16 @@ type Handler struct {
 	// processor lock. Buffered stays the authority: quiet checks the two agree.
 	buffered int
 
-	// deliverFn is h.deliver, made once: a method value allocates each time it is taken, and
-	// the engine asks every actor for its actions at every step.
+	// deliverFn is h.deliver, made once: a method value allocates each time it is taken.
 	deliverFn func()
+	// waker wakes the handler's actor, a cached one (sim.Sim.AddCachedActor): the engine asks it
+	// for its actions only after a change, so idle handlers cost a step nothing. Everything
+	// handlerActor.Actions reads calls changed when it changes outside the actor's own steps.
+	waker sim.Waker
 }
+
+// changed tells the engine that the handler's actor may offer something else now.
+func (h *Handler) changed() { h.waker.Wake() }
 
 // announcedHandler is what AddHandler tells the observer before the registration call: the name
 // and options the registration it is about to see should get.
@@ -96,6 +102,7 @@ func (w *World) AddHandler(n *Informer, name string, handler informer.ResourceEv
 		return nil, fmt.Errorf("world: AddHandler %s: the informer registered the handler without telling its observer", name)
 	}
 	h.reg = reg
+	h.changed()
 	n.unresolved--
 	w.settle()
 	return h, nil
@@ -105,7 +112,7 @@ func (w *World) AddHandler(n *Informer, name string, handler informer.ResourceEv
 // it), claims its actor and adds the actor to the engine. It runs inside the informer's
 // registration call, so it must not call the informer; resolve finds the handle afterwards.
 func (n *Informer) discover(id int) *Handler {
-	if h, ok := n.byID[id]; ok {
+	if h := n.handler(id); h != nil {
 		return h
 	}
 	w := n.w
@@ -124,12 +131,25 @@ func (n *Informer) discover(id int) *Handler {
 	h.actor = n.Name() + "/" + h.name
 	w.actors[h.actor] = true
 	h.rec = newRecorder(w, h.actor, n.inf.GetStore(), w.cfg.MaxRecordedNotifications)
+	for len(n.byID) <= id {
+		n.byID = append(n.byID, nil)
+	}
 	n.byID[id] = h
 	n.handlers = append(n.handlers, h)
 	n.regs++
 	n.unresolved++
-	w.s.AddActor(handlerActor{h})
+	h.waker = w.s.AddCachedActor(handlerActor{h})
 	return h
+}
+
+// handler returns the handler of registration id, nil if the world has not seen it. The
+// informer hands out small sequential IDs, so a slice indexed by ID serves: the observer looks
+// a handler up for every notification buffered and delivered.
+func (n *Informer) handler(id int) *Handler {
+	if id < 0 || id >= len(n.byID) {
+		return nil
+	}
+	return n.byID[id]
 }
 
 // resolve finds the registration handle of every discovered handler that lacks one. Cheap when
@@ -139,8 +159,9 @@ func (n *Informer) resolve() {
 		return
 	}
 	for _, l := range n.st.Listeners() {
-		if h := n.byID[l.ID]; h != nil && h.reg == nil {
+		if h := n.handler(l.ID); h != nil && h.reg == nil {
 			h.reg = l.Registration
+			h.changed()
 			n.unresolved--
 		}
 	}
@@ -151,6 +172,7 @@ func (n *Informer) resolve() {
 	for _, h := range n.handlers {
 		if h.reg == nil && !h.removed {
 			h.removed = true
+			h.changed()
 			n.unresolved--
 		}
 	}
@@ -169,6 +191,7 @@ func (h *Handler) Remove() error {
 		return fmt.Errorf("world: %s: Remove: %w", h.actor, err)
 	}
 	h.removed = true
+	h.changed()
 	h.n.w.settle()
 	return nil
 }
@@ -234,8 +257,8 @@ func (a handlerActor) Name() string { return a.h.actor }
 
 func (a handlerActor) Actions(add func(sim.Action)) {
 	// O(1) and allocation-free, reading the handler's own count rather than the informer's
-	// (which takes its processor lock): with many handlers the engine polls each at every step,
-	// and most of them are idle.
+	// (which takes its processor lock). The engine asks only after a change (Handler.changed):
+	// whatever this reads must call it when it changes.
 	h := a.h
 	if h.buffered <= 0 || h.Busy() || h.Removed() {
 		return
@@ -249,6 +272,12 @@ func (a handlerActor) Actions(add func(sim.Action)) {
 func (h *Handler) deliver() {
 	h.n.st.DeliverNext(h.reg)
 	if h.callDuration > 0 {
-		h.busy = h.n.w.after(h.callDuration, h.actor, "done", func() {})
+		if h.busy != nil {
+			// The last call's timer has fired (the actor offers nothing while it is armed):
+			// re-armed, it is to the engine what a new one would be.
+			h.busy.Reset(h.callDuration)
+		} else {
+			h.busy = h.n.w.after(h.callDuration, h.actor, "done", func() {})
+		}
 	}
 }

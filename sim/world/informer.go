@@ -155,10 +155,10 @@ type Informer struct {
 
 	// The actors' action functions, made once: a method value allocates each time it is
 	// taken, and the engine asks every actor for its actions at every step.
-	doRequestFn, pullFn, processFn func()
+	doRequestFn, pullFn, processFn, recvFn func()
 
 	handlers []*Handler        // every registration seen, removed ones included, in ID order
-	byID     map[int]*Handler  // registration ID → handler
+	byID     []*Handler        // registration ID → handler (IDs count from 1); see handler
 	announce *announcedHandler // set by AddHandler while its registration call runs
 	regs     int               // registrations seen, for MaxHandlers
 	// unresolved counts discovered handlers whose registration handle is not looked up yet.
@@ -169,6 +169,8 @@ type Informer struct {
 
 	// The open watch stream, from the WATCH request until its end is delivered or it is dropped.
 	stream *watchStream
+	// spareTimers are "recv" timers that fired or were stopped, kept for send to re-arm.
+	spareTimers []*sim.Timer
 
 	timer *deadlineTimer
 
@@ -214,11 +216,11 @@ func (w *World) HostInformer(src *Source, inf informer.SharedIndexInformer) (*In
 	}
 	name := src.name
 	n := &Informer{
-		w: w, src: src, inf: inf, byID: map[int]*Handler{},
+		w: w, src: src, inf: inf,
 		reflectorActor: name + "/reflector", watchActor: name + "/watch", netActor: name + "/net",
 		queueActor: name + "/queue",
 	}
-	n.doRequestFn, n.pullFn, n.processFn = n.doRequest, n.pull, n.process
+	n.doRequestFn, n.pullFn, n.processFn, n.recvFn = n.doRequest, n.pull, n.process, n.deliverHead
 	for _, a := range []string{n.reflectorActor, n.watchActor, n.netActor, n.queueActor} {
 		if w.actors[a] {
 			return nil, fmt.Errorf("world: HostInformer %s: actor name %q is already in use", name, a)
@@ -299,6 +301,9 @@ func (n *Informer) Stop() {
 		return
 	}
 	n.stopped = true
+	for _, h := range n.handlers {
+		h.changed() // Removed reads n.stopped
+	}
 	n.w.s.Emit(n.Name(), "stop")
 	n.st.Stop()
 	if n.stream != nil {

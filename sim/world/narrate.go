@@ -17,15 +17,17 @@ func (n *Informer) observe(e informer.StepEvent) {
 	s := n.w.s
 	if e.Kind == informer.StepDistributed {
 		for _, id := range e.Handlers {
-			if h := n.byID[id]; h != nil {
+			if h := n.handler(id); h != nil {
 				h.buffered++
+				h.changed()
 			}
 		}
 	}
 	switch e.Kind {
 	case informer.StepDelivered:
-		if h := n.byID[e.Handler]; h != nil {
+		if h := n.handler(e.Handler); h != nil {
 			h.buffered--
+			h.changed()
 			h.rec.deliver(e)
 		}
 		return
@@ -89,8 +91,9 @@ func (n *Informer) observe(e informer.StepEvent) {
 			s.Emit(h.actor, "register", resyncFields(e)...)
 		}
 	case informer.StepRemoved:
-		if h := n.byID[e.Handler]; h != nil {
+		if h := n.handler(e.Handler); h != nil {
 			h.removed = true
+			h.changed()
 		}
 		s.Emit(n.handlerActor(e.Handler), "remove")
 	case informer.StepHandlerSynced:
@@ -163,7 +166,7 @@ func (n *Informer) observeReflector(e informer.ReflectorEvent) {
 }
 
 func (n *Informer) handlerActor(id int) string {
-	if h, ok := n.byID[id]; ok {
+	if h := n.handler(id); h != nil {
 		return h.actor
 	}
 	return n.Name() + "/h" + strconv.Itoa(id)

@@ -148,7 +148,7 @@ func (n *Informer) checkConverged() error {
 		if h.Removed() {
 			continue
 		}
-		if err := diffStates(want, h.rec.view, src.opts.Equal); err != nil {
+		if err := diffStates(want, h.rec.View(), src.opts.Equal); err != nil {
 			return fmt.Errorf("%s: replayed view diverges from the apiserver at rv=%s: %w", h.actor, rv, err)
 		}
 	}
@@ -197,6 +197,9 @@ func diffStates(want, got map[string]any, equal func(got, want any) bool) error 
 }
 
 func rvOf(obj any) string {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return u.GetResourceVersion() // the common case, without meta.Accessor's interface checks
+	}
 	if m, err := meta.Accessor(obj); err == nil {
 		return m.GetResourceVersion()
 	}

@@ -84,19 +84,21 @@ type Recorder struct {
 	head  int // index of the oldest in notes once it is full; 0 before
 	total int // notifications received, including those no longer kept
 
-	// view is the cache replayed from the notifications: key → object.
-	view map[string]any
-	// last is the order oracle's state per key.
-	last map[string]keyState
+	// keys holds, per key the handler was told about, the order oracle's state and the replayed
+	// cache (the view: the keys not deleted, with their last object). One map of pointers, so a
+	// delivery looks its key up once and updates the entry in place.
+	keys map[string]*keyState
+	live int // keys not deleted: the size of the view
 }
 
 type keyState struct {
 	rv      uint64
 	deleted bool
+	obj     any // the last object the handler was told about; nil once deleted
 }
 
 func newRecorder(w *World, actor string, cache informer.Store, maxNotes int) *Recorder {
-	return &Recorder{w: w, actor: actor, cache: cache, max: maxNotes, view: map[string]any{}, last: map[string]keyState{}}
+	return &Recorder{w: w, actor: actor, cache: cache, max: maxNotes, keys: map[string]*keyState{}}
 }
 
 // Notifications returns the kept notifications, oldest first.
@@ -130,9 +132,11 @@ func (r *Recorder) Total() int { return r.total }
 
 // View returns the replayed cache: key → the last object the handler was told about.
 func (r *Recorder) View() map[string]any {
-	out := make(map[string]any, len(r.view))
-	for k, v := range r.view {
-		out[k] = v
+	out := make(map[string]any, r.live)
+	for k, st := range r.keys {
+		if !st.deleted {
+			out[k] = st.obj
+		}
 	}
 	return out
 }
@@ -182,12 +186,12 @@ func (r *Recorder) deliver(e informer.StepEvent) {
 
 func (r *Recorder) record(n Notification) {
 	n.Time = r.w.s.Now()
-	r.check(n)
+	st := r.check(n)
 	switch n.Kind {
 	case informer.NotificationAdd, informer.NotificationUpdate:
-		r.view[n.Key] = n.Object
+		st.obj = n.Object
 	case informer.NotificationDelete:
-		delete(r.view, n.Key)
+		st.obj = nil
 	}
 	r.total++
 	if len(r.notes) < r.max {
@@ -202,15 +206,21 @@ func (r *Recorder) record(n Notification) {
 }
 
 // check is the per-object order oracle and the cache-before-notify oracle (design.md
-// "Oracles"); a violation panics with a *Violation naming the oracle.
-func (r *Recorder) check(n Notification) {
+// "Oracles"); a violation panics with a *Violation naming the oracle. It returns the key's
+// entry, updated with n's resourceVersion and whether n deletes the key.
+func (r *Recorder) check(n Notification) *keyState {
 	// Every check tests its condition before calling violate: the formatting arguments are
 	// built (and allocated) only for a violation, not for each of the many correct deliveries.
 	rv, err := strconv.ParseUint(n.ResourceVersion, 10, 64)
 	if err != nil {
 		r.w.violate(OraclePerObjectOrder, "%s: %s: unparsable resourceVersion %q", r.actor, n, n.ResourceVersion)
 	}
-	st, seen := r.last[n.Key]
+	ent := r.keys[n.Key]
+	var st keyState
+	seen := ent != nil
+	if seen {
+		st = *ent
+	}
 	switch n.Kind {
 	case informer.NotificationAdd:
 		if seen && !st.deleted {
@@ -244,16 +254,27 @@ func (r *Recorder) check(n Notification) {
 			r.w.violate(OraclePerObjectOrder, "%s: %s: second delete without a re-creation", r.actor, n)
 		}
 	}
-	r.last[n.Key] = keyState{rv: rv, deleted: n.Kind == informer.NotificationDelete}
+	if ent == nil {
+		ent = &keyState{}
+		r.keys[n.Key] = ent
+	}
+	deleted := n.Kind == informer.NotificationDelete
+	switch {
+	case !ent.deleted && deleted && seen:
+		r.live--
+	case (ent.deleted || !seen) && !deleted:
+		r.live++
+	}
+	ent.rv, ent.deleted = rv, deleted
 	if r.cache == nil {
-		return
+		return ent
 	}
 	cached, ok, err := r.cache.GetByKey(n.Key)
 	if err != nil {
 		r.w.violate(OracleCacheBeforeNotify, "%s: %s: cache lookup: %v", r.actor, n, err)
 	}
 	if !ok {
-		return // deleted since: newer than what the handler is told
+		return ent // deleted since: newer than what the handler is told
 	}
 	crv, err := strconv.ParseUint(rvOf(cached), 10, 64)
 	if err != nil {
@@ -266,6 +287,7 @@ func (r *Recorder) check(n Notification) {
 	} else if crv < rv {
 		r.w.violate(OracleCacheBeforeNotify, "%s: %s: the cache holds an older rv=%d (cache before notify)", r.actor, n, crv)
 	}
+	return ent
 }
 
 // describe returns the key and RV of an object handed to a handler.

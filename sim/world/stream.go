@@ -57,12 +57,25 @@ type wireMsg struct {
 
 // send puts a message on the stream's wire, delivered one latency from now but never before the
 // previous message.
+//
+// Its timer is a fired or stopped "recv" timer of the informer's, re-armed with Reset, when there
+// is one: to the engine that is the same as a new AfterFunc (a reset timer takes the next
+// creation number, under the same actor and kind), and a stream of events then allocates no
+// timer and no closure per message. Every recv timer runs n.recvFn, which finds the message
+// to deliver from the stream itself (deliverHead).
 func (n *Informer) send(st *watchStream, m wireMsg) {
 	s := n.w.s
 	at := max(s.Now()+n.w.latency(), st.lastAt)
 	st.lastAt = at
 	var t *sim.Timer
-	t = n.w.after(at-s.Now(), n.netActor, "recv", func() { n.deliverHead(st, t) })
+	if k := len(n.spareTimers); k > 0 {
+		t = n.spareTimers[k-1]
+		n.spareTimers[k-1] = nil
+		n.spareTimers = n.spareTimers[:k-1]
+		t.Reset(at - s.Now())
+	} else {
+		t = n.w.after(at-s.Now(), n.netActor, "recv", n.recvFn)
+	}
 	st.wire = append(st.wire, m)
 	st.timers = append(st.timers, t)
 }
@@ -160,15 +173,20 @@ func (n *Informer) deliverWatchFailed(err error) {
 	n.st.Reflector().WatchOpened(err)
 }
 
-// deliverHead delivers the oldest message on st's wire (see watchStream.wire).
-func (n *Informer) deliverHead(st *watchStream, t *sim.Timer) {
-	if n.stream != st || len(st.wire) == 0 { // only then: the message arguments allocate
+// deliverHead delivers the oldest message on the open stream's wire (see watchStream.wire): a
+// recv timer of the stream fired. It is the one timer of the stream that is no longer armed
+// (each firing delivers at once, and a dropped stream's timers are stopped), and it goes back to
+// the spare timers.
+func (n *Informer) deliverHead() {
+	st := n.stream
+	if st == nil || len(st.wire) == 0 { // only then: the message arguments allocate
 		invariant.Check(false, "world: %s: delivery on a dropped stream", n.Name())
 	}
-	i := slices.Index(st.timers, t)
+	i := slices.IndexFunc(st.timers, func(t *sim.Timer) bool { return !t.Armed() })
 	if i < 0 { // only then: the message arguments allocate
 		invariant.Check(false, "world: %s: unknown delivery timer", n.Name())
 	}
+	n.spareTimers = append(n.spareTimers, st.timers[i])
 	st.timers = slices.Delete(st.timers, i, i+1)
 	m := st.wire[0]
 	st.wire[0] = wireMsg{}
@@ -251,6 +269,7 @@ func (n *Informer) dropStream(why string) {
 	for _, t := range st.timers {
 		t.Stop()
 	}
+	n.spareTimers = append(n.spareTimers, st.timers...)
 	st.timers = nil
 	n.w.s.Emit(n.watchActor, "drop", sim.F("why", why), sim.FInt("lost", int64(len(st.wire))))
 	st.wire = nil

@@ -209,6 +209,10 @@ func (g *Generator) schedule() {
 	if hi > lo {
 		d += time.Duration(g.rnd.Int64N(int64(hi-lo) + 1))
 	}
+	if g.timer != nil {
+		g.timer.Reset(d) // fired: re-armed, it is to the engine what a new timer would be
+		return
+	}
 	g.timer = g.w.after(d, "workload", "op", g.step)
 }
 

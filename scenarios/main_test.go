@@ -1,0 +1,14 @@
+package scenarios_test
+
+import (
+	"testing"
+
+	"github.com/informersim/informersim/internal/invariant"
+)
+
+// TestMain runs the tests with the thorough checks (invariant.Thorough: the engine verifies its
+// cached actors at every step), benchmarks without.
+func TestMain(m *testing.M) {
+	invariant.ThoroughUnlessBenchmarking()
+	m.Run()
+}
