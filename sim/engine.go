@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"runtime/debug"
 	"strconv"
@@ -93,9 +94,12 @@ type Sim struct {
 	due      []*Timer // deadline reached, in (deadline, seq) order
 	timerSeq uint64
 
-	actors   []actorSlot    // by actor id; a slot without an Actor is a timer owner's name
-	ids      map[string]int // actor name to id, for timers and PCT; never iterated
-	names    []string       // id to name
+	actors []actorSlot    // by actor id; a slot without an Actor is a timer owner's name
+	ids    map[string]int // actor name to id, for timers and PCT; never iterated
+	names  []string       // id to name
+	// visit has bit id set when collect must visit actor id: a polled actor, or a cached one
+	// that is stale or offered something when last asked. Idle cached actors cost nothing.
+	visit    []uint64
 	enabled  []enabledAction
 	curActor int
 	add      func(Action) // s.addAction bound once, so polling does not allocate
@@ -249,7 +253,17 @@ func (s *Sim) addActor(a Actor, cached bool) int {
 	}
 	invariant.Check(s.actors[id].a == nil, "sim: two actors named %q", a.Name())
 	s.actors[id] = actorSlot{a: a, cached: cached, stale: true}
+	for len(s.visit) <= id/64 {
+		s.visit = append(s.visit, 0)
+	}
+	s.visit[id/64] |= 1 << (id % 64)
 	return id
+}
+
+// markStale makes collect ask the cached actor id again.
+func (s *Sim) markStale(id int) {
+	s.actors[id].stale = true
+	s.visit[id/64] |= 1 << (id % 64)
 }
 
 // Waker marks a cached actor (AddCachedActor) stale: the engine asks it for its actions again at
@@ -263,7 +277,7 @@ type Waker struct {
 // change that may matter, never fewer.
 func (w Waker) Wake() {
 	if w.s != nil {
-		w.s.actors[w.id].stale = true
+		w.s.markStale(w.id)
 	}
 }
 
@@ -315,28 +329,62 @@ func (s *Sim) collect() {
 		s.enabled = append(s.enabled, enabledAction{actor: t.actorID, name: t.kind, timer: t, since: t.dueStep})
 	}
 	nd := len(s.enabled)
-	for id := range s.actors {
-		sl := &s.actors[id]
-		switch {
-		case sl.a == nil:
-		case !sl.cached:
-			s.curActor = id
-			sl.a.Actions(s.add)
-		case sl.stale:
-			start := len(s.enabled)
-			s.curActor = id
-			sl.a.Actions(s.add)
-			sl.offers = append(sl.offers[:0], s.enabled[start:]...)
-			sl.stale = false
-		default:
-			if s.checkCached {
-				s.checkCachedOffers(id)
+	if s.checkCached {
+		s.collectChecked()
+	} else {
+		// The actors to visit, in id order. The word is read again after each actor: one that
+		// wakes a later actor while asked (it should not, but a lookup may resolve another's
+		// state) has it visited in this same pass, as polling every actor would.
+		for wi := range s.visit {
+			base := wi * 64
+			for rest := s.visit[wi]; rest != 0; {
+				b := bits.TrailingZeros64(rest)
+				s.visitActor(base + b)
+				rest = s.visit[wi] &^ (1<<(b+1) - 1) // b == 63: the shift wraps to all ones
 			}
-			s.enabled = append(s.enabled, sl.offers...)
 		}
 	}
 	if s.cfg.Policy == PolicyFIFO {
 		s.fifo.age(s.enabled[nd:], nd, s.step)
+	}
+}
+
+// visitActor appends the actions of actor id to s.enabled: asked, or from its cache.
+func (s *Sim) visitActor(id int) {
+	sl := &s.actors[id]
+	switch {
+	case !sl.cached:
+		s.curActor = id
+		sl.a.Actions(s.add)
+	case sl.stale:
+		start := len(s.enabled)
+		s.curActor = id
+		sl.a.Actions(s.add)
+		sl.offers = append(sl.offers[:0], s.enabled[start:]...)
+		sl.stale = false
+		if len(sl.offers) == 0 {
+			s.visit[id/64] &^= 1 << (id % 64) // idle until woken
+		}
+	default:
+		for i := range sl.offers { // one at a time: nearly always one, and no runtime call
+			s.enabled = append(s.enabled, sl.offers[i])
+		}
+	}
+}
+
+// collectChecked is collect's loop with the thorough checks: every actor is visited, and a
+// cached one that is not stale is asked anyway and must answer what its cache holds.
+func (s *Sim) collectChecked() {
+	for id := range s.actors {
+		sl := &s.actors[id]
+		switch {
+		case sl.a == nil:
+		case sl.cached && !sl.stale:
+			s.checkCachedOffers(id)
+			s.visitActor(id)
+		default:
+			s.visitActor(id)
+		}
 	}
 }
 
@@ -423,9 +471,9 @@ func (s *Sim) run(i int) (err error) {
 	}
 	s.ev = Event{Step: s.step, Time: s.now, Actor: actor, Kind: a.name}
 	s.record(&s.ev)
-	if a.actor < len(s.actors) {
+	if a.actor < len(s.actors) && s.actors[a.actor].cached {
 		// A step run under a cached actor's name changes what it offers, as a rule.
-		s.actors[a.actor].stale = true
+		s.markStale(a.actor)
 	}
 	if a.timer != nil {
 		s.fire(a.timer)

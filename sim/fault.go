@@ -32,7 +32,11 @@ func (s *Sim) Fault(site string) bool {
 	if fired {
 		fs.fired++
 	}
-	s.Emit("fault", "hit", F("site", site), FBool("fired", fired))
+	if s.Narrated() {
+		s.Emit("fault", "hit", F("site", site), FBool("fired", fired))
+	} else {
+		s.Emit("fault", "hit") // counted; its fields would be built for nobody
+	}
 	return fired
 }
 

@@ -169,8 +169,11 @@ type Informer struct {
 
 	// The open watch stream, from the WATCH request until its end is delivered or it is dropped.
 	stream *watchStream
-	// spareTimers are "recv" timers that fired or were stopped, kept for send to re-arm.
+	// spareTimers are "recv" timers that fired or were stopped, kept for send to re-arm;
+	// wireBuf and timersBuf the buffers of the last stream, for the next one.
 	spareTimers []*sim.Timer
+	wireBuf     []wireMsg
+	timersBuf   []*sim.Timer
 
 	timer *deadlineTimer
 

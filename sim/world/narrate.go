@@ -108,61 +108,75 @@ func (n *Informer) observe(e informer.StepEvent) {
 }
 
 func (n *Informer) observeReflector(e informer.ReflectorEvent) {
+	s := n.w.s
+	kind := reflectorKind(e.Kind)
+	if !s.Narrated() {
+		s.Emit(n.reflectorActor, kind) // counted; its fields would be built for nobody
+		return
+	}
 	var f []sim.Field
-	kind := ""
 	switch e.Kind {
-	case informer.EventListed:
-		kind = "listed"
+	case informer.EventListed, informer.EventWatchListSynced:
+		// watch-list-synced: the watch-list's end bookmark arrived: the store was replaced, as
+		// after a LIST, and the resync timer starts here (informer.md §7.5, §2.3); the same
+		// stream goes on as the watch.
 		f = append(f, sim.FInt("items", int64(e.Items)), sim.F("rv", e.ResourceVersion))
 	case informer.EventListPage:
-		kind = "list-page"
 		f = append(f, sim.FInt("items", int64(e.Items)))
-	case informer.EventRelistUnavailable:
-		kind = "relist-fresh"
-	case informer.EventWatchOpened:
-		kind = "watching"
-		f = append(f, sim.F("rv", e.ResourceVersion))
-	case informer.EventWatchClosed:
-		kind = "rewatch"
+	case informer.EventWatchOpened, informer.EventWatchClosed, informer.EventStoreError:
 		f = append(f, sim.F("rv", e.ResourceVersion))
 	case informer.EventWatchRetry:
-		kind = "rewatch-after"
 		f = append(f, sim.F("rv", e.ResourceVersion), sim.FDur("delay", e.Delay))
 	case informer.EventPassEnded:
-		kind = "relist-after"
 		f = append(f, sim.FDur("delay", e.Delay))
-	case informer.EventSkipped:
-		kind = "skipped"
-	case informer.EventStoreError:
-		kind = "store-error"
-		f = append(f, sim.F("rv", e.ResourceVersion))
-	case informer.EventResync:
-		kind = "resync"
-	case informer.EventResyncSkipped:
-		kind = "resync-skip"
-	case informer.EventWatchListSynced:
-		// The watch-list's end bookmark arrived: the store was replaced, as after a LIST, and the
-		// resync timer starts here (informer.md §7.5, §2.3); the same stream goes on as the watch.
-		kind = "watch-list-synced"
-		f = append(f, sim.FInt("items", int64(e.Items)), sim.F("rv", e.ResourceVersion))
 	case informer.EventWatchListRetry:
 		// A new watch-list request follows: after a backoff for 429 or a refused connection, at
 		// once for 410, too large an RV or a stream that ended before its end bookmark (§7.5).
-		kind = "watch-list-retry"
 		f = append(f, sim.F("rv", e.ResourceVersion))
 		if e.Delay > 0 {
 			f = append(f, sim.FDur("delay", e.Delay))
 		}
-	case informer.EventWatchListFallback:
-		// The watch-list attempt failed for good: this pass lists instead (informer.md §7.3).
-		kind = "watch-list-fallback"
-	default:
-		kind = e.Kind.String()
 	}
 	if e.Err != nil {
 		f = append(f, sim.F("err", e.Err.Error()))
 	}
-	n.w.s.Emit(n.reflectorActor, kind, f...)
+	s.Emit(n.reflectorActor, kind, f...)
+}
+
+// reflectorKind names a Reflector event in the trace.
+func reflectorKind(k informer.ReflectorEventKind) string {
+	switch k {
+	case informer.EventListed:
+		return "listed"
+	case informer.EventListPage:
+		return "list-page"
+	case informer.EventRelistUnavailable:
+		return "relist-fresh"
+	case informer.EventWatchOpened:
+		return "watching"
+	case informer.EventWatchClosed:
+		return "rewatch"
+	case informer.EventWatchRetry:
+		return "rewatch-after"
+	case informer.EventPassEnded:
+		return "relist-after"
+	case informer.EventSkipped:
+		return "skipped"
+	case informer.EventStoreError:
+		return "store-error"
+	case informer.EventResync:
+		return "resync"
+	case informer.EventResyncSkipped:
+		return "resync-skip"
+	case informer.EventWatchListSynced:
+		return "watch-list-synced"
+	case informer.EventWatchListRetry:
+		return "watch-list-retry"
+	case informer.EventWatchListFallback:
+		// The watch-list attempt failed for good: this pass lists instead (informer.md §7.3).
+		return "watch-list-fallback"
+	}
+	return k.String()
 }
 
 func (n *Informer) handlerActor(id int) string {

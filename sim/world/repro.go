@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // SeedEnv is the environment variable that replays one seed: when it is set, Seeds returns only
@@ -101,12 +102,30 @@ func ginkgoFocus(args []string) []string {
 }
 
 // packageDir is the test's working directory (its package) relative to the module root, "./x/y",
-// or "." when it cannot tell.
+// or "." when it cannot tell. Every world asks (for its repro line), so the answer for the last
+// working directory is kept: a sweep builds thousands of worlds in one directory, and finding
+// the module root takes a file lookup per level.
 func packageDir() string {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "."
 	}
+	lastPackageDir.Lock()
+	defer lastPackageDir.Unlock()
+	if lastPackageDir.wd != wd {
+		lastPackageDir.wd, lastPackageDir.dir = wd, findPackageDir(wd)
+	}
+	return lastPackageDir.dir
+}
+
+// lastPackageDir is packageDir's last answer, for the working directory wd.
+var lastPackageDir struct {
+	sync.Mutex
+	wd, dir string
+}
+
+// findPackageDir is wd relative to the root of the module it lies in, as packageDir says it.
+func findPackageDir(wd string) string {
 	for dir := wd; ; {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			rel, err := filepath.Rel(dir, wd)

@@ -32,14 +32,41 @@ type watchStream struct {
 	// lastAt is the delivery time (since Epoch) of the last message put on the wire, starting
 	// with the WATCH response: later messages never arrive before it.
 	lastAt time.Duration
-	// wire holds the messages on the wire, oldest first; timers the engine timers that deliver
-	// them, one per message. Timers with equal deadlines may fire in any order (the policy picks
-	// among due timers), so a firing timer delivers the oldest message, whichever it was armed
-	// for: the stream stays in order and no message arrives before its own time.
+	// wire[head:] holds the messages on the wire, oldest first (a queue: delivered messages are
+	// cleared and skipped, and the buffer is reused once empty); timers the engine timers that
+	// deliver them, one per message. Timers with equal deadlines may fire in any order (the
+	// policy picks among due timers), so a firing timer delivers the oldest message, whichever
+	// it was armed for: the stream stays in order and no message arrives before its own time.
 	wire   []wireMsg
+	head   int
 	timers []*sim.Timer
 	// ended: the stream's end has been pulled and put on the wire.
 	ended bool
+}
+
+// onWire is the number of messages on the wire.
+func (st *watchStream) onWire() int { return len(st.wire) - st.head }
+
+// push puts m at the end of the wire, moving the queue to the front of its buffer rather than
+// growing it when the front has room.
+func (st *watchStream) push(m wireMsg) {
+	if len(st.wire) == cap(st.wire) && st.head > 0 {
+		k := copy(st.wire, st.wire[st.head:])
+		clear(st.wire[k:])
+		st.wire, st.head = st.wire[:k], 0
+	}
+	st.wire = append(st.wire, m)
+}
+
+// pop takes the oldest message off the wire.
+func (st *watchStream) pop() wireMsg {
+	m := st.wire[st.head]
+	st.wire[st.head] = wireMsg{} // let its object be collected
+	st.head++
+	if st.head == len(st.wire) {
+		st.wire, st.head = st.wire[:0], 0
+	}
+	return m
 }
 
 type wireKind int
@@ -76,7 +103,7 @@ func (n *Informer) send(st *watchStream, m wireMsg) {
 	} else {
 		t = n.w.after(at-s.Now(), n.netActor, "recv", n.recvFn)
 	}
-	st.wire = append(st.wire, m)
+	st.push(m)
 	st.timers = append(st.timers, t)
 }
 
@@ -92,25 +119,35 @@ func (n *Informer) doRequest() {
 	if n.stream != nil { // only then: the message arguments allocate
 		invariant.Check(false, "world: %s: %v while a stream is open", n.Name(), req.Verb)
 	}
-	s := n.w.s
 	lat := n.w.latency()
 	switch req.Verb {
 	case informer.RequestList:
-		s.Emit(n.reflectorActor, "LIST", n.requestFields(req.Options)...)
+		n.emitRequest("LIST", req.Options)
 		list, err := n.src.lw.List(req.Options)
 		n.w.after(lat, n.netActor, "list-response", func() { n.deliverList(list, err) })
 	case informer.RequestWatch:
-		s.Emit(n.reflectorActor, "WATCH", n.requestFields(req.Options)...)
+		n.emitRequest("WATCH", req.Options)
 		wt, err := n.src.lw.OpenWatch(req.Options)
 		if err != nil {
 			n.w.after(lat, n.netActor, "watch-response", func() { n.deliverWatchFailed(err) })
 			break
 		}
-		n.stream = &watchStream{w: wt}
+		n.stream = &watchStream{w: wt, wire: n.wireBuf, timers: n.timersBuf}
+		n.wireBuf, n.timersBuf = nil, nil
 		n.send(n.stream, wireMsg{kind: wireOpened})
 	default:
 		invariant.Check(false, "world: %s: unknown request verb %v", n.Name(), req.Verb)
 	}
+}
+
+// emitRequest narrates a request, with its options when narration reaches anyone.
+func (n *Informer) emitRequest(verb string, o metav1.ListOptions) {
+	s := n.w.s
+	if !s.Narrated() {
+		s.Emit(n.reflectorActor, verb) // counted; its fields would be built for nobody
+		return
+	}
+	s.Emit(n.reflectorActor, verb, n.requestFields(o)...)
 }
 
 // requestFields narrates a request's options as the apiserver receives them: the Reflector's,
@@ -179,7 +216,7 @@ func (n *Informer) deliverWatchFailed(err error) {
 // the spare timers.
 func (n *Informer) deliverHead() {
 	st := n.stream
-	if st == nil || len(st.wire) == 0 { // only then: the message arguments allocate
+	if st == nil || st.onWire() == 0 { // only then: the message arguments allocate
 		invariant.Check(false, "world: %s: delivery on a dropped stream", n.Name())
 	}
 	i := slices.IndexFunc(st.timers, func(t *sim.Timer) bool { return !t.Armed() })
@@ -188,9 +225,7 @@ func (n *Informer) deliverHead() {
 	}
 	n.spareTimers = append(n.spareTimers, st.timers[i])
 	st.timers = slices.Delete(st.timers, i, i+1)
-	m := st.wire[0]
-	st.wire[0] = wireMsg{}
-	st.wire = st.wire[1:]
+	m := st.pop()
 	switch m.kind {
 	case wireOpened:
 		n.deliverWatchOpened(st)
@@ -215,7 +250,7 @@ func (n *Informer) deliverWatchOpened(st *watchStream) {
 // has room.
 func (n *Informer) canPull() bool {
 	st := n.stream
-	if st == nil || st.ended || n.stopped || len(st.wire) >= n.w.cfg.MaxInFlightEvents {
+	if st == nil || st.ended || n.stopped || st.onWire() >= n.w.cfg.MaxInFlightEvents {
 		return false
 	}
 	return st.w.Pending() > 0 || st.w.Done()
@@ -253,10 +288,11 @@ func (n *Informer) deliverEvent(st *watchStream, ev watch.Event) {
 }
 
 func (n *Informer) deliverClose(st *watchStream) {
-	if len(st.wire) != 0 { // only then: the message arguments allocate
+	if st.onWire() != 0 { // only then: the message arguments allocate
 		invariant.Check(false, "world: %s: stream end delivered before its events", n.Name())
 	}
 	n.stream = nil
+	n.keepBuffers(st)
 	n.w.s.Emit(n.reflectorActor, "EOF")
 	n.st.Reflector().WatchClosed()
 }
@@ -270,10 +306,17 @@ func (n *Informer) dropStream(why string) {
 		t.Stop()
 	}
 	n.spareTimers = append(n.spareTimers, st.timers...)
-	st.timers = nil
-	n.w.s.Emit(n.watchActor, "drop", sim.F("why", why), sim.FInt("lost", int64(len(st.wire))))
-	st.wire = nil
+	n.w.s.Emit(n.watchActor, "drop", sim.F("why", why), sim.FInt("lost", int64(st.onWire())))
+	n.keepBuffers(st)
 	st.w.Stop()
+}
+
+// keepBuffers keeps the buffers of a stream that ended, emptied, for the informer's next stream.
+func (n *Informer) keepBuffers(st *watchStream) {
+	clear(st.wire)
+	clear(st.timers)
+	n.wireBuf, n.timersBuf = st.wire[:0], st.timers[:0]
+	st.wire, st.head, st.timers = nil, 0, nil
 }
 
 func eventFields(ev watch.Event) []sim.Field {

@@ -105,13 +105,16 @@ type GenConfig struct {
 type Generator struct {
 	w      *World
 	cfg    GenConfig
-	rnd    *rand.Rand      // "workload": which op, which object, when
-	faults *rand.Rand      // "faults": how an injected fault fails
-	exists map[string]bool // "ns/name" → live
+	rnd    *rand.Rand       // "workload": which op, which object, when
+	faults *rand.Rand       // "faults": how an injected fault fails
+	exists map[objName]bool // live objects
 	issued int
 	timer  *sim.Timer
 	ops    []GeneratedOp
 }
+
+// objName is an object's namespace and name: a map key that takes no concatenation.
+type objName struct{ namespace, name string }
 
 // GeneratedOp is one op a Generator issued.
 type GeneratedOp struct {
@@ -175,7 +178,7 @@ func (w *World) Generate(cfg GenConfig) (*Generator, error) {
 			return nil, fmt.Errorf("world: Generate: invalid namespace %q: %s", ns, strings.Join(errs, "; "))
 		}
 	}
-	g := &Generator{w: w, cfg: c, rnd: w.s.Rand(sim.StreamWorkload), faults: w.s.Rand(sim.StreamFaults), exists: map[string]bool{}}
+	g := &Generator{w: w, cfg: c, rnd: w.s.Rand(sim.StreamWorkload), faults: w.s.Rand(sim.StreamFaults), exists: map[objName]bool{}}
 	w.s.SetKnob("workload", fmt.Sprintf("ops=%d names=%d+%d disruptions=%v faults=%v", c.Ops, c.HotNames, c.ColdNames, c.Disruptions, c.Faults))
 	if !g.Done() {
 		w.pendingOps++
@@ -220,7 +223,7 @@ func (g *Generator) step() {
 	g.issued++
 	op := g.next()
 	if err := g.apply(op, false); err != nil && apierrors.IsNotFound(err) {
-		delete(g.exists, op.Namespace+"/"+op.Name) // keep the model honest
+		delete(g.exists, objName{op.Namespace, op.Name}) // keep the model honest
 	}
 	if g.cfg.Faults {
 		g.injectFaults()
@@ -262,7 +265,7 @@ func (g *Generator) next() Op {
 	} else {
 		name = "cold-" + strconv.Itoa(r.IntN(g.cfg.ColdNames))
 	}
-	key := ns + "/" + name
+	key := objName{ns, name}
 	op := Op{Resource: g.cfg.Resource, Namespace: ns, Name: name,
 		Labels: map[string]string{"v": strconv.Itoa(r.IntN(3))}}
 	switch {
