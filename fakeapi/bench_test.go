@@ -61,6 +61,30 @@ func BenchmarkUpdate(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
 }
 
+// BenchmarkDelete measures deletes per second: one delete of a ConfigMap per iteration, no
+// watchers (the objects are created before the timer starts).
+func BenchmarkDelete(b *testing.B) {
+	s, _ := newTestServer(b, func(c *Config) { c.MaxRecords = -1 })
+	rc := s.Resource(cmGVR).Namespace("ns")
+	names := make([]string, b.N)
+	for i := range names {
+		names[i] = "o-" + strconv.Itoa(i)
+		if _, err := rc.Create(bg, cm("ns", names[i], nil), metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU()
+	for i := 0; i < b.N; i++ {
+		if err := rc.Delete(bg, names[i], metav1.DeleteOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, cpu)
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
+}
+
 // BenchmarkList100k lists 100,000 objects (deep copies included) at RV="" and RV="0".
 func BenchmarkList100k(b *testing.B) {
 	s, _ := newTestServer(b, func(c *Config) { c.MaxRecords = -1 })

@@ -21,10 +21,13 @@ func (c *ResourceClient) DeleteResult(ctx context.Context, name string, options 
 			return nil, err
 		}
 		u, err := c.srv.delete_locked(res, key, options)
-		if err == nil && len(options.DryRun) == 0 {
+		if err != nil {
+			return nil, err
+		}
+		if len(options.DryRun) == 0 {
 			removed = c.srv.live_locked(res, key) == nil
 		}
-		return u, err
+		return copyObject(u), nil // delete_locked's object is the server's
 	})
 	return obj, removed, err
 }

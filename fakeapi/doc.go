@@ -99,20 +99,25 @@
 //   - Committed objects (store versions, log entries, their previous states, objects queued on
 //     watches, snapshots) are never changed after commit. Because of that they may share values:
 //     a new version reuses the maps and lists of the version it replaces wherever they are equal
-//     (normalizeObject, shareUnchanged), a DELETED event or a selector-leaving DELETED shares all
-//     but its top-level and metadata maps with the stored state (withOwnMeta, copy on write), and
-//     one object sits in the store, the log and every watch queue at once. This is the fake's
+//     (normalizeObject, shareUnchanged), a DELETED event, a selector-leaving DELETED, a /status
+//     write and a deletion mark share all but their top-level and metadata maps with the stored
+//     state (withOwnMeta, copy on write), and one object sits in the store, the log and every
+//     watch queue at once. This is the fake's
 //     counterpart of the watch cache sharing one serialised form between watchers.
 //   - Code that needs a changed object builds a new one: a fresh top-level map (and a fresh
 //     metadata map when metadata changes) holding the shared values, never a write into a
 //     shared map. Only maps the server has just built for the write in progress (the normalised
-//     request, withOwnMeta's two maps) may be written to.
+//     request, withOwnMeta's two maps) may be written to, and only through setField and the
+//     setters built on it (setMeta, ...): a plain assignment into a full small Go map grows it
+//     into a table, which every later version would keep.
 //   - Everything handed to a caller is the caller's own deep copy: results of writes, Get, List
 //     items, watch events (Next and ResultChan), dry runs. Objects callers pass in are copied
 //     (normalised) before use and never retained. So an informer's cache or a user's handler may
 //     change what it received without reaching the server's state; the cost is one copy per
 //     watcher per event, as a real client decodes its own copy. Any new read path (a snapshot,
-//     an HTTP front) must hand out copies too. TestConsumersNeverReachStoredObjects checks the
+//     an HTTP front) must hand out copies too, made by copyObject. Internal paths that only read
+//     an answer do not copy it: delete_locked returns the server's object, which Delete and
+//     DeleteCollection only read, and DeleteResult copies. TestConsumersNeverReachStoredObjects checks the
 //     rule by scribbling over everything a consumer receives.
 //
 // Simplifications, each documented where it is implemented: a cache's wait for a NotOlderThan

@@ -263,8 +263,9 @@ func TestSetFieldKeepsContent(t *testing.T) {
 
 // TestDeletionMarkSharesNothingWithConsumers is TestConsumersNeverReachStoredObjects for the
 // delete of a kind without graceful deletion whose finalizers keep it (the deletion mark shares
-// all but its top-level and metadata maps with the stored object): scribbling over every answer
-// and event leaves the replayed history unchanged.
+// all but its top-level and metadata maps with the stored object, and delete_locked returns it
+// uncopied to DeleteResult, which must copy it): scribbling over every answer and event leaves
+// the replayed history unchanged.
 func TestDeletionMarkSharesNothingWithConsumers(t *testing.T) {
 	s, _ := newTestServer(t, nil)
 	cms := s.Resource(cmGVR).Namespace("ns")
@@ -277,9 +278,11 @@ func TestDeletionMarkSharesNothingWithConsumers(t *testing.T) {
 		t.Fatal(err)
 	}
 	outputs = append(outputs, created.Object, in.Object)
-	if err := cms.Delete(bg, "a", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
+	deleted, removed, err := cms.DeleteResult(bg, "a", metav1.DeleteOptions{})
+	if err != nil || removed {
+		t.Fatalf("DeleteResult: removed %v, %v", removed, err)
 	}
+	outputs = append(outputs, deleted.Object)
 	marked, err := cms.Get(bg, "a", metav1.GetOptions{})
 	if err != nil || marked.GetDeletionTimestamp() == nil {
 		t.Fatalf("after delete: %v, %v", marked, err)

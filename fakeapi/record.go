@@ -164,9 +164,9 @@ func (s *Server) recordEvent_locked(w *Watcher, q queued) {
 	if s.rec.max < 0 {
 		return // records off: nothing to build
 	}
-	ev := WatchEvent{WatchID: w.id, Type: q.ev.Type, RV: FormatRV(q.rev), Initial: q.initial}
-	if q.key.name != "" {
-		ev.Key = q.key.String()
+	ev := WatchEvent{WatchID: w.id, Type: q.ev.Type, Initial: q.initial}
+	if q.h != nil {
+		ev.Key = q.h.keyString()
 	}
 	switch o := q.ev.Object.(type) {
 	case *unstructured.Unstructured:
@@ -175,7 +175,9 @@ func (s *Server) recordEvent_locked(w *Watcher, q queued) {
 			ev.Annotations = o.GetAnnotations()
 		}
 	case *metav1.Status:
-		ev.RV, ev.Code, ev.Reason = "", o.Code, o.Reason
+		ev.Code, ev.Reason = o.Code, o.Reason
+	default:
+		ev.RV = FormatRV(q.rev)
 	}
 	s.appendEvent_locked(ev)
 }

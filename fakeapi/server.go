@@ -46,6 +46,15 @@ type keyHistory struct {
 	key      objKey
 	res      *resourceStore
 	versions []version
+	str      string // key.String(), built by keyString when first needed
+}
+
+// keyString returns h.key.String(), built once per key rather than once per recorded event.
+func (h *keyHistory) keyString() string {
+	if h.str == "" {
+		h.str = h.key.String()
+	}
+	return h.str
 }
 
 // atRev returns the object live at revision rev and the revision that wrote it, or nil.

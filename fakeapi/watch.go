@@ -57,7 +57,7 @@ func (r CloseReason) String() string {
 type queued struct {
 	ev      watch.Event
 	rev     uint64
-	key     objKey
+	h       *keyHistory // the object's key; nil for bookmarks and errors
 	initial bool // a synthetic initial ADDED or the initial-events-end bookmark
 }
 
@@ -271,7 +271,7 @@ func (w *Watcher) dispatch_locked(e *entry) {
 	if obj == nil {
 		return
 	}
-	w.enqueue_locked(queued{ev: watch.Event{Type: typ, Object: obj}, rev: e.rev, key: e.h.key})
+	w.enqueue_locked(queued{ev: watch.Event{Type: typ, Object: obj}, rev: e.rev, h: e.h})
 }
 
 // cacheAdvanced_locked runs after the serving cache moved: a waiting watch takes its snapshot
@@ -296,7 +296,7 @@ func (w *Watcher) snapshot_locked(rev uint64) {
 		if obj == nil || !w.req.matches(w.res, w.ns, obj) {
 			continue
 		}
-		w.queue = append(w.queue, queued{ev: watch.Event{Type: watch.Added, Object: obj}, rev: orev, key: h.key, initial: true})
+		w.queue = append(w.queue, queued{ev: watch.Event{Type: watch.Added, Object: obj}, rev: orev, h: h, initial: true})
 	}
 	if w.req.sendInitial && w.req.bookmarks && w.srv.quirk != WatchListOmitEndBookmark {
 		bm := w.bookmarkObject(rev)

@@ -609,7 +609,10 @@ func metaValue(u *unstructured.Unstructured, field string) any {
 	return md[field]
 }
 
-// delete_locked implements DELETE (fakeapi.md §5.3).
+// delete_locked implements DELETE (fakeapi.md §5.3). It returns the object as the server holds
+// it (stored, or sharing with what is stored): a caller that hands it out must copy it
+// (copyObject). Delete and DeleteCollection only read its resourceVersion and name, so a delete
+// costs no copy of the object.
 func (s *Server) delete_locked(res *resourceStore, key objKey, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
 	gr := res.info.GVR.GroupResource()
 	cur := s.live_locked(res, key)
@@ -625,7 +628,7 @@ func (s *Server) delete_locked(res *resourceStore, key objKey, opts metav1.Delet
 		}
 	}
 	if len(opts.DryRun) > 0 {
-		return copyObject(cur), nil
+		return cur, nil
 	}
 	finalizers := cur.GetFinalizers()
 	if opts.PropagationPolicy != nil {
@@ -641,17 +644,17 @@ func (s *Server) delete_locked(res *resourceStore, key objKey, opts metav1.Delet
 	}
 	if cur.GetDeletionTimestamp() != nil {
 		// Already terminating: marking it again changes nothing; the finalizers decide.
-		return copyObject(cur), nil
+		return cur, nil
 	}
 	if len(finalizers) == 0 {
-		return copyObject(s.commit_locked(res, key, watch.Deleted, nil, cur)), nil
+		return s.commit_locked(res, key, watch.Deleted, nil, cur), nil
 	}
 	// Finalizers pending: mark as deleting now, with grace 0 (registry markAsDeleting). Only
 	// direct metadata fields change, so next may share the rest with cur (copy on write).
 	next := withOwnMeta(cur)
 	setFinalizers(next, finalizers)
 	s.markDeleting(next, 0)
-	return copyObject(s.commit_locked(res, key, watch.Modified, next, cur)), nil
+	return s.commit_locked(res, key, watch.Modified, next, cur), nil
 }
 
 // markDeleting sets deletionTimestamp to now plus grace and deletionGracePeriodSeconds to grace,
@@ -677,19 +680,20 @@ func (s *Server) gracefulDelete_locked(res *resourceStore, key objKey, cur *unst
 	if requested != nil && *requested < 0 {
 		requested = ptrTo(int64(1)) // negative grace periods count as 1 s
 	}
-	// Only direct metadata fields of next change: it may share the rest with cur (copy on write).
-	next := withOwnMeta(cur)
+	// next, the state to store, changes only direct metadata fields of cur: it shares the rest
+	// with cur (copy on write).
+	var next *unstructured.Unstructured
 	if ts := cur.GetDeletionTimestamp(); ts != nil {
 		g := cur.GetDeletionGracePeriodSeconds()
 		if g == nil || *g == 0 {
 			// Terminating with no grace left: delete unless finalizers remain (recovery path).
 			if len(cur.GetFinalizers()) > 0 {
-				return copyObject(cur), nil
+				return cur, nil
 			}
-			return copyObject(s.commit_locked(res, key, watch.Deleted, nil, cur)), nil
+			return s.commit_locked(res, key, watch.Deleted, nil, cur), nil
 		}
 		if requested == nil || *requested >= *g {
-			return copyObject(cur), nil // graceful deletion already pending
+			return cur, nil // graceful deletion already pending
 		}
 		period := *requested
 		at := ts.Add(time.Duration(period-*g) * time.Second)
@@ -699,18 +703,20 @@ func (s *Server) gracefulDelete_locked(res *resourceStore, key objKey, cur *unst
 				period = 1 // still graceful: another actor makes the final grace-0 delete
 			}
 		}
+		next = withOwnMeta(cur)
 		s.setDeletion(next, at, period)
 	} else {
 		// Every first delete stores the deletion fields, even with grace 0 (an unscheduled or
 		// terminated pod): rest.BeforeDelete updates the object before the registry deletes it.
+		next = withOwnMeta(cur)
 		setFinalizers(next, finalizers)
 		s.markDeleting(next, podGracePeriod(cur, requested))
 	}
 	mod := s.commit_locked(res, key, watch.Modified, next, cur)
 	if g := next.GetDeletionGracePeriodSeconds(); len(next.GetFinalizers()) > 0 || *g > 0 {
-		return copyObject(mod), nil
+		return mod, nil
 	}
-	return copyObject(s.commit_locked(res, key, watch.Deleted, nil, mod)), nil
+	return s.commit_locked(res, key, watch.Deleted, nil, mod), nil
 }
 
 // podGracePeriod is the pod strategy's CheckGracefulDelete: the requested grace, else the pod's
