@@ -58,7 +58,7 @@ type queued struct {
 	ev      watch.Event
 	rev     uint64
 	h       *keyHistory // the object's key; nil for bookmarks and errors
-	initial bool // a synthetic initial ADDED or the initial-events-end bookmark
+	initial bool        // a synthetic initial ADDED or the initial-events-end bookmark
 }
 
 // Watcher is one open watch: a cursor over the event log of the replica that serves it, with a
