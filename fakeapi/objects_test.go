@@ -315,3 +315,27 @@ func TestDeletionMarkSharesNothingWithConsumers(t *testing.T) {
 		t.Fatalf("consumers changed the server's history:\nbefore %s\nafter  %s", before, after)
 	}
 }
+
+// TestRecordLogKeepsTheNewest checks recordLog against the slice it replaces (append, then drop
+// the oldest max(len-limit, limit/4) records, at most all but one) for bounds around the chunk
+// size, through several rounds of drops.
+func TestRecordLogKeepsTheNewest(t *testing.T) {
+	for _, limit := range []int{1, 2, 3, recordChunk - 1, recordChunk, recordChunk + 1, 3*recordChunk + 5, 1000} {
+		var l recordLog[int]
+		var want []int
+		if l.all() != nil {
+			t.Fatal("an empty log must list nil")
+		}
+		for i := 0; i < 5*limit+3*recordChunk; i++ {
+			l.append(i, limit)
+			want = append(want, i)
+			if len(want) > limit {
+				drop := min(max(len(want)-limit, limit/4), len(want)-1)
+				want = append([]int(nil), want[drop:]...)
+			}
+			if got := l.all(); !reflect.DeepEqual(got, want) {
+				t.Fatalf("limit %d, after %d appends: %v, want %v", limit, i+1, got, want)
+			}
+		}
+	}
+}

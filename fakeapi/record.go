@@ -3,7 +3,6 @@ package fakeapi
 import (
 	"fmt"
 	"maps"
-	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -102,8 +101,8 @@ type Record struct {
 type recorder struct {
 	max      int
 	seq      uint64
-	requests []RequestRecord
-	events   []WatchEvent
+	requests recordLog[RequestRecord]
+	events   recordLog[WatchEvent]
 	observer func(Record)
 	clk      func() time.Time
 }
@@ -127,14 +126,14 @@ func (s *Server) OnRecord(f func(Record)) {
 func (s *Server) Requests() []RequestRecord {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.rec.requests)
+	return s.rec.requests.all()
 }
 
 // WatchEvents returns a copy of the retained watch event records (the newest MaxRecords).
 func (s *Server) WatchEvents() []WatchEvent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := slices.Clone(s.rec.events)
+	out := s.rec.events.all()
 	for i := range out {
 		out[i].Annotations = maps.Clone(out[i].Annotations)
 	}
@@ -153,7 +152,7 @@ func (s *Server) finishRequest_locked(rq *RequestRecord, err error) {
 	}
 	s.rec.seq++
 	rq.Seq, rq.Time = s.rec.seq, s.clk.Now()
-	s.rec.requests = appendBounded(s.rec.requests, *rq, s.rec.max)
+	s.rec.requests.append(*rq, s.rec.max)
 	if s.rec.observer != nil {
 		c := *rq
 		s.rec.observer(Record{Request: &c})
@@ -200,21 +199,64 @@ func (s *Server) appendEvent_locked(ev WatchEvent) {
 	}
 	s.rec.seq++
 	ev.Seq, ev.Time = s.rec.seq, s.clk.Now()
-	s.rec.events = appendBounded(s.rec.events, ev, s.rec.max)
+	s.rec.events.append(ev, s.rec.max)
 	if s.rec.observer != nil {
 		c := ev
 		s.rec.observer(Record{Event: &c})
 	}
 }
 
-// appendBounded appends v, dropping the oldest records beyond max (in batches, so the cost is
-// amortised).
-func appendBounded[T any](xs []T, v T, limit int) []T {
-	xs = append(xs, v)
-	if len(xs) > limit {
-		drop := max(len(xs)-limit, limit/4)
-		drop = min(drop, len(xs)-1)
-		xs = slices.Delete(xs, 0, drop)
+// recordChunk is the number of records in each chunk of a recordLog.
+const recordChunk = 32
+
+// recordLog keeps the newest records, up to a bound, in chunks of recordChunk records. A slice
+// grown by append copies every record each time it doubles, and records are large (a request's
+// holds its list options), so the records of a short world run cost a sixth of the bytes it
+// allocates; chunks are filled in place and never copied. Beyond the bound, the oldest records
+// are dropped in batches (at least a quarter of the bound, so the cost is amortised), freeing
+// the chunks they emptied.
+type recordLog[T any] struct {
+	chunks [][]T // the records are chunks[0][head:], then the later chunks; all but the last are full
+	head   int
+	n      int // records kept
+}
+
+// append adds v, then drops the oldest records if more than limit (>= 1) are kept.
+func (l *recordLog[T]) append(v T, limit int) {
+	if k := len(l.chunks); k == 0 || len(l.chunks[k-1]) == recordChunk {
+		l.chunks = append(l.chunks, make([]T, 0, recordChunk))
 	}
-	return xs
+	last := &l.chunks[len(l.chunks)-1]
+	*last = append(*last, v)
+	l.n++
+	if l.n > limit {
+		drop := max(l.n-limit, limit/4)
+		l.drop(min(drop, l.n-1))
+	}
+}
+
+// drop removes the k oldest records (k < l.n, so the last chunk stays).
+func (l *recordLog[T]) drop(k int) {
+	l.n -= k
+	off := l.head + k
+	full := off / recordChunk // chunks emptied entirely: full ones, since the last one stays
+	clear(l.chunks[:full])
+	l.chunks = l.chunks[full:]
+	l.head = off % recordChunk
+	clear(l.chunks[0][:l.head]) // no references kept from dropped records
+}
+
+// all returns a copy of the records, oldest first (nil when there is none).
+func (l *recordLog[T]) all() []T {
+	if l.n == 0 {
+		return nil
+	}
+	out := make([]T, 0, l.n)
+	for i, c := range l.chunks {
+		if i == 0 {
+			c = c[l.head:]
+		}
+		out = append(out, c...)
+	}
+	return out
 }
