@@ -339,3 +339,61 @@ func TestRecordLogKeepsTheNewest(t *testing.T) {
 		}
 	}
 }
+
+// TestNormalizeObjectIsNormalize checks normalizeObject against normalize on random objects and
+// stored objects they may replace (with equal, shared and different metadata and top-level
+// values, and values normalize rejects): the same content and the same errors, and every map
+// or list it takes from old is equal to what it replaces.
+func TestNormalizeObjectIsNormalize(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	print := func(v any) string { return fmt.Sprintf("%#v", v) }
+	randomMap := func(n int) map[string]any {
+		m := map[string]any{}
+		for j := r.IntN(n); j > 0; j-- {
+			v := jsonvaluetest.Random(r, 1)
+			if r.IntN(40) == 0 {
+				v = struct{}{} // normalize rejects it
+			}
+			m[fmt.Sprintf("k%d", r.IntN(n))] = v
+		}
+		return m
+	}
+	for i := 0; i < 20000; i++ {
+		obj := randomMap(6)
+		if r.IntN(4) > 0 {
+			obj["metadata"] = randomMap(10)
+		}
+		oldRaw := randomMap(6)
+		if r.IntN(4) > 0 {
+			oldRaw["metadata"] = randomMap(10)
+		}
+		// Some values of old equal those of obj, as in an update of an unchanged field.
+		for k, v := range obj {
+			if r.IntN(2) == 0 {
+				oldRaw[k] = v
+			}
+		}
+		if md, ok := obj["metadata"].(map[string]any); ok && r.IntN(2) == 0 {
+			omd := map[string]any{}
+			for k, v := range md {
+				if r.IntN(3) > 0 {
+					omd[k] = v
+				}
+			}
+			oldRaw["metadata"] = omd
+		}
+		oldN, err := normalize(oldRaw, 0)
+		if err != nil {
+			continue // old must be a stored, normalised object
+		}
+		old := oldN.(map[string]any)
+		want, wantErr := normalize(obj, 0)
+		got, gotErr := normalizeObject(obj, old)
+		if (wantErr == nil) != (gotErr == nil) || (wantErr != nil && wantErr.Error() != gotErr.Error()) {
+			t.Fatalf("errors: normalizeObject %v, normalize %v (obj %#v)", gotErr, wantErr, obj)
+		}
+		if wantErr == nil && print(got) != print(want) {
+			t.Fatalf("normalizeObject = %s, normalize = %s", print(got), print(want))
+		}
+	}
+}

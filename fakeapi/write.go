@@ -132,13 +132,23 @@ func normalizeObject(obj, old map[string]any) (map[string]any, error) {
 		if md, ok := v.(map[string]any); ok && k == "metadata" {
 			m := make(map[string]any, len(md))
 			for mk, mv := range md {
-				if m[mk], err = normalizeShared(mv, oldMD[mk], 2); err != nil {
+				var o any
+				if isComposite(mv) { // only maps and lists are shared: no lookup for the others
+					o = oldMD[mk]
+				}
+				if m[mk], err = normalizeShared(mv, o, 2); err != nil {
 					return nil, err
 				}
 			}
 			n = m
-		} else if n, err = normalizeShared(v, old[k], 1); err != nil {
-			return nil, err
+		} else {
+			var o any
+			if isComposite(v) { // as for metadata: no lookup for scalars
+				o = old[k]
+			}
+			if n, err = normalizeShared(v, o, 1); err != nil {
+				return nil, err
+			}
 		}
 		top[k] = n
 	}
@@ -147,8 +157,9 @@ func normalizeObject(obj, old map[string]any) (map[string]any, error) {
 
 // normalizeShared is normalize(v, depth), except that it returns old when old is a map or list
 // equal to v: v then holds only normalised types, so normalize would have built a copy of old.
+// A scalar v (the common case) is returned as normalize returns it, without a comparison.
 func normalizeShared(v, old any, depth int) (any, error) {
-	if isComposite(old) && jsonvalue.Equal(v, old) {
+	if isComposite(v) && isComposite(old) && jsonvalue.Equal(v, old) {
 		return old, nil
 	}
 	return normalize(v, depth)
