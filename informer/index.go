@@ -2,6 +2,7 @@ package informer
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -62,18 +63,36 @@ type storeIndex struct {
 	indexers Indexers
 	// names are the indexer names, sorted, so writes visit indices in a fixed order.
 	names []string
+	// byNamespace holds the names whose IndexFunc is MetaNamespaceIndexFunc, the index every
+	// factory informer has: update computes its one value without the function's one-element
+	// slice (two allocations per write otherwise).
+	byNamespace map[string]bool
 	// indices maps index name → indexed value → keys of the objects with that value.
 	indices map[string]map[string]keySet
 }
 
 func newStoreIndex(indexers Indexers) *storeIndex {
-	i := &storeIndex{indexers: Indexers{}, indices: map[string]map[string]keySet{}}
+	i := &storeIndex{indexers: Indexers{}, indices: map[string]map[string]keySet{}, byNamespace: map[string]bool{}}
 	for name, f := range indexers {
-		i.indexers[name] = f
-		i.names = append(i.names, name)
+		i.add(name, f)
 	}
 	slices.Sort(i.names)
 	return i
+}
+
+// add registers indexer f under name; the caller sorts names.
+func (i *storeIndex) add(name string, f IndexFunc) {
+	i.indexers[name] = f
+	i.names = append(i.names, name)
+	if isMetaNamespaceIndexFunc(f) {
+		i.byNamespace[name] = true
+	}
+}
+
+// isMetaNamespaceIndexFunc reports whether f is MetaNamespaceIndexFunc itself. Go cannot compare
+// funcs with ==; a top-level function's code pointer identifies it.
+func isMetaNamespaceIndexFunc(f IndexFunc) bool {
+	return reflect.ValueOf(f).Pointer() == reflect.ValueOf(MetaNamespaceIndexFunc).Pointer()
 }
 
 // reset forgets every computed value, keeping the indexers (Replace rebuilds from scratch).
@@ -142,8 +161,7 @@ func (i *storeIndex) addIndexers(newIndexers Indexers) error {
 		return fmt.Errorf("indexer conflict: %v", conflicts)
 	}
 	for name, f := range newIndexers {
-		i.indexers[name] = f
-		i.names = append(i.names, name)
+		i.add(name, f)
 	}
 	slices.Sort(i.names)
 	return nil
@@ -159,6 +177,9 @@ func (i *storeIndex) update(oldObj, newObj any, key string) {
 }
 
 func (i *storeIndex) updateOne(name string, oldObj, newObj any, key string) {
+	if i.byNamespace[name] && i.updateNamespace(name, oldObj, newObj, key) {
+		return
+	}
 	f := i.indexers[name]
 	var oldValues, newValues []string
 	var err error
@@ -192,11 +213,58 @@ func (i *storeIndex) updateOne(name string, oldObj, newObj any, key string) {
 		}
 	}
 	for _, v := range newValues {
-		set := idx[v]
-		if set == nil {
-			set = keySet{}
-			idx[v] = set
-		}
-		set[key] = struct{}{}
+		i.insert(idx, v, key)
 	}
+}
+
+// updateNamespace is updateOne for an index by MetaNamespaceIndexFunc, whose one value is the
+// object's namespace: the same changes, in the same order, without calling the function. It
+// reports false, having changed nothing, if an object has no metadata; updateOne then calls the
+// function, which gives the error updateOne panics with.
+func (i *storeIndex) updateNamespace(name string, oldObj, newObj any, key string) bool {
+	var oldNS, newNS string
+	if oldObj != nil {
+		m, err := meta.Accessor(oldObj)
+		if err != nil {
+			return false
+		}
+		oldNS = m.GetNamespace()
+	}
+	if newObj != nil {
+		m, err := meta.Accessor(newObj)
+		if err != nil {
+			return false
+		}
+		newNS = m.GetNamespace()
+	}
+	idx := i.indices[name]
+	if idx == nil {
+		idx = map[string]keySet{}
+		i.indices[name] = idx
+	}
+	if oldObj != nil && newObj != nil && oldNS == newNS {
+		return true
+	}
+	if oldObj != nil {
+		if set := idx[oldNS]; set != nil {
+			delete(set, key)
+			if len(set) == 0 {
+				delete(idx, oldNS)
+			}
+		}
+	}
+	if newObj != nil {
+		i.insert(idx, newNS, key)
+	}
+	return true
+}
+
+// insert adds key to the set of value v in idx.
+func (i *storeIndex) insert(idx map[string]keySet, v, key string) {
+	set := idx[v]
+	if set == nil {
+		set = keySet{}
+		idx[v] = set
+	}
+	set[key] = struct{}{}
 }

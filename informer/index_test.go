@@ -2,6 +2,7 @@ package informer
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -138,5 +139,65 @@ func TestIndexFuncToKeyFuncAdapter(t *testing.T) {
 	}
 	if _, err := kf(dataUsers("a", "1", "bert,ernie")); err == nil {
 		t.Errorf("two values: no error")
+	}
+}
+
+// The namespace index is maintained without calling MetaNamespaceIndexFunc (storeIndex.
+// updateNamespace); it must hold exactly what calling it holds. Method: two indexers, one with
+// MetaNamespaceIndexFunc itself and one with a wrapper around it (which the fast path does not
+// recognise), get the same random adds, updates that move objects between namespaces (a key
+// function that ignores the namespace makes that possible), deletes, replaces and AddIndexers;
+// after every write both must report the same values and the same keys for each value.
+func TestIndexNamespaceFastPath(t *testing.T) {
+	byName := func(obj any) (string, error) {
+		n, err := ObjectToName(obj)
+		return n.Name, err
+	}
+	wrapped := func(obj any) ([]string, error) { return MetaNamespaceIndexFunc(obj) }
+	fast := NewIndexer(byName, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+	slow := NewIndexer(byName, Indexers{NamespaceIndex: wrapped})
+	if !fast.(*cache).index.byNamespace[NamespaceIndex] || slow.(*cache).index.byNamespace[NamespaceIndex] {
+		t.Fatal("the fast path must recognise MetaNamespaceIndexFunc and only it")
+	}
+	state := func(c Indexer) string {
+		var b strings.Builder
+		for _, name := range []string{NamespaceIndex, "late"} {
+			for _, v := range c.ListIndexFuncValues(name) {
+				keys, err := c.IndexKeys(name, v)
+				b.WriteString(name + ":" + v + "=" + strings.Join(keys, ",") + " ")
+				if err != nil {
+					b.WriteString(err.Error())
+				}
+			}
+		}
+		return b.String()
+	}
+	namespaces := []string{"a", "b", "c", ""}
+	obj := func(i int) any {
+		return dataObj(namespaces[(i/7)%len(namespaces)], "o"+strconv.Itoa(i%5), strconv.Itoa(i))
+	}
+	for i := range 400 {
+		for _, c := range []Indexer{fast, slow} {
+			switch i % 11 {
+			case 3:
+				mustStore(t, c.Delete(obj(i)))
+			case 7:
+				mustStore(t, c.Replace([]any{obj(i), obj(i + 13), obj(i + 29)}, strconv.Itoa(i)))
+			case 9:
+				if i == 97 { // a second namespace index, added while objects are cached
+					f := IndexFunc(MetaNamespaceIndexFunc)
+					if c == slow {
+						f = wrapped
+					}
+					mustStore(t, c.AddIndexers(Indexers{"late": f}))
+				}
+				mustStore(t, c.Update(obj(i)))
+			default:
+				mustStore(t, c.Add(obj(i)))
+			}
+		}
+		if diff := cmp.Diff(state(slow), state(fast)); diff != "" {
+			t.Fatalf("write %d: the namespace index differs (-called +fast path):\n%s", i, diff)
+		}
 	}
 }

@@ -1,6 +1,11 @@
 package informer
 
 import (
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
 	"github.com/informersim/informersim/internal/invariant"
 )
 
@@ -10,9 +15,11 @@ import (
 // to the listeners (the cache lookup that decides add versus update, the cache write, and the
 // pop, cache and buffer step events), and computing it builds a new string each time; here it is
 // computed once, at enqueue. Everything else is the same: the same cache writes and store RV,
-// the same notifications, the same step events, in the same order. A popped item whose key does
-// not compute, or of a type the keyed path does not handle (ReplacedAll, SyncAll, Bookmark), goes
-// through handleDeltas or handleBatchDeltas unchanged.
+// the same notifications, the same step events, in the same order. A relist (ReplacedAll) needs
+// the key of every listed object four times (the deletions it implies, the lookup of each
+// predecessor, the cache swap, the notification), and a resync (SyncAll) one per cached object;
+// here, once, or never (a resync uses the cache's own keys). A popped item whose key does not
+// compute, and a Bookmark, go through handleDeltas or handleBatchDeltas unchanged.
 
 // batchCall is one handler call of a batch, recorded as data until the whole batch is in the
 // cache (informer.md §6.4).
@@ -27,6 +34,25 @@ type batchCall struct {
 func (s *sharedIndexInformer) handleKeyed(deltas []Delta, keys []string, isInInitialList bool) error {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
+	if len(deltas) == 1 {
+		switch deltas[0].Type {
+		case ReplacedAll:
+			if info, ok := deltas[0].Object.(ReplacedAllInfo); ok && s.fillListKeys(info.Objects) {
+				s.emitPopped(deltas, isInInitialList)
+				s.latchIfQueueSynced()
+				s.replaceAllKeyed(info, isInInitialList)
+				return nil
+			}
+		case SyncAll:
+			s.emitPopped(deltas, isInInitialList)
+			s.latchIfQueueSynced()
+			keys, objs := s.cache.listKeyed()
+			for i, o := range objs {
+				s.notify(NotificationUpdate, o, o, cachedKey(keys[i], o), isInInitialList)
+			}
+			return nil
+		}
+	}
 	if !s.fillKeys(deltas, keys) {
 		if len(deltas) == 1 {
 			return s.handleDeltas_locked(Deltas{deltas[0]}, isInInitialList)
@@ -45,13 +71,16 @@ func (s *sharedIndexInformer) handleKeyed(deltas []Delta, keys []string, isInIni
 
 // fillKeys computes the keys the queue did not keep, and reports whether every delta can take
 // the keyed path: its type is one processDeltasInBatch accepts (every other type is handled
-// alone, by processDeltas) and its key computes.
+// alone, by processDeltas) and its key computes. A kept key is checked first (hasKey, which
+// builds nothing): the object of a non-atomic resync's Sync delta is the cached object, which a
+// handler may have renamed (it must not) after it was queued; the key is then computed again,
+// as the unkeyed path computes it.
 func (s *sharedIndexInformer) fillKeys(deltas []Delta, keys []string) bool {
 	for i, d := range deltas {
 		if !batchable(d.Type) {
 			return false
 		}
-		if keys[i] == "" {
+		if keys[i] == "" || !hasKey(keys[i], d.Object) {
 			key, err := s.cache.keyFunc(d.Object)
 			if err != nil {
 				return false
@@ -172,4 +201,102 @@ func (s *sharedIndexInformer) emitPoppedKeyed(deltas []Delta, keys []string, isI
 		e.ResourceVersion, e.Tombstone = describeRVTombstone(d.Object)
 		s.observer(e)
 	}
+}
+
+// fillListKeys computes the cache key of every object of a relist into s.listKeys, and reports
+// whether they all computed; if one did not, processReplacedAll reports it.
+func (s *sharedIndexInformer) fillListKeys(objs []any) bool {
+	keys := s.listKeys[:0]
+	for _, obj := range objs {
+		key, err := s.cache.keyFunc(obj)
+		if err != nil {
+			clear(keys)
+			s.listKeys = keys[:0]
+			return false
+		}
+		keys = append(keys, key)
+	}
+	s.listKeys = keys
+	return true
+}
+
+// replaceAllKeyed is processReplacedAll with the listed objects' keys in s.listKeys (informer.md
+// §6.3): a tombstone for every cached key the list lacks, the cached predecessor of every listed
+// object, both from the cache before the swap; then the swap; then the notifications: the
+// deletions (sorted by key, then permuted by the informer's rand, as processReplacedAll does),
+// then an update or an add per listed object, in list order.
+func (s *sharedIndexInformer) replaceAllKeyed(info ReplacedAllInfo, isInInitialList bool) {
+	keys := s.listKeys
+	listed := make(map[string]struct{}, len(keys))
+	for _, key := range keys {
+		listed[key] = struct{}{}
+	}
+	var tombs []DeletedFinalStateUnknown
+	for _, key := range s.cache.ListKeys() {
+		if _, ok := listed[key]; ok {
+			continue
+		}
+		obj, exists, _ := s.cache.GetByKey(key)
+		if !exists {
+			obj = nil
+		}
+		tombs = append(tombs, DeletedFinalStateUnknown{Key: key, Obj: obj})
+	}
+	olds := make([]any, len(info.Objects))
+	for i, key := range keys {
+		if old, exists, _ := s.cache.GetByKey(key); exists {
+			olds[i] = old
+		}
+	}
+	slices.SortFunc(tombs, func(a, b DeletedFinalStateUnknown) int { return strings.Compare(a.Key, b.Key) })
+	if len(tombs) > 1 {
+		s.shuffle(len(tombs), func(i, j int) { tombs[i], tombs[j] = tombs[j], tombs[i] })
+	}
+	s.cache.replaceKeyed(info.Objects, keys, info.ResourceVersion)
+	s.emit(StepEvent{Kind: StepCacheReplaced, Count: len(info.Objects), ResourceVersion: info.ResourceVersion})
+	for _, t := range tombs {
+		s.notify(NotificationDelete, nil, t, t.Key, isInInitialList)
+	}
+	for i, obj := range info.Objects {
+		if olds[i] != nil {
+			s.notify(NotificationUpdate, olds[i], obj, keys[i], isInInitialList)
+		} else {
+			s.notify(NotificationAdd, nil, obj, keys[i], isInInitialList)
+		}
+	}
+	clear(keys)
+	s.listKeys = keys[:0]
+}
+
+// cachedKey returns the key the buffer step event of a notification about obj, found in the cache
+// under key, names: key itself, unless obj no longer has that key (a handler changed the name of
+// a cached object, which it must not do, but then the event says what describeKey says, as it
+// always did). The check builds no string.
+func cachedKey(key string, obj any) string {
+	if hasKey(key, obj) {
+		return key
+	}
+	return describeKey(obj)
+}
+
+// hasKey reports whether DeletionHandlingMetaNamespaceKeyFunc(obj) is key, without building the
+// key.
+func hasKey(key string, obj any) bool {
+	switch o := obj.(type) {
+	case DeletedFinalStateUnknown:
+		return o.Key == key
+	case ExplicitKey:
+		return string(o) == key
+	case nil:
+		return false
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return false
+	}
+	ns, name := m.GetNamespace(), m.GetName()
+	if ns == "" {
+		return key == name
+	}
+	return len(key) == len(ns)+1+len(name) && key[:len(ns)] == ns && key[len(ns)] == '/' && key[len(ns)+1:] == name
 }

@@ -15,7 +15,7 @@ import (
 // again. Method: two informers, one popping its RealFIFO with popKeyed (the default) and one
 // with PopBatch/Pop through handleBatchDeltas/handleDeltas (unkeyed), get the same random
 // script (writes, deletes, bookmarks, expired watches and relists, closed streams, late joins,
-// removals, resync ticks) and the same random interleaving of Reflector, queue and listener
+// removals, resync ticks, a cached object renamed in place) and the same random interleaving of Reflector, queue and listener
 // steps, for every RealFIFO mode, with batch pop on and off, with and without a transform (whose
 // objects the queue keeps no key for, and one of which has no key at all), for a shared informer and for a Runner (whose one
 // handler is called inside the pop). Every step event (its text, its Object and its handler
@@ -176,6 +176,16 @@ func keyedVersusUnkeyed(t *testing.T, seed uint64, opts SharedIndexInformerOptio
 			both(func(tw *keyedTwin) { tw.e.lw.expire() })
 		case r < 96:
 			both(func(tw *keyedTwin) { tw.e.lw.closeWatches() })
+		case r == 96 && step%3 == 0:
+			// A handler that renames a cached object, which it must not do: events about it
+			// then name its new key, as describeKey always did (cachedKey).
+			both(func(tw *keyedTwin) {
+				if objs := tw.e.inf.GetStore().List(); len(objs) > 0 {
+					if m, ok := objs[0].(*metav1.PartialObjectMetadata); ok {
+						m.Name += "-renamed"
+					}
+				}
+			})
 		case r < 97:
 			both(func(tw *keyedTwin) { tw.addHandler(5 * time.Second) })
 		case r < 98:
@@ -210,5 +220,47 @@ func keyedVersusUnkeyed(t *testing.T, seed uint64, opts SharedIndexInformerOptio
 	both(func(tw *keyedTwin) { tw.e.quiesce() })
 	if diff := cmp.Diff(twins[0].state(), twins[1].state()); diff != "" {
 		t.Fatalf("seed %d, at quiescence: keyed and unkeyed processing differ (-keyed +unkeyed):\n%s", seed, diff)
+	}
+}
+
+// hasKey must agree with DeletionHandlingMetaNamespaceKeyFunc on every kind of object, including
+// names and namespaces that contain the separator.
+func TestHasKey(t *testing.T) {
+	for _, tc := range []struct {
+		obj any
+		key string
+	}{
+		{dataMeta("ns", "p", "1"), "ns/p"},
+		{dataMeta("", "node", "1"), "node"},
+		{dataMeta("a", "b/c", "1"), "a/b/c"},
+		{dataMeta("a/b", "c", "1"), "a/b/c"},
+		{dataMeta("", "", "1"), ""},
+		{DeletedFinalStateUnknown{Key: "ns/gone"}, "ns/gone"},
+		{ExplicitKey("ns/explicit"), "ns/explicit"},
+	} {
+		want, err := DeletionHandlingMetaNamespaceKeyFunc(tc.obj)
+		if err != nil || want != tc.key {
+			t.Fatalf("%v: key %q, %v; the test expects %q", tc.obj, want, err, tc.key)
+		}
+		if !hasKey(tc.key, tc.obj) {
+			t.Errorf("hasKey(%q, %v) = false, want true", tc.key, tc.obj)
+		}
+		for _, other := range []string{tc.key + "x", "x" + tc.key, "ns/q", "ns", "/ns/p", "ns/p/", "a/bc"} {
+			if other != tc.key && hasKey(other, tc.obj) {
+				t.Errorf("hasKey(%q, %v) = true, want false (its key is %q)", other, tc.obj, tc.key)
+			}
+		}
+	}
+	for _, obj := range []any{nil, dataNoMeta{id: "x"}} {
+		if hasKey("", obj) || hasKey("x", obj) {
+			t.Errorf("hasKey(_, %v) = true for an object without a key", obj)
+		}
+		if got := cachedKey("ns/p", obj); got != describeKey(obj) {
+			t.Errorf("cachedKey(ns/p, %v) = %q, want describeKey's %q", obj, got, describeKey(obj))
+		}
+	}
+	renamed := dataMeta("ns", "p2", "1")
+	if got := cachedKey("ns/p", renamed); got != "ns/p2" {
+		t.Errorf("cachedKey of a renamed object = %q, want its own key ns/p2", got)
 	}
 }

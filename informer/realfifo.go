@@ -69,7 +69,9 @@ type RealFIFO struct {
 	// non-object items, or a caller's own key function), which batchLen then computes as
 	// before. Keys are kept only with the default key function (keepKeys), a pure function of
 	// the object's metadata, and the queue holds the very object the key was computed from, so
-	// the kept key is the one batchLen would compute. A caller's key function may answer
+	// the kept key is the one batchLen would compute, unless the object is one user code can
+	// reach: a non-atomic Resync queues cached objects, which a handler could rename (it must
+	// not); so a kept key is checked (hasKey) before use. A caller's key function may answer
 	// differently later (a test's does). The informer's process loop also reuses a kept key as
 	// the cache key (popKeyed), so a key is kept only where the cache's key function,
 	// DeletionHandlingMetaNamespaceKeyFunc, gives the same key: not for a Delta or Deltas
@@ -516,7 +518,7 @@ func (f *RealFIFO) batchLen() int {
 			break
 		}
 		key := keys[i]
-		if key == "" {
+		if key == "" || !hasKey(key, d.Object) { // see fillKeys: a renamed cached object
 			var err error
 			if key, err = f.keyOf(d); err != nil {
 				n++ // the broken item is popped with the batch and ends it, as in client-go

@@ -312,6 +312,27 @@ func TestRealFIFOPopBatchBoundaries(t *testing.T) {
 	}
 }
 
+// informer.md §5.3 PopBatch: duplicate keys are found from the keys the items have when they are
+// popped, as client-go computes them then. A non-atomic Resync queues the cached objects
+// themselves, so a handler that renames one (which it must not) after the resync changes its key
+// in the queue too; the key the queue kept at enqueue must not hide that.
+func TestRealFIFOPopBatchKeysAtPop(t *testing.T) {
+	known := NewStore(MetaNamespaceKeyFunc)
+	a, b := dataObj("ns", "a", "1"), dataObj("ns", "b", "2")
+	mustStore(t, known.Add(a))
+	mustStore(t, known.Add(b))
+	f := dataLegacyFIFO(known)
+	mustStore(t, f.Resync()) // Sync(a), Sync(b), keyed ns/a and ns/b at enqueue
+	a.SetName("b")           // now both are ns/b: a batch must stop before the second
+	want := [][]string{
+		{"single init=true", "Sync:ns/b@1"},
+		{"single init=true", "Sync:ns/b@2"},
+	}
+	if diff := cmp.Diff(want, dataPopBatches(t, f)); diff != "" {
+		t.Errorf("batches (-want +got):\n%s", diff)
+	}
+}
+
 // informer.md §5.3 batchSize: at most 1000 items per batch.
 func TestRealFIFOPopBatchSize(t *testing.T) {
 	f := dataAtomicFIFO()

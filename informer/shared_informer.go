@@ -328,6 +328,8 @@ type sharedIndexInformer struct {
 	// batch under blockDeltas and zeroed after each.
 	batchTxns  []Transaction
 	batchCalls []batchCall
+	// listKeys is handleKeyed's scratch space for the keys of a relist, under blockDeltas.
+	listKeys []string
 }
 
 var _ SharedIndexInformer = (*sharedIndexInformer)(nil)
@@ -388,8 +390,11 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 	defer s.blockDeltas.Unlock()
 	// client-go replays the cache in Go map order; ours is sorted, then permuted by the
 	// seeded rand, so runs explore orders and still replay.
-	snapshot := s.indexer.List()
-	s.orderRand.Shuffle(len(snapshot), func(i, j int) { snapshot[i], snapshot[j] = snapshot[j], snapshot[i] })
+	keys, snapshot := s.cache.listKeyed()
+	s.orderRand.Shuffle(len(snapshot), func(i, j int) {
+		snapshot[i], snapshot[j] = snapshot[j], snapshot[i]
+		keys[i], keys[j] = keys[j], keys[i]
+	})
 	s.procLock.Lock()
 	l := s.newListener(handler, p, effective)
 	s.processor.addListener(l)
@@ -397,8 +402,8 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 		s.run.startListener_locked(l)
 	}
 	s.emit(StepEvent{Kind: StepJoined, Handler: l.id, Count: len(snapshot), RequestedResyncPeriod: requested, ResyncPeriod: effective, CheckPeriod: s.resyncCheckPeriod})
-	for _, obj := range snapshot {
-		n := s.withKey(notification{kind: NotificationAdd, newObj: obj, isInInitialList: true})
+	for i, obj := range snapshot {
+		n := s.withKey(notification{kind: NotificationAdd, newObj: obj, isInInitialList: true, key: cachedKey(keys[i], obj)})
 		l.add(n)
 		s.emitNotification(StepDistributed, n, false, l.self[:])
 	}

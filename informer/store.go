@@ -176,14 +176,8 @@ func (c *cache) deleteLocked(key string) {
 
 // List returns every cached object, sorted by key (client-go: unspecified order).
 func (c *cache) List() []any {
-	c.lock.RLock()
-	defer c.lock.RUnlock()
-	keys := c.sortedKeysLocked()
-	out := make([]any, len(keys))
-	for i, k := range keys {
-		out[i] = c.items[k]
-	}
-	return out
+	_, objs := c.listKeyed()
+	return objs
 }
 
 // ListKeys returns every cached key, sorted (client-go: unspecified order).
@@ -231,6 +225,34 @@ func (c *cache) Replace(list []any, resourceVersion string) error {
 		}
 		items[key] = obj
 	}
+	c.swap(items, resourceVersion)
+	return nil
+}
+
+// replaceKeyed is Replace of list, whose objects' keys are keys (same length).
+func (c *cache) replaceKeyed(list []any, keys []string, resourceVersion string) {
+	items := make(map[string]any, len(list))
+	for i, obj := range list {
+		items[keys[i]] = obj
+	}
+	c.swap(items, resourceVersion)
+}
+
+// listKeyed is List with each object's key: both sorted by key, in one pass under the lock. The
+// keys are the cache's own strings, so nothing is computed.
+func (c *cache) listKeyed() (keys []string, objs []any) {
+	c.lock.RLock()
+	defer c.lock.RUnlock()
+	keys = c.sortedKeysLocked()
+	objs = make([]any, len(keys))
+	for i, k := range keys {
+		objs[i] = c.items[k]
+	}
+	return keys, objs
+}
+
+// swap makes items the contents, at resourceVersion, and rebuilds the indices.
+func (c *cache) swap(items map[string]any, resourceVersion string) {
 	c.lock.Lock()
 	defer c.lock.Unlock()
 	c.items = items
@@ -242,7 +264,6 @@ func (c *cache) Replace(list []any, resourceVersion string) error {
 			c.index.update(nil, items[k], k)
 		}
 	}
-	return nil
 }
 
 // Resync does nothing: a cache has nothing to resync (informer.md §8.2).
