@@ -57,3 +57,28 @@ func BenchmarkTimeCompression(b *testing.B) {
 	b.ReportMetric(simulated.Seconds()*float64(b.N)/b.Elapsed().Seconds(), "simsec/s")
 	b.ReportMetric(float64(steps)/float64(b.N), "steps/run")
 }
+
+// BenchmarkStepCached is BenchmarkStep's toy (trace off) with its producers and consumers added
+// as cached actors (simtest.ToyConfig.Cached). The toy wakes all 16 at every change of its
+// buffer, that is at nearly every step, so this is the worst case of caching: its bookkeeping
+// with none of its savings (compare BenchmarkStep/none; a world's idle handlers are the best
+// case, see compare's BenchmarkEndToEnd).
+func BenchmarkStepCached(b *testing.B) {
+	for _, p := range []sim.Policy{sim.PolicyRandom, sim.PolicyFIFO, sim.PolicyPCT} {
+		b.Run(p.String(), func(b *testing.B) {
+			s, err := sim.New(sim.Config{Seed: 1, Policy: p, Trace: sim.TraceNone, DisableFaults: true, MaxSteps: 1 << 62})
+			if err != nil {
+				b.Fatal(err)
+			}
+			simtest.NewToy(s, simtest.ToyConfig{Producers: 8, Consumers: 8, Timers: -1, MaxBufferItems: 64, ItemsPerProducer: -1, Cached: true})
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := s.Step(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+		})
+	}
+}

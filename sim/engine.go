@@ -68,13 +68,24 @@ func (e *RunError) Unwrap() error {
 	return err
 }
 
-// enabledAction is one entry of the actions enabled at this step.
+// enabledAction is one entry of the actions enabled at this step. It holds no pointer (the
+// action itself stays with its actor, or in the due list): the list is rebuilt at every step,
+// and copying plain words is cheaper for it and for the collector.
 type enabledAction struct {
-	actor int // actor id (see actorID)
-	name  string
-	run   func()
-	timer *Timer // non-nil for a due timer
-	since int64  // PolicyFIFO: the step count when the action became enabled
+	actor int   // actor id (see actorID); for a timer, its owner's
+	pos   int   // an actor's action: its index in the actor's offers; a due timer: -1-(its index in s.due)
+	since int64 // PolicyFIFO: the step count when the action became enabled
+}
+
+// isTimer reports whether e is a due timer.
+func (e enabledAction) isTimer() bool { return e.pos < 0 }
+
+// actionName returns the name of enabled action e: the action's, or the timer's kind.
+func (s *Sim) actionName(e enabledAction) string {
+	if e.isTimer() {
+		return s.due[-1-e.pos].kind
+	}
+	return s.actors[e.actor].offers[e.pos].Name
 }
 
 // knob is one line of the run header.
@@ -102,6 +113,7 @@ type Sim struct {
 	visit    []uint64
 	enabled  []enabledAction
 	curActor int
+	curSlot  *actorSlot   // &s.actors[curActor] while it is asked (the slice may grow between steps)
 	add      func(Action) // s.addAction bound once, so polling does not allocate
 
 	fifo fifoState // PolicyFIFO bookkeeping
@@ -121,19 +133,19 @@ type Sim struct {
 	// checkCached makes collect ask cached actors that are not stale too, and fail the run if
 	// their answer differs from the cached one (invariant.Thorough, set by the test binaries).
 	checkCached bool
-	scratch     []enabledAction // checkCached: what a cached actor answers now
+	scratch     []Action // checkCached: what a cached actor answers now
 
 	hooks []stepHook // AfterEachStep
 }
 
-// actorSlot is one registered actor. A cached actor (AddCachedActor) is asked for its actions
-// only when stale; offers keeps what it offered then, replayed at every collect until it is
-// stale again.
+// actorSlot is one registered actor. offers holds what it offered when last asked: a polled
+// actor is asked at every step; a cached actor (AddCachedActor) only when stale, its offers
+// replayed at every collect until then.
 type actorSlot struct {
 	a      Actor
 	cached bool
 	stale  bool
-	offers []enabledAction
+	offers []Action
 }
 
 // stepHook is a host's function run at the end of every step.
@@ -317,7 +329,9 @@ func (s *Sim) record(e *Event) {
 }
 
 func (s *Sim) addAction(a Action) {
-	s.enabled = append(s.enabled, enabledAction{actor: s.curActor, name: a.Name, run: a.Run})
+	sl := s.curSlot
+	s.enabled = append(s.enabled, enabledAction{actor: s.curActor, pos: len(sl.offers)})
+	sl.offers = append(sl.offers, a)
 }
 
 // collect fills s.enabled with the actions enabled now: due timers first, in (deadline, seq)
@@ -325,8 +339,8 @@ func (s *Sim) addAction(a Action) {
 // unless it is stale).
 func (s *Sim) collect() {
 	s.enabled = s.enabled[:0]
-	for _, t := range s.due {
-		s.enabled = append(s.enabled, enabledAction{actor: t.actorID, name: t.kind, timer: t, since: t.dueStep})
+	for i, t := range s.due {
+		s.enabled = append(s.enabled, enabledAction{actor: t.actorID, pos: -1 - i, since: t.dueStep})
 	}
 	nd := len(s.enabled)
 	if s.checkCached {
@@ -339,13 +353,19 @@ func (s *Sim) collect() {
 			base := wi * 64
 			for rest := s.visit[wi]; rest != 0; {
 				b := bits.TrailingZeros64(rest)
-				s.visitActor(base + b)
+				if id := base + b; s.actors[id].cached {
+					s.visitActor(id)
+				} else { // a polled actor: the common case, inline
+					s.curActor, s.curSlot = id, &s.actors[id]
+					s.curSlot.offers = s.curSlot.offers[:0]
+					s.curSlot.a.Actions(s.add)
+				}
 				rest = s.visit[wi] &^ (1<<(b+1) - 1) // b == 63: the shift wraps to all ones
 			}
 		}
 	}
 	if s.cfg.Policy == PolicyFIFO {
-		s.fifo.age(s.enabled[nd:], nd, s.step)
+		s.fifo.age(s, s.enabled[nd:], nd, s.step)
 	}
 }
 
@@ -353,21 +373,19 @@ func (s *Sim) collect() {
 func (s *Sim) visitActor(id int) {
 	sl := &s.actors[id]
 	switch {
-	case !sl.cached:
-		s.curActor = id
+	case !sl.cached || sl.stale:
+		sl.offers = sl.offers[:0]
+		s.curActor, s.curSlot = id, sl
 		sl.a.Actions(s.add)
-	case sl.stale:
-		start := len(s.enabled)
-		s.curActor = id
-		sl.a.Actions(s.add)
-		sl.offers = append(sl.offers[:0], s.enabled[start:]...)
-		sl.stale = false
-		if len(sl.offers) == 0 {
-			s.visit[id/64] &^= 1 << (id % 64) // idle until woken
+		if sl.cached {
+			sl.stale = false
+			if len(sl.offers) == 0 {
+				s.visit[id/64] &^= 1 << (id % 64) // idle until woken
+			}
 		}
 	default:
-		for i := range sl.offers { // one at a time: nearly always one, and no runtime call
-			s.enabled = append(s.enabled, sl.offers[i])
+		for i := range sl.offers {
+			s.enabled = append(s.enabled, enabledAction{actor: id, pos: i})
 		}
 	}
 }
@@ -392,26 +410,26 @@ func (s *Sim) collectChecked() {
 // cached: its host missed a Wake, and the run would differ from one that polls every actor.
 func (s *Sim) checkCachedOffers(id int) {
 	sl := &s.actors[id]
-	saved := s.enabled
-	s.enabled = s.scratch[:0]
-	s.curActor = id
+	cached, n := sl.offers, len(s.enabled)
+	sl.offers = s.scratch[:0]
+	s.curActor, s.curSlot = id, sl
 	sl.a.Actions(s.add)
-	now := s.enabled
-	s.scratch, s.enabled = now, saved
-	same := len(now) == len(sl.offers)
+	now := sl.offers
+	s.scratch, sl.offers, s.enabled = now, cached, s.enabled[:n]
+	same := len(now) == len(cached)
 	for i := 0; same && i < len(now); i++ {
-		same = now[i].name == sl.offers[i].name
+		same = now[i].Name == cached[i].Name
 	}
 	if !same {
-		names := func(acts []enabledAction) []string {
+		names := func(acts []Action) []string {
 			out := []string{}
 			for _, a := range acts {
-				out = append(out, a.name)
+				out = append(out, a.Name)
 			}
 			return out
 		}
 		invariant.Check(false, "sim: cached actor %s offers %v, but its cache holds %v: its host missed a Waker.Wake",
-			s.names[id], names(now), names(sl.offers))
+			s.names[id], names(now), names(cached))
 	}
 }
 
@@ -455,30 +473,38 @@ func (s *Sim) limitErr(sentinel error) error {
 // run executes s.enabled[i] as step s.step+1, turning a panic into a *RunError.
 func (s *Sim) run(i int) (err error) {
 	a := s.enabled[i]
+	name := s.actionName(a)
+	var timer *Timer
+	var run func()
+	if a.isTimer() {
+		timer = s.due[-1-a.pos]
+	} else {
+		run = s.actors[a.actor].offers[a.pos].Run
+	}
 	s.step++
 	actor := s.names[a.actor]
 	defer func() {
 		if p := recover(); p != nil {
 			s.failed = &RunError{Seed: s.cfg.Seed, Policy: s.cfg.Policy, Step: s.step, Time: s.now,
-				Actor: actor, Action: a.name, Panic: p, Stack: debug.Stack(), Repro: s.cfg.Repro}
+				Actor: actor, Action: name, Panic: p, Stack: debug.Stack(), Repro: s.cfg.Repro}
 			err = s.failed
 		}
 	}()
-	if s.cfg.Policy == PolicyFIFO && a.timer == nil {
+	if s.cfg.Policy == PolicyFIFO && timer == nil {
 		// The action goes to the back of the queue: enabled again as of this step, so an
 		// action that stays enabled cannot starve the others.
 		s.fifo.ran(i, s.step)
 	}
-	s.ev = Event{Step: s.step, Time: s.now, Actor: actor, Kind: a.name}
+	s.ev = Event{Step: s.step, Time: s.now, Actor: actor, Kind: name}
 	s.record(&s.ev)
 	if a.actor < len(s.actors) && s.actors[a.actor].cached {
 		// A step run under a cached actor's name changes what it offers, as a rule.
 		s.markStale(a.actor)
 	}
-	if a.timer != nil {
-		s.fire(a.timer)
+	if timer != nil {
+		s.fire(timer)
 	} else {
-		a.run()
+		run()
 	}
 	for _, h := range s.hooks {
 		h.fn()

@@ -138,13 +138,13 @@ type fifoEntry struct {
 
 // age sets since for the actor actions acts (s.enabled[first:], grouped by actor in id order)
 // at step count step, and remembers them for the next call.
-func (f *fifoState) age(acts []enabledAction, first int, step int64) {
+func (f *fifoState) age(s *Sim, acts []enabledAction, first int, step int64) {
 	f.first = first
 	if len(acts) == len(f.entries) {
 		same := true
 		for k := range acts {
 			e := &f.entries[k]
-			if e.actor != acts[k].actor || e.name != acts[k].name {
+			if e.actor != acts[k].actor || e.name != s.actionName(acts[k]) {
 				same = false
 				break
 			}
@@ -173,20 +173,19 @@ func (f *fifoState) age(acts []enabledAction, first int, step int64) {
 		old := prev[:n]
 		prev = prev[n:]
 		for k := range group {
+			name := s.actionName(group[k])
 			group[k].since = step
-			if k < len(old) && old[k].name == group[k].name {
+			if k < len(old) && old[k].name == name {
 				group[k].since = old[k].since
-				continue
-			}
-			for _, p := range old {
-				if p.name == group[k].name {
-					group[k].since = p.since
-					break
+			} else {
+				for _, p := range old {
+					if p.name == name {
+						group[k].since = p.since
+						break
+					}
 				}
 			}
-		}
-		for k := range group {
-			next = append(next, fifoEntry{id, group[k].name, group[k].since})
+			next = append(next, fifoEntry{id, name, group[k].since})
 		}
 	}
 	f.entries, f.spare = next, f.entries
