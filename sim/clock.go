@@ -151,9 +151,6 @@ func (s *Sim) setNow(d time.Duration) {
 		return
 	}
 	s.now = d
-	// The FakeClock holds no waiters (the engine owns every deadline), so SetTime only moves
-	// the time Now reports.
-	s.fake.SetTime(epoch.Add(d))
 }
 
 // fire runs a due timer: sends to its channel without blocking, or calls its function, then
@@ -217,11 +214,11 @@ type Clock struct {
 
 var _ clock.WithTickerAndDelayedExecution = (*Clock)(nil)
 
-// Now returns the simulated time, read from the FakeClock the engine drives.
-func (c *Clock) Now() time.Time { return c.s.fake.Now() }
+// Now returns the simulated time: Epoch plus the engine's time.
+func (c *Clock) Now() time.Time { return epoch.Add(c.s.now) }
 
 // Since returns the simulated time elapsed since t.
-func (c *Clock) Since(t time.Time) time.Duration { return c.s.fake.Since(t) }
+func (c *Clock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 
 // After returns a channel that receives the deadline time d from now.
 func (c *Clock) After(d time.Duration) <-chan time.Time { return c.NewTimer(d).C() }

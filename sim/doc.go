@@ -46,9 +46,10 @@
 //
 // # FakeClock traps, and how the engine avoids them
 //
-// The time source is a k8s.io/utils/clock/testing.FakeClock, but the engine registers no waiter
-// with it: it only sets its time. Clock (from s.Clock or s.ClockFor) implements
-// clock.WithTickerAndDelayedExecution with the engine's own timers, because FakeClock has traps:
+// The engine does not use k8s.io/utils/clock/testing.FakeClock: time is a duration since Epoch
+// that only the engine moves, read without a lock (every component reads the clock, many times
+// a step). Clock (from s.Clock or s.ClockFor) implements clock.WithTickerAndDelayedExecution
+// with the engine's own timers, because FakeClock has traps:
 //
 //   - Step and SetTime fire every due waiter in registration order, not deadline order, and send
 //     the new time rather than each deadline. The engine never steps over several deadlines; it

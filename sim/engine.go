@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	clocktesting "k8s.io/utils/clock/testing"
-
 	"github.com/informersim/informersim/internal/invariant"
 )
 
@@ -99,8 +97,7 @@ type Sim struct {
 	streams map[string]*rand.Rand // looked up by name, never iterated
 	sched   *rand.Rand
 
-	fake     *clocktesting.FakeClock // the time source; holds no waiters
-	now      time.Duration
+	now      time.Duration // simulated time since Epoch; the clock's only source
 	timers   timerHeap
 	due      []*Timer // deadline reached, in (deadline, seq) order
 	timerSeq uint64
@@ -163,7 +160,6 @@ func New(cfg Config) (*Sim, error) {
 	s := &Sim{
 		cfg:      c,
 		streams:  make(map[string]*rand.Rand),
-		fake:     clocktesting.NewFakeClock(Epoch()),
 		ids:      make(map[string]int),
 		trace:    newTrace(c.Trace, c.MaxTraceEvents),
 		faultsOn: !c.DisableFaults,
