@@ -3,10 +3,13 @@ package informer
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // Benchmarks of the whole pipeline: a watch event fed to the Reflector → queue → process loop
@@ -29,11 +32,19 @@ func (h *infCountHandler) OnAdd(any, bool)   { h.n++ }
 func (h *infCountHandler) OnUpdate(_, _ any) { h.n++ }
 func (h *infCountHandler) OnDelete(any)      { h.n++ }
 
-func BenchmarkPipelineStep(b *testing.B) {
+// BenchmarkPipelineStep: the step driver without an observer; BenchmarkPipelineStepObserved:
+// with one that reads nothing, as a simulator's is (the informer then builds every step event).
+func BenchmarkPipelineStep(b *testing.B)         { benchPipelineStep(b, false) }
+func BenchmarkPipelineStepObserved(b *testing.B) { benchPipelineStep(b, true) }
+
+func benchPipelineStep(b *testing.B, observed bool) {
 	for _, handlers := range []int{1, 4, 16} {
 		b.Run(fmt.Sprintf("handlers=%d", handlers), func(b *testing.B) {
 			e := newInfStep(nil, SharedIndexInformerOptions{})
 			e.st.SetObserver(nil)
+			if observed {
+				e.st.SetObserver(func(StepEvent) {})
+			}
 			var regs []ResourceEventHandlerRegistration
 			for range handlers {
 				reg, _ := e.inf.AddEventHandler(&infCountHandler{})
@@ -106,6 +117,39 @@ func BenchmarkPipelineRun(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
+		})
+	}
+}
+
+// BenchmarkSetUp measures what a simulator pays to set up one informer before its first step,
+// as a seed sweep does for every run: build it (fake clock, seeded rand), put it under Steps with
+// an observer, register handlers (a ResourceEventHandlerFuncs, as most controllers pass, and a
+// handler type), and Start. handlers=3 is BenchmarkSweep's world (per informer, at most).
+func BenchmarkSetUp(b *testing.B) {
+	for _, handlers := range []int{1, 3} {
+		b.Run(fmt.Sprintf("handlers=%d", handlers), func(b *testing.B) {
+			lw := newInfLW()
+			clk := clocktesting.NewFakeClock(infT0)
+			b.ReportAllocs()
+			for i := range b.N {
+				inf := NewSharedIndexInformerWithOptions(lw, &metav1.PartialObjectMetadata{}, SharedIndexInformerOptions{
+					Clock: clk, Rand: rand.New(rand.NewPCG(uint64(i), 1)),
+				})
+				st, _ := Steps(inf)
+				st.SetObserver(func(StepEvent) {})
+				for h := range handlers {
+					var err error
+					if h%2 == 0 {
+						_, err = inf.AddEventHandler(ResourceEventHandlerFuncs{UpdateFunc: func(_, _ any) {}})
+					} else {
+						_, err = inf.AddEventHandler(&infCountHandler{})
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				st.Start()
+			}
 		})
 	}
 }

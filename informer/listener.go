@@ -180,9 +180,21 @@ func newListener(id int, handler ResourceEventHandler, requested, effective time
 		resyncPeriod:          effective,
 		nextResync:            now.Add(effective),
 		isSyncing:             true,
-		tracker:               newSyncTracker("event handler " + handlerName(handler)),
+		tracker:               syncTracker{nameFunc: handlerCheckerName(handler), done: make(chan struct{})},
 		runFinished:           make(chan struct{}),
 	}
+}
+
+// handlerCheckerName returns what computes a registration's checker name for handler, "event
+// handler <name>" (informer.md §4.6), when it is first asked for. A *ResourceEventHandlerFuncs is
+// named now: its funcs, which name it, may change afterwards; anything else names itself the
+// same at any time (a type, or the funcs of a ResourceEventHandlerFuncs value).
+func handlerCheckerName(handler ResourceEventHandler) func() string {
+	if _, ok := handler.(*ResourceEventHandlerFuncs); ok {
+		name := "event handler " + handlerName(handler)
+		return func() string { return name }
+	}
+	return func() string { return "event handler " + handlerName(handler) }
 }
 
 // HasSyncedChecker returns the registration's [DoneChecker]: Done is closed when HasSynced

@@ -48,8 +48,11 @@ func (p *processor) addListener(l *listener) {
 // rebuildIDs builds ids anew from listeners.
 func (p *processor) rebuildIDs() {
 	p.ids = nil
-	for _, l := range p.listeners {
-		p.ids = append(p.ids, l.id)
+	if len(p.listeners) > 0 {
+		p.ids = make([]int, len(p.listeners))
+		for i, l := range p.listeners {
+			p.ids[i] = l.id
+		}
 	}
 }
 

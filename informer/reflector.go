@@ -354,6 +354,9 @@ type Reflector struct {
 	typeDescription string
 	expectedType    reflect.Type
 	expectedGVK     *schema.GroupVersionKind
+	// expectedAPIVer is expectedGVK's group/version as an apiVersion string, "" without
+	// expectedGVK: hasExpectedGVK compares it with an unstructured object's apiVersion.
+	expectedAPIVer  string
 	resyncPeriod    time.Duration
 	shouldResync    func() bool
 	clock           clock.PassiveClock
@@ -455,6 +458,9 @@ func NewReflector(store ReflectorStore, opts ReflectorOptions) (*Reflector, erro
 	if opts.ExpectedType != nil {
 		r.expectedType = reflect.TypeOf(opts.ExpectedType)
 	}
+	if r.expectedGVK != nil {
+		r.expectedAPIVer = r.expectedGVK.GroupVersion().String()
+	}
 	if bq, ok := store.(BookmarkQueue); ok {
 		r.bookmarks = bq
 	}
@@ -498,6 +504,15 @@ func expectedGVK(expected runtime.Object) *schema.GroupVersionKind {
 		return nil
 	}
 	return &gvk
+}
+
+// hasExpectedGVK reports whether obj carries expectedGVK, for the common case where that can be
+// told without parsing: an unstructured object whose kind and apiVersion strings are exactly the
+// expected ones (parsing an apiVersion that is a GroupVersion's String gives that GroupVersion
+// back). False means "not told": the caller parses and compares, as client-go does.
+func (r *Reflector) hasExpectedGVK(obj runtime.Object) bool {
+	u, ok := obj.(*unstructured.Unstructured)
+	return ok && u.GetKind() == r.expectedGVK.Kind && u.GetAPIVersion() == r.expectedAPIVer
 }
 
 // Name returns the Reflector's name.
@@ -740,7 +755,7 @@ func (r *Reflector) WatchEvent(ev watch.Event) (stop bool) {
 			return false
 		}
 	}
-	if r.expectedGVK != nil {
+	if r.expectedGVK != nil && !r.hasExpectedGVK(ev.Object) {
 		if got := ev.Object.GetObjectKind().GroupVersionKind(); got != *r.expectedGVK {
 			r.emit(ReflectorEvent{Kind: EventSkipped, Err: fmt.Errorf("unexpected watch event object gvk: want %v, got %v", *r.expectedGVK, got)})
 			return false

@@ -88,17 +88,24 @@ func TestReflectorWatchHandlerSkipsWrongType(t *testing.T) {
 	svc := reflPod("s", "11")
 	svc.SetKind("Service")
 	typed := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "p", ResourceVersion: "12"}}
+	// The GVK is compared parsed: "/v1" is core v1 too (hasExpectedGVK's string comparison
+	// does not tell; the parse does), "v2" is not.
+	slash, v2 := reflPod("b", "12"), reflPod("c", "12")
+	slash.SetAPIVersion("/v1")
+	v2.SetAPIVersion("v2")
 	for _, ev := range []watch.Event{
 		reflEvent(watch.Added, svc),
 		reflEvent(watch.Added, typed),
+		reflEvent(watch.Modified, v2),
+		reflEvent(watch.Modified, slash),
 		reflEvent(watch.Modified, reflPod("a", "13")),
 	} {
 		h.r.WatchEvent(ev)
 	}
-	if diff := cmp.Diff([]string{"update a@13"}, h.store.take()); diff != "" {
+	if diff := cmp.Diff([]string{"update b@12", "update a@13"}, h.store.take()); diff != "" {
 		t.Errorf("store calls (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]ReflectorEventKind{EventWatchOpened, EventSkipped, EventSkipped},
+	if diff := cmp.Diff([]ReflectorEventKind{EventWatchOpened, EventSkipped, EventSkipped, EventSkipped},
 		h.kinds()[1:]); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}

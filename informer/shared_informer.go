@@ -423,7 +423,8 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 // informer's (informer.md §4.6). Must hold procLock.
 func (s *sharedIndexInformer) newListener(handler ResourceEventHandler, requested, effective time.Duration) *listener {
 	l := newListener(s.processor.newID(), handler, requested, effective, s.clock.Now())
-	l.tracker.name = s.checkerName() + " + " + l.tracker.name
+	handlerPart := l.tracker.nameFunc
+	l.tracker.nameFunc = func() string { return s.checkerName() + " + " + handlerPart() }
 	return l
 }
 

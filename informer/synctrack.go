@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/informersim/informersim/internal/invariant"
@@ -20,8 +21,13 @@ import (
 // closed when it latches, so that a tracker is also the registration's [DoneChecker]. Build one
 // with newSyncTracker: the zero value has no done channel.
 type syncTracker struct {
-	// name is the DoneChecker name (informer.md §4.6).
-	name string
+	// name is the DoneChecker name (informer.md §4.6), or, until the first Name call, "" with
+	// nameFunc set to compute it: building it (the handler's name by reflection, the informer's
+	// by fmt) is most of a registration's cost, and only WaitFor and tests ever ask. nameOnce
+	// guards the two, since Name may be called from any goroutine.
+	name     string
+	nameFunc func() string
+	nameOnce sync.Once
 	// done is closed when synced latches.
 	done chan struct{}
 	// count is the number of initial-list adds pushed and not yet finished; never negative.
@@ -39,7 +45,14 @@ func newSyncTracker(name string) syncTracker {
 var _ DoneChecker = (*syncTracker)(nil)
 
 // Name implements DoneChecker.
-func (t *syncTracker) Name() string { return t.name }
+func (t *syncTracker) Name() string {
+	t.nameOnce.Do(func() {
+		if t.nameFunc != nil {
+			t.name, t.nameFunc = t.nameFunc(), nil
+		}
+	})
+	return t.name
+}
 
 // Done implements DoneChecker: the channel is closed once the tracker has latched synced.
 func (t *syncTracker) Done() <-chan struct{} { return t.done }
