@@ -397,3 +397,29 @@ func TestNormalizeObjectIsNormalize(t *testing.T) {
 		}
 	}
 }
+
+// TestLogIndexAfter checks logIndexAfter (fast paths and binary search) against a linear scan on
+// logs with gaps between revisions (burned revisions) and every query around them.
+func TestLogIndexAfter(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for i := 0; i < 300; i++ {
+		s := &Server{}
+		rev := uint64(r.IntN(3))
+		for j := r.IntN(12); j > 0; j-- {
+			rev += 1 + uint64(r.IntN(3))
+			s.log = append(s.log, entry{rev: rev})
+		}
+		for after := uint64(0); after <= rev+2; after++ {
+			want := len(s.log)
+			for k, e := range s.log {
+				if e.rev > after {
+					want = k
+					break
+				}
+			}
+			if got := s.logIndexAfter(after); got != want {
+				t.Fatalf("log %v, after %d: %d, want %d", s.log, after, got, want)
+			}
+		}
+	}
+}

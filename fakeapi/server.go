@@ -310,8 +310,17 @@ func (s *Server) followStore_locked() {
 	}
 }
 
-// logIndexAfter returns the index of the first log entry with rev > after.
+// logIndexAfter returns the index of the first log entry with rev > after. Every write asks
+// about the newest entries (the write just logged, the end of a cache's history), so those are
+// answered before the binary search.
 func (s *Server) logIndexAfter(after uint64) int {
+	n := len(s.log)
+	switch {
+	case n == 0 || s.log[n-1].rev <= after:
+		return n
+	case n == 1 || s.log[n-2].rev <= after:
+		return n - 1
+	}
 	i, _ := slices.BinarySearchFunc(s.log, after+1, func(e entry, rev uint64) int { return cmp.Compare(e.rev, rev) })
 	return i
 }
