@@ -197,8 +197,9 @@ func isComposite(v any) bool {
 }
 
 // copyObject returns the caller's own deep copy of an object the server holds, the copy every
-// result, list item and watch event is (see "Ownership of objects"). It gives what
-// u.DeepCopy() gives for the normalised values stored objects hold, faster: see copyMap.
+// result, list item and watch event is (see "Ownership of objects"). It gives what u.DeepCopy()
+// gives for the normalised values stored objects hold, without DeepCopyJSONValue's checks for
+// types they never contain.
 func copyObject(u *unstructured.Unstructured) *unstructured.Unstructured {
 	if u == nil {
 		return nil
@@ -225,19 +226,17 @@ func copyValue(v any) any {
 	return v
 }
 
-// copyMap deep-copies a map of normalised values. maps.Clone copies a map's slots as they are,
-// without hashing each key again, so the copy starts as a clone and only the map and list
-// values, which must not be shared, are then replaced by their own copies (through setField, so
-// a full small map stays small). A nil map stays nil, as DeepCopyJSONValue keeps it.
+// copyMap deep-copies a map of normalised values into a map sized for them, filled once (a map
+// of up to eight entries stays small; see setField). A nil map stays nil, as DeepCopyJSONValue
+// keeps it. (Cloning the map with maps.Clone and then replacing its map and list values measured
+// no faster: under a running collector the clone's bulk copy pays write barriers too.)
 func copyMap(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
-	c := maps.Clone(m)
+	c := make(map[string]any, len(m))
 	for k, v := range m {
-		if isComposite(v) {
-			setField(c, k, copyValue(v))
-		}
+		c[k] = copyValue(v)
 	}
 	return c
 }
