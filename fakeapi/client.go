@@ -62,20 +62,60 @@ func ctxErr(ctx context.Context) error {
 
 // Create implements POST (fakeapi.md §5.1). No subresource can be created.
 func (c *ResourceClient) Create(ctx context.Context, obj *unstructured.Unstructured, options metav1.CreateOptions, subresources ...string) (*unstructured.Unstructured, error) {
+	return c.create(ctx, obj, options, subresources, copyObject)
+}
+
+// CreateRV is Create for a caller that needs nothing of the answer but the created object's
+// name and resourceVersion (dry run: those it would have): the same request, with the same
+// effects and record, without building the copy of the object that Create returns. Writers
+// that discard Create's answer, such as a simulator's workload, save a deep copy per write.
+func (c *ResourceClient) CreateRV(ctx context.Context, obj *unstructured.Unstructured, options metav1.CreateOptions) (name, resourceVersion string, err error) {
+	_, err = c.create(ctx, obj, options, nil, func(u *unstructured.Unstructured) *unstructured.Unstructured {
+		name, resourceVersion = u.GetName(), u.GetResourceVersion()
+		return nil
+	})
+	return name, resourceVersion, err
+}
+
+// create is Create and CreateRV: out turns the server's object into the answer (under the lock).
+func (c *ResourceClient) create(ctx context.Context, obj *unstructured.Unstructured, options metav1.CreateOptions, subresources []string, out func(*unstructured.Unstructured) *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	name := ""
 	if obj != nil && obj.Object != nil {
 		name, _ = metaString(obj, "name")
 	}
-	return c.write(VerbCreate, name, func() (*unstructured.Unstructured, error) {
+	var answer *unstructured.Unstructured
+	_, err := c.write(VerbCreate, name, func() (*unstructured.Unstructured, error) {
 		if err := ctxErr(ctx); err != nil {
 			return nil, err
 		}
-		return c.srv.create_locked(c.gvr, c.ns, obj, options, subresources)
+		u, err := c.srv.create_locked(c.gvr, c.ns, obj, options, subresources)
+		if err != nil {
+			return nil, err
+		}
+		answer = out(u)
+		return u, nil // for the record only
 	})
+	return answer, err
 }
 
 // Update implements PUT (§5.2); with the subresource "status" it is UpdateStatus.
 func (c *ResourceClient) Update(ctx context.Context, obj *unstructured.Unstructured, options metav1.UpdateOptions, subresources ...string) (*unstructured.Unstructured, error) {
+	return c.update(ctx, obj, options, subresources, copyObject)
+}
+
+// UpdateRV is Update for a caller that needs nothing of the answer but its resourceVersion: the
+// same request (with the subresource "status", UpdateStatus), with the same effects and record,
+// without building the copy of the object that Update returns.
+func (c *ResourceClient) UpdateRV(ctx context.Context, obj *unstructured.Unstructured, options metav1.UpdateOptions, subresources ...string) (resourceVersion string, err error) {
+	_, err = c.update(ctx, obj, options, subresources, func(u *unstructured.Unstructured) *unstructured.Unstructured {
+		resourceVersion = u.GetResourceVersion()
+		return nil
+	})
+	return resourceVersion, err
+}
+
+// update is Update and UpdateRV: out turns the server's object into the answer (under the lock).
+func (c *ResourceClient) update(ctx context.Context, obj *unstructured.Unstructured, options metav1.UpdateOptions, subresources []string, out func(*unstructured.Unstructured) *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	status, err := statusSubresource(c.gvr, subresources)
 	verb := VerbUpdate
 	if status {
@@ -85,15 +125,22 @@ func (c *ResourceClient) Update(ctx context.Context, obj *unstructured.Unstructu
 	if obj != nil && obj.Object != nil {
 		name, _ = metaString(obj, "name")
 	}
-	return c.write(verb, name, func() (*unstructured.Unstructured, error) {
+	var answer *unstructured.Unstructured
+	_, err = c.write(verb, name, func() (*unstructured.Unstructured, error) {
 		if err != nil {
 			return nil, err
 		}
 		if err := ctxErr(ctx); err != nil {
 			return nil, err
 		}
-		return c.srv.update_locked(c.gvr, c.ns, obj, status, len(options.DryRun) > 0)
+		u, err := c.srv.update_locked(c.gvr, c.ns, obj, status, len(options.DryRun) > 0)
+		if err != nil {
+			return nil, err
+		}
+		answer = out(u)
+		return u, nil // for the record only
 	})
+	return answer, err
 }
 
 // UpdateStatus implements PUT .../status (§5.5): only .status changes, generation stays.
@@ -304,7 +351,11 @@ func (c *ResourceClient) Patch(ctx context.Context, name string, pt types.PatchT
 		if errs := validateMeta(res, in); len(errs) > 0 {
 			return nil, s.invalid(res, name, errs)
 		}
-		return s.applyUpdate_locked(res, key, cur, in, status, len(options.DryRun) > 0)
+		u, err = s.applyUpdate_locked(res, key, cur, in, status, len(options.DryRun) > 0)
+		if err != nil {
+			return nil, err
+		}
+		return copyObject(u), nil
 	})
 }
 

@@ -367,7 +367,9 @@ func (s *Server) newUID_locked() string {
 
 func (s *Server) now() string { return s.clk.Now().UTC().Format(time.RFC3339) }
 
-// create_locked implements POST (fakeapi.md §5.1).
+// create_locked implements POST (fakeapi.md §5.1). Like every *_locked write, it returns the
+// written object as the server holds it (stored, or private and sharing with what is stored):
+// what is handed out is copyObject of it (see "Ownership of objects").
 func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured, opts metav1.CreateOptions, subresources []string) (*unstructured.Unstructured, error) {
 	res, ok := s.lookup_locked(gvr)
 	if !ok || len(subresources) > 0 {
@@ -434,7 +436,7 @@ func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *
 	if len(opts.DryRun) > 0 {
 		return u, nil
 	}
-	return copyObject(s.commit_locked(res, key, watch.Added, u, nil)), nil
+	return s.commit_locked(res, key, watch.Added, u, nil), nil
 }
 
 func (s *Server) live_locked(res *resourceStore, key objKey) *unstructured.Unstructured {
@@ -576,23 +578,22 @@ func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unst
 	}
 	if jsonvalue.MapsEqual(next.Object, cur.Object) {
 		// No-op: no revision, no event, the stored object back (§2 "No-op writes", MH-11).
-		return copyObject(cur), nil
+		return cur, nil
 	}
-	// What goes back to the caller without being stored must be its own: next shares values
-	// with cur (withOwnMeta for a status write, input's sharing otherwise).
-	private := func() *unstructured.Unstructured { return copyObject(next) }
+	// next shares values with cur (withOwnMeta for a status write, input's sharing otherwise):
+	// like cur, it leaves the package only as a copy.
 	if dryRun {
-		return private(), nil
+		return next, nil
 	}
 	if deleteDuringUpdate(cur, next) {
 		// The update empties the finalizers of a terminating object (§5.2): it is never stored;
 		// the stored object is deleted instead, so DELETED carries the stored state (MH-10), and
 		// the caller gets back the object it sent, as the registry's deleteWithoutFinalizers does.
 		s.commit_locked(res, key, watch.Deleted, nil, cur)
-		return private(), nil
+		return next, nil
 	}
 	shareUnchanged(next, cur)
-	return copyObject(s.commit_locked(res, key, watch.Modified, next, cur)), nil
+	return s.commit_locked(res, key, watch.Modified, next, cur), nil
 }
 
 // deleteDuringUpdate is the registry's ShouldDeleteDuringUpdate: an update that leaves no
@@ -620,10 +621,9 @@ func metaValue(u *unstructured.Unstructured, field string) any {
 	return md[field]
 }
 
-// delete_locked implements DELETE (fakeapi.md §5.3). It returns the object as the server holds
-// it (stored, or sharing with what is stored): a caller that hands it out must copy it
-// (copyObject). Delete and DeleteCollection only read its resourceVersion and name, so a delete
-// costs no copy of the object.
+// delete_locked implements DELETE (fakeapi.md §5.3). As create_locked, it returns the server's
+// object: Delete and DeleteCollection only read its resourceVersion and name, so a delete costs
+// no copy of the object; DeleteResult copies it.
 func (s *Server) delete_locked(res *resourceStore, key objKey, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
 	gr := res.info.GVR.GroupResource()
 	cur := s.live_locked(res, key)

@@ -2,6 +2,7 @@ package fakeapi
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -451,5 +452,115 @@ func TestLastFinalizerRemovalDeletesStoredState(t *testing.T) {
 	want.SetResourceVersion("4")
 	if diff := cmp.Diff(del.Object.(*unstructured.Unstructured).Object, want.Object); diff != "" {
 		t.Errorf("DELETED object is not the last stored state at the deletion revision (-got +want):\n%s", diff)
+	}
+}
+
+// TestCreateRVAndUpdateRVAreCreateAndUpdate runs one sequence of writes (generateName, dry
+// runs, a /status write, a conflict, a no-op, the update that deletes a terminating object by
+// removing its last finalizer, errors) against two servers with the same seed, one through
+// Create and Update, one through CreateRV and UpdateRV: the same answers (names,
+// resourceVersions, errors), the same records and the same watch events.
+func TestCreateRVAndUpdateRVAreCreateAndUpdate(t *testing.T) {
+	type answer struct {
+		name, rv, err string
+	}
+	run := func(rvOnly bool) ([]answer, []RequestRecord, []WatchEvent) {
+		s, _ := newTestServer(t, nil)
+		w := mustWatch(t, s, podsGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+		pods := s.Resource(podsGVR).Namespace("ns")
+		var answers []answer
+		errText := func(err error) string {
+			if err == nil {
+				return ""
+			}
+			return err.Error()
+		}
+		create := func(u *unstructured.Unstructured, opts metav1.CreateOptions) {
+			if rvOnly {
+				name, rv, err := pods.CreateRV(bg, u, opts)
+				answers = append(answers, answer{name, rv, errText(err)})
+				return
+			}
+			out, err := pods.Create(bg, u, opts)
+			a := answer{err: errText(err)}
+			if out != nil {
+				a.name, a.rv = out.GetName(), out.GetResourceVersion()
+			}
+			answers = append(answers, a)
+		}
+		update := func(u *unstructured.Unstructured, opts metav1.UpdateOptions, sub ...string) {
+			if rvOnly {
+				rv, err := pods.UpdateRV(bg, u, opts, sub...)
+				answers = append(answers, answer{rv: rv, err: errText(err)})
+				return
+			}
+			out, err := pods.Update(bg, u, opts, sub...)
+			a := answer{err: errText(err)}
+			if out != nil {
+				a.rv = out.GetResourceVersion()
+			}
+			answers = append(answers, a)
+		}
+		pod := func(name string, labels map[string]string) *unstructured.Unstructured {
+			u := obj("Pod", "ns", name, labels)
+			u.SetAPIVersion("v1")
+			return u
+		}
+		create(pod("a", map[string]string{"x": "1"}), metav1.CreateOptions{})
+		gen := pod("", nil)
+		gen.SetGenerateName("g-")
+		create(gen, metav1.CreateOptions{})
+		create(pod("dry", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		create(pod("a", nil), metav1.CreateOptions{}) // already exists
+		cur, err := pods.Get(bg, "a", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := cur.DeepCopy()
+		next.SetLabels(map[string]string{"x": "2"})
+		update(next, metav1.UpdateOptions{})
+		update(next, metav1.UpdateOptions{}) // conflict: the resourceVersion moved
+		cur, _ = pods.Get(bg, "a", metav1.GetOptions{})
+		update(cur.DeepCopy(), metav1.UpdateOptions{}) // no-op
+		dry := cur.DeepCopy()
+		dry.SetLabels(map[string]string{"x": "dry"})
+		update(dry, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		st := cur.DeepCopy()
+		st.Object["status"] = map[string]any{"phase": "Running"}
+		update(st, metav1.UpdateOptions{}, "status")
+		fin, _ := pods.Get(bg, "a", metav1.GetOptions{})
+		fin = fin.DeepCopy()
+		fin.SetFinalizers([]string{"example.com/f"})
+		update(fin, metav1.UpdateOptions{})
+		if err := pods.Delete(bg, "a", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		marked, _ := pods.Get(bg, "a", metav1.GetOptions{})
+		marked = marked.DeepCopy()
+		marked.SetFinalizers(nil)
+		update(marked, metav1.UpdateOptions{}) // deletes the object
+		update(pod("missing", nil), metav1.UpdateOptions{})
+		var events []WatchEvent
+		for {
+			if _, ok := w.Next(); !ok {
+				break
+			}
+		}
+		events = s.WatchEvents()
+		return answers, s.Requests(), events
+	}
+	wantA, wantR, wantE := run(false)
+	gotA, gotR, gotE := run(true)
+	if !reflect.DeepEqual(gotA, wantA) {
+		t.Errorf("answers:\n got %v\nwant %v", gotA, wantA)
+	}
+	if !reflect.DeepEqual(gotR, wantR) {
+		t.Errorf("records:\n got %v\nwant %v", gotR, wantR)
+	}
+	if !reflect.DeepEqual(gotE, wantE) {
+		t.Errorf("watch events:\n got %v\nwant %v", gotE, wantE)
+	}
+	if len(wantA) != 12 || wantA[1].name == "" || wantA[3].err == "" || wantA[5].err == "" {
+		t.Fatalf("the sequence did not go as planned: %v", wantA)
 	}
 }
