@@ -139,24 +139,8 @@ func (w *World) write(op Op) error {
 		for k, v := range op.Content {
 			u.Object[k] = runtime.DeepCopyJSONValue(v)
 		}
-		labels := u.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		for k, v := range op.Labels {
-			labels[k] = v
-		}
-		u.SetLabels(labels)
-		ann := u.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		for k, v := range op.Annotations {
-			ann[k] = v
-		}
-		gen, _ := strconv.Atoi(ann["sim/gen"])
-		ann["sim/gen"] = strconv.Itoa(gen + 1)
-		u.SetAnnotations(ann)
+		mergeMetadataStrings(u, "labels", op.Labels, false)
+		mergeMetadataStrings(u, "annotations", op.Annotations, true)
 		if op.Finalizers != nil {
 			u.SetFinalizers(op.Finalizers)
 		}
@@ -167,6 +151,47 @@ func (w *World) write(op Op) error {
 		err = rc.Delete(ctx, op.Name, metav1.DeleteOptions{})
 	}
 	return err
+}
+
+// mergeMetadataStrings sets u's metadata.<field> (labels or annotations) to its current entries with
+// add merged in and, if bumpGen, the "sim/gen" annotation counted up (from 0 when absent or not a
+// number). The result is exactly that of u.Get<Field>, merging into the map it returns (a new
+// one when nil) and u.Set<Field>: nil values read as "", an unreadable map (a value neither a
+// string nor nil, or not a map) counts as empty, and nothing is set when metadata is not a map.
+// It builds the one map the object keeps, where the getter and setter pair builds two.
+func mergeMetadataStrings(u *unstructured.Unstructured, field string, add map[string]string, bumpGen bool) {
+	var old map[string]any
+	md, hasMD := u.Object["metadata"]
+	mdMap, mdOK := md.(map[string]any)
+	if mdOK {
+		old, _ = mdMap[field].(map[string]any)
+		for _, v := range old {
+			if _, isString := v.(string); !isString && v != nil {
+				old = nil // the getter reports an error and returns nil
+				break
+			}
+		}
+	}
+	m := make(map[string]any, len(old)+len(add)+1)
+	for k, v := range old {
+		s, _ := v.(string) // nil reads as ""
+		m[k] = s
+	}
+	for k, v := range add {
+		m[k] = v
+	}
+	if bumpGen {
+		g, _ := m["sim/gen"].(string)
+		gen, _ := strconv.Atoi(g)
+		m["sim/gen"] = strconv.Itoa(gen + 1)
+	}
+	switch {
+	case !hasMD:
+		u.Object["metadata"] = map[string]any{field: m}
+	case mdOK:
+		mdMap[field] = m
+	}
+	// metadata present but not a map: the setter fails, and the getter-setter pair sets nothing.
 }
 
 // statusError is the apiserver error for an injected failure of HTTP code.

@@ -198,7 +198,11 @@ func diffStates(want, got map[string]any, equal func(got, want any) bool) error 
 
 func rvOf(obj any) string {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
-		return u.GetResourceVersion() // the common case, without meta.Accessor's interface checks
+		// The common case, read as GetResourceVersion does (a missing or non-string value
+		// reads ""), without meta.Accessor's interface checks or the nested-field walk.
+		md, _ := u.Object["metadata"].(map[string]any)
+		rv, _ := md["resourceVersion"].(string)
+		return rv
 	}
 	if m, err := meta.Accessor(obj); err == nil {
 		return m.GetResourceVersion()

@@ -179,6 +179,10 @@ func (w *World) Generate(cfg GenConfig) (*Generator, error) {
 		}
 	}
 	g := &Generator{w: w, cfg: c, rnd: w.s.Rand(sim.StreamWorkload), faults: w.s.Rand(sim.StreamFaults), exists: map[objName]bool{}}
+	// Room for the ops and about as many again for the faults' (four fault points after each
+	// op), so the record of a short run is one allocation rather than a doubling series of
+	// large GeneratedOps; capped, so a huge Ops does not reserve memory it may never use.
+	g.ops = make([]GeneratedOp, 0, min(2*c.Ops, 1024))
 	w.s.SetKnob("workload", fmt.Sprintf("ops=%d names=%d+%d disruptions=%v faults=%v", c.Ops, c.HotNames, c.ColdNames, c.Disruptions, c.Faults))
 	if !g.Done() {
 		w.pendingOps++
