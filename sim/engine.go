@@ -120,6 +120,8 @@ type Sim struct {
 	trace *Trace
 	subs  []func(Event)
 	ev    Event // scratch event for the step events
+	// fieldBuf holds the fields of the event Emit is recording, reused from event to event.
+	fieldBuf []Field
 
 	faultsOn bool
 	sites    map[string]*faultSite // looked up by name, never iterated
@@ -311,10 +313,24 @@ func (s *Sim) Subscribe(fn func(Event)) { s.subs = append(s.subs, fn) }
 func (s *Sim) Narrated() bool { return s.trace.level != TraceNone || len(s.subs) > 0 }
 
 // Emit records a narration event for actor, stamped with the current step and time. Actions call
-// it to say what they did; the fields are copied if kept.
+// it to say what they did; the fields are copied if kept, and each subscriber gets its own copy.
 func (s *Sim) Emit(actor, kind string, fields ...Field) {
-	e := Event{Step: s.step, Time: s.now, Actor: actor, Kind: kind, Fields: fields}
-	s.record(&e)
+	// fields never escapes (the trace reads a copy in a reused buffer; subscribers get a fresh
+	// copy), so a caller's variadic list stays on its stack: narrating allocates nothing unless
+	// someone subscribes.
+	s.fieldBuf = append(s.fieldBuf[:0], fields...)
+	e := Event{Step: s.step, Time: s.now, Actor: actor, Kind: kind, Fields: s.fieldBuf}
+	s.trace.record(&e)
+	if len(s.subs) == 0 {
+		return
+	}
+	e.Fields = nil
+	if len(fields) > 0 {
+		e.Fields = append([]Field(nil), fields...)
+	}
+	for _, fn := range s.subs {
+		fn(e)
+	}
 }
 
 func (s *Sim) record(e *Event) {
