@@ -165,7 +165,7 @@ func (s *Server) recordEvent_locked(w *Watcher, q queued) {
 	}
 	ev := WatchEvent{WatchID: w.id, Type: q.ev.Type, Initial: q.initial}
 	if q.h != nil {
-		ev.Key = q.h.keyString()
+		ev.Key = q.h.key.String()
 	}
 	switch o := q.ev.Object.(type) {
 	case *unstructured.Unstructured:

@@ -46,15 +46,6 @@ type keyHistory struct {
 	key      objKey
 	res      *resourceStore
 	versions []version
-	str      string // key.String(), built by keyString when first needed
-}
-
-// keyString returns h.key.String(), built once per key rather than once per recorded event.
-func (h *keyHistory) keyString() string {
-	if h.str == "" {
-		h.str = h.key.String()
-	}
-	return h.str
 }
 
 // atRev returns the object live at revision rev and the revision that wrote it, or nil.
@@ -278,21 +269,26 @@ func (s *Server) commit_locked(res *resourceStore, key objKey, typ watch.EventTy
 }
 
 // appendLog_locked appends e to the log. Trimming reslices the log from the front, so the free
-// room of its array is all behind it; when that is used up, the entries move back to the front of
-// the same array if they fill at most half of it, and only a log that has really grown gets a
-// new array, twice as large. Appending to the resliced log directly would instead copy the whole
-// log into a new array every time the room behind it ran out (about every quarter of its length
-// once the log is large), which cost the world several percent of its time in a steady state
-// of writes and compactions.
+// room of its array is all behind it. When that room is used up: a log that was never trimmed
+// grows as append grows a slice (lean, for a history kept whole); a trimmed log moves back to
+// the front of its array if it fills at most half of it, and otherwise gets an array twice its
+// length. Appending to a trimmed log directly would instead copy the whole log into a new array
+// every time the room behind it ran out (about every quarter of its length once it is large),
+// which cost the world several percent of its time in a steady state of writes and compactions.
 func (s *Server) appendLog_locked(e entry) {
 	if len(s.log) == cap(s.log) {
 		arr := s.logArr[:cap(s.logArr)]
-		if len(arr) > 0 && len(s.log) <= len(arr)/2 {
+		switch {
+		case len(s.log) == len(arr): // never trimmed (or trimmed of nothing): the log is the array
+			s.log = append(s.log, e)
+			s.logArr = s.log[:0]
+			return
+		case len(s.log) <= len(arr)/2:
 			n := copy(arr, s.log)
 			clear(arr[n:]) // the entries' old places: no dangling references to objects
 			s.log = arr[:n]
-		} else {
-			grown := make([]entry, len(s.log), max(2*len(s.log), 64))
+		default:
+			grown := make([]entry, len(s.log), 2*len(s.log))
 			copy(grown, s.log)
 			s.log, s.logArr = grown, grown[:0]
 		}
