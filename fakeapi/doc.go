@@ -91,6 +91,8 @@
 // historyFrom; compaction raises historyFrom too (the fake's caches do not outlive etcd
 // compaction), and MaxCacheHistoryEvents bounds it. Log entries and versions that no reader can
 // reach are trimmed; MaxLogEntries forces compaction of the oldest quarter when the log is full.
+// The log is kept in fixed-size chunks (eventLog), so neither appending nor trimming ever copies
+// it, and records likewise (recordLog).
 //
 // # Ownership of objects
 //

@@ -164,10 +164,10 @@ func (s *Server) reachesWithinWait_locked(r *replica, n uint64) bool {
 		return true
 	}
 	i := s.logIndexAfter(n - 1)
-	if i >= len(s.log) {
+	if i >= s.log.len() {
 		return true
 	}
-	return !s.log[i].at.Add(r.lag).After(s.clk.Now().Add(s.cfg.ResourceVersionWait))
+	return !s.log.at(i).at.Add(r.lag).After(s.clk.Now().Add(s.cfg.ResourceVersionWait))
 }
 
 // page_locked reads the objects in scope at revision rev, after key after, up to limit (0: all),

@@ -399,27 +399,81 @@ func TestNormalizeObjectIsNormalize(t *testing.T) {
 }
 
 // TestLogIndexAfter checks logIndexAfter (fast paths and binary search) against a linear scan on
-// logs with gaps between revisions (burned revisions) and every query around them.
+// logs with gaps between revisions (burned revisions), some longer than a chunk and trimmed at
+// the front, and every query around them.
 func TestLogIndexAfter(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for i := 0; i < 300; i++ {
 		s := &Server{}
+		var revs []uint64
 		rev := uint64(r.IntN(3))
-		for j := r.IntN(12); j > 0; j-- {
+		size := r.IntN(12)
+		if i%3 == 0 {
+			size = r.IntN(3 * logChunk)
+		}
+		for j := size; j > 0; j-- {
 			rev += 1 + uint64(r.IntN(3))
-			s.log = append(s.log, entry{rev: rev})
+			s.log.append(entry{rev: rev})
+			revs = append(revs, rev)
+		}
+		if k := r.IntN(len(revs) + 1); i%2 == 0 {
+			s.log.dropFront(k)
+			revs = revs[k:]
 		}
 		for after := uint64(0); after <= rev+2; after++ {
-			want := len(s.log)
-			for k, e := range s.log {
-				if e.rev > after {
+			want := len(revs)
+			for k, rv := range revs {
+				if rv > after {
 					want = k
 					break
 				}
 			}
 			if got := s.logIndexAfter(after); got != want {
-				t.Fatalf("log %v, after %d: %d, want %d", s.log, after, got, want)
+				t.Fatalf("log %v, after %d: %d, want %d", revs, after, got, want)
 			}
+		}
+	}
+}
+
+// TestEventLog checks eventLog against a slice through appends and front drops across chunk
+// boundaries: the same entries at the same indexes, no chunk kept for dropped entries, and
+// dropped entries cleared.
+func TestEventLog(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	var l eventLog
+	var model []uint64
+	next := uint64(1)
+	for step := 0; step < 5000; step++ {
+		if r.IntN(3) > 0 {
+			for j := r.IntN(2 * logChunk); j > 0; j-- {
+				l.append(entry{rev: next, obj: &unstructured.Unstructured{}})
+				model = append(model, next)
+				next++
+			}
+		} else {
+			k := r.IntN(len(model) + 1)
+			var dropped []*entry
+			for i := 0; i < k; i++ {
+				dropped = append(dropped, l.at(i))
+			}
+			l.dropFront(k)
+			model = model[k:]
+			for _, e := range dropped {
+				if e.obj != nil {
+					t.Fatalf("step %d: a dropped entry still references its object", step)
+				}
+			}
+		}
+		if l.len() != len(model) {
+			t.Fatalf("step %d: len %d, want %d", step, l.len(), len(model))
+		}
+		for i, rv := range model {
+			if got := l.at(i).rev; got != rv {
+				t.Fatalf("step %d: entry %d has rev %d, want %d", step, i, got, rv)
+			}
+		}
+		if want := (l.head + l.n + logChunk - 1) / logChunk; len(l.chunks) != want {
+			t.Fatalf("step %d: %d chunks for %d entries from %d", step, len(l.chunks), l.n, l.head)
 		}
 	}
 }

@@ -141,7 +141,7 @@ func TestLogBound(t *testing.T) {
 		mustUpdate(t, s, cmGVR, cur)
 	}
 	s.mu.Lock()
-	n, versions := len(s.log), len(s.resources[cmGVR].keys[objKey{"ns", "a"}].versions)
+	n, versions := s.log.len(), len(s.resources[cmGVR].keys[objKey{"ns", "a"}].versions)
 	s.mu.Unlock()
 	if n > 8 || versions > 9 {
 		t.Errorf("log %d entries, %d versions; want <= 8 and <= 9", n, versions)

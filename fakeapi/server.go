@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -132,12 +133,9 @@ type Server struct {
 	rev uint64
 	// floor is the compacted revision: reads at revisions below it get 410 (§2).
 	floor uint64
-	// log holds the entries with rev > kept, in ascending revision order. It is a window of
-	// logArr's array: trimming drops entries at the front by reslicing, appendLog_locked moves the
-	// window back to the front of the array when it reaches the end (see there).
-	log    []entry
-	logArr []entry
-	kept   uint64
+	// log holds the entries with rev > kept, in ascending revision order.
+	log  eventLog
+	kept uint64
 
 	replicas []*replica
 	rr       int
@@ -256,44 +254,16 @@ func (s *Server) commit_locked(res *resourceStore, key objKey, typ watch.EventTy
 			s.objects++
 		}
 	}
-	s.appendLog_locked(entry{rev: rev, h: h, typ: typ, obj: evObj, prev: prev, at: s.clk.Now()})
+	s.log.append(entry{rev: rev, h: h, typ: typ, obj: evObj, prev: prev, at: s.clk.Now()})
 	s.notifyCommit_locked(res, key, typ, rev)
 	s.followStore_locked()
-	if len(s.log) > s.cfg.MaxLogEntries {
+	if s.log.len() > s.cfg.MaxLogEntries {
 		// Bound the log (style rule 14): compact away the oldest quarter at once so the cost
 		// of trimming is amortised over many writes.
-		target := s.log[len(s.log)/4].rev
+		target := s.log.at(s.log.len() / 4).rev
 		s.compact_locked(target)
 	}
 	return evObj
-}
-
-// appendLog_locked appends e to the log. Trimming reslices the log from the front, so the free
-// room of its array is all behind it. When that room is used up: a log that was never trimmed
-// grows as append grows a slice (lean, for a history kept whole); a trimmed log moves back to
-// the front of its array if it fills at most half of it, and otherwise gets an array twice its
-// length. Appending to a trimmed log directly would instead copy the whole log into a new array
-// every time the room behind it ran out (about every quarter of its length once it is large),
-// which cost the world several percent of its time in a steady state of writes and compactions.
-func (s *Server) appendLog_locked(e entry) {
-	if len(s.log) == cap(s.log) {
-		arr := s.logArr[:cap(s.logArr)]
-		switch {
-		case len(s.log) == len(arr): // never trimmed (or trimmed of nothing): the log is the array
-			s.log = append(s.log, e)
-			s.logArr = s.log[:0]
-			return
-		case len(s.log) <= len(arr)/2:
-			n := copy(arr, s.log)
-			clear(arr[n:]) // the entries' old places: no dangling references to objects
-			s.log = arr[:n]
-		default:
-			grown := make([]entry, len(s.log), 2*len(s.log))
-			copy(grown, s.log)
-			s.log, s.logArr = grown, grown[:0]
-		}
-	}
-	s.log = append(s.log, e)
 }
 
 // followStore_locked moves every replica that follows the store without lag to the current
@@ -310,15 +280,14 @@ func (s *Server) followStore_locked() {
 // about the newest entries (the write just logged, the end of a cache's history), so those are
 // answered before the binary search.
 func (s *Server) logIndexAfter(after uint64) int {
-	n := len(s.log)
+	n := s.log.len()
 	switch {
-	case n == 0 || s.log[n-1].rev <= after:
+	case n == 0 || s.log.at(n-1).rev <= after:
 		return n
-	case n == 1 || s.log[n-2].rev <= after:
+	case n == 1 || s.log.at(n-2).rev <= after:
 		return n - 1
 	}
-	i, _ := slices.BinarySearchFunc(s.log, after+1, func(e entry, rev uint64) int { return cmp.Compare(e.rev, rev) })
-	return i
+	return sort.Search(n-1, func(i int) bool { return s.log.at(i).rev > after })
 }
 
 // advanceReplica_locked moves replica r's cache to revision to, dispatching the entries in
@@ -335,8 +304,8 @@ func (s *Server) advanceReplica_locked(r *replica, to uint64) {
 	// A watcher closed while dispatching (a slow consumer) ignores later entries, as
 	// dispatch_locked checks closed.
 	start := s.logIndexAfter(r.cacheRV)
-	for i := start; i < len(s.log) && s.log[i].rev <= to; i++ {
-		e := &s.log[i]
+	for i := start; i < s.log.len() && s.log.at(i).rev <= to; i++ {
+		e := s.log.at(i)
 		for _, w := range s.open {
 			if w.replica == r.index && !w.closed {
 				w.dispatch_locked(e)
@@ -353,7 +322,7 @@ func (s *Server) advanceReplica_locked(r *replica, to uint64) {
 	from := s.logIndexAfter(r.historyFrom)
 	end := s.logIndexAfter(to)
 	if n := end - from; n > s.cfg.MaxCacheHistoryEvents {
-		r.historyFrom = s.log[end-s.cfg.MaxCacheHistoryEvents-1].rev
+		r.historyFrom = s.log.at(end - s.cfg.MaxCacheHistoryEvents - 1).rev
 	}
 	s.trim_locked()
 }
@@ -429,15 +398,14 @@ func (s *Server) trim_locked() {
 	// what it drops, not the length of the log; append reallocates the live part when needed.
 	emptied := false
 	for i := 0; i < n; i++ {
-		e := &s.log[i]
+		e := s.log.at(i)
 		if h := e.h; len(h.versions) > 0 && trimKey(h, keep) {
 			delete(h.res.keys, h.key)
 			h.res.emptied = true
 			emptied = true
 		}
 	}
-	clear(s.log[:n]) // no dangling references to dropped objects in the backing array
-	s.log = s.log[n:]
+	s.log.dropFront(n)
 	s.kept = keep
 	if emptied {
 		for _, res := range s.resources { // order irrelevant: each resource is cleaned alone

@@ -32,9 +32,9 @@ func (s *Server) advance_locked() {
 			continue
 		}
 		target := s.rev
-		for i := s.logIndexAfter(r.cacheRV); i < len(s.log); i++ {
-			if s.log[i].at.Add(r.lag).After(now) {
-				target = s.log[i].rev - 1
+		for i := s.logIndexAfter(r.cacheRV); i < s.log.len(); i++ {
+			if e := s.log.at(i); e.at.Add(r.lag).After(now) {
+				target = e.rev - 1
 				break
 			}
 		}
@@ -95,8 +95,8 @@ func (s *Server) nextDeadline_locked() (time.Time, bool) {
 		if r.frozen || r.lag == 0 || r.cacheRV >= s.rev {
 			continue
 		}
-		if i := s.logIndexAfter(r.cacheRV); i < len(s.log) {
-			consider(s.log[i].at.Add(r.lag))
+		if i := s.logIndexAfter(r.cacheRV); i < s.log.len() {
+			consider(s.log.at(i).at.Add(r.lag))
 		} else {
 			consider(now) // only burned revisions to catch up with
 		}

@@ -404,8 +404,8 @@ func (s *Server) openWatchInner_locked(gvr schema.GroupVersionResource, ns strin
 	s.addWatcher_locked(w)
 	// Replay the cache's history after the start RV (a watch from N sees every change > N).
 	if !w.waiting && w.cursor < r.cacheRV {
-		for i := s.logIndexAfter(w.cursor); i < len(s.log) && s.log[i].rev <= r.cacheRV; i++ {
-			w.dispatch_locked(&s.log[i])
+		for i := s.logIndexAfter(w.cursor); i < s.log.len() && s.log.at(i).rev <= r.cacheRV; i++ {
+			w.dispatch_locked(s.log.at(i))
 		}
 		w.cursor = max(w.cursor, r.cacheRV)
 	}
