@@ -176,16 +176,36 @@ func setFinalizers(u *unstructured.Unstructured, f []string) {
 }
 
 // copyMeta sets each metadata field of dst to the value src holds (shared: stored values are
-// immutable), or removes it where src has none.
+// immutable), or removes it where src has none. A field that already holds the same string or
+// integer is left alone (the usual case: a client sends back the uid and timestamps it read).
 func copyMeta(dst, src *unstructured.Unstructured, fields ...string) {
 	smd, _ := src.Object["metadata"].(map[string]any)
+	dmd, _ := dst.Object["metadata"].(map[string]any)
 	for _, f := range fields {
-		if v, ok := smd[f]; ok {
-			setMeta(dst, f, v)
-		} else {
+		v, ok := smd[f]
+		if !ok {
 			removeMeta(dst, f)
+			continue
 		}
+		if dv, has := dmd[f]; has && sameScalar(dv, v) {
+			continue
+		}
+		setMeta(dst, f, v)
 	}
+}
+
+// sameScalar reports whether a and b are equal strings or equal int64s (the types of the system
+// metadata fields), without comparing interfaces, which panics on maps and lists.
+func sameScalar(a, b any) bool {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case int64:
+		y, ok := b.(int64)
+		return ok && x == y
+	}
+	return false
 }
 
 func isComposite(v any) bool {

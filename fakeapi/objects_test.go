@@ -477,3 +477,19 @@ func TestEventLog(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyMeta checks copyMeta: fields take src's values (equal ones are left, different ones
+// and values of other types replaced, a map in dst included), fields src lacks are removed.
+func TestCopyMeta(t *testing.T) {
+	src := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{
+		"uid": "u", "generation": int64(2), "creationTimestamp": "t", "deletionGracePeriodSeconds": int64(0)}}}
+	dst := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{
+		"uid": "u", "generation": int64(1), "creationTimestamp": map[string]any{"x": "y"},
+		"deletionTimestamp": "d", "deletionGracePeriodSeconds": "0", "name": "n"}}}
+	copyMeta(dst, src, "uid", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds")
+	want := map[string]any{"metadata": map[string]any{
+		"uid": "u", "generation": int64(2), "creationTimestamp": "t", "deletionGracePeriodSeconds": int64(0), "name": "n"}}
+	if !reflect.DeepEqual(dst.Object, want) {
+		t.Fatalf("copyMeta: %v, want %v", dst.Object, want)
+	}
+}

@@ -241,8 +241,10 @@ func validateMeta(res *resourceStore, u *unstructured.Unstructured) field.ErrorL
 	md := metadataPath
 	md0, _ := u.Object["metadata"].(map[string]any)
 	for _, f := range []string{"name", "generateName", "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"} {
-		if _, err := metaString(u, f); err != nil {
-			errs = append(errs, field.Invalid(md.Child(f), md0[f], "must be a string"))
+		if v := md0[f]; v != nil { // as metaString: absent or null is an empty string
+			if _, isString := v.(string); !isString {
+				errs = append(errs, field.Invalid(md.Child(f), v, "must be a string"))
+			}
 		}
 	}
 	for _, f := range []string{"labels", "annotations"} {
