@@ -129,7 +129,7 @@ func (w *World) write(op Op) error {
 		if len(op.Finalizers) > 0 {
 			u.SetFinalizers(op.Finalizers)
 		}
-		_, err = rc.Create(ctx, u, metav1.CreateOptions{})
+		_, _, err = rc.CreateRV(ctx, u, metav1.CreateOptions{}) // the answer is not needed: no copy of it
 	case OpUpdate:
 		var u *unstructured.Unstructured
 		u, err = rc.Get(ctx, op.Name, metav1.GetOptions{})
@@ -144,7 +144,7 @@ func (w *World) write(op Op) error {
 		if op.Finalizers != nil {
 			u.SetFinalizers(op.Finalizers)
 		}
-		_, err = rc.Update(ctx, u, metav1.UpdateOptions{})
+		_, err = rc.UpdateRV(ctx, u, metav1.UpdateOptions{})
 	case OpPatch:
 		_, err = rc.Patch(ctx, op.Name, op.PatchType, []byte(op.Patch), metav1.PatchOptions{})
 	case OpDelete:
