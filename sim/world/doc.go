@@ -119,4 +119,14 @@
 //
 // Narration of writes hangs on fakeapi.Server.OnCommit, called inside the apiserver's commit,
 // so every revision the informers may see is explained in the trace at the step that made it.
+//
+// Cost per step: handler actors are cached actors of the engine (sim.Sim.AddCachedActor): the
+// engine asks one for its actions only after the handler's state changed (a notification
+// buffered or delivered, a removal, a Stop, its "done" timer), so the many idle handlers of a
+// world cost a step nothing; test binaries re-ask them all at every step (invariant.Thorough)
+// to catch a missed change. The reflector, watch and queue actors are asked at every step: what
+// they offer depends on the informer's and the apiserver's state, which others change too.
+// Network deliveries re-arm fired "recv" timers (Reset: to the engine the same as a new timer)
+// and the wire reuses its buffer, so a watch event costs the world no allocation; narration
+// fields are built only when narration reaches someone (sim.Sim.Narrated).
 package world
