@@ -315,6 +315,10 @@ func (s *Sim) Narrated() bool { return s.trace.level != TraceNone || len(s.subs)
 // Emit records a narration event for actor, stamped with the current step and time. Actions call
 // it to say what they did; the fields are copied if kept, and each subscriber gets its own copy.
 func (s *Sim) Emit(actor, kind string, fields ...Field) {
+	if s.trace.level == TraceNone && len(s.subs) == 0 {
+		s.trace.total++ // what record does at TraceNone: the event is counted, nobody reads it
+		return
+	}
 	// fields never escapes (the trace reads a copy in a reused buffer; subscribers get a fresh
 	// copy), so a caller's variadic list stays on its stack: narrating allocates nothing unless
 	// someone subscribes.

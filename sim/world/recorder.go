@@ -93,8 +93,20 @@ type Recorder struct {
 
 type keyState struct {
 	rv      uint64
+	rvText  string // the resourceVersion rv was parsed from
 	deleted bool
 	obj     any // the last object the handler was told about; nil once deleted
+}
+
+// isRV reports whether text is st.rv written in decimal, as strconv.FormatUint writes it.
+func (st *keyState) isRV(text string) bool {
+	// rvText parsed (digits only), so it is rv's own text unless it has a leading zero: then a
+	// comparison with it answers without formatting rv, which every update asks.
+	if text == st.rvText && (len(text) == 1 || text[0] != '0') {
+		return true
+	}
+	var buf [20]byte
+	return text == string(strconv.AppendUint(buf[:0], st.rv, 10))
 }
 
 func newRecorder(w *World, actor string, cache informer.Store, maxNotes int) *Recorder {
@@ -233,8 +245,7 @@ func (r *Recorder) check(n Notification) *keyState {
 		if !seen || st.deleted {
 			r.w.violate(OraclePerObjectOrder, "%s: %s: update of a key the handler does not hold", r.actor, n)
 		}
-		var buf [20]byte
-		if n.OldResourceVersion != string(strconv.AppendUint(buf[:0], st.rv, 10)) {
+		if !st.isRV(n.OldResourceVersion) {
 			r.w.violate(OraclePerObjectOrder, "%s: %s: old object rv=%s is not the last state the handler saw (rv=%d)", r.actor, n, n.OldResourceVersion, st.rv)
 		}
 		if n.Sync {
@@ -265,7 +276,7 @@ func (r *Recorder) check(n Notification) *keyState {
 	case (ent.deleted || !seen) && !deleted:
 		r.live++
 	}
-	ent.rv, ent.deleted = rv, deleted
+	ent.rv, ent.rvText, ent.deleted = rv, n.ResourceVersion, deleted
 	if r.cache == nil {
 		return ent
 	}
