@@ -301,7 +301,9 @@ func (f *DeltaFIFO) Pop(process PopProcessFunc) (any, error) {
 		f.checkSynced()
 	}
 	item, ok := f.items[key]
-	invariant.Check(ok, "informer.md §5.2: DeltaFIFO key %q queued but not in items", key)
+	if !ok { // checked first: Check would box key even when it passes
+		invariant.Check(false, "informer.md §5.2: DeltaFIFO key %q queued but not in items", key)
+	}
 	delete(f.items, key)
 	return item, process(item, isInInitialList)
 }

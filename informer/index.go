@@ -72,7 +72,9 @@ type storeIndex struct {
 }
 
 func newStoreIndex(indexers Indexers) *storeIndex {
-	i := &storeIndex{indexers: Indexers{}, indices: map[string]map[string]keySet{}, byNamespace: map[string]bool{}}
+	// The maps are made when first written (add, updateOne): a store without indexers, such as
+	// the Reflector's temporary store of each watch-list attempt, then allocates none.
+	i := &storeIndex{}
 	for name, f := range indexers {
 		i.add(name, f)
 	}
@@ -82,9 +84,15 @@ func newStoreIndex(indexers Indexers) *storeIndex {
 
 // add registers indexer f under name; the caller sorts names.
 func (i *storeIndex) add(name string, f IndexFunc) {
+	if i.indexers == nil {
+		i.indexers = Indexers{}
+	}
 	i.indexers[name] = f
 	i.names = append(i.names, name)
 	if isMetaNamespaceIndexFunc(f) {
+		if i.byNamespace == nil {
+			i.byNamespace = map[string]bool{}
+		}
 		i.byNamespace[name] = true
 	}
 }
@@ -97,7 +105,20 @@ func isMetaNamespaceIndexFunc(f IndexFunc) bool {
 
 // reset forgets every computed value, keeping the indexers (Replace rebuilds from scratch).
 func (i *storeIndex) reset() {
-	i.indices = map[string]map[string]keySet{}
+	i.indices = nil
+}
+
+// index returns the values of the named index, made if need be.
+func (i *storeIndex) index(name string) map[string]keySet {
+	idx := i.indices[name]
+	if idx == nil {
+		if i.indices == nil {
+			i.indices = map[string]map[string]keySet{}
+		}
+		idx = map[string]keySet{}
+		i.indices[name] = idx
+	}
+	return idx
 }
 
 func noSuchIndex(name string) error {
@@ -193,11 +214,7 @@ func (i *storeIndex) updateOne(name string, oldObj, newObj any, key string) {
 			panic(fmt.Errorf("informer: unable to calculate an index entry for key %q on index %q: %v", key, name, err))
 		}
 	}
-	idx := i.indices[name]
-	if idx == nil {
-		idx = map[string]keySet{}
-		i.indices[name] = idx
-	}
+	idx := i.index(name)
 	// The common case: one value, unchanged by the write.
 	if len(oldValues) == 1 && len(newValues) == 1 && oldValues[0] == newValues[0] {
 		return
@@ -237,11 +254,7 @@ func (i *storeIndex) updateNamespace(name string, oldObj, newObj any, key string
 		}
 		newNS = m.GetNamespace()
 	}
-	idx := i.indices[name]
-	if idx == nil {
-		idx = map[string]keySet{}
-		i.indices[name] = idx
-	}
+	idx := i.index(name)
 	if oldObj != nil && newObj != nil && oldNS == newNS {
 		return true
 	}

@@ -532,7 +532,9 @@ func (r *Reflector) InWatchList() bool { return r.watchList && r.phase != phaseS
 // (informer.md §7.2: the first pass is not delayed). Start on a started or stopped Reflector
 // panics.
 func (r *Reflector) Start() {
-	invariant.Check(r.phase == phaseIdle, "reflector %s: Start called twice (phase %d)", r.name, r.phase)
+	if r.phase != phaseIdle { // checked first: Check's arguments would be boxed (allocated) even when it passes
+		invariant.Check(false, "reflector %s: Start called twice (phase %d)", r.name, r.phase)
+	}
 	r.startPass()
 }
 
@@ -610,7 +612,9 @@ func (r *Reflector) ListDone(list runtime.Object, err error) {
 	if r.phase == phaseStopped {
 		return
 	}
-	invariant.Check(r.phase == phaseListing, "reflector %s: ListDone without a LIST in flight (phase %d)", r.name, r.phase)
+	if r.phase != phaseListing { // checked first: Check's arguments would be boxed (allocated) even when it passes
+		invariant.Check(false, "reflector %s: ListDone without a LIST in flight (phase %d)", r.name, r.phase)
+	}
 	l := &r.list
 	if err != nil {
 		// The pager (informer.md §7.4): a 410 on a continuation page is answered with one full,
@@ -702,7 +706,9 @@ func (r *Reflector) WatchOpened(err error) {
 	if r.phase == phaseStopped {
 		return
 	}
-	invariant.Check(r.phase == phaseWatchOpening, "reflector %s: WatchOpened without a WATCH in flight (phase %d)", r.name, r.phase)
+	if r.phase != phaseWatchOpening { // checked first: Check's arguments would be boxed (allocated) even when it passes
+		invariant.Check(false, "reflector %s: WatchOpened without a WATCH in flight (phase %d)", r.name, r.phase)
+	}
 	if err != nil && r.watchList {
 		r.watchListFailed(err)
 		return
@@ -812,7 +818,9 @@ func (r *Reflector) WatchClosed() {
 	if r.phase == phaseStopped {
 		return
 	}
-	invariant.Check(r.phase == phaseWatching, "reflector %s: WatchClosed without an open stream (phase %d)", r.name, r.phase)
+	if r.phase != phaseWatching { // checked first: Check's arguments would be boxed (allocated) even when it passes
+		invariant.Check(false, "reflector %s: WatchClosed without an open stream (phase %d)", r.name, r.phase)
+	}
 	if r.clock.Since(r.watchStart) < veryShortWatch && r.watchEvents == 0 {
 		r.endStream(&VeryShortWatchError{Name: r.name})
 		return

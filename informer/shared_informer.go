@@ -214,8 +214,13 @@ func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.O
 	if o.QueueMode == 0 {
 		o.QueueMode = QueueRealFIFO
 	}
-	invariant.Check(o.QueueMode >= QueueRealFIFO && o.QueueMode <= QueueDeltaFIFO, "informer: invalid QueueMode %d", int(o.QueueMode))
-	invariant.Check(o.ResyncPeriod >= 0, "informer: negative ResyncPeriod %v", o.ResyncPeriod)
+	// Checked first: Check's arguments would be boxed (allocated) even when it passes.
+	if o.QueueMode < QueueRealFIFO || o.QueueMode > QueueDeltaFIFO {
+		invariant.Check(false, "informer: invalid QueueMode %d", int(o.QueueMode))
+	}
+	if o.ResyncPeriod < 0 {
+		invariant.Check(false, "informer: negative ResyncPeriod %v", o.ResyncPeriod)
+	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
