@@ -82,7 +82,13 @@ func (r *ring) push(x notification) {
 		r.slots = grown
 		r.head = 0
 	}
-	r.slots[(r.head+r.n)%len(r.slots)] = x
+	// Wrapped by a comparison rather than %, which divides, at every push and pop of every
+	// handler's ring.
+	i := r.head + r.n
+	if i >= len(r.slots) {
+		i -= len(r.slots)
+	}
+	r.slots[i] = x
 	r.n++
 }
 
@@ -90,7 +96,9 @@ func (r *ring) pop() notification {
 	invariant.Check(r.n > 0, "ring: pop from an empty ring")
 	x := r.slots[r.head]
 	r.slots[r.head] = notification{} // let the objects be collected
-	r.head = (r.head + 1) % len(r.slots)
+	if r.head++; r.head == len(r.slots) {
+		r.head = 0
+	}
 	r.n--
 	return x
 }
