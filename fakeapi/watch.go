@@ -59,6 +59,9 @@ type queued struct {
 	rev     uint64
 	h       *keyHistory // the object's key; nil for bookmarks and errors
 	initial bool        // a synthetic initial ADDED or the initial-events-end bookmark
+	// own: the object was built for this event alone (a bookmark) and nothing else refers to
+	// it, so it is handed out as it is instead of as a copy.
+	own bool
 }
 
 // Watcher is one open watch: a cursor over the event log of the replica that serves it, with a
@@ -138,7 +141,7 @@ func (w *Watcher) next_locked() (watch.Event, bool) {
 		w.lastDelivered = q
 	}
 	ev := q.ev
-	if u, ok := ev.Object.(*unstructured.Unstructured); ok {
+	if u, ok := ev.Object.(*unstructured.Unstructured); ok && !q.own {
 		ev.Object = copyObject(u)
 	}
 	w.srv.recordEvent_locked(w, q)
@@ -308,7 +311,7 @@ func (w *Watcher) snapshot_locked(rev uint64) {
 		default:
 			bm.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
 		}
-		w.queue = append(w.queue, queued{ev: watch.Event{Type: watch.Bookmark, Object: bm}, rev: rev, initial: true})
+		w.queue = append(w.queue, queued{ev: watch.Event{Type: watch.Bookmark, Object: bm}, rev: rev, initial: true, own: true})
 	}
 	w.cursor = rev
 	w.lastRV = rev
@@ -332,7 +335,7 @@ func (w *Watcher) bookmark_locked() {
 	if w.closed || w.waiting || !w.req.bookmarks || r.cacheRV < w.cursor {
 		return
 	}
-	w.enqueue_locked(queued{ev: watch.Event{Type: watch.Bookmark, Object: w.bookmarkObject(r.cacheRV)}, rev: r.cacheRV})
+	w.enqueue_locked(queued{ev: watch.Event{Type: watch.Bookmark, Object: w.bookmarkObject(r.cacheRV)}, rev: r.cacheRV, own: true})
 }
 
 // OpenWatch opens a pull-based watch on gvr in namespace ns ("" for all namespaces), as WATCH
