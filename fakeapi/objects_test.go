@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/informersim/informersim/internal/jsonvalue/jsonvaluetest"
 )
@@ -491,5 +492,37 @@ func TestCopyMeta(t *testing.T) {
 		"uid": "u", "generation": int64(2), "creationTimestamp": "t", "deletionGracePeriodSeconds": int64(0), "name": "n"}}
 	if !reflect.DeepEqual(dst.Object, want) {
 		t.Fatalf("copyMeta: %v, want %v", dst.Object, want)
+	}
+}
+
+// TestBookmarkObjectsAreTheConsumers checks that bookmark objects, handed out without a copy, are
+// each consumer's own: two watches get distinct objects, and scribbling over the first bookmarks
+// changes neither the other watch's nor later ones, nor the recorded events.
+func TestBookmarkObjectsAreTheConsumers(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	opts := metav1.ListOptions{ResourceVersion: "1", AllowWatchBookmarks: true}
+	w1, w2 := mustWatch(t, s, cmGVR, "", opts), mustWatch(t, s, cmGVR, "", opts)
+	take := func(w *Watcher) *unstructured.Unstructured {
+		t.Helper()
+		ev, ok := w.Next()
+		if !ok || ev.Type != watch.Bookmark {
+			t.Fatalf("watch %d: %v, %v; want a bookmark", w.ID(), ev, ok)
+		}
+		return ev.Object.(*unstructured.Unstructured)
+	}
+	s.TriggerBookmarks()
+	b1, b2 := take(w1), take(w2)
+	want := fmt.Sprintf("%#v", b2.Object)
+	recorded := fmt.Sprintf("%#v", s.WatchEvents())
+	scribble(b1.Object)
+	if got := fmt.Sprintf("%#v", b2.Object); got != want {
+		t.Fatalf("the other watch's bookmark changed: %s, was %s", got, want)
+	}
+	if got := fmt.Sprintf("%#v", s.WatchEvents()); got != recorded {
+		t.Fatalf("the records changed:\n%s\nwere\n%s", got, recorded)
+	}
+	s.TriggerBookmarks()
+	if got := fmt.Sprintf("%#v", take(w1).Object); got != want {
+		t.Fatalf("a later bookmark: %s, want %s", got, want)
 	}
 }
