@@ -113,14 +113,17 @@
 //     setters built on it (setMeta, ...): a plain assignment into a full small Go map grows it
 //     into a table, which every later version would keep.
 //   - Everything handed to a caller is the caller's own deep copy: results of writes, Get, List
-//     items, watch events (Next and ResultChan), dry runs. Objects callers pass in are copied
-//     (normalised) before use and never retained. So an informer's cache or a user's handler may
-//     change what it received without reaching the server's state; the cost is one copy per
-//     watcher per event, as a real client decodes its own copy. Any new read path (a snapshot,
-//     an HTTP front) must hand out copies too, made by copyObject. Internal paths that only read
-//     an answer do not copy it: delete_locked returns the server's object, which Delete and
-//     DeleteCollection only read, and DeleteResult copies. TestConsumersNeverReachStoredObjects checks the
-//     rule by scribbling over everything a consumer receives.
+//     items, watch events (Next and ResultChan), dry runs; a bookmark's object, built for that one
+//     event and referred to by nothing else, is handed out as it is. Objects callers pass in are
+//     copied (normalised) before use and never retained. So an informer's cache or a user's
+//     handler may change what it received without reaching the server's state; the cost is one
+//     copy per watcher per event, as a real client decodes its own copy. Any new read path (a
+//     snapshot, an HTTP front) must hand out copies too, made by copyObject. The internal write
+//     paths return the server's object and the public methods copy it; what only reads an answer
+//     copies nothing: Delete and DeleteCollection read the deleted object's resourceVersion, and
+//     CreateRV and UpdateRV, for callers that discard the written object, return only that.
+//     TestConsumersNeverReachStoredObjects checks the rule by scribbling over everything a
+//     consumer receives.
 //
 // Simplifications, each documented where it is implemented: a cache's wait for a NotOlderThan
 // LIST is modelled by moving the cache forward at once if it would have caught up within
