@@ -151,7 +151,7 @@ func (d *runDriver) runListener(l *listener) {
 				break
 			}
 			l.call(n)
-			if n.kind == NotificationAdd && n.isInInitialList {
+			if n.initialAdd() {
 				s.procLock.Lock()
 				l.finish(n)
 				s.procLock.Unlock()

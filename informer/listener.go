@@ -45,6 +45,12 @@ type notification struct {
 	key string
 }
 
+// initialAdd reports whether n is an initial-list add: the one kind the sync tracker counts
+// (informer.md §4.6), and so the one kind whose delivery has bookkeeping after the handler call.
+func (n notification) initialAdd() bool {
+	return n.kind == NotificationAdd && n.isInInitialList
+}
+
 // minRingSlots is the number of slots a listener's ring gets at its first push. client-go's
 // ring starts with 1,024 (initialBufferSize, informer.md §4.4); the capacity is not observable,
 // only the order and the unboundedness are, and 1,024 slots of 64 bytes made registering a
@@ -229,7 +235,7 @@ func (l *listener) add(n notification) {
 	if l.removed {
 		return
 	}
-	if n.kind == NotificationAdd && n.isInInitialList {
+	if n.initialAdd() {
 		l.tracker.Start()
 	}
 	l.buf.push(n)
@@ -275,7 +281,7 @@ func (l *listener) call(n notification) {
 // this latched the registration synced. A handler that panicked never reaches finish, so its
 // registration never syncs (informer.md §13 rule 7).
 func (l *listener) finish(n notification) (latched bool) {
-	if n.kind == NotificationAdd && n.isInInitialList {
+	if n.initialAdd() {
 		return l.tracker.Finished()
 	}
 	return false

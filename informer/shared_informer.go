@@ -850,7 +850,8 @@ func (s *sharedIndexInformer) distribute(n notification, isSync bool) {
 
 // deliver hands the next notification of l to its handler (one unit of listener work,
 // informer.md §4.4): take it under procLock, call the handler without any lock (a panic
-// propagates to the caller), then record its completion.
+// propagates to the caller), then, for an initial-list add, record its completion under
+// procLock (nothing else has completion bookkeeping, so the lock is taken only then).
 func (s *sharedIndexInformer) deliver(l *listener) {
 	s.procLock.Lock()
 	if l.pending() == 0 {
@@ -863,6 +864,9 @@ func (s *sharedIndexInformer) deliver(l *listener) {
 		s.emitNotification(StepDelivered, n, false, l.self[:])
 	}
 	l.call(n)
+	if !n.initialAdd() {
+		return
+	}
 	s.procLock.Lock()
 	latched := l.finish(n)
 	s.procLock.Unlock()
