@@ -85,6 +85,33 @@ func BenchmarkDelete(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
 }
 
+// BenchmarkUpdateCompacted is BenchmarkUpdate on a server whose history is compacted every 1024
+// writes, as the periodic compactor would (BenchmarkUpdate's clock never moves, so it keeps
+// every version): the difference between the two is the cost of a history that only grows
+// (each version a write keeps is fresh memory, and the collector marks all of it).
+func BenchmarkUpdateCompacted(b *testing.B) {
+	s, _ := newTestServer(b, func(c *Config) { c.MaxRecords = -1 })
+	rc := s.Resource(cmGVR).Namespace("ns")
+	cur := mustCreate(b, s, cmGVR, cm("ns", "a", nil))
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU()
+	for i := 0; i < b.N; i++ {
+		cur.SetLabels(map[string]string{"i": strconv.Itoa(i)})
+		var err error
+		if cur, err = rc.Update(bg, cur, metav1.UpdateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		if i%1024 == 1023 {
+			if err := s.Compact(s.Revision()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	reportCPU(b, cpu)
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
+}
+
 // BenchmarkUpdateRV is BenchmarkUpdate through UpdateRV, which builds no copy of the written
 // object for the caller: the difference between the two is the cost of that copy.
 func BenchmarkUpdateRV(b *testing.B) {
