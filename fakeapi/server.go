@@ -158,6 +158,9 @@ type Server struct {
 	rec recorder
 
 	commitObservers []func(Commit) // see OnCommit
+
+	nowSec  int64  // the second of nowText (now_locked)
+	nowText string // the last timestamp now_locked formatted
 }
 
 // New returns a Server configured by a validated copy of cfg.

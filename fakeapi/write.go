@@ -367,7 +367,16 @@ func (s *Server) newUID_locked() string {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
-func (s *Server) now() string { return s.clk.Now().UTC().Format(time.RFC3339) }
+// now_locked returns the clock's time as a timestamp (RFC 3339 in UTC, whole seconds). The text
+// depends only on the second, so the last one is kept: a simulation makes many objects within
+// one second of its clock.
+func (s *Server) now_locked() string {
+	t := s.clk.Now().UTC()
+	if sec := t.Unix(); s.nowText == "" || sec != s.nowSec {
+		s.nowSec, s.nowText = sec, t.Format(time.RFC3339)
+	}
+	return s.nowText
+}
 
 // create_locked implements POST (fakeapi.md §5.1). Like every *_locked write, it returns the
 // written object as the server holds it (stored, or private and sharing with what is stored):
@@ -427,7 +436,7 @@ func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *
 		return nil, apierrors.NewTooManyRequests(fmt.Sprintf("fakeapi: object limit %d reached", s.cfg.MaxObjects), 1)
 	}
 	setMeta(u, "uid", s.newUID_locked())
-	setMeta(u, "creationTimestamp", s.now())
+	setMeta(u, "creationTimestamp", s.now_locked())
 	removeMeta(u, "deletionTimestamp")
 	removeMeta(u, "deletionGracePeriodSeconds")
 	if res.info.Generation {

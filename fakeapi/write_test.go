@@ -564,3 +564,17 @@ func TestCreateRVAndUpdateRVAreCreateAndUpdate(t *testing.T) {
 		t.Fatalf("the sequence did not go as planned: %v", wantA)
 	}
 }
+
+// TestCreationTimestampFollowsTheClock checks now_locked's kept timestamp: objects created within
+// one second share its text, and every later second gets its own, as formatting each time would.
+func TestCreationTimestampFollowsTheClock(t *testing.T) {
+	s, clk := newTestServer(t, nil)
+	for i, step := range []time.Duration{0, 400 * time.Millisecond, 700 * time.Millisecond, 0, 59 * time.Second, 24 * time.Hour} {
+		clk.Step(step)
+		u := mustCreate(t, s, cmGVR, cm("ns", "o-"+strconv.Itoa(i), nil))
+		want := clk.Now().UTC().Format(time.RFC3339)
+		if got, _, _ := unstructured.NestedString(u.Object, "metadata", "creationTimestamp"); got != want {
+			t.Fatalf("object %d: creationTimestamp %q, want %q", i, got, want)
+		}
+	}
+}
