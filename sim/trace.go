@@ -79,15 +79,18 @@ func (e Event) String() string { return string(e.AppendText(nil)) }
 // appendValue quotes values that would make the line ambiguous (spaces, '=', quotes, control
 // characters, empty), so a line splits back into its fields.
 func appendValue(b []byte, v string) []byte {
-	if v == "" || strings.ContainsAny(v, " =\"\\\t\n\r") || !isPrintASCII(v) {
+	if v == "" || !plainValue(v) {
 		return strconv.AppendQuote(b, v)
 	}
 	return append(b, v...)
 }
 
-func isPrintASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x21 || s[i] > 0x7e {
+// plainValue reports whether v needs no quotes: printable ASCII without '=', '"' or '\\' (space,
+// tab and line ends are not printable). One pass over the bytes: every event's every field
+// value goes through it when the trace is hashed.
+func plainValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x21 || c > 0x7e || c == '=' || c == '"' || c == '\\' {
 			return false
 		}
 	}
