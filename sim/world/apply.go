@@ -174,8 +174,10 @@ func mergeMetadataStrings(u *unstructured.Unstructured, field string, add map[st
 	}
 	m := make(map[string]any, len(old)+len(add)+1)
 	for k, v := range old {
-		s, _ := v.(string) // nil reads as ""
-		m[k] = s
+		if v == nil {
+			v = "" // the getter reads nil as ""
+		}
+		m[k] = v // the string as it is, already boxed: no new allocation per entry
 	}
 	for k, v := range add {
 		m[k] = v

@@ -47,7 +47,10 @@ func (n *Informer) observe(e informer.StepEvent) {
 	}
 	switch e.Kind {
 	case informer.StepPopped:
-		f := []sim.Field{sim.F("delta", string(e.Delta))}
+		// Field lists are built in arrays of this frame: Emit copies what it keeps, so they
+		// need no heap (here and below).
+		var buf [4]sim.Field
+		f := append(buf[:0], sim.F("delta", string(e.Delta)))
 		switch e.Delta {
 		case informer.ReplacedAll:
 			f = append(f, sim.F("rv", e.ResourceVersion), sim.FInt("n", int64(e.Count)))
@@ -66,7 +69,8 @@ func (n *Informer) observe(e informer.StepEvent) {
 	case informer.StepCacheReplaced:
 		s.Emit(n.queueActor, "cache-replace", sim.FInt("n", int64(e.Count)), sim.F("rv", e.ResourceVersion))
 	case informer.StepDistributed:
-		f := []sim.Field{sim.F("to", n.handlerList(e.Handlers)), sim.F("call", e.Notification.String())}
+		var buf [6]sim.Field
+		f := append(buf[:0], sim.F("to", n.handlerList(e.Handlers)), sim.F("call", e.Notification.String()))
 		if e.Notification == informer.NotificationUpdate {
 			f = append(f, sim.F("obj", e.Key), sim.F("rv", e.OldResourceVersion+"->"+e.ResourceVersion))
 		} else {
@@ -225,9 +229,11 @@ func (w *World) narrateCommit(c fakeapi.Commit) {
 		w.s.Emit("apiserver", string(c.Type)) // counted, nobody reads its fields
 		return
 	}
-	ref := c.Resource.Resource + "/" + c.Name
+	var ref string
 	if c.Namespace != "" {
 		ref = c.Resource.Resource + "/" + c.Namespace + "/" + c.Name
+	} else {
+		ref = c.Resource.Resource + "/" + c.Name
 	}
 	w.s.Emit("apiserver", string(c.Type), sim.F("obj", ref), sim.F("rv", fakeapi.FormatRV(c.Revision)))
 }

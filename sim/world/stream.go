@@ -277,7 +277,7 @@ func (n *Informer) deliverEvent(st *watchStream, ev watch.Event) {
 		invariant.Check(false, "world: %s: watch event before the WATCH response", n.Name())
 	}
 	if n.w.s.Narrated() {
-		n.w.s.Emit(n.reflectorActor, string(ev.Type), eventFields(ev)...)
+		n.emitEvent(ev)
 	} else {
 		n.w.s.Emit(n.reflectorActor, string(ev.Type)) // counted, nobody reads its fields
 	}
@@ -319,22 +319,27 @@ func (n *Informer) keepBuffers(st *watchStream) {
 	st.wire, st.head, st.timers = nil, 0, nil
 }
 
-func eventFields(ev watch.Event) []sim.Field {
+// emitEvent narrates a watch event reaching the Reflector: its object's key and RV, a
+// bookmark's RV, an Error's status.
+func (n *Informer) emitEvent(ev watch.Event) {
+	s, kind := n.w.s, string(ev.Type)
 	if ev.Type == watch.Error {
-		return errFields(apierrors.FromObject(ev.Object))
+		s.Emit(n.reflectorActor, kind, errFields(apierrors.FromObject(ev.Object))...)
+		return
 	}
 	m, ok := ev.Object.(metav1.Object)
-	if !ok {
-		return nil
+	switch {
+	case !ok:
+		s.Emit(n.reflectorActor, kind)
+	case ev.Type == watch.Bookmark:
+		s.Emit(n.reflectorActor, kind, sim.F("rv", m.GetResourceVersion()))
+	default:
+		key := m.GetName()
+		if ns := m.GetNamespace(); ns != "" {
+			key = ns + "/" + key
+		}
+		s.Emit(n.reflectorActor, kind, sim.F("obj", key), sim.F("rv", m.GetResourceVersion()))
 	}
-	if ev.Type == watch.Bookmark {
-		return []sim.Field{sim.F("rv", m.GetResourceVersion())}
-	}
-	key := m.GetName()
-	if ns := m.GetNamespace(); ns != "" {
-		key = ns + "/" + key
-	}
-	return []sim.Field{sim.F("obj", key), sim.F("rv", m.GetResourceVersion())}
 }
 
 func errFields(err error) []sim.Field {
