@@ -54,14 +54,20 @@ func negotiate(accept string) (format, error) {
 		"only the following media types are accepted: application/json")
 }
 
-// writeJSON writes v as a JSON response with code.
+// writeJSON writes v as a JSON response with code: the bytes of json.Marshal(v), produced by
+// the front's encoder (jsonenc.go).
 func (h *Handler) writeJSON(w http.ResponseWriter, code int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		writeError(w, apierrors.NewInternalError(fmt.Errorf("rest: encoding the response: %w", err)))
+	e := getEncoder()
+	defer putEncoder(e)
+	if err := e.value(v); err != nil {
+		writeEncodingError(w, err)
 		return
 	}
-	writeBody(w, code, body)
+	writeBody(w, code, e.buf)
+}
+
+func writeEncodingError(w http.ResponseWriter, err error) {
+	writeError(w, apierrors.NewInternalError(fmt.Errorf("rest: encoding the response: %w", err)))
 }
 
 func writeBody(w http.ResponseWriter, code int, body []byte) {
@@ -155,14 +161,39 @@ func (h *Handler) writeList(w http.ResponseWriter, t target, l *unstructured.Uns
 			"metadata": meta, "items": items,
 		})
 	default:
-		items := make([]map[string]any, len(l.Items))
-		for i := range l.Items {
-			items[i] = l.Items[i].Object
+		e := getEncoder()
+		defer putEncoder(e)
+		if err := e.list(l, meta); err != nil {
+			writeEncodingError(w, err)
+			return
 		}
-		h.writeJSON(w, http.StatusOK, map[string]any{
-			"apiVersion": l.GetAPIVersion(), "kind": l.GetKind(), "metadata": meta, "items": items,
-		})
+		writeBody(w, http.StatusOK, e.buf)
 	}
+}
+
+// list appends l as json.Marshal encodes the map {"apiVersion", "kind", "metadata": meta,
+// "items": the objects} (keys in sorted order), writing each object straight from its map
+// rather than building the map and a slice of all the items first.
+func (e *jsonEncoder) list(l *unstructured.UnstructuredList, meta metav1.ListMeta) error {
+	e.buf = append(e.buf, `{"apiVersion":`...)
+	e.buf = appendJSONString(e.buf, l.GetAPIVersion())
+	e.buf = append(e.buf, `,"items":[`...)
+	for i := range l.Items {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		if err := e.object(l.Items[i].Object); err != nil {
+			return err
+		}
+	}
+	e.buf = append(e.buf, `],"kind":`...)
+	e.buf = appendJSONString(e.buf, l.GetKind())
+	e.buf = append(e.buf, `,"metadata":`...)
+	if err := e.value(meta); err != nil {
+		return err
+	}
+	e.buf = append(e.buf, '}')
+	return nil
 }
 
 func listMeta(rv, cont string) metav1.ListMeta {

@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"encoding/json"
 	"net/http"
 	"time"
 
@@ -10,12 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 )
-
-// wireEvent is one watch event as kube-apiserver streams it (metav1.WatchEvent in JSON).
-type wireEvent struct {
-	Type   watch.EventType `json:"type"`
-	Object any             `json:"object"`
-}
 
 // watch streams a watch as newline-delimited JSON events, one flush per event. Errors before
 // the stream starts are Status responses (400, 404, 422, 429...); errors after it starts are
@@ -34,7 +27,8 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, rc *fakeapi.Reso
 	w.WriteHeader(http.StatusOK)
 	rcon := http.NewResponseController(w)
 	_ = rcon.Flush()
-	enc := json.NewEncoder(w)
+	e := getEncoder()
+	defer putEncoder(e)
 	headers := true
 	for {
 		select {
@@ -42,7 +36,11 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, rc *fakeapi.Reso
 			if !ok {
 				return
 			}
-			if err := enc.Encode(wireEvent{Type: ev.Type, Object: eventObject(t, ev, f, &headers, h.now())}); err != nil {
+			e.buf = e.buf[:0]
+			if err := e.event(ev.Type, eventObject(t, ev, f, &headers, h.now())); err != nil {
+				return // as json.Encoder would: nothing written, the stream ends
+			}
+			if _, err := w.Write(e.buf); err != nil {
 				return // the client is gone
 			}
 			if err := rcon.Flush(); err != nil {
@@ -75,6 +73,19 @@ func eventObject(t target, ev watch.Event, f format, headers *bool, now time.Tim
 		return toPartial(u)
 	}
 	return u.Object
+}
+
+// event appends one watch event as kube-apiserver streams it (metav1.WatchEvent in JSON, the
+// type before the object), followed by a newline: the bytes json.Encoder.Encode writes for it.
+func (e *jsonEncoder) event(typ watch.EventType, obj any) error {
+	e.buf = append(e.buf, `{"type":`...)
+	e.buf = appendJSONString(e.buf, string(typ))
+	e.buf = append(e.buf, `,"object":`...)
+	if err := e.value(obj); err != nil {
+		return err
+	}
+	e.buf = append(e.buf, "}\n"...)
+	return nil
 }
 
 // statusError carries a Status to statusOf.

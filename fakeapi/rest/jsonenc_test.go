@@ -1,0 +1,209 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/informersim/informersim/internal/jsonvalue/jsonvaluetest"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// encodeBoth encodes v with the front's encoder and with encoding/json.Marshal and fails the
+// test unless both give the same bytes, or both refuse it.
+func encodeBoth(t *testing.T, v any) {
+	t.Helper()
+	e := getEncoder()
+	defer putEncoder(e)
+	err := e.value(v)
+	want, wantErr := json.Marshal(v)
+	switch {
+	case (err != nil) != (wantErr != nil) || err != nil && err.Error() != wantErr.Error():
+		t.Fatalf("%#v: encoder error %v, encoding/json error %v", v, err, wantErr)
+	case err == nil && !bytes.Equal(e.buf, want):
+		t.Fatalf("%#v:\nencoder       %s\nencoding/json %s", v, e.buf, want)
+	}
+	if len(e.keys) != 0 {
+		t.Fatalf("%#v: %d keys left on the stack", v, len(e.keys))
+	}
+}
+
+// randomString draws strings made of the characters escaping distinguishes: plain ASCII,
+// quotes and backslashes, every control character, HTML characters, multi-byte runes, the
+// line separators, U+FFFD itself and invalid UTF-8.
+func randomString(r *rand.Rand) string {
+	pieces := []string{"a", "Z", "0", " ", "~", "\x7f", `"`, `\`, "/", "<", ">", "&", "é", "世", "😀",
+		"\u2028", "\u2029", "\u2027", "\u202a", "\ufffd", "\xff", "\xe4\xb8", "\xed\xa0\x80", "\xc0\xaf"}
+	var b strings.Builder
+	for n := r.IntN(8); n > 0; n-- {
+		if r.IntN(4) == 0 {
+			b.WriteByte(byte(r.IntN(0x20))) // a control character
+			continue
+		}
+		b.WriteString(pieces[r.IntN(len(pieces))])
+	}
+	return b.String()
+}
+
+// randomFloat draws floats across the magnitudes where encoding/json switches formats.
+func randomFloat(r *rand.Rand) float64 {
+	switch r.IntN(6) {
+	case 0:
+		return []float64{0, math.Copysign(0, -1), 1e-6, 1e-7, 1e21, 1e20, 999999999999999999999, 1.5, math.Inf(1),
+			math.Inf(-1), math.NaN(), math.MaxFloat64, math.SmallestNonzeroFloat64, 5e-324, 1e-10, 1e100}[r.IntN(16)]
+	case 1:
+		return float64(r.Int64()) * []float64{1, -1}[r.IntN(2)]
+	default:
+		return math.Float64frombits(r.Uint64()) // any bit pattern, NaNs included
+	}
+}
+
+// randomValue is jsonvaluetest.Random with random strings, keys, floats and int64s mixed in.
+func randomValue(r *rand.Rand, depth int) any {
+	switch r.IntN(10) {
+	case 0:
+		return randomString(r)
+	case 1:
+		return randomFloat(r)
+	case 2:
+		return r.Int64() - r.Int64()
+	case 3, 4:
+		if depth < 4 {
+			m := map[string]any{}
+			for n := r.IntN(6); n > 0; n-- {
+				m[randomString(r)] = randomValue(r, depth+1)
+			}
+			return m
+		}
+	case 5:
+		if depth < 4 {
+			l := make([]any, r.IntN(4))
+			for i := range l {
+				l[i] = randomValue(r, depth+1)
+			}
+			return l
+		}
+	}
+	return jsonvaluetest.Random(r, depth)
+}
+
+// TestEncoderIsMarshal checks the encoder against encoding/json.Marshal on random JSON-like
+// values (all corner cases of strings, floats, nil versus empty, other types) and on the
+// values the front writes that are not plain maps.
+func TestEncoderIsMarshal(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 1))
+	for range 20000 {
+		encodeBoth(t, randomValue(r, 0))
+	}
+	for c := range 0x10000 { // every rune of the basic plane, one at a time, and each byte
+		encodeBoth(t, string(rune(c)))
+		if c < 0x100 {
+			encodeBoth(t, string([]byte{byte(c)}))
+		}
+	}
+	for _, v := range []any{
+		map[string]any{"metadata": metav1.ListMeta{ResourceVersion: "7"}, "items": []map[string]any{{"a": "<b>"}}},
+		&metav1.Status{Status: metav1.StatusFailure, Message: "a <b> & c"},
+		int32(7), uint8(3), []string{"x"}, json.Number("12"), map[string]any{"n": json.Number("x")},
+		map[string]any{"ch": make(chan int)},
+	} {
+		encodeBoth(t, v)
+	}
+}
+
+// TestEncoderErrorLeavesNoKeys: a value refused deep inside nested maps leaves the key stack
+// empty, so a reused encoder starts clean.
+func TestEncoderErrorLeavesNoKeys(t *testing.T) {
+	e := getEncoder()
+	defer putEncoder(e)
+	v := map[string]any{"a": map[string]any{"b": 1.0, "c": math.NaN()}, "d": "x"}
+	if err := e.value(v); err == nil {
+		t.Fatal("NaN encoded")
+	}
+	if len(e.keys) != 0 {
+		t.Fatalf("%d keys left on the stack", len(e.keys))
+	}
+}
+
+// BenchmarkEncodeObject compares the encoder with encoding/json on a pod-like object.
+func BenchmarkEncodeObject(b *testing.B) {
+	obj := map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "pod-00001", "namespace": "ns-1", "resourceVersion": "12345",
+			"uid": "0b7c1a52-4f0e-4b0e-9d4f-2a1c3b5d6e7f", "creationTimestamp": "2026-01-01T00:00:00Z",
+			"labels": map[string]any{"app": "bench", "shard": "1"}},
+		"spec": map[string]any{"nodeName": "node-1", "containers": []any{map[string]any{"name": "main",
+			"image": "registry.example/app:v1", "args": []any{"--serve", "--port=8080"}, "resources": map[string]any{}}}},
+		"status": map[string]any{"phase": "Running", "podIP": "10.0.0.1"},
+	}
+	b.Run("encoder", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			e := getEncoder()
+			if err := e.value(obj); err != nil {
+				b.Fatal(err)
+			}
+			putEncoder(e)
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(obj); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// wireEvent is a watch event as json.Encoder wrote it before the front had its own encoder.
+type wireEvent struct {
+	Type   watch.EventType `json:"type"`
+	Object any             `json:"object"`
+}
+
+// TestListAndEventEncodings checks the list and watch event encodings against encoding/json
+// on the maps and structs they stand for, with random objects as items.
+func TestListAndEventEncodings(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 2))
+	for n := range 300 {
+		l := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": randomString(r), "kind": randomString(r)}}
+		objects := make([]map[string]any, n%7)
+		for i := range objects {
+			m, _ := randomValue(r, 1).(map[string]any)
+			if r.IntN(10) > 0 && m == nil {
+				m = map[string]any{"x": randomValue(r, 1)}
+			}
+			objects[i] = m
+			l.Items = append(l.Items, unstructured.Unstructured{Object: m})
+		}
+		meta := metav1.ListMeta{ResourceVersion: randomString(r), Continue: randomString(r)}
+		if r.IntN(2) == 0 {
+			rem := r.Int64()
+			meta.RemainingItemCount = &rem
+		}
+		want, wantErr := json.Marshal(map[string]any{"apiVersion": l.GetAPIVersion(), "kind": l.GetKind(), "metadata": meta, "items": objects})
+		e := getEncoder()
+		err := e.list(l, meta)
+		if (err != nil) != (wantErr != nil) || err == nil && !bytes.Equal(e.buf, want) {
+			t.Fatalf("list:\nencoder       %s (%v)\nencoding/json %s (%v)", e.buf, err, want, wantErr)
+		}
+		putEncoder(e)
+
+		obj := randomValue(r, 0)
+		typ := []watch.EventType{watch.Added, watch.Modified, watch.Deleted, watch.Bookmark, watch.Error}[r.IntN(5)]
+		var buf bytes.Buffer
+		wantErr = json.NewEncoder(&buf).Encode(wireEvent{Type: typ, Object: obj})
+		e = getEncoder()
+		err = e.event(typ, obj)
+		if (err != nil) != (wantErr != nil) || err == nil && !bytes.Equal(e.buf, buf.Bytes()) {
+			t.Fatalf("event:\nencoder      %q (%v)\njson.Encoder %q (%v)", e.buf, err, buf.Bytes(), wantErr)
+		}
+		putEncoder(e)
+	}
+}
