@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"slices"
 	"net/http"
 	"strconv"
 	"strings"
@@ -182,8 +183,14 @@ func (e *jsonEncoder) list(l *unstructured.UnstructuredList, meta metav1.ListMet
 		if i > 0 {
 			e.buf = append(e.buf, ',')
 		}
+		start := len(e.buf)
 		if err := e.object(l.Items[i].Object); err != nil {
 			return err
+		}
+		if i == 0 {
+			// Size the buffer for the whole list from the first object, once: growing it by
+			// doubling copies a list of megabytes several times over.
+			e.buf = slices.Grow(e.buf, (len(e.buf)-start+1)*(len(l.Items)-1)*9/8+256)
 		}
 	}
 	e.buf = append(e.buf, `],"kind":`...)

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -10,10 +11,13 @@ import (
 )
 
 // Transport is an in-process http.RoundTripper: each request is served by calling the handler
-// directly, with no socket. Responses stream through a pipe, so watches work; closing a response
-// body (or cancelling the request's context) ends the handler's request context. A transport
-// fault injected into fakeapi (Server.FailNext with a non-Status error such as
-// fakeapi.NewConnectionRefused) is returned as RoundTrip's error, as a dialler would return it.
+// directly, with no socket. A response is held in memory until the handler returns or flushes,
+// as net/http's server buffers it: a plain response reaches the client whole, in one hand-over
+// between goroutines, and a flushed one (a watch) streams through a pipe from its first flush
+// on, so watches work. Closing a response body (or cancelling the request's context) ends the
+// handler's request context. A transport fault injected into fakeapi (Server.FailNext with a
+// non-Status error such as fakeapi.NewConnectionRefused) is returned as RoundTrip's error, as a
+// dialler would return it.
 //
 // Use it as client-go's rest.Config.Transport with any Host, e.g. "http://informersim".
 type Transport struct {
@@ -48,9 +52,9 @@ func (s *faultSlot) get() error {
 	return s.err
 }
 
-// RoundTrip serves req with the handler in a goroutine and returns once the handler has written
-// its header (or returned). The goroutine ends when the handler returns, which it does when the
-// response is complete or the client closed the body or cancelled the request.
+// RoundTrip serves req with the handler in a goroutine and returns once the handler has
+// returned or flushed its response. The goroutine ends when the handler returns, which it does
+// when the response is complete or the client closed the body or cancelled the request.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(req.Context())
 	slot := &faultSlot{}
@@ -64,25 +68,31 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	inner.RequestURI = req.URL.RequestURI()
 	inner.RemoteAddr = "127.0.0.1:0"
 	pr, pw := io.Pipe()
-	rw := &pipeWriter{header: http.Header{}, body: pw, ready: make(chan struct{})}
+	rw := &responseWriter{header: http.Header{}, stream: pw, ready: make(chan struct{})}
 	go func() {
-		defer func() {
-			rw.markReady(http.StatusOK)
-			_ = pw.Close()
-		}()
+		defer rw.finish()
 		t.handler.ServeHTTP(rw, inner)
 	}()
 	select {
 	case <-rw.ready:
 	case <-ctx.Done():
 		cancel()
-		_ = pr.Close()
+		_ = pr.Close() // a handler that streams later gets an error on its next write
 		return nil, ctx.Err()
 	}
 	if err := slot.get(); err != nil {
 		cancel()
 		_ = pr.Close()
 		return nil, err
+	}
+	body := &responseBody{cancel: cancel, pipe: pr}
+	switch {
+	case !rw.streaming: // complete
+		body.r = bytes.NewReader(rw.buffered)
+	case len(rw.buffered) > 0: // what was written before the first flush, then the stream
+		body.r = io.MultiReader(bytes.NewReader(rw.buffered), pr)
+	default:
+		body.r = pr
 	}
 	return &http.Response{
 		Status:        strconv.Itoa(rw.code) + " " + http.StatusText(rw.code),
@@ -91,51 +101,79 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		ProtoMajor:    1,
 		ProtoMinor:    1,
 		Header:        rw.sent,
-		Body:          &pipeBody{r: pr, cancel: cancel},
+		Body:          body,
 		ContentLength: -1,
 		Request:       req,
 	}, nil
 }
 
-// pipeWriter is the handler's side of an in-process response.
-type pipeWriter struct {
-	header http.Header // the handler's working header
-	sent   http.Header // a snapshot taken by WriteHeader, read by RoundTrip after ready
-	code   int
-	body   *io.PipeWriter
-	once   sync.Once
-	ready  chan struct{}
+// responseWriter is the handler's side of an in-process response. Until the handler returns
+// or flushes, it collects the response; then it hands over status, header and what was
+// written (closing ready), and from a flush on, writes go through the pipe to the client. Only
+// the handler's goroutine writes its fields before ready is closed; RoundTrip reads them after.
+type responseWriter struct {
+	header    http.Header // the handler's working header
+	sent      http.Header // the header as it was when the status was written, as net/http sends it
+	code      int
+	buffered  []byte         // the body written before the hand-over
+	streaming bool           // flushed: writes go to stream
+	stream    *io.PipeWriter // the handler's side of the stream
+	once      sync.Once
+	ready     chan struct{}
 }
 
-func (w *pipeWriter) Header() http.Header { return w.header }
+func (w *responseWriter) Header() http.Header { return w.header }
 
-func (w *pipeWriter) WriteHeader(code int) { w.markReady(code) }
-
-func (w *pipeWriter) markReady(code int) {
-	w.once.Do(func() {
+// WriteHeader takes the status and a snapshot of the header; later calls are ignored, as by
+// net/http.
+func (w *responseWriter) WriteHeader(code int) {
+	if w.sent == nil {
 		w.code, w.sent = code, w.header.Clone()
-		close(w.ready)
+	}
+}
+
+// Write collects p before the hand-over. After a flush it blocks until the client reads, so a
+// slow watch client slows the handler as TCP would.
+func (w *responseWriter) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	if w.streaming {
+		return w.stream.Write(p)
+	}
+	w.buffered = append(w.buffered, p...)
+	return len(p), nil
+}
+
+// Flush implements http.Flusher: the first flush hands the response over and turns the rest of
+// it into a stream; writes after it go straight to the reader, so later flushes do nothing.
+func (w *responseWriter) Flush() {
+	w.once.Do(func() {
+		w.streaming = true
+		w.handOver()
 	})
 }
 
-// Write blocks until the client reads, so a slow client slows the handler as TCP would.
-func (w *pipeWriter) Write(p []byte) (int, error) {
-	w.markReady(http.StatusOK)
-	return w.body.Write(p)
+// finish ends the response when the handler returns: a response never flushed is handed over
+// whole; a stream is closed, which the client reads as the end of the body.
+func (w *responseWriter) finish() {
+	w.once.Do(w.handOver)
+	_ = w.stream.Close()
 }
 
-// Flush implements http.Flusher; writes go straight to the reader, so there is nothing to do.
-func (w *pipeWriter) Flush() {}
+func (w *responseWriter) handOver() {
+	w.WriteHeader(http.StatusOK)
+	close(w.ready)
+}
 
-// pipeBody is the client's side; Close ends the handler's request context.
-type pipeBody struct {
-	r      *io.PipeReader
+// responseBody is the client's side; Close ends the handler's request context.
+type responseBody struct {
+	r      io.Reader
+	pipe   *io.PipeReader
 	cancel context.CancelFunc
 }
 
-func (b *pipeBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+func (b *responseBody) Read(p []byte) (int, error) { return b.r.Read(p) }
 
-func (b *pipeBody) Close() error {
+func (b *responseBody) Close() error {
 	b.cancel()
-	return b.r.Close()
+	return b.pipe.Close()
 }
