@@ -231,7 +231,11 @@ func (h *Handler) readRequest(r *http.Request, t target, opts runtime.Object) (*
 	if err != nil {
 		return nil, err
 	}
-	var m map[string]any
+	m, ok := decodeObject(body)
+	if ok {
+		return &unstructured.Unstructured{Object: m}, nil
+	}
+	// Not a plain object decodeObject takes: Unmarshal decodes it or says what is wrong.
 	if err := utiljson.Unmarshal(body, &m); err != nil || m == nil {
 		if err == nil {
 			err = errors.New("the body is not a JSON object")
