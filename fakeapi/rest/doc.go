@@ -51,10 +51,19 @@
 // # Implementation notes
 //
 // The front is not on the simulation path: it serves concurrent clients, so it starts
-// goroutines (one per in-process request, the listener's serve loop) and relies on fakeapi's
-// mutex and its watch channel adapter (Watcher.ResultChan), whose goroutine follows the request's
-// context. It reads time only from the server's clock. Routing is by path segments, with one
-// ambiguity resolved as kube-apiserver does: /api/v1/namespaces/NAME[/status] is the namespace
-// object unless the third segment names a namespaced resource. Lists are encoded from fakeapi's
-// maps without conversion, which is the hot path of informer start-up.
+// goroutines (one per in-process watch, or per request of a handler other than the front's, the
+// listener's serve loop) and relies on fakeapi's mutex and its watch channel adapter
+// (Watcher.ResultChan), whose goroutine follows the request's context. It reads time only from
+// the server's clock. Routing is by path segments, with one ambiguity resolved as
+// kube-apiserver does: /api/v1/namespaces/NAME[/status] is the namespace object unless the third
+// segment names a namespaced resource.
+//
+// Serialisation is most of the front's own cost, so it avoids reflection on the hot paths:
+// objects, lists and watch events are written by a JSON encoder for unstructured values
+// (jsonenc.go) that produces exactly encoding/json's bytes (sorted keys, HTML escaping, float
+// format), lists straight from fakeapi's maps into one reused buffer sized from the first item;
+// request bodies that are plain JSON objects are read by a decoder (jsondec.go) that gives
+// exactly util/json.Unmarshal's map, anything else going to Unmarshal itself. The in-process
+// transport hands a plain response over whole, without a pipe, and serves requests that cannot
+// be watches on the caller's goroutine.
 package rest

@@ -1,7 +1,9 @@
 package rest
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -340,5 +342,57 @@ func TestReplicaFaultsOverHTTP(t *testing.T) {
 	w := do(h, call{method: "GET", path: "/api/v1/namespaces/a/configmaps?watch=true"})
 	if st := status(t, w); st.Code != 429 || w.Header().Get("Retry-After") == "" {
 		t.Fatalf("watch on a reinitialising replica: %d %s, Retry-After %q", st.Code, st.Reason, w.Header().Get("Retry-After"))
+	}
+}
+
+// TestTransportAnswersAsHandler: over the in-process transport, a request gets the status,
+// header and body the handler writes, whether the transport serves it on the caller's
+// goroutine (the front's own handler, a request that cannot stream) or in a goroutine (any
+// other handler); a request whose context is cancelled gets the context's error.
+func TestTransportAnswersAsHandler(t *testing.T) {
+	_, h := newHandler(t)
+	if w := do(h, call{method: "POST", path: "/api/v1/namespaces/a/configmaps", body: cmBody}); w.Code != 201 {
+		t.Fatal(w.Body)
+	}
+	wrapped := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) })
+	calls := []call{
+		{method: "GET", path: "/api/v1/namespaces/a/configmaps"},
+		{method: "GET", path: "/api/v1/namespaces/a/configmaps/c"},
+		{method: "GET", path: "/api/v1/namespaces/a/configmaps/nope"},
+		{method: "PUT", path: "/api/v1/namespaces/a/configmaps/c", body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"k":"<w>"}}`},
+		{method: "PUT", path: "/api/v1/namespaces/a/configmaps/c", body: `{"metadata":`},
+		{method: "GET", path: "/api/v1/namespaces/a/configmaps", accept: "application/vnd.kubernetes.protobuf"},
+		{method: "GET", path: "/version"},
+	}
+	for _, handler := range []http.Handler{h, wrapped} {
+		tr, err := NewTransport(handler)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range calls {
+			want := do(h, c)
+			req, _ := http.NewRequest(c.method, "http://informersim"+c.path, strings.NewReader(c.body))
+			if c.accept != "" {
+				req.Header.Set("Accept", c.accept)
+			}
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatalf("%s %s: %v", c.method, c.path, err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if err != nil || resp.StatusCode != want.Code || string(body) != want.Body.String() ||
+				resp.Header.Get("Content-Type") != want.Header().Get("Content-Type") ||
+				resp.Header.Get("Content-Length") != want.Header().Get("Content-Length") {
+				t.Fatalf("%T %s %s: %d %v %q (%v), want %d %v %q", handler, c.method, c.path, resp.StatusCode, resp.Header, body, err,
+					want.Code, want.Header(), want.Body.String())
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		req, _ := http.NewRequestWithContext(ctx, "GET", "http://informersim/api/v1/namespaces/a/configmaps", nil)
+		if resp, err := tr.RoundTrip(req); !errors.Is(err, context.Canceled) {
+			t.Fatalf("%T: a cancelled request: %v %v, want context.Canceled", handler, resp, err)
+		}
 	}
 }

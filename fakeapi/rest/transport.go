@@ -2,19 +2,22 @@ package rest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 )
 
 // Transport is an in-process http.RoundTripper: each request is served by calling the handler
 // directly, with no socket. A response is held in memory until the handler returns or flushes,
-// as net/http's server buffers it: a plain response reaches the client whole, in one hand-over
-// between goroutines, and a flushed one (a watch) streams through a pipe from its first flush
-// on, so watches work. Closing a response body (or cancelling the request's context) ends the
+// as net/http's server buffers it: a plain response reaches the client whole, and a flushed one
+// (a watch) streams through a pipe from its first flush on, so watches work. The front's own
+// handler serves a request that cannot be a watch on the caller's goroutine; any other
+// request, or any other handler, is served in a goroutine of its own. Closing a response body (or cancelling the request's context) ends the
 // handler's request context. A transport fault injected into fakeapi (Server.FailNext with a
 // non-Status error such as fakeapi.NewConnectionRefused) is returned as RoundTrip's error, as a
 // dialler would return it.
@@ -52,9 +55,10 @@ func (s *faultSlot) get() error {
 	return s.err
 }
 
-// RoundTrip serves req with the handler in a goroutine and returns once the handler has
-// returned or flushed its response. The goroutine ends when the handler returns, which it does
-// when the response is complete or the client closed the body or cancelled the request.
+// RoundTrip serves req and returns once the handler has returned or flushed its response. A
+// handler serving in a goroutine returns when the response is complete or the client closed the
+// body or cancelled the request. A request whose context ends before the response is handed
+// over gets the context's error.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(req.Context())
 	slot := &faultSlot{}
@@ -67,32 +71,48 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	inner.RequestURI = req.URL.RequestURI()
 	inner.RemoteAddr = "127.0.0.1:0"
-	pr, pw := io.Pipe()
-	rw := &responseWriter{header: http.Header{}, stream: pw, ready: make(chan struct{})}
-	go func() {
-		defer rw.finish()
-		t.handler.ServeHTTP(rw, inner)
-	}()
-	select {
-	case <-rw.ready:
-	case <-ctx.Done():
-		cancel()
-		_ = pr.Close() // a handler that streams later gets an error on its next write
-		return nil, ctx.Err()
-	}
-	if err := slot.get(); err != nil {
-		cancel()
-		_ = pr.Close()
-		return nil, err
-	}
-	body := &responseBody{cancel: cancel, pipe: pr}
-	switch {
-	case !rw.streaming: // complete
-		body.r = bytes.NewReader(rw.buffered)
-	case len(rw.buffered) > 0: // what was written before the first flush, then the stream
-		body.r = io.MultiReader(bytes.NewReader(rw.buffered), pr)
-	default:
-		body.r = pr
+	var rw *responseWriter
+	var body *responseBody
+	if h, ok := t.handler.(*Handler); ok && !mayStream(req) {
+		// A request that cannot become a watch is served on the caller's goroutine: a
+		// goroutine and its hand-over cost more than most requests' own work. Flush does
+		// nothing in this mode (whole): the response is complete when the handler returns.
+		rw = &responseWriter{header: http.Header{}, whole: true}
+		h.ServeHTTP(rw, inner)
+		rw.WriteHeader(http.StatusOK)
+		if err := cmp.Or(ctx.Err(), slot.get()); err != nil {
+			cancel()
+			return nil, err
+		}
+		body = &responseBody{r: bytes.NewReader(rw.buffered), cancel: cancel}
+	} else {
+		pr, pw := io.Pipe()
+		rw = &responseWriter{header: http.Header{}, stream: pw, ready: make(chan struct{})}
+		go func() {
+			defer rw.finish()
+			t.handler.ServeHTTP(rw, inner)
+		}()
+		select {
+		case <-rw.ready:
+		case <-ctx.Done():
+			cancel()
+			_ = pr.Close() // a handler that streams later gets an error on its next write
+			return nil, ctx.Err()
+		}
+		if err := cmp.Or(ctx.Err(), slot.get()); err != nil {
+			cancel()
+			_ = pr.Close()
+			return nil, err
+		}
+		body = &responseBody{cancel: cancel, pipe: pr}
+		switch {
+		case !rw.streaming: // complete
+			body.r = bytes.NewReader(rw.buffered)
+		case len(rw.buffered) > 0: // what was written before the first flush, then the stream
+			body.r = io.MultiReader(bytes.NewReader(rw.buffered), pr)
+		default:
+			body.r = pr
+		}
 	}
 	return &http.Response{
 		Status:        strconv.Itoa(rw.code) + " " + http.StatusText(rw.code),
@@ -107,6 +127,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}, nil
 }
 
+// mayStream reports whether req may be a watch, the only request the front answers with a
+// stream. It errs on the side of yes: any "watch" in the query.
+func mayStream(req *http.Request) bool {
+	return strings.Contains(req.URL.RawQuery, "watch")
+}
+
 // responseWriter is the handler's side of an in-process response. Until the handler returns
 // or flushes, it collects the response; then it hands over status, header and what was
 // written (closing ready), and from a flush on, writes go through the pipe to the client. Only
@@ -115,6 +141,7 @@ type responseWriter struct {
 	header    http.Header // the handler's working header
 	sent      http.Header // the header as it was when the status was written, as net/http sends it
 	code      int
+	whole     bool           // served on the caller's goroutine: never streams
 	buffered  []byte         // the body written before the hand-over
 	streaming bool           // flushed: writes go to stream
 	stream    *io.PipeWriter // the handler's side of the stream
@@ -146,6 +173,9 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 // Flush implements http.Flusher: the first flush hands the response over and turns the rest of
 // it into a stream; writes after it go straight to the reader, so later flushes do nothing.
 func (w *responseWriter) Flush() {
+	if w.whole {
+		return
+	}
 	w.once.Do(func() {
 		w.streaming = true
 		w.handOver()
@@ -167,7 +197,7 @@ func (w *responseWriter) handOver() {
 // responseBody is the client's side; Close ends the handler's request context.
 type responseBody struct {
 	r      io.Reader
-	pipe   *io.PipeReader
+	pipe   *io.PipeReader // nil for a response served on the caller's goroutine
 	cancel context.CancelFunc
 }
 
@@ -175,5 +205,8 @@ func (b *responseBody) Read(p []byte) (int, error) { return b.r.Read(p) }
 
 func (b *responseBody) Close() error {
 	b.cancel()
+	if b.pipe == nil {
+		return nil
+	}
 	return b.pipe.Close()
 }
