@@ -62,7 +62,15 @@ func (s *faultSlot) get() error {
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(req.Context())
 	slot := &faultSlot{}
-	inner := req.Clone(context.WithValue(ctx, faultKey{}, slot))
+	own, isOwn := t.handler.(*Handler)
+	var inner *http.Request
+	if isOwn {
+		// The front never changes a request, so a shallow copy is enough (Clone copies the
+		// header and URL of every request).
+		inner = req.WithContext(context.WithValue(ctx, faultKey{}, slot))
+	} else {
+		inner = req.Clone(context.WithValue(ctx, faultKey{}, slot))
+	}
 	if inner.Body == nil {
 		inner.Body = http.NoBody
 	}
@@ -73,12 +81,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	inner.RemoteAddr = "127.0.0.1:0"
 	var rw *responseWriter
 	var body *responseBody
-	if h, ok := t.handler.(*Handler); ok && !mayStream(req) {
+	if isOwn && !mayStream(req) {
 		// A request that cannot become a watch is served on the caller's goroutine: a
 		// goroutine and its hand-over cost more than most requests' own work. Flush does
 		// nothing in this mode (whole): the response is complete when the handler returns.
 		rw = &responseWriter{header: http.Header{}, whole: true}
-		h.ServeHTTP(rw, inner)
+		own.ServeHTTP(rw, inner)
 		rw.WriteHeader(http.StatusOK)
 		if err := cmp.Or(ctx.Err(), slot.get()); err != nil {
 			cancel()
