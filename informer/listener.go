@@ -43,6 +43,13 @@ type notification struct {
 	// again at each handler's delivery, where building it would allocate once per handler.
 	// Nobody reads it without an observer.
 	key string
+	// rv and oldRV are the resourceVersions of the object the handler is given and, for an
+	// update, of the old one, for the observer's events: read once when the notification is
+	// distributed (withKey) rather than from the objects' metadata at each handler's delivery.
+	// A handler may not change the objects it is given (they are the cache's own, shared by
+	// every handler; client-go forbids it), so for a correct handler this is what a read at
+	// delivery would find. Nobody reads them without an observer.
+	rv, oldRV string
 }
 
 // initialAdd reports whether n is an initial-list add: the one kind the sync tracker counts
@@ -53,7 +60,7 @@ func (n notification) initialAdd() bool {
 
 // minRingSlots is the number of slots a listener's ring gets at its first push. client-go's
 // ring starts with 1,024 (initialBufferSize, informer.md §4.4); the capacity is not observable,
-// only the order and the unboundedness are, and 1,024 slots of 64 bytes made registering a
+// only the order and the unboundedness are, and 1,024 slots (of 64 bytes then) made registering a
 // handler cost 64 KiB, most of a short simulated run's allocations. So ours starts empty and
 // grows as the backlog does.
 const minRingSlots = 16

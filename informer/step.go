@@ -416,32 +416,39 @@ func (s *sharedIndexInformer) emitNotification(kind StepEventKind, n notificatio
 	} else {
 		e.Handlers = ids
 	}
-	e.Key = n.key // set by withKey: the observer is set before anything is distributed
+	// Key and RV are set by withKey: the observer is set before anything is distributed.
+	e.Key, e.ResourceVersion = n.key, n.rv
 	switch n.kind {
 	case NotificationAdd:
-		e.ResourceVersion, e.Tombstone = describeRVTombstone(n.newObj)
+		_, e.Tombstone = n.newObj.(DeletedFinalStateUnknown)
 	case NotificationUpdate:
-		e.ResourceVersion = describeRV(n.newObj)
-		e.OldResourceVersion = describeRV(n.oldObj)
+		e.OldResourceVersion = n.oldRV
 	case NotificationDelete:
-		e.ResourceVersion, e.Tombstone = describeRVTombstone(n.oldObj)
+		_, e.Tombstone = n.oldObj.(DeletedFinalStateUnknown)
 	}
 	s.observer(e)
 }
 
-// withKey returns n with its key set for the observer's events (describeObj's key of the object
-// the handler is given); without an observer n is returned unchanged, as nothing reads the key.
-// A key already set is kept: the keyed processing path (process_keyed.go) sets the key it has,
-// which is the one describeKey computes (and an empty key is computed again, to the same "").
+// withKey returns n with its key and resourceVersions set for the observer's events
+// (describeObj's key and RV of the object the handler is given, and describeRV of the old object
+// of an update); without an observer n is returned unchanged, as nothing reads them. A key
+// already set is kept: the keyed processing path (process_keyed.go) sets the key it has, which
+// is the one describeKey computes (and an empty key is computed again, to the same "").
 func (s *sharedIndexInformer) withKey(n notification) notification {
-	if s.observer == nil || n.key != "" {
+	if s.observer == nil {
 		return n
 	}
 	obj := n.newObj
 	if n.kind == NotificationDelete {
 		obj = n.oldObj
 	}
-	n.key = describeKey(obj)
+	if n.key == "" {
+		n.key = describeKey(obj)
+	}
+	n.rv = describeRV(obj)
+	if n.kind == NotificationUpdate {
+		n.oldRV = describeRV(n.oldObj)
+	}
 	return n
 }
 

@@ -3,6 +3,7 @@ package informer
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 )
@@ -59,6 +60,10 @@ type cache struct {
 	// Add/Update set it to the object's RV, Delete to the deleted object's RV, Replace to the list
 	// RV, Bookmark to the bookmark's RV. Tombstones and objects without metadata leave it alone.
 	rv string
+	// generation counts the writes that may have changed items (every set, every delete of a
+	// present key, every swap). It is written under lock, and atomic so that Generation reads it
+	// without the lock.
+	generation atomic.Uint64
 }
 
 var (
@@ -156,6 +161,7 @@ func (c *cache) applyLocked(t Transaction, key string) {
 }
 
 func (c *cache) setLocked(key string, obj any) {
+	c.generation.Add(1)
 	old := c.items[key]
 	c.items[key] = obj
 	c.index.update(old, obj, key)
@@ -169,6 +175,7 @@ func (c *cache) Delete(obj any) error {
 
 func (c *cache) deleteLocked(key string) {
 	if old, ok := c.items[key]; ok {
+		c.generation.Add(1)
 		c.index.update(old, nil, key)
 		delete(c.items, key)
 	}
@@ -255,6 +262,7 @@ func (c *cache) listKeyed() (keys []string, objs []any) {
 func (c *cache) swap(items map[string]any, resourceVersion string) {
 	c.lock.Lock()
 	defer c.lock.Unlock()
+	c.generation.Add(1)
 	c.items = items
 	c.rv = resourceVersion
 	c.index.reset()
@@ -265,6 +273,14 @@ func (c *cache) swap(items map[string]any, resourceVersion string) {
 		}
 	}
 }
+
+// Generation returns a number that changes whenever the cache's contents (which keys it holds,
+// which object each key maps to) may have changed, and only then: a reader that remembers what it
+// looked up may reuse it while the generation is the same. It is not part of client-go's Store;
+// the simulation's checks use it (the world's cache-before-notify check looks a notification's
+// key up once for all the handlers it is delivered to, not once per handler). Changing an
+// object in place, which client-go forbids, does not change it.
+func (c *cache) Generation() uint64 { return c.generation.Load() }
 
 // Resync does nothing: a cache has nothing to resync (informer.md §8.2).
 func (c *cache) Resync() error { return nil }

@@ -159,3 +159,46 @@ func mustStore(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// Goal: Generation changes with every write that may change the cache's contents, through each
+// write path (the Store methods and the keyed forms the process loop uses), and with nothing
+// else: a reader that reuses a lookup while it is unchanged never reuses a stale one.
+func TestStoreGeneration(t *testing.T) {
+	c := newCache(MetaNamespaceKeyFunc, Indexers{})
+	last := c.Generation()
+	step := func(what string, changes bool, write func()) {
+		t.Helper()
+		write()
+		got := c.Generation()
+		if changed := got != last; changed != changes {
+			t.Errorf("%s: generation %d -> %d, want changed=%v", what, last, got, changes)
+		}
+		last = got
+	}
+	a1, a2 := dataObj("ns", "a", "1"), dataObj("ns", "a", "2")
+	step("Add", true, func() { mustStore(t, c.Add(a1)) })
+	step("Update", true, func() { mustStore(t, c.Update(a2)) })
+	step("Update with the same object", true, func() { mustStore(t, c.Update(a2)) })
+	step("Get, GetByKey, List, ListKeys", false, func() {
+		_, _, _ = c.Get(a1)
+		_, _, _ = c.GetByKey("ns/a")
+		_ = c.List()
+		_ = c.ListKeys()
+	})
+	step("Bookmark", false, func() { c.Bookmark("9") })
+	step("Resync", false, func() { mustStore(t, c.Resync()) })
+	step("Delete", true, func() { mustStore(t, c.Delete(a2)) })
+	step("Delete of an absent key", false, func() { mustStore(t, c.Delete(a2)) })
+	step("Replace", true, func() { mustStore(t, c.Replace([]any{a1}, "5")) })
+	step("Transaction", true, func() {
+		if err := c.Transaction(Transaction{Type: TransactionTypeUpdate, Object: a2}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	step("setKeyed", true, func() { c.setKeyed("ns/a", a1) })
+	step("deleteKeyed", true, func() { c.deleteKeyed("ns/a", a1) })
+	step("transactionKeyed", true, func() {
+		c.transactionKeyed([]Transaction{{Type: TransactionTypeAdd, Object: a2}}, []string{"ns/a"})
+	})
+	step("replaceKeyed", true, func() { c.replaceKeyed([]any{a1}, []string{"ns/a"}, "6") })
+}

@@ -130,7 +130,10 @@ func (n *Informer) discover(id int) *Handler {
 	}
 	h.actor = n.Name() + "/" + h.name
 	w.actors[h.actor] = true
-	h.rec = newRecorder(w, h.actor, n.inf.GetStore(), w.cfg.MaxRecordedNotifications)
+	if n.cacheLookup == nil {
+		n.cacheLookup = newCacheLookup(n.inf.GetStore())
+	}
+	h.rec = newRecorder(w, h.actor, n.cacheLookup, w.cfg.MaxRecordedNotifications)
 	for len(n.byID) <= id {
 		n.byID = append(n.byID, nil)
 	}

@@ -161,6 +161,9 @@ type Informer struct {
 	byID     []*Handler        // registration ID → handler (IDs count from 1); see handler
 	announce *announcedHandler // set by AddHandler while its registration call runs
 	regs     int               // registrations seen, for MaxHandlers
+	// cacheLookup is the informer's cache as its handlers' Recorders read it (shared: see
+	// cacheLookup); made at the first registration.
+	cacheLookup *cacheLookup
 	// unresolved counts discovered handlers whose registration handle is not looked up yet.
 	unresolved int
 

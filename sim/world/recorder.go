@@ -74,7 +74,7 @@ func (n Notification) String() string {
 type Recorder struct {
 	w     *World
 	actor string
-	cache informer.Store // the informer's cache, for cache-before-notify; nil skips the check
+	cache *cacheLookup // the informer's cache, for cache-before-notify; nil skips the check
 
 	max int
 	// notes is a ring of the last max notifications: it grows by append up to max, then each
@@ -109,8 +109,65 @@ func (st *keyState) isRV(text string) bool {
 	return text == string(strconv.AppendUint(buf[:0], st.rv, 10))
 }
 
-func newRecorder(w *World, actor string, cache informer.Store, maxNotes int) *Recorder {
+// newRecorder returns a Recorder checking cache-before-notify against cache (nil: no check).
+// The Recorders of one informer's handlers share its cacheLookup.
+func newRecorder(w *World, actor string, cache *cacheLookup, maxNotes int) *Recorder {
 	return &Recorder{w: w, actor: actor, cache: cache, max: maxNotes, keys: map[string]*keyState{}}
+}
+
+// cacheLookup is the informer's cache as cache-before-notify reads it: the lookup of a key,
+// kept while the cache's generation (informer's Generation) is unchanged. A notification is
+// delivered to each handler in turn, usually with no cache write in between, so the Recorders
+// of an informer's handlers share one cacheLookup and the cache is read once per notification,
+// not once per handler. Any write to the cache, the informer's or one behind its back (a planted
+// stale cache, TestPlantedStaleCache), changes the generation and the next check reads again.
+// A store without a generation is read at every check.
+type cacheLookup struct {
+	store informer.Store
+	gen   generational // store's generation; nil if it has none
+
+	valid   bool   // the fields below hold the lookup of key at generation at
+	at      uint64 // the store's generation when key was read
+	key     string
+	found   bool   // key was cached
+	rv      uint64 // the cached object's resourceVersion, if found and parsable
+	rvValid bool   // it parsed
+}
+
+// generational is what the informer's cache offers besides informer.Store: a number that changes
+// whenever its contents may have changed.
+type generational interface{ Generation() uint64 }
+
+func newCacheLookup(store informer.Store) *cacheLookup {
+	c := &cacheLookup{store: store}
+	c.gen, _ = store.(generational)
+	return c
+}
+
+// get returns whether key is cached and, if so, its object's resourceVersion and whether it
+// parsed; err is the store's lookup error (then found is false).
+func (c *cacheLookup) get(key string) (found bool, rv uint64, rvValid bool, err error) {
+	if c.gen == nil {
+		return c.read(key)
+	}
+	gen := c.gen.Generation()
+	if c.valid && c.at == gen && c.key == key {
+		return c.found, c.rv, c.rvValid, nil
+	}
+	found, rv, rvValid, err = c.read(key)
+	// A failed lookup is not kept: the next check asks again (and reports again).
+	c.valid = err == nil
+	c.at, c.key, c.found, c.rv, c.rvValid = gen, key, found, rv, rvValid
+	return found, rv, rvValid, err
+}
+
+func (c *cacheLookup) read(key string) (found bool, rv uint64, rvValid bool, err error) {
+	cached, ok, err := c.store.GetByKey(key)
+	if err != nil || !ok {
+		return false, 0, false, err
+	}
+	rv, perr := strconv.ParseUint(rvOf(cached), 10, 64)
+	return true, rv, perr == nil, nil
 }
 
 // Notifications returns the kept notifications, oldest first.
@@ -280,15 +337,14 @@ func (r *Recorder) check(n Notification) *keyState {
 	if r.cache == nil {
 		return ent
 	}
-	cached, ok, err := r.cache.GetByKey(n.Key)
+	ok, crv, parsed, err := r.cache.get(n.Key)
 	if err != nil {
 		r.w.violate(OracleCacheBeforeNotify, "%s: %s: cache lookup: %v", r.actor, n, err)
 	}
 	if !ok {
 		return ent // deleted since: newer than what the handler is told
 	}
-	crv, err := strconv.ParseUint(rvOf(cached), 10, 64)
-	if err != nil {
+	if !parsed {
 		r.w.violate(OracleCacheBeforeNotify, "%s: %s: cached object with unparsable resourceVersion", r.actor, n)
 	}
 	if n.Kind == informer.NotificationDelete {

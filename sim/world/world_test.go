@@ -319,13 +319,50 @@ func TestWorldRecorderOrderOracle(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got := violation(t, func() { c.feed(recFeed{newRecorder(w, "t/h", cache, 10)}) })
+			got := violation(t, func() { c.feed(recFeed{newRecorder(w, "t/h", newCacheLookup(cache), 10)}) })
 			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 				t.Errorf("violation %q, want one containing %q", got, c.want)
 			}
 		})
 	}
+	// The Recorders of one informer's handlers share a cacheLookup, which keeps a lookup while the
+	// cache is unchanged: a write between two handlers' deliveries of one notification, even one
+	// behind the informer's back, is seen by the second check; without a write the kept lookup
+	// answers. Also through a store without a generation, which is read at every check.
+	for _, c := range []struct {
+		name   string
+		store  informer.Store
+		behind bool // put the older state back in the cache between the deliveries
+		want   string
+	}{
+		{"stale write between handlers", informer.NewStore(informer.MetaNamespaceKeyFunc), true, "the cache holds an older rv=3"},
+		{"no write between handlers", informer.NewStore(informer.MetaNamespaceKeyFunc), false, ""},
+		{"stale write, store without a generation", plainStore{informer.NewStore(informer.MetaNamespaceKeyFunc)}, true, "the cache holds an older rv=3"},
+	} {
+		t.Run("shared/"+c.name, func(t *testing.T) {
+			if err := c.store.Add(obj("a", "5")); err != nil {
+				t.Fatal(err)
+			}
+			lookup := newCacheLookup(c.store)
+			first, second := newRecorder(w, "t/h1", lookup, 10), newRecorder(w, "t/h2", lookup, 10)
+			if got := violation(t, func() { recFeed{first}.OnAdd(obj("a", "5"), false) }); got != "" {
+				t.Fatalf("first handler: violation %q", got)
+			}
+			if c.behind {
+				if err := c.store.Update(obj("a", "3")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := violation(t, func() { recFeed{second}.OnAdd(obj("a", "5"), false) })
+			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+				t.Errorf("second handler: violation %q, want one containing %q", got, c.want)
+			}
+		})
+	}
 }
+
+// plainStore hides its store's Generation: a Store that has none.
+type plainStore struct{ informer.Store }
 
 // violation runs f and returns the message of the invariant.Violation it panics with, or "".
 func violation(t *testing.T, f func()) (msg string) {
