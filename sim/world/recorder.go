@@ -145,26 +145,33 @@ func newCacheLookup(store informer.Store) *cacheLookup {
 }
 
 // get returns whether key is cached and, if so, its object's resourceVersion and whether it
-// parsed; err is the store's lookup error (then found is false).
-func (c *cacheLookup) get(key string) (found bool, rv uint64, rvValid bool, err error) {
+// parsed; err is the store's lookup error (then found is false). told is the object a handler is
+// told about under key, and toldRV its resourceVersion, parsed.
+func (c *cacheLookup) get(key string, told any, toldRV uint64) (found bool, rv uint64, rvValid bool, err error) {
 	if c.gen == nil {
-		return c.read(key)
+		return c.read(key, told, toldRV)
 	}
 	gen := c.gen.Generation()
 	if c.valid && c.at == gen && c.key == key {
 		return c.found, c.rv, c.rvValid, nil
 	}
-	found, rv, rvValid, err = c.read(key)
+	found, rv, rvValid, err = c.read(key, told, toldRV)
 	// A failed lookup is not kept: the next check asks again (and reports again).
 	c.valid = err == nil
 	c.at, c.key, c.found, c.rv, c.rvValid = gen, key, found, rv, rvValid
 	return found, rv, rvValid, err
 }
 
-func (c *cacheLookup) read(key string) (found bool, rv uint64, rvValid bool, err error) {
+func (c *cacheLookup) read(key string, told any, toldRV uint64) (found bool, rv uint64, rvValid bool, err error) {
 	cached, ok, err := c.store.GetByKey(key)
 	if err != nil || !ok {
 		return false, 0, false, err
+	}
+	if sameObject(cached, told) {
+		// The usual case when a handler is told about an add or update: the cache holds the
+		// very object it is given, whose RV the notification carries, so there is nothing to
+		// read again. (Objects are not changed in place: client-go forbids it.)
+		return true, toldRV, true, nil
 	}
 	rv, perr := strconv.ParseUint(rvOf(cached), 10, 64)
 	return true, rv, perr == nil, nil
@@ -337,7 +344,7 @@ func (r *Recorder) check(n Notification) *keyState {
 	if r.cache == nil {
 		return ent
 	}
-	ok, crv, parsed, err := r.cache.get(n.Key)
+	ok, crv, parsed, err := r.cache.get(n.Key, n.Object, rv)
 	if err != nil {
 		r.w.violate(OracleCacheBeforeNotify, "%s: %s: cache lookup: %v", r.actor, n, err)
 	}

@@ -296,6 +296,7 @@ func TestWorldRecorderOrderOracle(t *testing.T) {
 	}
 	// Cache before notify: the recorder compares each notification with the informer's cache.
 	cache := informer.NewStore(informer.MetaNamespaceKeyFunc)
+	cachedA5 := obj("a", "5")
 	for _, c := range []struct {
 		name   string
 		cached *unstructured.Unstructured // nil: the key is not cached
@@ -309,6 +310,17 @@ func TestWorldRecorderOrderOracle(t *testing.T) {
 		}, "the cache still holds the deleted key at rv=5"},
 		{"add of the cached state", obj("a", "5"), func(r recFeed) { r.OnAdd(obj("a", "5"), false) }, ""},
 		{"add of a state since deleted", nil, func(r recFeed) { r.OnAdd(obj("a", "5"), false) }, ""},
+		// The cache's very object (as the informer hands it out): no RV to read again for an
+		// add, but a delete of it is still caught.
+		{"add of the cached object itself", cachedA5, func(r recFeed) { r.OnAdd(cachedA5, false) }, ""},
+		{"update to the cached object itself", cachedA5, func(r recFeed) {
+			r.OnAdd(obj("a", "4"), false)
+			r.OnUpdate(obj("a", "4"), cachedA5)
+		}, ""},
+		{"delete of the cached object itself", cachedA5, func(r recFeed) {
+			r.OnAdd(cachedA5, false)
+			r.OnDelete(cachedA5)
+		}, "the cache still holds the deleted key at rv=5"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if err := cache.Replace(nil, ""); err != nil {
