@@ -36,7 +36,7 @@ func (c *ResourceClient) Namespace(ns string) *ResourceClient {
 
 func (c *ResourceClient) write(verb Verb, name string, f func() (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
 	s := c.srv
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	s.advance_locked()
 	rq := s.rec.newRequest(verb, c.gvr, c.ns, name, metav1.ListOptions{}, "")
@@ -416,7 +416,7 @@ func (lw *ListerWatcher) ListWithContext(ctx context.Context, options metav1.Lis
 		lw.Tweak(&options)
 	}
 	s := lw.srv
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	l, err := s.list_locked(lw.gvr, lw.ns, options, lw.Replica, lw.Name)
 	if err != nil {
@@ -441,7 +441,7 @@ func (lw *ListerWatcher) OpenWatch(options metav1.ListOptions) (*Watcher, error)
 		lw.Tweak(&options)
 	}
 	s := lw.srv
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	return s.openWatch_locked(lw.gvr, lw.ns, options, lw.Replica, lw.Name)
 }

@@ -17,14 +17,14 @@ type failure struct {
 // served (fakeapi.md §6 F-6). Use a StatusError (NewTooManyRequests, NewInternalError, ...) or
 // [NewConnectionRefused]. Injected failures are consumed first-in first-out.
 func (s *Server) FailNext(verb Verb, err error) {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	s.failures = append(s.failures, failure{verb: verb, err: err})
 }
 
 // FailNextFor is FailNext restricted to one resource.
 func (s *Server) FailNextFor(verb Verb, gvr schema.GroupVersionResource, err error) {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	s.failures = append(s.failures, failure{verb: verb, gvr: &gvr, err: err})
 }
@@ -47,7 +47,7 @@ func (s *Server) CloseWatch(id uint64, err error) error {
 }
 
 func (s *Server) closeOpenWatch(id uint64, reason CloseReason, err error) error {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	w, ok := s.watchers[id]
 	if !ok {
@@ -65,7 +65,7 @@ func (s *Server) CloseSlowConsumer(id uint64) error {
 
 // CloseAllWatches ends every open watch, in ID order, as CloseWatch does.
 func (s *Server) CloseAllWatches(err error) {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	for _, w := range s.watchersAll_locked() {
 		w.close_locked(CloseFault, err)
@@ -75,7 +75,7 @@ func (s *Server) CloseAllWatches(err error) {
 // TriggerBookmarks queues an ordinary bookmark on every open watch that allows them, in ID
 // order, as a cacher dispatch tick would (F-7).
 func (s *Server) TriggerBookmarks() {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	for _, w := range s.watchersAll_locked() {
 		w.bookmark_locked()
@@ -112,7 +112,7 @@ func (q WatchListQuirk) String() string {
 // SetWatchListQuirk makes watches opened from now on misbehave as q describes; 0 restores the
 // faithful behaviour.
 func (s *Server) SetWatchListQuirk(q WatchListQuirk) {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	s.quirk = q
 }
@@ -122,7 +122,7 @@ func (s *Server) SetWatchListQuirk(q WatchListQuirk) {
 // a client's tolerance of duplicate, back-in-time events. It bypasses the watch's monotonicity
 // invariant and is never done unless called.
 func (s *Server) DuplicateEvent(id uint64) error {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	w, ok := s.watchers[id]
 	if !ok {

@@ -43,7 +43,7 @@ func decodeContinue(s string) (continueToken, error) {
 // List answers LIST on gvr in namespace ns ("" for all) following the dispatch table of
 // fakeapi.md §3.1; the serving replica is picked by the routing policy.
 func (s *Server) List(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	return s.list_locked(gvr, ns, opts, -1, "")
 }

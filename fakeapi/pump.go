@@ -29,7 +29,7 @@ func (w *Watcher) ResultChan() <-chan watch.Event {
 
 func (w *Watcher) startPump(ctx context.Context) <-chan watch.Event {
 	s := w.srv
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	if w.pump != nil {
 		return w.pump.out
@@ -54,7 +54,7 @@ func (w *Watcher) runPump(ctx context.Context, p *pump) {
 	s := w.srv
 	timers, _ := s.clk.(clock.Clock)
 	for {
-		s.mu.Lock()
+		s.lock()
 		s.advance_locked()
 		ev, ok := w.next_locked()
 		finished := !ok && w.closed
@@ -103,7 +103,7 @@ func (w *Watcher) runPump(ctx context.Context, p *pump) {
 }
 
 func (w *Watcher) closeFromPump() {
-	w.srv.mu.Lock()
+	w.srv.lock()
 	defer w.srv.mu.Unlock()
 	invariant.Check(w.pump != nil, "fakeapi: pump without adapter")
 	w.close_locked(CloseStopped, nil)

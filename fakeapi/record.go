@@ -117,21 +117,21 @@ func (r *recorder) newRequest(verb Verb, gvr schema.GroupVersionResource, ns, na
 // OnRecord sets an observer called for every request and watch event record, in order. It is
 // called with the server's lock held: it must not call the Server. Nil removes it.
 func (s *Server) OnRecord(f func(Record)) {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	s.rec.observer = f
 }
 
 // Requests returns a copy of the retained request records (the newest MaxRecords).
 func (s *Server) Requests() []RequestRecord {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	return s.rec.requests.all()
 }
 
 // WatchEvents returns a copy of the retained watch event records (the newest MaxRecords).
 func (s *Server) WatchEvents() []WatchEvent {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	out := s.rec.events.all()
 	for i := range out {

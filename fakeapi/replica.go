@@ -35,7 +35,7 @@ func (s *Server) replica_locked(i int) *replica {
 
 // Replicas returns the number of simulated apiservers.
 func (s *Server) Replicas() int {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	return len(s.replicas)
 }
@@ -43,7 +43,7 @@ func (s *Server) Replicas() int {
 // RouteNext makes the next list or watch (of any resource) go to replica i, overriding the
 // routing policy once. Calls queue up in order.
 func (s *Server) RouteNext(i int) {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	s.replica_locked(i)
 	s.routes = append(s.routes, i)
@@ -51,7 +51,7 @@ func (s *Server) RouteNext(i int) {
 
 // ReplicaRevision returns the revision replica i's watch cache has processed.
 func (s *Server) ReplicaRevision(i int) uint64 {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	return s.replica_locked(i).cacheRV
 }
@@ -59,7 +59,7 @@ func (s *Server) ReplicaRevision(i int) uint64 {
 // FreezeReplica stops replica i's cache from processing new revisions (fakeapi.md §6 F-2): its
 // RV="0" lists go stale, NotOlderThan reads above it get 504, and its watches stall.
 func (s *Server) FreezeReplica(i int) {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	s.replica_locked(i).frozen = true
 }
@@ -67,7 +67,7 @@ func (s *Server) FreezeReplica(i int) {
 // ResumeReplica unfreezes replica i; without lag it catches up at once and its watches receive
 // the events they missed, in order.
 func (s *Server) ResumeReplica(i int) {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	r := s.replica_locked(i)
 	r.frozen = false
@@ -80,7 +80,7 @@ func (s *Server) ResumeReplica(i int) {
 // StepReplica moves replica i's cache forward to revision rev (capped at the current revision),
 // frozen or not: the "step" of F-2.
 func (s *Server) StepReplica(i int, rev uint64) {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	s.advanceReplica_locked(s.replica_locked(i), min(rev, s.rev))
 }
@@ -88,7 +88,7 @@ func (s *Server) StepReplica(i int, rev uint64) {
 // SetReplicaLag makes replica i's cache see each write lag after it happened (F-2); Advance
 // moves it as the clock passes. Zero makes it follow the store immediately.
 func (s *Server) SetReplicaLag(i int, lag time.Duration) {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	r := s.replica_locked(i)
 	r.lag = max(lag, 0)
@@ -100,7 +100,7 @@ func (s *Server) SetReplicaLag(i int, lag time.Duration) {
 // SetReplicaReady marks replica i's cache ready or not; while not ready, requests it would serve
 // from its cache get 429 (fakeapi.md §3.2 row 4, §3.4 "Readiness").
 func (s *Server) SetReplicaReady(i int, ready bool) {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	s.replica_locked(i).notReady = !ready
 }
@@ -110,7 +110,7 @@ func (s *Server) SetReplicaReady(i int, ready bool) {
 // current revision (unfreezing it), and it answers 429 for notReadyFor (zero: ready at once).
 // Re-watching from an RV before the reinitialisation then gets 410.
 func (s *Server) ReinitReplica(i int, notReadyFor time.Duration) {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	r := s.replica_locked(i)
 	for _, w := range s.watchersOf_locked(i) {

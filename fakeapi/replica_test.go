@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -221,5 +222,79 @@ func TestNextDeadlineNeverInThePast(t *testing.T) {
 	clk.Step(time.Hour)
 	if at, ok := s.NextDeadline(); !ok || !at.Equal(clk.Now()) {
 		t.Errorf("next deadline %v %v, want now %v", at, ok, clk.Now())
+	}
+}
+
+// Goal: NextDeadline's kept answer is never stale: after every kind of change (writes, watches
+// opened, drained, stopped and timing out, replica lag, freeze, readiness, compaction, the clock
+// moving) it is what a fresh computation gives. Method: a scripted run with every deadline source
+// active, comparing NextDeadline with nextDeadline_locked after each step, and calling it twice
+// so the second answer comes from what was kept.
+func TestNextDeadlineKeptAnswerNeverStale(t *testing.T) {
+	s, clk := newTestServer(t, func(c *Config) {
+		c.Replicas = 2
+		c.CompactionInterval = 5 * time.Minute
+		c.BookmarkInterval = 7 * time.Second
+		c.BookmarkBeforeDeadline = 3 * time.Second
+		c.ResourceVersionWait = 4 * time.Second
+	})
+	changes := 0
+	var last time.Time
+	check := func(step string) {
+		t.Helper()
+		for range 2 {
+			got, gotOK := s.NextDeadline()
+			s.mu.Lock()
+			want, wantOK := s.nextDeadline_locked()
+			s.mu.Unlock()
+			if gotOK != wantOK || !got.Equal(want) {
+				t.Fatalf("%s: NextDeadline %v %v, want %v %v", step, got, gotOK, want, wantOK)
+			}
+			if !got.Equal(last) {
+				changes++
+				last = got
+			}
+		}
+	}
+	check("start")
+	s.SetReplicaLag(1, 2*time.Second)
+	check("lag")
+	watchTimeout := int64(30)
+	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1", AllowWatchBookmarks: true, TimeoutSeconds: &watchTimeout})
+	check("watch")
+	w2 := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1000"}) // waits for a future RV
+	check("waiting watch")
+	for i := range 6 {
+		mustCreate(t, s, cmGVR, cm("ns", fmt.Sprintf("o%d", i), nil))
+		check("create")
+		clk.Step(1500 * time.Millisecond)
+		check("clock")
+		s.Advance()
+		check("advance")
+		drain(w)
+		check("drain")
+	}
+	s.FreezeReplica(0)
+	check("freeze")
+	s.SetReplicaReady(1, false)
+	check("not ready")
+	s.SetReplicaReady(1, true)
+	check("ready")
+	w2.Stop()
+	check("stop")
+	for range 40 {
+		at, ok := s.NextDeadline()
+		if !ok {
+			break
+		}
+		clk.SetTime(at)
+		check("to the deadline")
+		s.Advance()
+		check("advance at the deadline")
+		drain(w)
+		check("drain")
+	}
+	if changes < 10 {
+		t.Errorf("the deadline changed %d times: the run does not exercise the kept answer", changes)
 	}
 }

@@ -120,7 +120,22 @@ func (r *replica) ready(now time.Time) bool {
 // Server is the fake apiserver. All methods are safe for concurrent use; none starts a
 // goroutine except [Watcher.ResultChan], and none reads the clock except through Config.Clock.
 type Server struct {
-	mu  sync.Mutex
+	mu sync.Mutex
+	// epoch counts the times mu was taken by lock: every section that may change the state (all
+	// but the pure reads NextDeadline, Watcher.Pending, Watcher.Done and Watcher.CloseReason,
+	// which take mu directly). The state changes only under mu, so an unchanged epoch means an
+	// unchanged state.
+	epoch uint64
+	// deadline is NextDeadline's last answer, computed at epoch deadlineEpoch and clock time
+	// deadlineNow: the answer depends on nothing else, so it stands while both are the same (a
+	// driver asks after every step, and most steps touch no server state).
+	deadline struct {
+		valid   bool
+		epoch   uint64
+		now     time.Time
+		at      time.Time
+		pending bool
+	}
 	cfg Config
 	clk clock.PassiveClock
 	rnd *rand.Rand
@@ -194,7 +209,7 @@ func New(cfg Config) (*Server, error) {
 
 // Config returns the validated configuration in use (defaults filled in).
 func (s *Server) Config() Config {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	c := s.cfg
 	c.Resources = slices.Clone(c.Resources)
@@ -203,14 +218,14 @@ func (s *Server) Config() Config {
 
 // Revision returns the current global revision: the revision of the last write or burn.
 func (s *Server) Revision() uint64 {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	return s.rev
 }
 
 // CompactedRevision returns the compaction floor: reads below it get 410.
 func (s *Server) CompactedRevision() uint64 {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	return s.floor
 }
@@ -361,7 +376,7 @@ func (s *Server) pruneOpen_locked() {
 // from older RVs get 410 too. Compacting to a revision at or below the floor does nothing; a
 // revision above the current one is an error.
 func (s *Server) Compact(rev uint64) error {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	if rev > s.rev {
 		return fmt.Errorf("fakeapi: compact revision %d is in the future (current %d)", rev, s.rev)
@@ -451,7 +466,7 @@ func trimKey(h *keyHistory, keep uint64) bool {
 // etcd would (fakeapi.md §6 F-10). Caches following the store advance past them, so bookmarks
 // and list RVs move while no event is sent.
 func (s *Server) BurnRevisions(n uint64) {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	s.rev += n
 	s.followStore_locked()

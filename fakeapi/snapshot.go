@@ -20,7 +20,7 @@ import (
 // FieldSelector are used; a selector that does not parse, or a field the resource does not
 // support, is an error, as it would be for a LIST.
 func (s *Server) Snapshot(gvr schema.GroupVersionResource, ns string, sel metav1.ListOptions) (*unstructured.UnstructuredList, error) {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	res, ok := s.lookup_locked(gvr)
 	if !ok {
@@ -55,7 +55,7 @@ func (s *Server) OnCommit(f func(Commit)) {
 	if f == nil {
 		return
 	}
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	s.commitObservers = append(s.commitObservers, f)
 }

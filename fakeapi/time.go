@@ -10,16 +10,29 @@ import (
 // wait timeout or deadline. The server owns no timers; its driver (the simulator's clock heap,
 // or the adapter goroutine) calls Advance when the clock reaches this time.
 func (s *Server) NextDeadline() (time.Time, bool) {
-	s.mu.Lock()
+	s.mu.Lock() // not lock: a pure read, which leaves the epoch alone
 	defer s.mu.Unlock()
-	return s.nextDeadline_locked()
+	now, d := s.clk.Now(), &s.deadline
+	if d.valid && d.epoch == s.epoch && d.now.Equal(now) {
+		return d.at, d.pending
+	}
+	at, pending := s.nextDeadline_locked()
+	d.valid, d.epoch, d.now, d.at, d.pending = true, s.epoch, now, at, pending
+	return at, pending
+}
+
+// lock takes mu for a section that may change the server's state, and says so by moving the
+// epoch (see Server.epoch).
+func (s *Server) lock() {
+	s.mu.Lock()
+	s.epoch++
 }
 
 // Advance performs everything due at the clock's current time, in a fixed order: caches catch
 // up (replica order), the compactor runs, then each open watch (ID order) handles its wait
 // timeout, bookmarks and deadline. Calling it early or twice is harmless.
 func (s *Server) Advance() {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	s.advance_locked()
 }

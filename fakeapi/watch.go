@@ -118,7 +118,7 @@ func (w *Watcher) Replica() int { return w.replica }
 // come later (Done is false) or the watch has ended (Done is true). The returned object is the
 // caller's to keep.
 func (w *Watcher) Next() (watch.Event, bool) {
-	w.srv.mu.Lock()
+	w.srv.lock()
 	defer w.srv.mu.Unlock()
 	invariant.Check(w.pump == nil, "fakeapi: Next called on watch %d after ResultChan", w.id)
 	return w.next_locked()
@@ -172,7 +172,7 @@ func (w *Watcher) CloseReason() CloseReason {
 // Stop ends the watch from the client side. It is idempotent. If ResultChan was used, Stop waits
 // for the adapter goroutine to exit; the result channel is then closed.
 func (w *Watcher) Stop() {
-	w.srv.mu.Lock()
+	w.srv.lock()
 	if !w.closed {
 		w.close_locked(CloseStopped, nil)
 	}
@@ -343,7 +343,7 @@ func (w *Watcher) bookmark_locked() {
 // Errors are those kube-apiserver returns before streaming: 400, 404, 422, 429, an injected
 // failure, and, with Config.ExpiredWatchAsError, 410.
 func (s *Server) OpenWatch(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (*Watcher, error) {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	return s.openWatch_locked(gvr, ns, opts, -1, "")
 }
@@ -459,7 +459,7 @@ func (s *Server) Watch(ctx context.Context, gvr schema.GroupVersionResource, ns 
 
 // Watchers returns the IDs of the open watches, ascending.
 func (s *Server) Watchers() []uint64 {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	ids := make([]uint64, 0, len(s.watchers))
 	for _, w := range s.watchersAll_locked() {
