@@ -122,12 +122,12 @@ func (r *replica) ready(now time.Time) bool {
 type Server struct {
 	mu sync.Mutex
 	// epoch counts the times mu was taken by lock: every section that may change the state (all
-	// but the pure reads NextDeadline, Watcher.Pending, Watcher.Done and Watcher.CloseReason,
+	// but the pure reads NextDeadline and Watcher's Pending, Done, Ready and CloseReason,
 	// which take mu directly). The state changes only under mu, so an unchanged epoch means an
 	// unchanged state.
 	epoch uint64
-	// deadline is NextDeadline's last answer, computed at epoch deadlineEpoch and clock time
-	// deadlineNow: the answer depends on nothing else, so it stands while both are the same (a
+	// deadline is NextDeadline's last answer, computed at epoch deadline.epoch and clock time
+	// deadline.now: the answer depends on nothing else, so it stands while both are the same (a
 	// driver asks after every step, and most steps touch no server state).
 	deadline struct {
 		valid   bool

@@ -162,6 +162,14 @@ func (w *Watcher) Done() bool {
 	return w.closed && len(w.queue) == w.head
 }
 
+// Ready reports whether Next has something to hand out, an event or the end: Pending() > 0 ||
+// Done(), read under one lock (a driver asks it before every step it might take).
+func (w *Watcher) Ready() bool {
+	w.srv.mu.Lock() // a pure read: the epoch stays
+	defer w.srv.mu.Unlock()
+	return len(w.queue) > w.head || w.closed
+}
+
 // CloseReason returns why the watch ended, or 0 while it is open.
 func (w *Watcher) CloseReason() CloseReason {
 	w.srv.mu.Lock()

@@ -204,3 +204,30 @@ func TestRelistStorm(t *testing.T) {
 		t.Errorf("watch from the new list RV: %v done %v", got, re.Done())
 	}
 }
+
+// Goal: Ready is Pending() > 0 || Done() at every point of a watch's life: open and idle, with
+// events queued, drained, ended with an ERROR event still queued, and fully delivered.
+func TestWatcherReady(t *testing.T) {
+	s, _ := newTestServer(t, func(c *Config) { c.MaxWatchEvents = 2 })
+	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+	check := func(step string, want bool) {
+		t.Helper()
+		if got, def := w.Ready(), w.Pending() > 0 || w.Done(); got != want || got != def {
+			t.Errorf("%s: Ready() = %v, want %v (Pending() > 0 || Done() = %v)", step, got, want, def)
+		}
+	}
+	check("idle", false)
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	check("one event", true)
+	drain(w)
+	check("drained", false)
+	for i := range 3 { // over MaxWatchEvents: the watch ends with an ERROR event
+		mustCreate(t, s, cmGVR, cm("ns", fmt.Sprintf("b%d", i), nil))
+	}
+	check("ended, ERROR queued", true)
+	drain(w)
+	check("ended, delivered", true)
+	if !w.Done() {
+		t.Fatal("the watch did not end: the test does not reach the closed state")
+	}
+}

@@ -46,7 +46,7 @@ func (n *Informer) quiet() bool {
 	st := n.stream
 	// A request on the network leaves no open stream (a LIST: st == nil; a WATCH: !st.opened).
 	if !n.inf.HasSynced() || n.st.Reflector().HasRequest() || st == nil || !st.opened || st.ended ||
-		st.onWire() > 0 || st.w.Pending() > 0 || st.w.Done() || !n.st.Reflector().Watching() {
+		st.onWire() > 0 || st.w.Ready() || !n.st.Reflector().Watching() {
 		return false
 	}
 	// A lagging watch cache (fakeapi.md MH-12) still owes the stream the revisions it has not

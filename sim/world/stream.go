@@ -253,7 +253,7 @@ func (n *Informer) canPull() bool {
 	if st == nil || st.ended || n.stopped || st.onWire() >= n.w.cfg.MaxInFlightEvents {
 		return false
 	}
-	return st.w.Pending() > 0 || st.w.Done()
+	return st.w.Ready()
 }
 
 // pull is the watch actor's "pull": take one event (or the end) off the apiserver's watcher and
