@@ -43,7 +43,22 @@ func BenchmarkCreate(b *testing.B) {
 
 // BenchmarkUpdate measures updates of one object (the log and version history grow and are
 // trimmed by MaxLogEntries).
-func BenchmarkUpdate(b *testing.B) {
+func BenchmarkUpdate(b *testing.B) { benchUpdates(b, false, 0) }
+
+// BenchmarkUpdateCompacted is BenchmarkUpdate on a server whose history is compacted every 1024
+// writes, as the periodic compactor would (BenchmarkUpdate's clock never moves, so it keeps
+// every version): the difference between the two is the cost of a history that only grows
+// (each version a write keeps is fresh memory, and the collector marks all of it).
+func BenchmarkUpdateCompacted(b *testing.B) { benchUpdates(b, false, 1024) }
+
+// BenchmarkUpdateRV is BenchmarkUpdate through UpdateRV, which builds no copy of the written
+// object for the caller: the difference between the two is the cost of that copy.
+func BenchmarkUpdateRV(b *testing.B) { benchUpdates(b, true, 0) }
+
+// benchUpdates updates one ConfigMap b.N times, each time with a new label: through UpdateRV
+// (keeping the caller's object and setting its new resourceVersion) or Update (continuing from
+// the answer), compacting the history every compactEvery writes when that is not 0.
+func benchUpdates(b *testing.B, rvOnly bool, compactEvery int) {
 	s, _ := newTestServer(b, func(c *Config) { c.MaxRecords = -1 })
 	rc := s.Resource(cmGVR).Namespace("ns")
 	cur := mustCreate(b, s, cmGVR, cm("ns", "a", nil))
@@ -52,9 +67,22 @@ func BenchmarkUpdate(b *testing.B) {
 	cpu := startCPU()
 	for i := 0; i < b.N; i++ {
 		cur.SetLabels(map[string]string{"i": strconv.Itoa(i)})
-		var err error
-		if cur, err = rc.Update(bg, cur, metav1.UpdateOptions{}); err != nil {
-			b.Fatal(err)
+		if rvOnly {
+			rv, err := rc.UpdateRV(bg, cur, metav1.UpdateOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			cur.SetResourceVersion(rv)
+		} else {
+			var err error
+			if cur, err = rc.Update(bg, cur, metav1.UpdateOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if compactEvery > 0 && i%compactEvery == compactEvery-1 {
+			if err := s.Compact(s.Revision()); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	reportCPU(b, cpu)
@@ -80,54 +108,6 @@ func BenchmarkDelete(b *testing.B) {
 		if err := rc.Delete(bg, names[i], metav1.DeleteOptions{}); err != nil {
 			b.Fatal(err)
 		}
-	}
-	reportCPU(b, cpu)
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
-}
-
-// BenchmarkUpdateCompacted is BenchmarkUpdate on a server whose history is compacted every 1024
-// writes, as the periodic compactor would (BenchmarkUpdate's clock never moves, so it keeps
-// every version): the difference between the two is the cost of a history that only grows
-// (each version a write keeps is fresh memory, and the collector marks all of it).
-func BenchmarkUpdateCompacted(b *testing.B) {
-	s, _ := newTestServer(b, func(c *Config) { c.MaxRecords = -1 })
-	rc := s.Resource(cmGVR).Namespace("ns")
-	cur := mustCreate(b, s, cmGVR, cm("ns", "a", nil))
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu := startCPU()
-	for i := 0; i < b.N; i++ {
-		cur.SetLabels(map[string]string{"i": strconv.Itoa(i)})
-		var err error
-		if cur, err = rc.Update(bg, cur, metav1.UpdateOptions{}); err != nil {
-			b.Fatal(err)
-		}
-		if i%1024 == 1023 {
-			if err := s.Compact(s.Revision()); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	reportCPU(b, cpu)
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
-}
-
-// BenchmarkUpdateRV is BenchmarkUpdate through UpdateRV, which builds no copy of the written
-// object for the caller: the difference between the two is the cost of that copy.
-func BenchmarkUpdateRV(b *testing.B) {
-	s, _ := newTestServer(b, func(c *Config) { c.MaxRecords = -1 })
-	rc := s.Resource(cmGVR).Namespace("ns")
-	cur := mustCreate(b, s, cmGVR, cm("ns", "a", nil))
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu := startCPU()
-	for i := 0; i < b.N; i++ {
-		cur.SetLabels(map[string]string{"i": strconv.Itoa(i)})
-		rv, err := rc.UpdateRV(bg, cur, metav1.UpdateOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		cur.SetResourceVersion(rv)
 	}
 	reportCPU(b, cpu)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")

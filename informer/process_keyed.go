@@ -135,14 +135,7 @@ func (s *sharedIndexInformer) applyBatchKeyed(deltas []Delta, keys []string, isI
 	s.cache.transactionKeyed(txns, keys)
 	if s.observer != nil {
 		for i, t := range txns {
-			kind := StepCacheUpdated
-			switch t.Type {
-			case TransactionTypeAdd:
-				kind = StepCacheAdded
-			case TransactionTypeDelete:
-				kind = StepCacheDeleted
-			}
-			s.emitCacheWrite(kind, keys[i], t.Object)
+			s.emitCacheWrite(cacheWriteKind(t.Type), keys[i], t.Object)
 		}
 	}
 	// Kept for the next batch only after the calls: a handler that panics (a Runner's) leaves

@@ -549,14 +549,19 @@ func (c observedCache) Transaction(txns ...Transaction) *TransactionError {
 		if !ok2[i] {
 			continue
 		}
-		kind := StepCacheUpdated
-		switch t.Type {
-		case TransactionTypeAdd:
-			kind = StepCacheAdded
-		case TransactionTypeDelete:
-			kind = StepCacheDeleted
-		}
-		c.write(kind, t.Object, nil)
+		c.write(cacheWriteKind(t.Type), t.Object, nil)
 	}
 	return terr
+}
+
+// cacheWriteKind is the step event that reports a cache transaction of type t.
+func cacheWriteKind(t TransactionType) StepEventKind {
+	switch t {
+	case TransactionTypeAdd:
+		return StepCacheAdded
+	case TransactionTypeDelete:
+		return StepCacheDeleted
+	default:
+		return StepCacheUpdated
+	}
 }

@@ -23,14 +23,7 @@ func BenchmarkStep(b *testing.B) {
 					b.Fatal(err)
 				}
 				simtest.NewToy(s, simtest.ToyConfig{Producers: 8, Consumers: 8, Timers: -1, MaxBufferItems: 64, ItemsPerProducer: -1})
-				b.ReportAllocs()
-				b.ResetTimer()
-				for range b.N {
-					if _, err := s.Step(); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+				benchSteps(b, s)
 			})
 		}
 	}
@@ -71,14 +64,19 @@ func BenchmarkStepCached(b *testing.B) {
 				b.Fatal(err)
 			}
 			simtest.NewToy(s, simtest.ToyConfig{Producers: 8, Consumers: 8, Timers: -1, MaxBufferItems: 64, ItemsPerProducer: -1, Cached: true})
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				if _, err := s.Step(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+			benchSteps(b, s)
 		})
 	}
+}
+
+// benchSteps takes b.N steps of s and reports steps per second of wall time.
+func benchSteps(b *testing.B, s *sim.Sim) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := s.Step(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
 }
