@@ -114,19 +114,12 @@ func (d *decoder) object(depth int) (any, bool) {
 			return nil, false
 		}
 		m[k.(string)] = v
-		d.space()
-		if d.off >= len(d.data) {
+		closed, ok := d.separator('}')
+		if !ok {
 			return nil, false
 		}
-		switch d.data[d.off] {
-		case ',':
-			d.off++
-			d.space()
-		case '}':
-			d.off++
+		if closed {
 			return m, true
-		default:
-			return nil, false
 		}
 	}
 }
@@ -145,21 +138,33 @@ func (d *decoder) array(depth int) (any, bool) {
 			return nil, false
 		}
 		l = append(l, v)
-		d.space()
-		if d.off >= len(d.data) {
+		closed, ok := d.separator(']')
+		if !ok {
 			return nil, false
 		}
-		switch d.data[d.off] {
-		case ',':
-			d.off++
-			d.space()
-		case ']':
-			d.off++
+		if closed {
 			return l, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// separator reads what follows an element of an object or array ending in closer: a comma (and
+// the spaces after it), or closer, which it reports with closed. ok is false for anything else.
+func (d *decoder) separator(closer byte) (closed, ok bool) {
+	d.space()
+	if d.off >= len(d.data) {
+		return false, false
+	}
+	switch d.data[d.off] {
+	case ',':
+		d.off++
+		d.space()
+		return false, true
+	case closer:
+		d.off++
+		return true, true
+	}
+	return false, false
 }
 
 // number decodes a number of JSON's grammar, -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?,
