@@ -135,12 +135,6 @@ func (r *ring) drainInto(dst []notification, max int) []notification {
 	return dst
 }
 
-// peek returns the oldest element without removing it.
-func (r *ring) peek() notification {
-	invariant.Check(r.n > 0, "ring: peek at an empty ring")
-	return r.slots[r.head]
-}
-
 // listener is one handler registration: client-go's processorListener (informer.md §4.4) as a
 // step-driven core. It buffers the notifications distributed to it, in order, and hands them to
 // its handler one at a time when its driver asks ([listener.next], then [listener.finish]). It

@@ -139,13 +139,3 @@ func (p *processor) stop() {
 	p.ids = nil
 	p.stopped = true
 }
-
-// find returns the listener with the given id, or nil.
-func (p *processor) find(id int) *listener {
-	for _, l := range p.listeners {
-		if l.id == id {
-			return l
-		}
-	}
-	return nil
-}
