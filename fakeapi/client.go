@@ -418,11 +418,51 @@ func (lw *ListerWatcher) ListWithContext(ctx context.Context, options metav1.Lis
 	s := lw.srv
 	s.lock()
 	defer s.mu.Unlock()
-	l, err := s.list_locked(lw.gvr, lw.ns, options, lw.Replica, lw.Name)
+	l, err := s.list_locked(lw.gvr, lw.ns, options, lw.Replica, lw.Name, "")
 	if err != nil {
 		return nil, err
 	}
 	return l, nil
+}
+
+// ListLent is List for a consumer that only reads what it receives, as an informer treats its
+// cache: the items share the server's committed objects instead of being copies, which saves a
+// deep copy per item. The server checks that they stay unchanged (see "Lent objects" in the
+// package documentation): a change is reported by [Server.LentMutation] and
+// [Server.CheckLent] as a [*MutationError] naming the ListerWatcher's Name.
+func (lw *ListerWatcher) ListLent(options metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	if lw.Tweak != nil {
+		lw.Tweak(&options)
+	}
+	s := lw.srv
+	s.lock()
+	defer s.mu.Unlock()
+	return s.list_locked(lw.gvr, lw.ns, options, lw.Replica, lw.Name, lw.lendName())
+}
+
+// OpenWatchLent is OpenWatch for a consumer that only reads what it receives: the events'
+// objects are the server's committed objects, lent as ListLent lends list items.
+func (lw *ListerWatcher) OpenWatchLent(options metav1.ListOptions) (*Watcher, error) {
+	if lw.Tweak != nil {
+		lw.Tweak(&options)
+	}
+	s := lw.srv
+	s.lock()
+	defer s.mu.Unlock()
+	w, err := s.openWatch_locked(lw.gvr, lw.ns, options, lw.Replica, lw.Name)
+	if err != nil {
+		return nil, err
+	}
+	w.lendTo = lw.lendName()
+	return w, nil
+}
+
+// lendName is the name a lent object's record gives its consumer.
+func (lw *ListerWatcher) lendName() string {
+	if lw.Name != "" {
+		return lw.Name
+	}
+	return "an unnamed ListerWatcher"
 }
 
 // WatchWithContext implements cache.WatcherWithContext; the watch stops when ctx is done.

@@ -124,6 +124,15 @@
 //     CreateRV and UpdateRV, for callers that discard the written object, return only that.
 //     TestConsumersNeverReachStoredObjects checks the rule by scribbling over everything a
 //     consumer receives.
+//   - The one exception is lending, which a consumer asks for explicitly
+//     (ListerWatcher.ListLent and OpenWatchLent; the world's own informers use them): list items
+//     and watch events then share the committed objects, read-only, as client-go's informer
+//     shares one object between its cache and every handler. The server cannot enforce
+//     read-only, so it checks: it fingerprints each object when it first lends it and compares
+//     the fingerprint whenever it reads the object again (a write's or Get's current version,
+//     list items, watch events, lends, and before it forgets the record), and reports the first
+//     change as a MutationError (LentMutation, CheckLent; lend.go). A change cannot be undone,
+//     so a host ends the run that made it. TestLentObjectChangesAreNoticed plants each kind.
 //
 // Simplifications, each documented where it is implemented: a cache's wait for a NotOlderThan
 // LIST is modelled by moving the cache forward at once if it would have caught up within

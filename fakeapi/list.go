@@ -45,12 +45,14 @@ func decodeContinue(s string) (continueToken, error) {
 func (s *Server) List(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
 	s.lock()
 	defer s.mu.Unlock()
-	return s.list_locked(gvr, ns, opts, -1, "")
+	return s.list_locked(gvr, ns, opts, -1, "", "")
 }
 
-func (s *Server) list_locked(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, pin int, client string) (*unstructured.UnstructuredList, error) {
+// list_locked answers a LIST made by client; its items are lent to lendTo (lend.go) when that
+// is set, and copies otherwise.
+func (s *Server) list_locked(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, pin int, client, lendTo string) (*unstructured.UnstructuredList, error) {
 	rq := s.rec.newRequest(VerbList, gvr, ns, "", opts, client)
-	l, err := s.listInner_locked(gvr, ns, opts, pin, &rq)
+	l, err := s.listInner_locked(gvr, ns, opts, pin, &rq, lendTo)
 	if l != nil {
 		rq.ListRV, rq.Continue = l.GetResourceVersion(), l.GetContinue()
 	}
@@ -58,11 +60,12 @@ func (s *Server) list_locked(gvr schema.GroupVersionResource, ns string, opts me
 	return l, err
 }
 
-func (s *Server) listInner_locked(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, pin int, rq *RequestRecord) (*unstructured.UnstructuredList, error) {
+func (s *Server) listInner_locked(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, pin int, rq *RequestRecord, lendTo string) (*unstructured.UnstructuredList, error) {
 	res, ns, req, err := s.readRequest_locked(VerbList, gvr, ns, opts)
 	if err != nil {
 		return nil, err
 	}
+	req.lendTo = lendTo
 	if req.cont != "" {
 		// §3.1 rows 9-10: continuation pages read the token's snapshot from storage.
 		if req.rvKind == rvExact {
@@ -197,9 +200,16 @@ func (s *Server) page_locked(res *resourceStore, ns string, req *request, rev ui
 			}
 			continue
 		}
-		// A deep copy of the content, built in place: copyObject would allocate an
-		// Unstructured only to copy it into Items.
-		list.Items = append(list.Items, unstructured.Unstructured{Object: copyMap(obj.Object)})
+		if req.lendTo != "" {
+			// Lent: the item shares the stored object's content, which the record guards.
+			s.lend_locked(obj, h, req.lendTo)
+			list.Items = append(list.Items, unstructured.Unstructured{Object: obj.Object})
+		} else {
+			// A deep copy of the content, built in place: copyObject would allocate an
+			// Unstructured only to copy it into Items.
+			s.checkLent_locked(obj, "a list")
+			list.Items = append(list.Items, unstructured.Unstructured{Object: copyMap(obj.Object)})
+		}
 		last = h.key
 	}
 	if remaining > 0 {

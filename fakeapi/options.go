@@ -36,6 +36,9 @@ type request struct {
 	bookmarks   bool
 	timeout     *int64
 	noSelector  bool
+	// lendTo, when set, names the consumer a LIST lends its items to instead of handing out
+	// copies (ListLent, lend.go).
+	lendTo string
 }
 
 // parseRequest checks options the way kube-apiserver does, in its order: selectors must parse

@@ -174,6 +174,8 @@ type Server struct {
 
 	commitObservers []func(Commit) // see OnCommit
 
+	lent lendBook // objects lent read-only (lend.go)
+
 	nowSec  int64  // the second of nowText (now_locked)
 	nowText string // the last timestamp now_locked formatted
 }

@@ -105,6 +105,10 @@ type Watcher struct {
 	closed bool
 	reason CloseReason
 
+	// lendTo, when set (OpenWatchLent), names the consumer the watch lends its objects to
+	// instead of handing out copies (lend.go).
+	lendTo string
+
 	pump *pump
 }
 
@@ -141,8 +145,21 @@ func (w *Watcher) next_locked() (watch.Event, bool) {
 		w.lastDelivered = q
 	}
 	ev := q.ev
-	if u, ok := ev.Object.(*unstructured.Unstructured); ok && !q.own {
-		ev.Object = copyObject(u)
+	if u, ok := ev.Object.(*unstructured.Unstructured); ok && !q.own && q.h != nil {
+		if w.lendTo == "" {
+			w.srv.checkLent_locked(u, "a watch event")
+			ev.Object = copyObject(u)
+		} else {
+			w.srv.lend_locked(u, q.h, w.lendTo)
+			if ev.Type == watch.Deleted {
+				// A DELETED event's object shares all but its top-level and metadata maps with
+				// the last state of the key (withOwnMeta): lend that state too, so that a change
+				// made through the shared maps is noticed when the server reads it.
+				if prev, _ := q.h.atRev(q.rev - 1); prev != nil {
+					w.srv.lend_locked(prev, q.h, w.lendTo)
+				}
+			}
+		}
 	}
 	w.srv.recordEvent_locked(w, q)
 	return ev, true

@@ -450,9 +450,13 @@ func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *
 	return s.commit_locked(res, key, watch.Added, u, nil), nil
 }
 
+// live_locked returns the current version of key, or nil, for a read that acts on it (a write's
+// starting point, Get): if it was lent, its fingerprint is checked first (lend.go).
 func (s *Server) live_locked(res *resourceStore, key objKey) *unstructured.Unstructured {
 	if h := res.keys[key]; h != nil {
-		return h.latest()
+		obj := h.latest()
+		s.checkLent_locked(obj, "a read of the current version")
+		return obj
 	}
 	return nil
 }
@@ -508,7 +512,10 @@ func (s *Server) replaced_locked(res *resourceStore, ns string, obj *unstructure
 	if !res.info.Namespaced {
 		ns = ""
 	}
-	return s.live_locked(res, objKey{ns, name})
+	if h := res.keys[objKey{ns, name}]; h != nil {
+		return h.latest() // unchecked: the update checks it when it reads it (live_locked)
+	}
+	return nil
 }
 
 func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unstructured.Unstructured, status, dryRun bool) (*unstructured.Unstructured, error) {

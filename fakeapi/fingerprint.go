@@ -1,0 +1,70 @@
+package fakeapi
+
+import "math"
+
+// fingerprint hashes a stored object's content (a normalised value: nil, string, bool, int64,
+// float64, map[string]any, []any; see normalize) into 64 bits, so that the server can tell later
+// whether an object it lent (see lend.go) still holds what it held then, without keeping a copy
+// to compare with. Equal contents give equal fingerprints in every run and process: a map's
+// entries are combined by addition, which does not depend on Go's random iteration order, and
+// strings are hashed byte by byte (FNV-1a) with no per-process seed. Each kind of value starts
+// from its own constant, so "1" and 1, or an empty map and an empty list, differ. A value of a
+// type stored objects never hold (only a change can put one there) hashes to a constant of its
+// own.
+//
+// Hashing reads every map entry once and allocates nothing: about a quarter of the time of the
+// deep copy (copyObject) it saves.
+func fingerprint(v any) uint64 {
+	switch x := v.(type) {
+	case map[string]any:
+		sum := uint64(0x9e3779b97f4a7c15)
+		for k, e := range x {
+			sum += mix(hashString(k) ^ (fingerprint(e) * 0xff51afd7ed558ccd))
+		}
+		return mix(sum)
+	case []any:
+		h := uint64(0xc4ceb9fe1a85ec53)
+		for _, e := range x {
+			h = (h ^ fingerprint(e)) * fnvPrime
+		}
+		return mix(h ^ uint64(len(x)))
+	case string:
+		return hashString(x)
+	case int64:
+		return mix(uint64(x) ^ 0x2545f4914f6cdd1d)
+	case float64:
+		return mix(math.Float64bits(x) ^ 0x6a09e667f3bcc909)
+	case bool:
+		if x {
+			return 0xbb67ae8584caa73b
+		}
+		return 0x3c6ef372fe94f82b
+	case nil:
+		return 0xa54ff53a5f1d36f1
+	}
+	return 0x510e527fade682d1
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func hashString(s string) uint64 {
+	h := uint64(fnvOffset)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return h
+}
+
+// mix is the finaliser of MurmurHash3: it spreads every input bit over the output, so that sums
+// of mixed values do not cancel in simple ways.
+func mix(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
+}

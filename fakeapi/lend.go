@@ -1,0 +1,188 @@
+package fakeapi
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Lent objects (see the package documentation, "Ownership of objects", and docs/fakeapi.md
+// "Lent objects").
+//
+// A consumer that promises to only read what it receives (the world's own informers, which hand
+// objects to their cache and their handlers exactly as client-go's informer does) may take the
+// committed objects themselves instead of deep copies: ListerWatcher.ListLent and OpenWatchLent.
+// The server cannot make a Go map read-only, so it checks instead: when it first lends an object
+// it records a fingerprint of its content (fingerprint.go), and it compares the fingerprint again
+// whenever it reads that object itself afterwards: the current version a write or Get starts
+// from, every list item and watch event it hands out, every lend, and before it forgets the
+// record. A difference means someone changed a shared object; the server reports the first one
+// as a MutationError (LentMutation, CheckLent). It cannot undo the change, so a run that sees one
+// is over: the world fails it with the read-only-objects oracle.
+//
+// Records are kept while the server can still reach the object (a version of its key, a log
+// entry, a watch queue) and a little longer: forgetSweep, which checks each record it drops,
+// runs when the book has doubled since the last one, so it costs a constant per lend.
+
+// lentRecord is what the server knows of one lent object: its fingerprint when lent, and, for
+// the report, whom it went to first and what it was (read at lending time, not from the object,
+// which may have changed since).
+type lentRecord struct {
+	sum uint64
+	seq uint64 // the order of lending, which fixes the order checkAllLent_locked reports in
+	to  string
+	h   *keyHistory // its key and resource
+	rv  string
+}
+
+// lendBook holds the records of lent objects and the first mutation found.
+type lendBook struct {
+	records map[*unstructured.Unstructured]lentRecord
+	seq     uint64 // records made so far
+	// sweepAt is the number of records at which the next forgetSweep runs.
+	sweepAt int
+	// mutation is the first change found, read without the server's lock by LentMutation (a
+	// host asks after every step).
+	mutation atomic.Pointer[MutationError]
+}
+
+// minSweep is the smallest number of records a forgetSweep waits for.
+const minSweep = 1024
+
+// MutationError reports that an object the server lent read-only was changed after it was
+// handed out: a handler, a cache or user code wrote into an object it received from an
+// informer, which client-go forbids (objects from an informer are shared with its cache;
+// DeepCopy one before changing it). The fields say what the object was when it was lent.
+type MutationError struct {
+	// Resource, Namespace and Name name the object; ResourceVersion is the version lent.
+	Resource        string
+	Namespace, Name string
+	ResourceVersion string
+	// LentTo is the name of the first consumer it was lent to (the ListerWatcher's Name).
+	LentTo string
+	// NoticedBy says which read of the server found the change.
+	NoticedBy string
+}
+
+func (e *MutationError) Error() string {
+	name := e.Name
+	if e.Namespace != "" {
+		name = e.Namespace + "/" + name
+	}
+	return fmt.Sprintf("fakeapi: %s %s at resourceVersion %s, lent read-only to %q, was changed after it was handed out (noticed by %s): objects an informer hands to its cache and handlers are shared and must not be changed; DeepCopy one before changing it",
+		e.Resource, name, e.ResourceVersion, e.LentTo, e.NoticedBy)
+}
+
+// LentMutation returns the first change to a lent object the server has found (a
+// *MutationError), or nil. It takes no lock: a host may ask after every step.
+func (s *Server) LentMutation() error {
+	if m := s.lent.mutation.Load(); m != nil {
+		return m
+	}
+	return nil
+}
+
+// CheckLent compares every lent object the server still keeps a record of with its fingerprint
+// now, and returns the first change found, this time or before (see LentMutation). A host calls
+// it when it checks a run's end state: the server otherwise notices a change only when it reads
+// the object again.
+func (s *Server) CheckLent() error {
+	s.mu.Lock() // reads and at most records a mutation: no state a deadline depends on
+	defer s.mu.Unlock()
+	s.checkAllLent_locked("CheckLent", nil)
+	return s.LentMutation()
+}
+
+// lend_locked hands out obj, a committed object of h's key, to the consumer named to,
+// recording its fingerprint the first time and checking it every later time.
+func (s *Server) lend_locked(obj *unstructured.Unstructured, h *keyHistory, to string) {
+	b := &s.lent
+	if r, ok := b.records[obj]; ok {
+		s.verifyLent_locked(obj, r, "a lend to "+to)
+		return
+	}
+	if b.records == nil {
+		b.records = make(map[*unstructured.Unstructured]lentRecord)
+		b.sweepAt = minSweep
+	}
+	if len(b.records) >= b.sweepAt {
+		s.forgetSweep_locked()
+	}
+	b.seq++
+	b.records[obj] = lentRecord{sum: fingerprint(obj.Object), seq: b.seq, to: to, h: h, rv: obj.GetResourceVersion()}
+}
+
+// checkLent_locked compares obj, a committed object the server is about to read, with its
+// fingerprint if it was lent. what names the read for the report.
+func (s *Server) checkLent_locked(obj *unstructured.Unstructured, what string) {
+	if s.lent.records == nil || obj == nil { // nothing was ever lent: the common case costs this
+		return
+	}
+	if r, ok := s.lent.records[obj]; ok {
+		s.verifyLent_locked(obj, r, what)
+	}
+}
+
+// verifyLent_locked reports a mutation of obj if its content no longer has r's fingerprint.
+func (s *Server) verifyLent_locked(obj *unstructured.Unstructured, r lentRecord, what string) bool {
+	if fingerprint(obj.Object) == r.sum {
+		return true
+	}
+	s.lent.mutation.CompareAndSwap(nil, &MutationError{
+		Resource: r.h.res.info.GVR.Resource, Namespace: r.h.key.ns, Name: r.h.key.name,
+		ResourceVersion: r.rv, LentTo: r.to, NoticedBy: what,
+	})
+	return false
+}
+
+// checkAllLent_locked checks every record and, when drop is set, forgets those for which it
+// returns true. Records are visited in the order they were made, so that when several objects
+// changed, the one reported is the same in every run.
+func (s *Server) checkAllLent_locked(what string, drop func(*unstructured.Unstructured) bool) {
+	b := &s.lent
+	type lent struct {
+		obj *unstructured.Unstructured
+		r   lentRecord
+	}
+	all := make([]lent, 0, len(b.records))
+	for obj, r := range b.records {
+		all = append(all, lent{obj, r})
+	}
+	slices.SortFunc(all, func(x, y lent) int { return cmp.Compare(x.r.seq, y.r.seq) })
+	for _, l := range all {
+		s.verifyLent_locked(l.obj, l.r, what)
+		if drop != nil && drop(l.obj) {
+			delete(b.records, l.obj)
+		}
+	}
+}
+
+// forgetSweep_locked forgets the records of lent objects the server can no longer reach (no
+// version, log entry or watch queue holds them), after checking them one last time, and sets
+// the size at which the next sweep runs to twice what is left.
+func (s *Server) forgetSweep_locked() {
+	reach := make(map[*unstructured.Unstructured]bool, len(s.lent.records))
+	for _, res := range s.resources { // order irrelevant: this only builds a set
+		for _, h := range res.keys {
+			for _, v := range h.versions {
+				reach[v.obj] = true
+			}
+		}
+	}
+	for i := 0; i < s.log.len(); i++ {
+		e := s.log.at(i)
+		reach[e.obj], reach[e.prev] = true, true
+	}
+	for _, w := range s.watchers {
+		for _, q := range w.queue[w.head:] {
+			if u, ok := q.ev.Object.(*unstructured.Unstructured); ok {
+				reach[u] = true
+			}
+		}
+	}
+	s.checkAllLent_locked("a sweep of lent objects", func(obj *unstructured.Unstructured) bool { return !reach[obj] })
+	s.lent.sweepAt = max(minSweep, 2*len(s.lent.records))
+}

@@ -1,0 +1,372 @@
+package fakeapi
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// lentWatch opens a lending watch of config maps in "ns" from the current revision.
+func lentWatch(t *testing.T, s *Server, name string) *Watcher {
+	t.Helper()
+	lw := s.ListerWatcher(cmGVR, "ns")
+	lw.Name = name
+	w, err := lw.OpenWatchLent(metav1.ListOptions{ResourceVersion: FormatRV(s.rev), AllowWatchBookmarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func nextObject(t *testing.T, w *Watcher, want watch.EventType) *unstructured.Unstructured {
+	t.Helper()
+	ev, ok := w.Next()
+	if !ok || ev.Type != want {
+		t.Fatalf("Next = %v %v, want a %s event", ev.Type, ok, want)
+	}
+	return ev.Object.(*unstructured.Unstructured)
+}
+
+// TestLentObjectChangesAreNoticed changes an object the server lent, in each way a handler
+// could, and checks that each read of the server that should notice it does, naming the object,
+// its version, the consumer and the read; and that nothing is reported while nothing changes.
+// It also shows that lent objects are not copies: were they, no change would reach the server.
+func TestLentObjectChangesAreNoticed(t *testing.T) {
+	changes := map[string]func(u *unstructured.Unstructured){
+		"set a label in place": func(u *unstructured.Unstructured) {
+			u.Object["metadata"].(map[string]any)["labels"].(map[string]any)["a"] = "changed"
+		},
+		"add a data key": func(u *unstructured.Unstructured) { u.Object["data"].(map[string]any)["new"] = "x" },
+		"remove a data key": func(u *unstructured.Unstructured) {
+			delete(u.Object["data"].(map[string]any), "k")
+		},
+		"same text, other type": func(u *unstructured.Unstructured) { u.Object["data"].(map[string]any)["n"] = "1" },
+		"setter":                func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{"x": "y"}) },
+	}
+	reads := map[string]func(t *testing.T, s *Server) string{
+		"update": func(t *testing.T, s *Server) string {
+			cur, err := s.Resource(cmGVR).Namespace("ns").Get(bg, "c", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cur.SetLabels(map[string]string{"a": "3"})
+			if _, err := s.Resource(cmGVR).Namespace("ns").UpdateRV(bg, cur, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			return "a read of the current version"
+		},
+		"list": func(t *testing.T, s *Server) string {
+			if _, err := s.List(cmGVR, "ns", metav1.ListOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			return "a list"
+		},
+		"another lend": func(t *testing.T, s *Server) string {
+			lw := s.ListerWatcher(cmGVR, "ns")
+			lw.Name = "inf2"
+			if _, err := lw.ListLent(metav1.ListOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			return `a lend to inf2`
+		},
+		"CheckLent": func(t *testing.T, s *Server) string { s.CheckLent(); return "CheckLent" },
+	}
+	for cname, change := range changes {
+		for rname, read := range reads {
+			t.Run(cname+"/"+rname, func(t *testing.T) {
+				s, _ := newTestServer(t, nil)
+				created := cm("ns", "c", map[string]string{"a": "1"})
+				created.Object["data"].(map[string]any)["n"] = int64(1)
+				mustCreate(t, s, cmGVR, created)
+				w := lentWatch(t, s, "inf1")
+				cur := mustGet(t, s, "c")
+				cur.SetLabels(map[string]string{"a": "2"})
+				mustUpdate(t, s, cmGVR, cur)
+				lent := nextObject(t, w, watch.Modified)
+				rv := lent.GetResourceVersion()
+
+				// Reading and lending an unchanged object reports nothing.
+				if err := s.CheckLent(); err != nil {
+					t.Fatalf("nothing changed, CheckLent = %v", err)
+				}
+				change(lent)
+				if err := s.LentMutation(); err != nil {
+					t.Fatalf("before any read: %v", err)
+				}
+				noticedBy := read(t, s)
+				var me *MutationError
+				if err := s.LentMutation(); !errors.As(err, &me) {
+					t.Fatalf("after %s: LentMutation = %v, want a *MutationError", rname, err)
+				}
+				want := MutationError{Resource: "configmaps", Namespace: "ns", Name: "c", ResourceVersion: rv, LentTo: "inf1", NoticedBy: noticedBy}
+				if *me != want {
+					t.Errorf("got %+v, want %+v", *me, want)
+				}
+				if msg := me.Error(); !strings.Contains(msg, `configmaps ns/c at resourceVersion `+rv+`, lent read-only to "inf1"`) || !strings.Contains(msg, "DeepCopy") {
+					t.Errorf("message %q does not say what and how to fix it", msg)
+				}
+			})
+		}
+	}
+}
+
+func mustGet(t *testing.T, s *Server, name string) *unstructured.Unstructured {
+	t.Helper()
+	u, err := s.Resource(cmGVR).Namespace("ns").Get(bg, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// TestLentListItemsAndDeletedEventsAreGuarded: a list item shares the stored object's content,
+// and a DELETED event's object shares its nested maps with the last state; changing either is
+// noticed, the second one even though the DELETED object itself is never read again.
+func TestLentListItemsAndDeletedEventsAreGuarded(t *testing.T) {
+	t.Run("list item", func(t *testing.T) {
+		s, _ := newTestServer(t, nil)
+		mustCreate(t, s, cmGVR, cm("ns", "c", nil))
+		lw := s.ListerWatcher(cmGVR, "ns")
+		lw.Name = "lister"
+		l, err := lw.ListLent(metav1.ListOptions{})
+		if err != nil || len(l.Items) != 1 {
+			t.Fatalf("ListLent = %v, %v", l, err)
+		}
+		l.Items[0].Object["data"].(map[string]any)["k"] = "changed"
+		mustGet(t, s, "c")
+		if err := s.LentMutation(); err == nil || !strings.Contains(err.Error(), `lent read-only to "lister"`) {
+			t.Fatalf("LentMutation = %v", err)
+		}
+	})
+	t.Run("deleted event", func(t *testing.T) {
+		s, _ := newTestServer(t, nil)
+		mustCreate(t, s, cmGVR, cm("ns", "c", nil))
+		w := lentWatch(t, s, "inf1")
+		mustDelete(t, s, cmGVR, "ns", "c")
+		gone := nextObject(t, w, watch.Deleted)
+		gone.Object["data"].(map[string]any)["k"] = "changed" // shared with the last state
+		if err := s.CheckLent(); err == nil {
+			t.Fatal("a change through a DELETED event's shared map went unnoticed")
+		}
+	})
+}
+
+// TestLendingCopiesNothing: a lending watch hands out the committed object itself (the same
+// content map twice for two lending watches), a copying one a new map; a lending LIST
+// allocates no copy of its items.
+func TestLendingCopiesNothing(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	mustCreate(t, s, cmGVR, cm("ns", "c", nil))
+	w1, w2 := lentWatch(t, s, "inf1"), lentWatch(t, s, "inf2")
+	plain := mustWatch(t, s, cmGVR, "ns", metav1.ListOptions{ResourceVersion: FormatRV(s.rev)})
+	cur := mustGet(t, s, "c")
+	cur.SetLabels(map[string]string{"x": "1"})
+	mustUpdate(t, s, cmGVR, cur)
+	a, b := nextObject(t, w1, watch.Modified), nextObject(t, w2, watch.Modified)
+	c := nextObject(t, plain, watch.Modified)
+	a.Object["probe"] = true // only to see which maps are one: undone before the server reads
+	_, inB := b.Object["probe"]
+	_, inC := c.Object["probe"]
+	delete(a.Object, "probe")
+	if !inB || inC {
+		t.Errorf("lent objects shared: %v (want true), copy shared: %v (want false)", inB, inC)
+	}
+	lw := s.ListerWatcher(cmGVR, "ns")
+	lw.Name = "lister"
+	for range 100 {
+		mustCreate(t, s, cmGVR, cm("ns", fmt.Sprintf("n%d", s.rev), nil))
+	}
+	lent := testing.AllocsPerRun(20, func() { _, _ = lw.ListLent(metav1.ListOptions{}) })
+	copied := testing.AllocsPerRun(20, func() { _, _ = lw.List(metav1.ListOptions{}) })
+	if lent > copied/5 {
+		t.Errorf("a lending LIST of 101 items allocates %v, a copying one %v: items are copied", lent, copied)
+	}
+	if err := s.CheckLent(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLentRecordsAreForgotten: the book of lent objects stays bounded by what the server can
+// still reach, and the sweep that forgets records checks them first.
+func TestLentRecordsAreForgotten(t *testing.T) {
+	s, _ := newTestServer(t, func(c *Config) { c.MaxLogEntries = 200 })
+	mustCreate(t, s, cmGVR, cm("ns", "c", nil))
+	w := lentWatch(t, s, "inf1")
+	var last *unstructured.Unstructured
+	for i := range 20 * minSweep {
+		cur := mustGet(t, s, "c")
+		cur.SetLabels(map[string]string{"i": fmt.Sprint(i)})
+		mustUpdate(t, s, cmGVR, cur)
+		last = nextObject(t, w, watch.Modified)
+		if n := len(s.lent.records); n > 2*minSweep+100 {
+			t.Fatalf("after %d lends the book holds %d records", i+1, n)
+		}
+	}
+	if err := s.CheckLent(); err != nil {
+		t.Fatal(err)
+	}
+	// What the server still reaches keeps its record through a sweep: the current version, and
+	// what the log holds.
+	s.mu.Lock()
+	s.forgetSweep_locked()
+	_, kept := s.lent.records[last]
+	n := len(s.lent.records)
+	s.mu.Unlock()
+	if !kept || n < 10 {
+		t.Fatalf("after a sweep: current version kept %v, %d records kept", kept, n)
+	}
+	// A change to an object the server no longer reaches is still reported by the sweep that
+	// forgets it.
+	mustCreate(t, s, cmGVR, cm("ns", "d", nil))
+	cur := mustGet(t, s, "c")
+	cur.SetLabels(map[string]string{"i": "last"})
+	mustUpdate(t, s, cmGVR, cur)
+	old := nextObject(t, w, watch.Added) // d
+	nextObject(t, w, watch.Modified)
+	old.Object["data"].(map[string]any)["k"] = "changed"
+	s.mu.Lock()
+	s.forgetSweep_locked()
+	s.mu.Unlock()
+	if err := s.LentMutation(); err == nil || !strings.Contains(err.Error(), "configmaps ns/d") {
+		t.Fatalf("LentMutation = %v", err)
+	}
+}
+
+// TestFirstLentChangeIsReportedInLendingOrder: with several changed objects, CheckLent reports
+// the one lent first, whatever Go's map order.
+func TestFirstLentChangeIsReportedInLendingOrder(t *testing.T) {
+	for range 20 {
+		s, _ := newTestServer(t, nil)
+		for i := range 10 {
+			mustCreate(t, s, cmGVR, cm("ns", fmt.Sprintf("c%d", 9-i), nil))
+		}
+		lw := s.ListerWatcher(cmGVR, "ns")
+		lw.Name = "lister"
+		l, err := lw.ListLent(metav1.ListOptions{}) // lent in key order: c0 first
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range l.Items {
+			l.Items[i].Object["data"].(map[string]any)["k"] = "changed"
+		}
+		if err := s.CheckLent(); err == nil || !strings.Contains(err.Error(), "configmaps ns/c0 ") {
+			t.Fatalf("CheckLent = %v, want c0 reported", err)
+		}
+	}
+}
+
+// TestFingerprintTellsContentsApart: equal contents hash equally however their maps were built,
+// and changing any one leaf, key or type of a random object changes the fingerprint.
+func TestFingerprintTellsContentsApart(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var gen func(depth int) any
+	gen = func(depth int) any {
+		switch k := r.IntN(8); {
+		case k == 0 && depth < 4:
+			m := map[string]any{}
+			for i := range r.IntN(10) {
+				m[fmt.Sprintf("k%d", i)] = gen(depth + 1)
+			}
+			return m
+		case k == 1 && depth < 4:
+			l := []any{}
+			for range r.IntN(5) {
+				l = append(l, gen(depth+1))
+			}
+			return l
+		case k == 2:
+			return int64(r.IntN(3))
+		case k == 3:
+			return float64(r.IntN(3))
+		case k == 4:
+			return r.IntN(2) == 0
+		case k == 5:
+			return nil
+		default:
+			return fmt.Sprint(r.IntN(3))
+		}
+	}
+	// leaves lists the paths to every value, so each can be changed in turn.
+	type path struct {
+		m map[string]any
+		k string
+		l []any
+		i int
+	}
+	var leaves func(v any, out *[]path)
+	leaves = func(v any, out *[]path) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				*out = append(*out, path{m: x, k: k})
+				leaves(e, out)
+			}
+		case []any:
+			for i, e := range x {
+				*out = append(*out, path{l: x, i: i})
+				leaves(e, out)
+			}
+		}
+	}
+	for range 300 {
+		top := map[string]any{"a": gen(0), "b": gen(0), "c": gen(0)}
+		sum := fingerprint(top)
+		if again := fingerprint(copyMap(top)); again != sum {
+			t.Fatalf("a copy hashes to %x, the original to %x", again, sum)
+		}
+		var ps []path
+		leaves(top, &ps)
+		for _, p := range ps {
+			for _, replacement := range []any{"changed", int64(7), nil, map[string]any{}, []any{}, int(1)} {
+				var old any
+				if p.m != nil {
+					old = p.m[p.k]
+					p.m[p.k] = replacement
+				} else {
+					old = p.l[p.i]
+					p.l[p.i] = replacement
+				}
+				changed := fingerprint(top)
+				same := sameValue(old, replacement)
+				if p.m != nil {
+					p.m[p.k] = old
+				} else {
+					p.l[p.i] = old
+				}
+				if !same && changed == sum {
+					t.Fatalf("replacing %v by %#v left the fingerprint unchanged", old, replacement)
+				}
+			}
+			if p.m != nil { // a removed key
+				old := p.m[p.k]
+				delete(p.m, p.k)
+				if fingerprint(top) == sum {
+					t.Fatalf("removing key %q left the fingerprint unchanged", p.k)
+				}
+				p.m[p.k] = old
+			}
+		}
+		if fingerprint(top) != sum {
+			t.Fatal("restoring every change did not restore the fingerprint")
+		}
+	}
+}
+
+// sameValue reports whether a and b are the same normalised value for this test's replacements.
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		return ok && len(x) == 0 && len(y) == 0
+	case []any:
+		y, ok := b.([]any)
+		return ok && len(x) == 0 && len(y) == 0
+	}
+	return a == b
+}
