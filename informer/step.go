@@ -565,3 +565,12 @@ func cacheWriteKind(t TransactionType) StepEventKind {
 		return StepCacheUpdated
 	}
 }
+
+// HasTransform reports whether the informer rewrites the objects it receives (SetTransform).
+// client-go lets a transform change the very object it is given, so a host that would otherwise
+// lend the apiserver's own objects to the informer must hand this one copies.
+func (st *Stepper) HasTransform() bool {
+	st.s.startedLock.Lock() // the lock SetTransform writes under
+	defer st.s.startedLock.Unlock()
+	return st.s.transform != nil
+}

@@ -92,8 +92,9 @@ func (w *World) RunUntilConverged(budget time.Duration) error {
 	return w.CheckConverged()
 }
 
-// CheckConverged is the eventual-consistency oracle (design.md "Oracles"), then the user's
-// checks: every started, unstopped informer's cache equals the apiserver's current state for
+// CheckConverged checks first that no object the apiserver lent the world's informers was
+// changed (a *Violation of OracleReadOnlyObjects, from fakeapi.Server.CheckLent), then is the
+// eventual-consistency oracle (design.md "Oracles"), then the user's checks: every started, unstopped informer's cache equals the apiserver's current state for
 // its resource, namespace and selectors, after its Transform (same keys; same
 // resourceVersions and content, or the informer's Equal); so does every current handler's
 // replayed view; and every check added with AddCheck passes. It reports the first divergence,
@@ -102,6 +103,9 @@ func (w *World) RunUntilConverged(budget time.Duration) error {
 // naming the check. It reads the apiserver with fakeapi.Server.Snapshot, which changes nothing:
 // a run with and without checks is the same run.
 func (w *World) CheckConverged() error {
+	if err := w.srv.CheckLent(); err != nil {
+		return NewViolation(w.s, OracleReadOnlyObjects, err.Error(), w.convergedEvent(), DefaultViolationWindow)
+	}
 	for _, n := range w.informers {
 		if !n.started || n.stopped {
 			continue

@@ -123,11 +123,15 @@ func (n *Informer) doRequest() {
 	switch req.Verb {
 	case informer.RequestList:
 		n.emitRequest("LIST", req.Options)
-		list, err := n.src.lw.List(req.Options)
+		list, err := n.list(req.Options)
 		n.w.after(lat, n.netActor, "list-response", func() { n.deliverList(list, err) })
 	case informer.RequestWatch:
 		n.emitRequest("WATCH", req.Options)
-		wt, err := n.src.lw.OpenWatch(req.Options)
+		open := n.src.lw.OpenWatchLent
+		if n.st.HasTransform() {
+			open = n.src.lw.OpenWatch
+		}
+		wt, err := open(req.Options)
 		if err != nil {
 			n.w.after(lat, n.netActor, "watch-response", func() { n.deliverWatchFailed(err) })
 			break
@@ -138,6 +142,22 @@ func (n *Informer) doRequest() {
 	default:
 		invariant.Check(false, "world: %s: unknown request verb %v", n.Name(), req.Verb)
 	}
+}
+
+// list performs the Reflector's LIST. The apiserver lends the informer its own objects rather
+// than copies (fakeapi's "Lent objects"): the informer only reads them, as client-go's shares one
+// object between its cache and every handler, and the apiserver notices any change made to one
+// (the read-only-objects oracle, checked after every step). An informer with a transform gets
+// copies, since client-go lets a transform change what it is given.
+func (n *Informer) list(o metav1.ListOptions) (runtime.Object, error) {
+	if n.st.HasTransform() {
+		return n.src.lw.List(o)
+	}
+	l, err := n.src.lw.ListLent(o)
+	if err != nil {
+		return nil, err // not l: a nil *UnstructuredList is not a nil runtime.Object
+	}
+	return l, nil
 }
 
 // emitRequest narrates a request, with its options when narration reaches anyone.

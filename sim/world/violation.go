@@ -8,14 +8,22 @@ import (
 	"github.com/informersim/informersim/sim"
 )
 
-// The names of the oracles (design.md "Oracles"). The world checks the first three itself: the
+// The names of the oracles (design.md "Oracles"). The world checks these four itself: the
 // Recorder of every registration checks per-object order and cache-before-notify on each
-// delivery, and CheckConverged is eventual consistency. Package world/oracle names the others
+// delivery, CheckConverged is eventual consistency, and every step ends with the apiserver's
+// verdict on read-only objects. Package world/oracle names the others
 // and checks them over the trace and the apiserver's record.
 const (
 	OraclePerObjectOrder      = "per-object-order"
 	OracleCacheBeforeNotify   = "cache-before-notify"
 	OracleEventualConsistency = "eventual-consistency"
+	// OracleReadOnlyObjects: nothing changes an object an informer of the world received. The
+	// apiserver lends those informers its own objects (fakeapi's "Lent objects"), which they
+	// share with their caches and handlers as client-go's do; the apiserver notices a change
+	// when it next reads the object, and the world fails the run at the end of that step (and
+	// in CheckConverged). It is client-go's rule that objects from an informer are read-only,
+	// which client-go checks only with its cache mutation detector switched on.
+	OracleReadOnlyObjects = "read-only-objects"
 )
 
 // DefaultViolationWindow is how many trace events before the violating one a Violation keeps.

@@ -230,6 +230,9 @@ func (w *World) Informers() []*Informer { return append([]*Informer(nil), w.info
 func (w *World) Settle() { w.settle() }
 
 func (w *World) settle() {
+	if err := w.srv.LentMutation(); err != nil {
+		w.violate(OracleReadOnlyObjects, "%v", err)
+	}
 	for _, n := range w.informers {
 		n.settle()
 	}
