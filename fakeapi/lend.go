@@ -23,9 +23,9 @@ import (
 // as a MutationError (LentMutation, CheckLent). It cannot undo the change, so a run that sees one
 // is over: the world fails it with the read-only-objects oracle.
 //
-// Records are kept while the server can still reach the object (a version of its key, a log
-// entry, a watch queue) and a little longer: forgetSweep, which checks each record it drops,
-// runs when the book has doubled since the last one, so it costs a constant per lend.
+// A record lives as long as the server holds the object: trimming a version or a log entry
+// checks the object's record one last time and forgets it (forgetLent_locked), so the book is
+// never larger than the history, and costs one fingerprint per lent object to end.
 
 // lentRecord is what the server knows of one lent object: its fingerprint when lent, and, for
 // the report, whom it went to first and what it was (read at lending time, not from the object,
@@ -42,15 +42,10 @@ type lentRecord struct {
 type lendBook struct {
 	records map[*unstructured.Unstructured]lentRecord
 	seq     uint64 // records made so far
-	// sweepAt is the number of records at which the next forgetSweep runs.
-	sweepAt int
 	// mutation is the first change found, read without the server's lock by LentMutation (a
 	// host asks after every step).
 	mutation atomic.Pointer[MutationError]
 }
-
-// minSweep is the smallest number of records a forgetSweep waits for.
-const minSweep = 1024
 
 // MutationError reports that an object the server lent read-only was changed after it was
 // handed out: a handler, a cache or user code wrote into an object it received from an
@@ -92,7 +87,7 @@ func (s *Server) LentMutation() error {
 func (s *Server) CheckLent() error {
 	s.mu.Lock() // reads and at most records a mutation: no state a deadline depends on
 	defer s.mu.Unlock()
-	s.checkAllLent_locked("CheckLent", nil)
+	s.checkAllLent_locked()
 	return s.LentMutation()
 }
 
@@ -106,10 +101,6 @@ func (s *Server) lend_locked(obj *unstructured.Unstructured, h *keyHistory, to s
 	}
 	if b.records == nil {
 		b.records = make(map[*unstructured.Unstructured]lentRecord)
-		b.sweepAt = minSweep
-	}
-	if len(b.records) >= b.sweepAt {
-		s.forgetSweep_locked()
 	}
 	b.seq++
 	b.records[obj] = lentRecord{sum: fingerprint(obj.Object), seq: b.seq, to: to, h: h, rv: obj.GetResourceVersion()}
@@ -138,51 +129,48 @@ func (s *Server) verifyLent_locked(obj *unstructured.Unstructured, r lentRecord,
 	return false
 }
 
-// checkAllLent_locked checks every record and, when drop is set, forgets those for which it
-// returns true. Records are visited in the order they were made, so that when several objects
-// changed, the one reported is the same in every run.
-func (s *Server) checkAllLent_locked(what string, drop func(*unstructured.Unstructured) bool) {
-	b := &s.lent
+// checkAllLent_locked checks every record, in the order they were made, so that when several
+// objects changed, the one reported is the same in every run.
+func (s *Server) checkAllLent_locked() {
 	type lent struct {
 		obj *unstructured.Unstructured
 		r   lentRecord
 	}
-	all := make([]lent, 0, len(b.records))
-	for obj, r := range b.records {
+	all := make([]lent, 0, len(s.lent.records))
+	for obj, r := range s.lent.records {
 		all = append(all, lent{obj, r})
 	}
 	slices.SortFunc(all, func(x, y lent) int { return cmp.Compare(x.r.seq, y.r.seq) })
 	for _, l := range all {
-		s.verifyLent_locked(l.obj, l.r, what)
-		if drop != nil && drop(l.obj) {
-			delete(b.records, l.obj)
-		}
+		s.verifyLent_locked(l.obj, l.r, "CheckLent")
 	}
 }
 
-// forgetSweep_locked forgets the records of lent objects the server can no longer reach (no
-// version, log entry or watch queue holds them), after checking them one last time, and sets
-// the size at which the next sweep runs to twice what is left.
-func (s *Server) forgetSweep_locked() {
-	reach := make(map[*unstructured.Unstructured]bool, len(s.lent.records))
-	for _, res := range s.resources { // order irrelevant: this only builds a set
-		for _, h := range res.keys {
-			for _, v := range h.versions {
-				reach[v.obj] = true
-			}
+// forgetLent_locked checks obj's record, if it was lent, one last time and forgets it: the
+// server is dropping the object from its history (trim_locked) and will not read it again.
+func (s *Server) forgetLent_locked(obj *unstructured.Unstructured) {
+	if s.lent.records == nil || obj == nil {
+		return
+	}
+	if r, ok := s.lent.records[obj]; ok {
+		s.verifyLent_locked(obj, r, "the trimming of its history")
+		delete(s.lent.records, obj)
+	}
+}
+
+// holdsLent_locked reports whether the server still holds obj, the object of a watch event at
+// revision rev of h's key, and so keeps checking it if lent: every log entry and version after
+// the trimmed revision is held, older ones only while they are still a version of the key (an
+// initial event's object may be an old but current version). An event that waited in a slow
+// watch's queue past the trimming of its revision is handed out as a copy instead.
+func (s *Server) holdsLent_locked(h *keyHistory, rev uint64, obj *unstructured.Unstructured) bool {
+	if rev > s.kept {
+		return true
+	}
+	for i := len(h.versions) - 1; i >= 0; i-- {
+		if h.versions[i].obj == obj {
+			return true
 		}
 	}
-	for i := 0; i < s.log.len(); i++ {
-		e := s.log.at(i)
-		reach[e.obj], reach[e.prev] = true, true
-	}
-	for _, w := range s.watchers {
-		for _, q := range w.queue[w.head:] {
-			if u, ok := q.ev.Object.(*unstructured.Unstructured); ok {
-				reach[u] = true
-			}
-		}
-	}
-	s.checkAllLent_locked("a sweep of lent objects", func(obj *unstructured.Unstructured) bool { return !reach[obj] })
-	s.lent.sweepAt = max(minSweep, 2*len(s.lent.records))
+	return false
 }

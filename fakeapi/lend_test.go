@@ -192,48 +192,57 @@ func TestLendingCopiesNothing(t *testing.T) {
 	}
 }
 
-// TestLentRecordsAreForgotten: the book of lent objects stays bounded by what the server can
-// still reach, and the sweep that forgets records checks them first.
+// TestLentRecordsAreForgotten: the book of lent objects stays bounded by the history the
+// server holds; what it still holds keeps its record; and the trimming that forgets a record
+// checks it first.
 func TestLentRecordsAreForgotten(t *testing.T) {
 	s, _ := newTestServer(t, func(c *Config) { c.MaxLogEntries = 200 })
 	mustCreate(t, s, cmGVR, cm("ns", "c", nil))
 	w := lentWatch(t, s, "inf1")
 	var last *unstructured.Unstructured
-	for i := range 20 * minSweep {
+	for i := range 5000 {
 		cur := mustGet(t, s, "c")
 		cur.SetLabels(map[string]string{"i": fmt.Sprint(i)})
 		mustUpdate(t, s, cmGVR, cur)
 		last = nextObject(t, w, watch.Modified)
-		if n := len(s.lent.records); n > 2*minSweep+100 {
-			t.Fatalf("after %d lends the book holds %d records", i+1, n)
+		if n := len(s.lent.records); n > 201 {
+			t.Fatalf("after %d lends the book holds %d records for a log of at most 200", i+1, n)
 		}
+	}
+	if _, kept := s.lent.records[last]; !kept || len(s.lent.records) < 100 {
+		t.Fatalf("current version kept: %v; %d records kept", kept, len(s.lent.records))
 	}
 	if err := s.CheckLent(); err != nil {
 		t.Fatal(err)
 	}
-	// What the server still reaches keeps its record through a sweep: the current version, and
-	// what the log holds.
-	s.mu.Lock()
-	s.forgetSweep_locked()
-	_, kept := s.lent.records[last]
-	n := len(s.lent.records)
-	s.mu.Unlock()
-	if !kept || n < 10 {
-		t.Fatalf("after a sweep: current version kept %v, %d records kept", kept, n)
-	}
-	// A change to an object the server no longer reaches is still reported by the sweep that
-	// forgets it.
+	// d is lent, changed, and then trimmed away by later writes without being read again.
 	mustCreate(t, s, cmGVR, cm("ns", "d", nil))
-	cur := mustGet(t, s, "c")
-	cur.SetLabels(map[string]string{"i": "last"})
-	mustUpdate(t, s, cmGVR, cur)
-	old := nextObject(t, w, watch.Added) // d
-	nextObject(t, w, watch.Modified)
+	old := nextObject(t, w, watch.Added)
 	old.Object["data"].(map[string]any)["k"] = "changed"
-	s.mu.Lock()
-	s.forgetSweep_locked()
-	s.mu.Unlock()
+	mustDelete(t, s, cmGVR, "ns", "d") // the server reads d (noticed); start again with e
 	if err := s.LentMutation(); err == nil || !strings.Contains(err.Error(), "configmaps ns/d") {
+		t.Fatalf("LentMutation = %v", err)
+	}
+
+	s, _ = newTestServer(t, func(c *Config) { c.MaxLogEntries = 200 })
+	mustCreate(t, s, cmGVR, cm("ns", "c", nil))
+	mustCreate(t, s, cmGVR, cm("ns", "e", nil))
+	w = lentWatch(t, s, "inf1")
+	cur := mustGet(t, s, "e")
+	cur.SetLabels(map[string]string{"x": "1"})
+	mustUpdate(t, s, cmGVR, cur)
+	gone := nextObject(t, w, watch.Modified)
+	cur = mustGet(t, s, "e")
+	cur.SetLabels(map[string]string{"x": "2"})
+	mustUpdate(t, s, cmGVR, cur) // e's lent version is history now
+	nextObject(t, w, watch.Modified)
+	gone.Object["data"].(map[string]any)["k"] = "changed"
+	for i := range 400 { // enough writes to c to trim e's old version
+		cur := mustGet(t, s, "c")
+		cur.SetLabels(map[string]string{"i": fmt.Sprint(i)})
+		mustUpdate(t, s, cmGVR, cur)
+	}
+	if err := s.LentMutation(); err == nil || !strings.Contains(err.Error(), "configmaps ns/e") || !strings.Contains(err.Error(), "trimming") {
 		t.Fatalf("LentMutation = %v", err)
 	}
 }
@@ -369,4 +378,32 @@ func sameValue(a, b any) bool {
 		return ok && len(x) == 0 && len(y) == 0
 	}
 	return a == b
+}
+
+// TestEventsOutlivingTheirHistoryAreCopies: an event that waited in a watch's queue while the
+// server trimmed its revision is handed out as a copy, since the server would keep a record of
+// an object it no longer holds forever; events still in the history are lent.
+func TestEventsOutlivingTheirHistoryAreCopies(t *testing.T) {
+	s, _ := newTestServer(t, func(c *Config) { c.MaxLogEntries = 50 })
+	mustCreate(t, s, cmGVR, cm("ns", "c", nil))
+	w := lentWatch(t, s, "inf1")
+	for i := range 200 {
+		cur := mustGet(t, s, "c")
+		cur.SetLabels(map[string]string{"i": fmt.Sprint(i)})
+		mustUpdate(t, s, cmGVR, cur)
+	}
+	stale := nextObject(t, w, watch.Modified) // revision 3, long trimmed
+	if len(s.lent.records) != 0 {
+		t.Fatalf("a trimmed event was lent: %d records", len(s.lent.records))
+	}
+	stale.Object["data"].(map[string]any)["k"] = "changed" // the watch's own copy
+	for range 199 {
+		nextObject(t, w, watch.Modified)
+	}
+	if n := len(s.lent.records); n == 0 || n > 50 {
+		t.Fatalf("%d records after lending the events still in the history", n)
+	}
+	if err := s.CheckLent(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -419,7 +419,8 @@ func (s *Server) trim_locked() {
 	emptied := false
 	for i := 0; i < n; i++ {
 		e := s.log.at(i)
-		if h := e.h; len(h.versions) > 0 && trimKey(h, keep) {
+		s.forgetLent_locked(e.obj)
+		if h := e.h; len(h.versions) > 0 && trimKey(h, keep, s.forgetLent_locked) {
 			delete(h.res.keys, h.key)
 			h.res.emptied = true
 			emptied = true
@@ -439,8 +440,8 @@ func (s *Server) trim_locked() {
 
 // trimKey drops the versions of h that no reader can reach: it keeps the newest version at or
 // below keep (the state at keep) and all later ones, and drops that one too if it is a deletion.
-// It reports whether h is left without versions.
-func trimKey(h *keyHistory, keep uint64) bool {
+// It reports whether h is left without versions. forget is called with each dropped object.
+func trimKey(h *keyHistory, keep uint64, forget func(*unstructured.Unstructured)) bool {
 	i := -1
 	for j := range h.versions {
 		if h.versions[j].rev <= keep {
@@ -456,6 +457,9 @@ func trimKey(h *keyHistory, keep uint64) bool {
 		i++
 	}
 	if i > 0 {
+		for _, v := range h.versions[:i] {
+			forget(v.obj)
+		}
 		// Reslice, as for the log: a key written at every revision would otherwise move its
 		// whole history at every write.
 		clear(h.versions[:i])

@@ -62,6 +62,9 @@ type queued struct {
 	// own: the object was built for this event alone (a bookmark) and nothing else refers to
 	// it, so it is handed out as it is instead of as a copy.
 	own bool
+	// private: the object was built for this watch alone but shares nested values with a stored
+	// state (a selector-leaving DELETED, withOwnMeta).
+	private bool
 }
 
 // Watcher is one open watch: a cursor over the event log of the replica that serves it, with a
@@ -146,19 +149,23 @@ func (w *Watcher) next_locked() (watch.Event, bool) {
 	}
 	ev := q.ev
 	if u, ok := ev.Object.(*unstructured.Unstructured); ok && !q.own && q.h != nil {
-		if w.lendTo == "" {
+		switch {
+		case w.lendTo == "" || (!q.private && !w.srv.holdsLent_locked(q.h, q.rev, u)):
 			w.srv.checkLent_locked(u, "a watch event")
 			ev.Object = copyObject(u)
-		} else {
-			w.srv.lend_locked(u, q.h, w.lendTo)
-			if ev.Type == watch.Deleted {
-				// A DELETED event's object shares all but its top-level and metadata maps with
-				// the last state of the key (withOwnMeta): lend that state too, so that a change
-				// made through the shared maps is noticed when the server reads it.
-				if prev, _ := q.h.atRev(q.rev - 1); prev != nil {
-					w.srv.lend_locked(prev, q.h, w.lendTo)
-				}
+		case ev.Type == watch.Deleted:
+			// A DELETED event's object shares all but its top-level and metadata maps with the
+			// state before it (withOwnMeta): lend that state too, so that a change made through
+			// the shared maps is noticed when the server reads it. A selector-leaving DELETED
+			// was built for this watch alone: only what it shares needs a record.
+			if !q.private {
+				w.srv.lend_locked(u, q.h, w.lendTo)
 			}
+			if prev, _ := q.h.atRev(q.rev - 1); prev != nil {
+				w.srv.lend_locked(prev, q.h, w.lendTo)
+			}
+		default:
+			w.srv.lend_locked(u, q.h, w.lendTo)
 		}
 	}
 	w.srv.recordEvent_locked(w, q)
@@ -299,7 +306,7 @@ func (w *Watcher) dispatch_locked(e *entry) {
 	if obj == nil {
 		return
 	}
-	w.enqueue_locked(queued{ev: watch.Event{Type: typ, Object: obj}, rev: e.rev, h: e.h})
+	w.enqueue_locked(queued{ev: watch.Event{Type: typ, Object: obj}, rev: e.rev, h: e.h, private: obj != e.obj})
 }
 
 // cacheAdvanced_locked runs after the serving cache moved: a waiting watch takes its snapshot
