@@ -427,7 +427,7 @@ func (lw *ListerWatcher) ListWithContext(ctx context.Context, options metav1.Lis
 
 // ListLent is List for a consumer that only reads what it receives, as an informer treats its
 // cache: the items share the server's committed objects instead of being copies, which saves a
-// deep copy per item. The server checks that they stay unchanged (see "Lent objects" in the
+// deep copy per item. The server checks that they stay unchanged (see "Ownership of objects" in the
 // package documentation): a change is reported by [Server.LentMutation] and
 // [Server.CheckLent] as a [*MutationError] naming the ListerWatcher's Name.
 func (lw *ListerWatcher) ListLent(options metav1.ListOptions) (*unstructured.UnstructuredList, error) {

@@ -9,8 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Lent objects (see the package documentation, "Ownership of objects", and docs/fakeapi.md
-// "Lent objects").
+// Lent objects (see the package documentation, "Ownership of objects", and fakeapi.md §10.5).
 //
 // A consumer that promises to only read what it receives (the world's own informers, which hand
 // objects to their cache and their handlers exactly as client-go's informer does) may take the

@@ -145,7 +145,7 @@ func (n *Informer) doRequest() {
 }
 
 // list performs the Reflector's LIST. The apiserver lends the informer its own objects rather
-// than copies (fakeapi's "Lent objects"): the informer only reads them, as client-go's shares one
+// than copies (fakeapi.md §10.5): the informer only reads them, as client-go's shares one
 // object between its cache and every handler, and the apiserver notices any change made to one
 // (the read-only-objects oracle, checked after every step). An informer with a transform gets
 // copies, since client-go lets a transform change what it is given.
