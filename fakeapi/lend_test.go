@@ -407,3 +407,32 @@ func TestEventsOutlivingTheirHistoryAreCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAnOldCurrentVersionKeepsItsRecord: trimming the entry that wrote an object does not end
+// the record of the object while it is still the current version of its key.
+func TestAnOldCurrentVersionKeepsItsRecord(t *testing.T) {
+	s, _ := newTestServer(t, func(c *Config) { c.MaxLogEntries = 50 })
+	mustCreate(t, s, cmGVR, cm("ns", "old", nil))
+	w := lentWatch(t, s, "inf1")
+	mustCreate(t, s, cmGVR, cm("ns", "other", nil))
+	nextObject(t, w, watch.Added)
+	lw := s.ListerWatcher(cmGVR, "ns")
+	lw.Name = "lister"
+	l, err := lw.ListLent(metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 { // the entry that created "old" is trimmed; "old" stays current
+		cur := mustGet(t, s, "other")
+		cur.SetLabels(map[string]string{"i": fmt.Sprint(i)})
+		mustUpdate(t, s, cmGVR, cur)
+	}
+	if err := s.LentMutation(); err != nil {
+		t.Fatal(err)
+	}
+	l.Items[0].Object["data"].(map[string]any)["k"] = "changed" // "old", lent by the list
+	mustGet(t, s, "old")
+	if err := s.LentMutation(); err == nil || !strings.Contains(err.Error(), "configmaps ns/old") {
+		t.Fatalf("LentMutation = %v", err)
+	}
+}

@@ -419,7 +419,12 @@ func (s *Server) trim_locked() {
 	emptied := false
 	for i := 0; i < n; i++ {
 		e := s.log.at(i)
-		s.forgetLent_locked(e.obj)
+		if e.typ == watch.Deleted {
+			// A DELETED event's object lives only in the log. Every other entry's object is a
+			// version, which may outlive its entry (the current state of a key left alone):
+			// trimKey forgets it when the version goes.
+			s.forgetLent_locked(e.obj)
+		}
 		if h := e.h; len(h.versions) > 0 && trimKey(h, keep, s.forgetLent_locked) {
 			delete(h.res.keys, h.key)
 			h.res.emptied = true
