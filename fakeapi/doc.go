@@ -55,6 +55,10 @@
 //		clock.SetTime(at); srv.Advance()       // bookmarks, deadlines, compaction, cache lag
 //	}
 //
+// A driver that asks [Watcher.Ready] before deciding can ask only when the answer may have
+// changed: [Watcher.OnReady] installs a callback the server calls whenever an event joins the
+// buffer or the watch closes, and Ready turns false only through Next.
+//
 // client-go drives it through [Server.ListerWatcher], which has the methods of
 // cache.ListerWatcherWithContext and IsWatchListSemanticsUnSupported (switchable, so both the
 // watch-list start-up and classic list+watch can be exercised). Its watches are *Watcher values

@@ -113,6 +113,8 @@ type Watcher struct {
 	lendTo string
 
 	pump *pump
+	// onReady, if set (OnReady), is called by notify: whenever Ready may have turned true.
+	onReady func()
 }
 
 // ID returns the watch's identifier, unique for the server's lifetime, starting at 1.
@@ -236,6 +238,9 @@ func (w *Watcher) close_locked(reason CloseReason, err error) {
 }
 
 func (w *Watcher) notify() {
+	if w.onReady != nil {
+		w.onReady()
+	}
 	if w.pump != nil {
 		select {
 		case w.pump.wake <- struct{}{}:

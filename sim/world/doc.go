@@ -124,8 +124,13 @@
 // engine asks one for its actions only after the handler's state changed (a notification
 // buffered or delivered, a removal, a Stop, its "done" timer), so the many idle handlers of a
 // world cost a step nothing; test binaries re-ask them all at every step (invariant.Thorough)
-// to catch a missed change. The reflector, watch and queue actors are asked at every step: what
-// they offer depends on the informer's and the apiserver's state, which others change too.
+// to catch a missed change. The reflector, watch and queue actors are cached too: the world
+// wakes all three whenever it feeds the Reflector (a response or a stream message reaching it,
+// which may change its phase, fill the queue or end the stream), at Start, Stop and when a
+// stream is dropped, and the queue actor after a resync tick; the apiserver's watcher of the
+// open stream wakes the watch actor itself whenever its buffer grows or it closes
+// (fakeapi.Watcher.OnReady, called inside the write, the clock advance or the fault, whoever
+// made it), so a handler's delivery, most steps of a busy world, asks none of them.
 // Network deliveries re-arm fired "recv" timers (Reset: to the engine the same as a new timer)
 // and the wire reuses its buffer, so a watch event costs the world no allocation; narration
 // fields are built only when narration reaches someone (sim.Sim.Narrated).

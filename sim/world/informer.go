@@ -181,6 +181,28 @@ type Informer struct {
 	timer *deadlineTimer
 
 	reflectorActor, watchActor, netActor, queueActor string
+	// The reflector, watch and queue actors are cached actors of the engine
+	// (sim.Sim.AddCachedActor), like the handlers' actors: the engine asks one for its actions
+	// only after a step of its own or a Wake, so the many steps that touch neither the
+	// Reflector, the queue, the stream nor the apiserver's watcher (above all the handlers'
+	// deliveries) cost these three nothing. Everything their Actions read wakes them when it
+	// changes outside their own steps (see wakeParts and the callers of each waker); test
+	// binaries re-ask them at every step (invariant.Thorough) and fail a run at a missed wake.
+	reflectorWaker, watchWaker, queueWaker sim.Waker
+	// wakeWatchFn is watchWaker.Wake, made once: the apiserver's watcher of each stream calls
+	// it when its buffer grows or it closes (fakeapi.Watcher.OnReady).
+	wakeWatchFn func()
+}
+
+// wakeParts wakes the reflector, watch and queue actors: the Reflector's phase, the queue's
+// length or the stream may have changed. Called when the world feeds the Reflector (a response
+// or a stream message reaching it: the Reflector writes to the queue and may end the stream),
+// and at Start, Stop and drops. A wake costs the next step one poll of each; a missed one
+// would make a run differ from polling, which the thorough checks catch.
+func (n *Informer) wakeParts() {
+	n.reflectorWaker.Wake()
+	n.watchWaker.Wake()
+	n.queueWaker.Wake()
 }
 
 // AddInformer builds an informer named name as o says, with informer.NewSharedIndexInformerWithOptions
@@ -242,14 +264,15 @@ func (w *World) HostInformer(src *Source, inf informer.SharedIndexInformer) (*In
 	n.st = st
 	st.SetObserver(n.observe)
 	src.hosted = true
-	n.timer = &deadlineTimer{s: w.s, actor: n.reflectorActor, kind: "tick", fire: n.st.Tick}
+	n.timer = &deadlineTimer{s: w.s, actor: n.reflectorActor, kind: "tick", fire: n.tick}
 	for _, a := range []string{n.reflectorActor, n.watchActor, n.netActor, n.queueActor} {
 		w.actors[a] = true
 	}
 	w.informers = append(w.informers, n)
-	w.s.AddActor(reflectorActor{n})
-	w.s.AddActor(watchActor{n})
-	w.s.AddActor(queueActor{n})
+	n.reflectorWaker = w.s.AddCachedActor(reflectorActor{n})
+	n.watchWaker = w.s.AddCachedActor(watchActor{n})
+	n.queueWaker = w.s.AddCachedActor(queueActor{n})
+	n.wakeWatchFn = n.watchWaker.Wake
 	// Registrations made before the world saw the informer: host them now, in ID order, and
 	// narrate them as registrations (with their effective resync period; what they asked for
 	// and the check period are the informer's to know), so the trace names every handler.
@@ -295,6 +318,7 @@ func (n *Informer) Start() error {
 	n.started = true
 	n.w.s.Emit(n.Name(), "start")
 	n.st.Start()
+	n.wakeParts()
 	n.w.settle()
 	return nil
 }
@@ -312,6 +336,7 @@ func (n *Informer) Stop() {
 	}
 	n.w.s.Emit(n.Name(), "stop")
 	n.st.Stop()
+	n.wakeParts()
 	if n.stream != nil {
 		n.dropStream("informer stopped")
 	}
@@ -329,6 +354,7 @@ func (n *Informer) settle() {
 		}
 		// Started by someone else: a factory's Start calls Stepper.Start itself.
 		n.started = true
+		n.wakeParts()
 		n.w.s.Emit(n.Name(), "start")
 	}
 	if n.stopped {
@@ -378,6 +404,14 @@ func (a queueActor) Actions(add func(sim.Action)) {
 	if a.n.st.QueueLen() > 0 {
 		add(sim.Action{Name: "process", Run: a.n.processFn})
 	}
+}
+
+// tick is the reflector's "tick" timer: the Reflector's timers (backoff end, resync). A resync
+// queues Sync items, so the queue actor is woken (the reflector's own actor is asked again after
+// any step under its name); a resync error ends the stream, which settle then drops (waking all).
+func (n *Informer) tick() {
+	n.st.Tick()
+	n.queueWaker.Wake()
 }
 
 func (n *Informer) process() {

@@ -139,6 +139,10 @@ func (n *Informer) doRequest() {
 		n.stream = &watchStream{w: wt, wire: n.wireBuf, timers: n.timersBuf}
 		n.wireBuf, n.timersBuf = nil, nil
 		n.send(n.stream, wireMsg{kind: wireOpened})
+		// The watch actor offers "pull" when the watcher is Ready: the watcher says when that
+		// may have changed, and the new stream is a change in itself.
+		wt.OnReady(n.wakeWatchFn)
+		n.watchWaker.Wake()
 	default:
 		invariant.Check(false, "world: %s: unknown request verb %v", n.Name(), req.Verb)
 	}
@@ -202,6 +206,7 @@ func (n *Informer) requestFields(o metav1.ListOptions) []sim.Field {
 }
 
 func (n *Informer) deliverList(list runtime.Object, err error) {
+	n.wakeParts() // the Reflector is fed: its phase and the queue change
 	if err != nil {
 		n.w.s.Emit(n.netActor, "LIST-error", errFields(err)...)
 		n.st.Reflector().ListDone(nil, err)
@@ -226,6 +231,7 @@ func (n *Informer) deliverList(list runtime.Object, err error) {
 }
 
 func (n *Informer) deliverWatchFailed(err error) {
+	n.wakeParts() // the Reflector is fed: its phase changes
 	n.w.s.Emit(n.netActor, "WATCH-error", errFields(err)...)
 	n.st.Reflector().WatchOpened(err)
 }
@@ -246,6 +252,9 @@ func (n *Informer) deliverHead() {
 	n.spareTimers = append(n.spareTimers, st.timers[i])
 	st.timers = slices.Delete(st.timers, i, i+1)
 	m := st.pop()
+	// The wire has room again, and the Reflector is fed: its phase, the queue and the stream
+	// may change.
+	n.wakeParts()
 	switch m.kind {
 	case wireOpened:
 		n.deliverWatchOpened(st)
@@ -322,6 +331,7 @@ func (n *Informer) deliverClose(st *watchStream) {
 func (n *Informer) dropStream(why string) {
 	st := n.stream
 	n.stream = nil
+	n.wakeParts() // no stream: nothing to pull; the Reflector may ask for a new one
 	for _, t := range st.timers {
 		t.Stop()
 	}

@@ -1,0 +1,99 @@
+package world
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/internal/invariant"
+	"github.com/informersim/informersim/sim"
+)
+
+// Goal: the reflector, watch and queue actors of an informer are cached actors whose wakes the
+// thorough checks verify: a run in which every wake happens passes them, and a run in which one
+// wake is missing fails at the first step whose cached answer is stale, naming the actor. Method:
+// one informer with a handler, watching and quiet; then, from outside any step, a create (the
+// apiserver's watcher wakes the watch actor; the event reaching the Reflector wakes the queue
+// actor) and a watch closed by a fault (its end reaching the Reflector wakes the reflector actor,
+// which asks for a new WATCH). Each case plants one missing wake: the watcher's OnReady callback
+// removed, or the world's waker of the queue or reflector actor replaced by the zero Waker,
+// which does nothing. The control (no plant) converges with the checks on.
+func TestInformerActorsMissedWakesAreCaught(t *testing.T) {
+	if !invariant.Thorough() {
+		t.Skip("the thorough checks are off (a benchmark run)")
+	}
+	cases := []struct {
+		name  string
+		plant func(n *Informer)
+		want  string // "" for the control
+	}{
+		{"control", func(*Informer) {}, ""},
+		{"watcher without OnReady", func(n *Informer) { n.stream.w.OnReady(nil) }, "cached actor inf/watch offers [pull], but its cache holds []"},
+		{"queue never woken", func(n *Informer) { n.queueWaker = sim.Waker{} }, "cached actor inf/queue offers [process], but its cache holds []"},
+		{"reflector never woken", func(n *Informer) { n.reflectorWaker = sim.Waker{} }, "cached actor inf/reflector offers [request], but its cache holds []"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := NewFromConfig(sim.Config{Seed: 7}, fakeapi.Config{}, Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := w.AddInformer("inf", InformerOptions{Resource: pods, Namespace: "default"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := w.AddHandler(n, "h", nil, HandlerOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := n.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.RunUntilConverged(time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			c.plant(n)
+			got := runRecovering(func() error {
+				if err := w.Apply(Op{Kind: OpCreate, Resource: pods, Namespace: "default", Name: "p1"}); err != nil {
+					return err
+				}
+				if err := w.Sim().RunUntil(w.Quiet, time.Minute); err != nil {
+					return err
+				}
+				if err := w.Server().CloseWatch(n.stream.w.ID(), nil); err != nil {
+					return err
+				}
+				w.Settle()
+				return w.RunUntilConverged(time.Minute)
+			})
+			switch {
+			case c.want == "" && got != "":
+				t.Fatalf("control run failed: %s", got)
+			case c.want == "" && h.Recorder().Total() != 1:
+				t.Fatalf("control run: the handler saw %d notifications, want the add of p1", h.Recorder().Total())
+			case c.want != "" && !strings.Contains(got, c.want):
+				t.Fatalf("got %q, want the missed wake reported: %q", got, c.want)
+			}
+		})
+	}
+}
+
+// runRecovering runs fn and returns its error's text, or the text of the panic it raised: the
+// thorough checks panic with an invariant.Violation from the engine's collect, outside any
+// action, so RunUntil does not turn it into an error.
+func runRecovering(fn func() error) (msg string) {
+	defer func() {
+		if p := recover(); p != nil {
+			v, ok := p.(invariant.Violation)
+			if !ok {
+				panic(p)
+			}
+			msg = v.Error()
+		}
+	}()
+	if err := fn(); err != nil {
+		return err.Error()
+	}
+	return ""
+}
