@@ -369,12 +369,21 @@ func (s *Sim) collect() {
 			base := wi * 64
 			for rest := s.visit[wi]; rest != 0; {
 				b := bits.TrailingZeros64(rest)
-				if id := base + b; s.actors[id].cached {
+				id := base + b
+				switch sl := &s.actors[id]; {
+				case !sl.cached: // a polled actor, inline
+					s.curActor, s.curSlot = id, sl
+					sl.offers = sl.offers[:0]
+					sl.a.Actions(s.add)
+				case !sl.stale:
+					// A cached actor that offers something and was not woken: its offers
+					// again, inline, as this is what most actors of a busy world are at
+					// most steps (a world's handlers while a notification goes to each).
+					for i := range sl.offers {
+						s.enabled = append(s.enabled, enabledAction{actor: id, pos: i})
+					}
+				default:
 					s.visitActor(id)
-				} else { // a polled actor: the common case, inline
-					s.curActor, s.curSlot = id, &s.actors[id]
-					s.curSlot.offers = s.curSlot.offers[:0]
-					s.curSlot.a.Actions(s.add)
 				}
 				rest = s.visit[wi] &^ (1<<(b+1) - 1) // b == 63: the shift wraps to all ones
 			}

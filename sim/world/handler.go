@@ -132,8 +132,9 @@ func (n *Informer) discover(id int) *Handler {
 	w.actors[h.actor] = true
 	if n.cacheLookup == nil {
 		n.cacheLookup = newCacheLookup(n.inf.GetStore())
+		n.keys = newKeyIndex()
 	}
-	h.rec = newRecorder(w, h.actor, n.cacheLookup, w.cfg.MaxRecordedNotifications)
+	h.rec = newRecorder(w, h.actor, n.cacheLookup, n.keys, w.cfg.MaxRecordedNotifications)
 	for len(n.byID) <= id {
 		n.byID = append(n.byID, nil)
 	}

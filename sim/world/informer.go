@@ -164,6 +164,9 @@ type Informer struct {
 	// cacheLookup is the informer's cache as its handlers' Recorders read it (shared: see
 	// cacheLookup); made at the first registration.
 	cacheLookup *cacheLookup
+	// keys numbers the keys its handlers are told about, for their Recorders (see keyIndex);
+	// made with cacheLookup.
+	keys *keyIndex
 	// unresolved counts discovered handlers whose registration handle is not looked up yet.
 	unresolved int
 

@@ -43,6 +43,16 @@ func (n *Informer) quiet() bool {
 	if !n.started || n.stopped {
 		return true
 	}
+	// First the handlers' own counts, which cost no lock: while a notification is being
+	// delivered to each handler (most steps of a busy world, and RunUntil asks before every
+	// one), one of them says "not quiet". A count that is too high cannot hide here: its actor
+	// offers a delivery, which the informer refuses loudly; one that is too low is caught by
+	// the comparison with the informer's own count below.
+	for _, h := range n.handlers {
+		if h.buffered > 0 && !h.Removed() {
+			return false
+		}
+	}
 	st := n.stream
 	// A request on the network leaves no open stream (a LIST: st == nil; a WATCH: !st.opened).
 	if !n.inf.HasSynced() || n.st.Reflector().HasRequest() || st == nil || !st.opened || st.ended ||

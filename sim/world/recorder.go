@@ -84,11 +84,41 @@ type Recorder struct {
 	head  int // index of the oldest in notes once it is full; 0 before
 	total int // notifications received, including those no longer kept
 
-	// keys holds, per key the handler was told about, the order oracle's state and the replayed
-	// cache (the view: the keys not deleted, with their last object). One map of pointers, so a
-	// delivery looks its key up once and updates the entry in place.
-	keys map[string]*keyState
-	live int // keys not deleted: the size of the view
+	// keys numbers the keys the handler was told about (shared by the Recorders of an
+	// informer's handlers: see keyIndex); states holds, by that number, the order oracle's
+	// state and the replayed cache (the view: the keys not deleted, with their last object),
+	// nil for a key this handler was never told about. Pointers, so a delivery finds its key's
+	// entry once and updates it in place.
+	keys   *keyIndex
+	states []*keyState
+	live   int // keys not deleted: the size of the view
+}
+
+// keyIndex numbers keys from 0 in the order first seen. The Recorders of an informer's handlers
+// share one: a notification is delivered to each handler in turn, with the very same key, so
+// the key is hashed once per notification (the last key is remembered) and each Recorder then
+// finds its entry by number, instead of every Recorder hashing it into a map of its own.
+type keyIndex struct {
+	ids    map[string]int // never iterated where order could matter (View builds a map)
+	last   string         // the key asked last, and its number, if valid
+	lastID int
+	valid  bool
+}
+
+func newKeyIndex() *keyIndex { return &keyIndex{ids: map[string]int{}} }
+
+// id returns key's number, giving it the next one if it is new.
+func (x *keyIndex) id(key string) int {
+	if x.valid && key == x.last { // the same string: its data is compared by pointer first
+		return x.lastID
+	}
+	id, ok := x.ids[key]
+	if !ok {
+		id = len(x.ids)
+		x.ids[key] = id
+	}
+	x.last, x.lastID, x.valid = key, id, true
+	return id
 }
 
 type keyState struct {
@@ -109,10 +139,14 @@ func (st *keyState) isRV(text string) bool {
 	return text == string(strconv.AppendUint(buf[:0], st.rv, 10))
 }
 
-// newRecorder returns a Recorder checking cache-before-notify against cache (nil: no check).
-// The Recorders of one informer's handlers share its cacheLookup.
-func newRecorder(w *World, actor string, cache *cacheLookup, maxNotes int) *Recorder {
-	return &Recorder{w: w, actor: actor, cache: cache, max: maxNotes, keys: map[string]*keyState{}}
+// newRecorder returns a Recorder checking cache-before-notify against cache (nil: no check),
+// numbering keys with keys (nil: an index of its own). The Recorders of one informer's handlers
+// share its cacheLookup and its keyIndex.
+func newRecorder(w *World, actor string, cache *cacheLookup, keys *keyIndex, maxNotes int) *Recorder {
+	if keys == nil {
+		keys = newKeyIndex()
+	}
+	return &Recorder{w: w, actor: actor, cache: cache, max: maxNotes, keys: keys}
 }
 
 // cacheLookup is the informer's cache as cache-before-notify reads it: the lookup of a key,
@@ -209,9 +243,11 @@ func (r *Recorder) Total() int { return r.total }
 // View returns the replayed cache: key → the last object the handler was told about.
 func (r *Recorder) View() map[string]any {
 	out := make(map[string]any, r.live)
-	for k, st := range r.keys {
-		if !st.deleted {
-			out[k] = st.obj
+	for k, id := range r.keys.ids {
+		if id < len(r.states) {
+			if st := r.states[id]; st != nil && !st.deleted {
+				out[k] = st.obj
+			}
 		}
 	}
 	return out
@@ -291,7 +327,11 @@ func (r *Recorder) check(n Notification) *keyState {
 	if err != nil {
 		r.w.violate(OraclePerObjectOrder, "%s: %s: unparsable resourceVersion %q", r.actor, n, n.ResourceVersion)
 	}
-	ent := r.keys[n.Key]
+	id := r.keys.id(n.Key)
+	for len(r.states) <= id {
+		r.states = append(r.states, nil)
+	}
+	ent := r.states[id]
 	var st keyState
 	seen := ent != nil
 	if seen {
@@ -331,7 +371,7 @@ func (r *Recorder) check(n Notification) *keyState {
 	}
 	if ent == nil {
 		ent = &keyState{}
-		r.keys[n.Key] = ent
+		r.states[id] = ent
 	}
 	deleted := n.Kind == informer.NotificationDelete
 	switch {

@@ -2,7 +2,10 @@ package world
 
 import (
 	"strconv"
+	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Goal: keyState.isRV answers as comparing with the formatted resourceVersion does, leading
@@ -22,5 +25,41 @@ func TestIsRVIsFormatCompare(t *testing.T) {
 				t.Errorf("rv parsed from %q: isRV(%q) = %v, want %v", parsed, text, got, want)
 			}
 		}
+	}
+}
+
+// Goal: the Recorders of an informer's handlers share one keyIndex (the number of each key)
+// without sharing any state: each keeps its own order oracle and view. Method: two Recorders on
+// one index; the first is told about a then b, the second about b only, interleaved. The views
+// differ as told; an update of a to the second is a violation (it never held a), while the same
+// update to the first is not.
+func TestRecordersShareKeyNumbersNotState(t *testing.T) {
+	w, err := New(1, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := func(name, rv string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetNamespace("default")
+		u.SetName(name)
+		u.SetResourceVersion(rv)
+		return u
+	}
+	keys := newKeyIndex()
+	first, second := newRecorder(w, "t/h1", nil, keys, 10), newRecorder(w, "t/h2", nil, keys, 10)
+	recFeed{first}.OnAdd(obj("a", "2"), false)
+	recFeed{first}.OnAdd(obj("b", "3"), false)
+	recFeed{second}.OnAdd(obj("b", "3"), false)
+	if got := first.View(); len(got) != 2 || got["default/a"] == nil || got["default/b"] == nil {
+		t.Errorf("first view %v, want a and b", got)
+	}
+	if got := second.View(); len(got) != 1 || got["default/b"] == nil {
+		t.Errorf("second view %v, want b alone", got)
+	}
+	if got := violation(t, func() { recFeed{second}.OnUpdate(obj("a", "2"), obj("a", "4")) }); !strings.Contains(got, "update of a key the handler does not hold") {
+		t.Errorf("update of a to the second: violation %q, want the key reported as not held", got)
+	}
+	if got := violation(t, func() { recFeed{first}.OnUpdate(obj("a", "2"), obj("a", "4")) }); got != "" {
+		t.Errorf("update of a to the first: violation %q", got)
 	}
 }
