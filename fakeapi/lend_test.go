@@ -436,3 +436,29 @@ func TestAnOldCurrentVersionKeepsItsRecord(t *testing.T) {
 		t.Fatalf("LentMutation = %v", err)
 	}
 }
+
+// TestSnapshotLent: an observer's lent snapshot shares the committed objects (a change is
+// noticed) and records nothing else; an empty observer name is refused.
+func TestSnapshotLent(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	mustCreate(t, s, cmGVR, cm("ns", "c", map[string]string{"a": "1"}))
+	mustCreate(t, s, cmGVR, cm("ns", "d", map[string]string{"a": "2"}))
+	if _, err := s.SnapshotLent(cmGVR, "ns", metav1.ListOptions{}, ""); err == nil || !strings.Contains(err.Error(), "fakeapi: SnapshotLent: empty observer name") {
+		t.Fatalf("empty name: %v", err)
+	}
+	if _, err := s.SnapshotLent(cmGVR, "ns", metav1.ListOptions{LabelSelector: "a in (("}, "checker"); err == nil || !strings.HasPrefix(err.Error(), "fakeapi: SnapshotLent: ") {
+		t.Fatalf("bad selector: %v", err)
+	}
+	recs := len(s.Requests())
+	l, err := s.SnapshotLent(cmGVR, "ns", metav1.ListOptions{LabelSelector: "a=2"}, "checker")
+	if err != nil || len(l.Items) != 1 || l.Items[0].GetName() != "d" {
+		t.Fatalf("SnapshotLent = %v, %v", l, err)
+	}
+	if len(s.Requests()) != recs {
+		t.Errorf("a snapshot recorded a request")
+	}
+	l.Items[0].SetLabels(map[string]string{"a": "3"})
+	if err := s.CheckLent(); err == nil || !strings.Contains(err.Error(), `configmaps ns/d at resourceVersion 3, lent read-only to "checker"`) {
+		t.Fatalf("CheckLent = %v", err)
+	}
+}

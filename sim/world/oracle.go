@@ -110,7 +110,7 @@ func (w *World) RunUntilConverged(budget time.Duration) error {
 // replayed view; and every check added with AddCheck passes. It reports the first divergence,
 // in informer, then key order, then the checks in the order added, with the seed and the repro
 // line. A divergence is a *Violation of OracleEventualConsistency; a failed check is an error
-// naming the check. It reads the apiserver with fakeapi.Server.Snapshot, which changes nothing:
+// naming the check. It reads the apiserver with fakeapi.Server.SnapshotLent, which changes nothing:
 // a run with and without checks is the same run.
 func (w *World) CheckConverged() error {
 	if err := w.srv.CheckLent(); err != nil {
@@ -134,7 +134,8 @@ func (w *World) CheckConverged() error {
 
 func (n *Informer) checkConverged() error {
 	src := n.src
-	list, err := n.w.srv.Snapshot(src.gvr, src.ns, metav1.ListOptions{LabelSelector: src.opts.LabelSelector, FieldSelector: src.opts.FieldSelector})
+	// Lent, not copied: the check only reads (and the Transform below gets a copy).
+	list, err := n.w.srv.SnapshotLent(src.gvr, src.ns, metav1.ListOptions{LabelSelector: src.opts.LabelSelector, FieldSelector: src.opts.FieldSelector}, "world/eventual-consistency")
 	if err != nil {
 		return fmt.Errorf("%s: reading the apiserver: %w", n.Name(), err)
 	}
