@@ -22,26 +22,29 @@ import (
 // returned and narrated; neither fails the run. OpSleep does nothing here: only Script moves
 // time.
 func (w *World) Apply(op Op) error {
-	if err := w.check(op); err != nil {
+	op, err := w.check(op)
+	if err != nil {
 		return err
 	}
-	err := w.apply(op)
+	err = w.apply(op)
 	w.settle()
 	return err
 }
 
 // check is everything the world can tell about op before running it: op.validate, and for a
-// write that the apiserver serves the resource and the namespace fits its scope.
-func (w *World) check(op Op) error {
-	if err := op.validate(); err != nil {
-		return err
+// write that the apiserver serves the resource and the namespace fits its scope. It returns the
+// op to run: op with its Content converted to unstructured's form in new maps (see Op.Content).
+func (w *World) check(op Op) (Op, error) {
+	op, err := op.validate()
+	if err != nil {
+		return op, err
 	}
 	if op.Kind.write() {
 		if _, _, err := w.target(op); err != nil {
-			return err
+			return op, err
 		}
 	}
-	return nil
+	return op, nil
 }
 
 // target returns the resource, and the namespace the op writes in ("" for cluster-scoped).

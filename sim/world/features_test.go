@@ -521,7 +521,7 @@ func TestWorldClearErrors(t *testing.T) {
 		{"SetCallDuration(-1s)", h.SetCallDuration(-time.Second), "negative duration"},
 		{"Apply(patch on create)", w.Apply(Op{Kind: OpCreate, Name: "a", Patch: "{}"}), "only for patch"},
 		{"Apply(content with metadata)", w.Apply(Op{Kind: OpCreate, Name: "a", Content: map[string]any{"metadata": map[string]any{}}}), `must not hold "metadata"`},
-		{"Apply(content not JSON)", w.Apply(Op{Kind: OpCreate, Name: "a", Content: map[string]any{"data": 3}}), "int is not a JSON value"},
+		{"Apply(content not JSON)", w.Apply(Op{Kind: OpCreate, Name: "a", Content: map[string]any{"data": make(chan int)}}), `Content["data"]: chan int cannot be a JSON value`},
 		{"Config(DefaultResource unserved)", errOf(New(1, Config{DefaultResource: nodesGVR.GroupVersion().WithResource("widgets")})), "does not serve DefaultResource"},
 		{"Seeds(bad env)", errOf(Seeds(1, 10)), "is not a seed"},
 		{"NewOn(a Sim that hosts a world)", errOf(NewOn(w.Sim(), w.Server(), Config{})), "already hosts a world"},

@@ -1,9 +1,12 @@
 package world
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,8 +84,20 @@ type Op struct {
 	// an empty, non-nil slice removes them all.
 	Finalizers []string
 	// Content holds the object's top-level fields other than apiVersion, kind and metadata,
-	// e.g. {"data": {"k": "v"}} or {"spec": {...}}, as JSON values in unstructured's form
-	// (string, bool, int64, float64, nil, map[string]any, []any).
+	// e.g. {"data": map[string]string{"k": "v"}} or {"spec": {"replicas": 3}}. Values may be
+	// the JSON values of unstructured's form (string, bool, int64, float64, nil,
+	// map[string]any, []any) or ordinary Go values, which Apply and Script convert to that form
+	// as encoding/json would write them: every integer kind to int64 (a uint64 above
+	// math.MaxInt64 is refused), float32 and float64 to float64 (float32 by its shortest
+	// decimal, so float32(0.1) is 0.1; NaN and infinities are refused), json.Number to int64 or
+	// float64, named string and bool types to string and bool, []byte to its base64 string,
+	// any slice or array to []any, any map with string keys (map[string]string,
+	// map[string]int32...) to map[string]any, a pointer or interface to what it points to (nil
+	// to nil). Other values (structs, channels, funcs, complex numbers, maps with other keys)
+	// are refused with an error naming the first one's path, in key order, e.g.
+	// Content["spec"]["ports"][1]; for a typed object use
+	// runtime.DefaultUnstructuredConverter.ToUnstructured. The op keeps the caller's maps:
+	// the world converts a copy, so changing them after Apply or Script changes nothing.
 	Content map[string]any
 	// PatchType and Patch are OpPatch's: types.JSONPatchType, MergePatchType,
 	// StrategicMergePatchType or ApplyPatchType, and the patch document.
@@ -98,10 +113,24 @@ type Op struct {
 }
 
 // validate checks what the world itself can tell is wrong with op: an unknown kind, a field the
-// kind does not use, a code or verb out of range, content that is not JSON, a negative sleep. A
+// kind does not use, a code or verb out of range, content that cannot be JSON, a negative sleep.
+// It returns op with its Content converted to unstructured's form, in new maps (jsonContent). A
 // write the apiserver rejects (an empty or invalid name, a bad patch) is left to the apiserver,
 // which answers as a real one does (design.md "Bad input").
-func (op Op) validate() error {
+func (op Op) validate() (Op, error) {
+	if err := op.validateFields(); err != nil {
+		return op, err
+	}
+	content, err := jsonContent(op.Content)
+	if err != nil {
+		return op, fmt.Errorf("world: op %s: %w", op.Kind, err)
+	}
+	op.Content = content
+	return op, nil
+}
+
+// validateFields is validate but for the conversion of Content's values.
+func (op Op) validateFields() error {
 	errorCode := func(c int32) bool { return c >= 400 && c <= 599 }
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("world: op %s: "+format, append([]any{op.Kind}, a...)...)
@@ -152,41 +181,212 @@ func (op Op) validate() error {
 	default:
 		return fmt.Errorf("world: unknown op kind %v", op.Kind)
 	}
-	for k, v := range op.Content {
-		switch k {
-		case "apiVersion", "kind", "metadata":
+	for _, k := range []string{"apiVersion", "kind", "metadata"} {
+		if _, ok := op.Content[k]; ok {
 			return fail("Content must not hold %q: the op's other fields say it", k)
-		}
-		if err := jsonValue(v, 0); err != nil {
-			return fail("Content[%q]: %v", k, err)
 		}
 	}
 	return nil
 }
 
-// jsonValue checks that v is a JSON value in unstructured's form.
-func jsonValue(v any, depth int) error {
-	if depth > 64 {
-		return errors.New("nested too deeply")
+// maxContentDepth bounds how deeply Content may nest (the apiserver's own bound, which also
+// stops a map that contains itself).
+const maxContentDepth = 64
+
+// jsonContent returns a copy of content in unstructured's form (see Op.Content): new maps and
+// slices throughout, so nothing of the caller's is shared. nil stays nil. The error names the
+// path of the first value that cannot be converted, visiting map keys in sorted order so that
+// the same content always names the same value.
+func jsonContent(content map[string]any) (map[string]any, error) {
+	if content == nil {
+		return nil, nil
+	}
+	out := make(map[string]any, len(content))
+	for _, k := range sortedKeys(content) {
+		v, err := jsonValue(content[k], 1)
+		if err != nil {
+			return nil, err.at(`Content[` + strconv.Quote(k) + `]`)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// contentError is a value of Content that cannot be converted; path grows from the value up.
+type contentError struct {
+	path string
+	why  string
+}
+
+func (e *contentError) at(prefix string) *contentError {
+	e.path = prefix + e.path
+	return e
+}
+
+func (e *contentError) Error() string { return e.path + ": " + e.why }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// jsonValue converts v as Op.Content says. The common types are switched on directly; the
+// rest (named types, other element types, pointers) go through reflect.
+func jsonValue(v any, depth int) (any, *contentError) {
+	if depth > maxContentDepth {
+		return nil, &contentError{why: fmt.Sprintf("nested deeper than %d levels", maxContentDepth)}
 	}
 	switch x := v.(type) {
-	case nil, string, bool, int64, float64:
+	case nil, string, bool, int64:
+		return x, nil
+	case int:
+		return int64(x), nil
+	case int32:
+		return int64(x), nil
+	case float64:
+		return jsonFloat(x)
 	case map[string]any:
-		for _, e := range x {
-			if err := jsonValue(e, depth+1); err != nil {
-				return err
-			}
+		if x == nil {
+			return x, nil
 		}
+		out := make(map[string]any, len(x))
+		for _, k := range sortedKeys(x) {
+			e, err := jsonValue(x[k], depth+1)
+			if err != nil {
+				return nil, err.at("[" + strconv.Quote(k) + "]")
+			}
+			out[k] = e
+		}
+		return out, nil
 	case []any:
-		for _, e := range x {
-			if err := jsonValue(e, depth+1); err != nil {
-				return err
-			}
+		if x == nil {
+			return x, nil
 		}
-	default:
-		return fmt.Errorf("%T is not a JSON value (string, bool, int64, float64, nil, map[string]any, []any)", v)
+		out := make([]any, len(x))
+		for i, e := range x {
+			c, err := jsonValue(e, depth+1)
+			if err != nil {
+				return nil, err.at("[" + strconv.Itoa(i) + "]")
+			}
+			out[i] = c
+		}
+		return out, nil
+	case map[string]string:
+		if x == nil {
+			return nil, nil
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = e
+		}
+		return out, nil
+	case []string:
+		if x == nil {
+			return nil, nil
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = e
+		}
+		return out, nil
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i, nil
+		}
+		f, err := x.Float64()
+		if err != nil {
+			return nil, &contentError{why: fmt.Sprintf("json.Number %q is not a number", string(x))}
+		}
+		return jsonFloat(f)
 	}
-	return nil
+	return reflectJSONValue(reflect.ValueOf(v), depth)
+}
+
+func jsonFloat(f float64) (any, *contentError) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, &contentError{why: fmt.Sprintf("%v is not a JSON number", f)}
+	}
+	return f, nil
+}
+
+// reflectJSONValue is jsonValue for the values its switch does not name.
+func reflectJSONValue(rv reflect.Value, depth int) (any, *contentError) {
+	switch rv.Kind() {
+	case reflect.String:
+		return rv.String(), nil
+	case reflect.Bool:
+		return rv.Bool(), nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return rv.Int(), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		u := rv.Uint()
+		if u > math.MaxInt64 {
+			return nil, &contentError{why: fmt.Sprintf("%s %d overflows int64", rv.Type(), u)}
+		}
+		return int64(u), nil
+	case reflect.Float32:
+		// The shortest decimal that reads back as this float32, as encoding/json writes it:
+		// float32(0.1) is 0.1, not 0.10000000149011612.
+		f, _ := strconv.ParseFloat(strconv.FormatFloat(rv.Float(), 'g', -1, 32), 64)
+		return jsonFloat(f)
+	case reflect.Float64:
+		return jsonFloat(rv.Float())
+	case reflect.Pointer:
+		if rv.IsNil() {
+			return nil, nil
+		}
+		return jsonValue(rv.Elem().Interface(), depth+1) // deeper: a pointer may point to itself
+	case reflect.Slice, reflect.Array:
+		if rv.Kind() == reflect.Slice && rv.IsNil() {
+			return nil, nil
+		}
+		if rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() == reflect.Uint8 {
+			return base64.StdEncoding.EncodeToString(rv.Bytes()), nil // as encoding/json writes []byte
+		}
+		out := make([]any, rv.Len())
+		for i := range out {
+			e, err := jsonValue(rv.Index(i).Interface(), depth+1)
+			if err != nil {
+				return nil, err.at("[" + strconv.Itoa(i) + "]")
+			}
+			out[i] = e
+		}
+		return out, nil
+	case reflect.Map:
+		if rv.Type().Key().Kind() != reflect.String {
+			return nil, &contentError{why: fmt.Sprintf("%s has keys of type %s, not strings", rv.Type(), rv.Type().Key())}
+		}
+		if rv.IsNil() {
+			return nil, nil
+		}
+		type entry struct {
+			key   string
+			value reflect.Value
+		}
+		entries := make([]entry, 0, rv.Len())
+		for it := rv.MapRange(); it.Next(); {
+			entries = append(entries, entry{it.Key().String(), it.Value()})
+		}
+		// The first bad value by key, never by map order (style.md rule 9).
+		slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.key, b.key) })
+		out := make(map[string]any, len(entries))
+		for _, en := range entries {
+			e, err := jsonValue(en.value.Interface(), depth+1)
+			if err != nil {
+				return nil, err.at("[" + strconv.Quote(en.key) + "]")
+			}
+			out[en.key] = e
+		}
+		return out, nil
+	case reflect.Struct:
+		return nil, &contentError{why: fmt.Sprintf("%s is a struct: give its fields as a map[string]any "+
+			"(runtime.DefaultUnstructuredConverter.ToUnstructured converts a typed object)", rv.Type())}
+	}
+	return nil, &contentError{why: fmt.Sprintf("%s cannot be a JSON value", rv.Type())}
 }
 
 var patchNames = map[types.PatchType]string{
@@ -292,7 +492,9 @@ func quoteValue(v string) string {
 }
 
 // Parse reads an op in String's form. Parse(op.String()) equals op for every valid op (empty
-// Labels and Annotations read back as nil). The parsed op is validated.
+// Labels and Annotations read back as nil) whose Content holds unstructured's form; other Go
+// values read back in that form (int 3 as int64 3, map[string]string as map[string]any), and
+// a float64 with an integer value as int64. The parsed op is validated.
 func Parse(s string) (Op, error) {
 	var op Op
 	fields, err := splitFields(s)
@@ -378,10 +580,7 @@ func Parse(s string) (Op, error) {
 			return op, fmt.Errorf("world: Parse %q: field %q: %w", s, f.key, err)
 		}
 	}
-	if err := op.validate(); err != nil {
-		return op, err
-	}
-	return op, nil
+	return op.validate()
 }
 
 // ParseResource reads a resource in the form Op.String writes it: version/resource for the core

@@ -2,6 +2,8 @@ package world
 
 import (
 	"context"
+	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strconv"
@@ -92,7 +94,7 @@ func TestOpStringParsesBack(t *testing.T) {
 	kinds := map[OpKind]int{}
 	for i := range 5000 {
 		op := randomOp(r)
-		if err := op.validate(); err != nil {
+		if _, err := op.validate(); err != nil {
 			t.Fatalf("op %d: the generator drew an invalid op %s: %v", i, op, err)
 		}
 		kinds[op.Kind]++
@@ -259,5 +261,136 @@ func (a *funcActor) Name() string { return a.name }
 func (a *funcActor) Actions(add func(sim.Action)) {
 	if a.ready() {
 		add(sim.Action{Name: "run", Run: a.run})
+	}
+}
+
+// phase and ready are named types such as typed API objects use (corev1.PodPhase...).
+type (
+	phase string
+	ready bool
+)
+
+// Goal: Content takes the Go values a user writes (map[string]string, []string, every integer
+// and float kind, named string types, pointers, []byte, nested maps and slices) and the object
+// holds them in unstructured's form, as encoding/json would write them; the world converts a
+// copy, so changing the caller's maps after Apply or Script changes nothing. Method: create,
+// update and script with such content; read the objects back and compare with the JSON form.
+func TestOpContentTakesGoValues(t *testing.T) {
+	w, err := New(1, Config{DefaultResource: configMaps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replicas := int32(3)
+	var noPointer *int
+	content := map[string]any{
+		"data": map[string]string{"k": "v"},
+		"spec": map[string]any{
+			"replicas": 3, "max": &replicas, "none": noPointer, "ratio": float32(0.1), "half": 0.5,
+			"small": int8(-8), "big": uint64(1 << 62), "u": uint16(7), "count": json.Number("12"), "pi": json.Number("3.25"),
+			"ports": []int32{80, 443}, "pair": [2]int{1, 2}, "tags": []string{"a", "b"}, "phase": phase("Running"),
+			"ok": ready(true), "secret": []byte("pw"), "limits": map[phase]int64{"cpu": 2},
+			"nested":   []any{map[string]string{"x": "y"}, []map[string]any{{"n": uint(1)}}},
+			"emptyMap": map[string]string{}, "nilMap": map[string]string(nil), "nilList": []string(nil),
+		},
+	}
+	want := map[string]any{
+		"data": map[string]any{"k": "v"},
+		"spec": map[string]any{
+			"replicas": int64(3), "max": int64(3), "none": nil, "ratio": 0.1, "half": 0.5,
+			"small": int64(-8), "big": int64(1 << 62), "u": int64(7), "count": int64(12), "pi": 3.25,
+			"ports": []any{int64(80), int64(443)}, "pair": []any{int64(1), int64(2)}, "tags": []any{"a", "b"}, "phase": "Running",
+			"ok": true, "secret": "cHc=", "limits": map[string]any{"cpu": int64(2)},
+			"nested":   []any{map[string]any{"x": "y"}, []any{map[string]any{"n": int64(1)}}},
+			"emptyMap": map[string]any{}, "nilMap": nil, "nilList": nil,
+		},
+	}
+	get := func(name string) map[string]any {
+		t.Helper()
+		u, err := w.Server().Resource(configMaps).Namespace("default").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return map[string]any{"data": u.Object["data"], "spec": u.Object["spec"]}
+	}
+	if err := w.Apply(Op{Kind: OpCreate, Name: "a", Content: content}); err != nil {
+		t.Fatalf("Apply(create with Go values): %v", err)
+	}
+	if got := get("a"); !reflect.DeepEqual(got, want) {
+		t.Errorf("object a holds\n %#v\nwant\n %#v", got, want)
+	}
+	// An update replaces each top-level field it names with its converted value.
+	if err := w.Apply(Op{Kind: OpUpdate, Name: "a", Content: map[string]any{"data": map[string]string{"k": "v2"}}}); err != nil {
+		t.Fatalf("Apply(update with Go values): %v", err)
+	}
+	if got := get("a")["data"]; !reflect.DeepEqual(got, map[string]any{"k": "v2"}) {
+		t.Errorf("data after the update: %#v", got)
+	}
+	// A script keeps the ops as they were: the caller's maps change afterwards, the object not.
+	data := map[string]string{"k": "scripted"}
+	labels := map[string]string{"app": "web"}
+	if _, err := w.Script(time.Second, Op{Kind: OpCreate, Name: "b", Labels: labels, Content: map[string]any{"data": data, "spec": content["spec"]}}); err != nil {
+		t.Fatal(err)
+	}
+	data["k"], labels["app"] = "changed", "changed"
+	content["spec"].(map[string]any)["replicas"] = 4
+	if err := w.Sim().RunFor(2 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := get("b"); !reflect.DeepEqual(got, map[string]any{"data": map[string]any{"k": "scripted"}, "spec": want["spec"]}) {
+		t.Errorf("scripted object b holds %#v", got)
+	}
+	u, _ := w.Server().Resource(configMaps).Namespace("default").Get(context.Background(), "b", metav1.GetOptions{})
+	if u.GetLabels()["app"] != "web" {
+		t.Errorf("scripted object b has labels %v, want the ones given to Script", u.GetLabels())
+	}
+}
+
+// Goal: content that cannot be JSON is refused before anything happens, with an error that
+// names the value's path and type, never a panic; with several bad values the error names the
+// first in key order, the same one every run. Method: Apply and Script such ops; check the
+// error, that the apiserver's revision did not move and that nothing was scheduled; repeat the
+// two-bad-values case 100 times (Go's map order changes between iterations).
+func TestOpContentRefusesWhatIsNotJSON(t *testing.T) {
+	w, err := New(1, Config{DefaultResource: configMaps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type point struct{ X int }
+	loop := map[string]any{}
+	loop["self"] = loop
+	for _, c := range []struct {
+		name    string
+		content map[string]any
+		want    string
+	}{
+		{"channel", map[string]any{"data": make(chan int)}, `Content["data"]: chan int cannot be a JSON value`},
+		{"func deep", map[string]any{"spec": map[string]any{"list": []any{1, func() {}}}}, `Content["spec"]["list"][1]: func() cannot be a JSON value`},
+		{"struct", map[string]any{"spec": map[string]any{"at": point{1}}}, `Content["spec"]["at"]: world.point is a struct`},
+		{"complex", map[string]any{"spec": []complex64{1}}, `Content["spec"][0]: complex64 cannot be a JSON value`},
+		{"int keys", map[string]any{"spec": map[int]string{1: "a"}}, `Content["spec"]: map[int]string has keys of type int, not strings`},
+		{"overflow", map[string]any{"spec": map[string]uint64{"n": 1 << 63}}, `Content["spec"]["n"]: uint64 9223372036854775808 overflows int64`},
+		{"NaN", map[string]any{"spec": math.NaN()}, `Content["spec"]: NaN is not a JSON number`},
+		{"infinity", map[string]any{"spec": []float32{float32(math.Inf(1))}}, `Content["spec"][0]: +Inf is not a JSON number`},
+		{"bad number", map[string]any{"spec": json.Number("twelve")}, `Content["spec"]: json.Number "twelve" is not a number`},
+		{"cycle", map[string]any{"spec": loop}, "nested deeper than 64 levels"},
+		{"two bad values", map[string]any{"zeta": make(chan int), "beta": []any{func() {}}, "alpha": "ok"}, `Content["beta"][0]: func()`},
+	} {
+		for range 100 {
+			before := w.Server().Revision()
+			for _, err := range []error{
+				w.Apply(Op{Kind: OpCreate, Name: "a", Content: c.content}),
+				errOf(w.Script(0, Op{Kind: OpCreate, Name: "ok"}, Op{Kind: OpUpdate, Name: "a", Content: c.content})),
+			} {
+				if err == nil || !strings.HasPrefix(err.Error(), "world: op ") || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("%s: %v, want an error starting \"world: op \" and containing %q", c.name, err, c.want)
+				}
+			}
+			if after := w.Server().Revision(); after != before || !w.Quiet() {
+				t.Fatalf("%s: a refused op changed the world: revision %d -> %d, quiet %v", c.name, before, after, w.Quiet())
+			}
+			if c.name != "two bad values" {
+				break
+			}
+		}
 	}
 }

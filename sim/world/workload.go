@@ -2,6 +2,7 @@ package world
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -21,15 +22,23 @@ import (
 // order given (separate timers with equal deadlines could run in any order). It returns the time
 // (since Epoch) of the last op. A negative d or an invalid op (see Apply) is an error, and then
 // nothing is scheduled; write errors of the apiserver when an op runs are narrated, not returned.
+// Script keeps copies of the ops (their maps and slices included): changing the caller's after
+// Script returns changes nothing.
 func (w *World) Script(d time.Duration, ops ...Op) (time.Duration, error) {
 	if d < 0 {
 		return 0, fmt.Errorf("world: Script: negative delay %v", d)
 	}
+	checked := make([]Op, len(ops))
 	for i, op := range ops {
-		if err := w.check(op); err != nil {
+		var err error
+		if checked[i], err = w.check(op); err != nil {
 			return 0, fmt.Errorf("%w (Script op %d)", err, i)
 		}
+		// The ops run later: keep them as they are now, whatever the caller's maps become.
+		checked[i].Labels, checked[i].Annotations = maps.Clone(op.Labels), maps.Clone(op.Annotations)
+		checked[i].Finalizers = slices.Clone(op.Finalizers)
 	}
+	ops = checked
 	at := w.s.Now() + d
 	var batch []Op
 	flush := func() {
