@@ -64,11 +64,20 @@ func (v *Violation) Unwrap() error { return invariant.Violation{Message: v.Oracl
 // trace around the violating event (marked with ">").
 func (v *Violation) Report() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "oracle %s violated: %s\nseed: %d\nreplay: %s\ntrace before the violation:\n", v.Oracle, v.Message, v.Seed, v.Repro)
+	fmt.Fprintf(&b, "oracle %s violated: %s\nseed: %d\nreplay: %s\n%s\n", v.Oracle, v.Message, v.Seed, v.Repro, v.GomegaString())
+	return b.String()
+}
+
+// GomegaString is how Gomega shows a Violation after its Error line, when an assertion such as
+// Expect(w.RunUntilConverged(d)).To(Succeed()) fails with one: the trace before the violating
+// event, which is marked with ">", instead of a dump of the fields the Error line already says.
+func (v *Violation) GomegaString() string {
+	var b strings.Builder
+	b.WriteString("trace before the violation:\n")
 	for _, e := range v.Window {
 		b.WriteString("  " + e.String() + "\n")
 	}
-	b.WriteString("> " + v.Event.String() + "\n")
+	b.WriteString("> " + v.Event.String())
 	return b.String()
 }
 

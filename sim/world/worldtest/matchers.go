@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -169,20 +170,64 @@ func (m *observedMatcher) NegatedFailureMessage(any) string {
 	return fmt.Sprintf("Expected %s not to have observed, for %s, in order:\n%sbut it did\n%s", m.h.Actor(), m.key, list(m.want), runLines(m.h.World()))
 }
 
-// explain renders a run's error: a violation's own report, or the error with the seed, the
-// replay command and the end of the trace.
+// explain renders a run's error: a violation's own report, or the error (without the seed and
+// replay command it carries, which the lines after it state once), the seed, the replay
+// command, a panic's stack, and the end of the trace.
 func explain(w *world.World, err error) string {
 	var v *world.Violation
 	if errors.As(err, &v) {
 		return v.Report()
 	}
-	evs := w.Sim().Trace().Events()
+	s := w.Sim()
+	evs := s.Trace().Events()
 	var b strings.Builder
-	fmt.Fprintf(&b, "%v\n%strace before the failure:\n", err, runLines(w))
+	fmt.Fprintf(&b, "%s\n%s", withoutRunFacts(err.Error(), s.Seed(), s.Config().Repro), runLines(w))
+	var re *sim.RunError
+	if errors.As(err, &re) && len(re.Stack) > 0 {
+		b.WriteString("stack of the panic, from the panicking call to the engine's step:\n")
+		for _, line := range panicFrames(string(re.Stack)) {
+			b.WriteString("  " + line + "\n")
+		}
+	}
+	b.WriteString("trace before the failure:\n")
 	for _, e := range evs[max(0, len(evs)-traceWindow):] {
 		b.WriteString("  " + e.String() + "\n")
 	}
 	return b.String()
+}
+
+// panicFrames returns the lines of a sim.RunError's stack from the frame that panicked to the
+// engine's step that ran it, the part that is the user's (all of it when those frames are not
+// found): the recovery's own frames above and the test's below say nothing about the failure.
+func panicFrames(stack string) []string {
+	lines := strings.Split(strings.TrimRight(stack, "\n"), "\n")
+	from, to := 0, len(lines)
+	for i, l := range lines {
+		if strings.HasPrefix(l, "panic(") && from == 0 {
+			from = min(i+2, len(lines)) // the frame after panic's own (its function and file lines)
+		}
+		if strings.HasPrefix(l, "github.com/informersim/informersim/sim.(*Sim).run(") && from > 0 && i >= from {
+			to = i
+			break
+		}
+	}
+	return lines[from:to]
+}
+
+// withoutRunFacts removes from msg the seed and replay command that the engine's and the
+// world's errors append, in each of their forms, so that a failure message, which states them on
+// lines of their own, says them once.
+func withoutRunFacts(msg string, seed uint64, repro string) string {
+	sd := strconv.FormatUint(seed, 10)
+	for _, fact := range []string{
+		" (seed " + sd + "; repro: " + repro + ")", // world: checks, Violation.Error
+		" (seed " + sd + "; " + repro + ")",        // sim: step and time limits
+		"; seed " + sd + "; " + repro,              // sim: RunUntil's budget
+		"\nrepro: " + repro,                        // sim.RunError
+	} {
+		msg = strings.ReplaceAll(msg, fact, "")
+	}
+	return strings.ReplaceAll(msg, " (seed "+sd+", policy ", " (policy ") // sim.RunError
 }
 
 // runLines names the run's seed and replay command.

@@ -1,12 +1,14 @@
 package worldtest_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/sim/world"
 	"github.com/informersim/informersim/sim/world/oracle"
 	"github.com/informersim/informersim/sim/world/worldtest"
@@ -85,6 +87,70 @@ func TestHaveConverged(t *testing.T) {
 	}
 	if _, err := worldtest.HaveConverged().Match((*world.World)(nil)); err == nil {
 		t.Error("Match(nil world): no error")
+	}
+}
+
+// Goal: HaveConverged's failure message states each fact once, whatever stopped the run (a
+// user's check, an oracle, a panicking handler, a world that never quiesces, an informer never
+// started): the error without the seed and replay command it carries, then one "seed:" line and
+// one "replay:" line (and for a panic, its stack). Method: make each failure; count the seed and
+// the replay command in the message before its trace.
+func TestHaveConvergedSaysEachFactOnce(t *testing.T) {
+	const seed = 5
+	repro := "informersim run example --seed 5"
+	start := func(w *world.World, n *world.Informer) {
+		t.Helper()
+		if err := n.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		setup func(w *world.World, n *world.Informer)
+		want  []string
+	}{
+		{"a failing check", func(w *world.World, n *world.Informer) {
+			start(w, n)
+			_ = w.AddCheck("my check", func() error { return errors.New("the controller knows nothing") })
+		}, []string{`world: check "my check" failed: the controller knows nothing` + "\nseed: 5\n"}},
+		{"an oracle", func(w *world.World, n *world.Informer) {
+			start(w, n)
+			_ = w.RunUntilConverged(time.Minute)
+			ghost(t, n)
+		}, []string{"oracle eventual-consistency violated: inf1: cache diverges", "> "}},
+		{"a panicking handler", func(w *world.World, n *world.Informer) {
+			_, _ = w.AddHandler(n, "bad", informer.ResourceEventHandlerFuncs{AddFunc: func(any) { panic("boom") }}, world.HandlerOptions{})
+			start(w, n)
+		}, []string{"actor inf1/bad action deliver (policy random): boom\nseed: 5\n", "stack of the panic, from the panicking call to the engine's step:\n  github.com/informersim/informersim/sim/world/worldtest_test.TestHaveConvergedSaysEachFactOnce.func", "matchers_test.go:"}},
+		{"a world that never quiesces", func(w *world.World, n *world.Informer) {
+			start(w, n)
+			_ = w.AddQuietCondition("never", func() bool { return false })
+		}, []string{"the world did not quiesce: sim: condition still false when the budget ran out", "(5 in this call)\nseed: 5\n"}},
+		{"an informer never started", func(w *world.World, n *world.Informer) {}, []string{"informer inf1 was never started"}},
+	} {
+		w := newExampleWorld(seed)
+		if err := w.Apply(world.Op{Kind: world.OpCreate, Name: "a"}); err != nil {
+			t.Fatal(err)
+		}
+		n, err := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.setup(w, n)
+		m := worldtest.HaveConverged(time.Minute)
+		if ok, err := m.Match(w); ok || err != nil {
+			t.Fatalf("%s: Match = %v, %v", c.name, ok, err)
+		}
+		msg := m.FailureMessage(w)
+		head, _, _ := strings.Cut(msg, "trace before")
+		head, _, _ = strings.Cut(head, "stack of the panic")
+		if n := strings.Count(head, repro); n != 1 {
+			t.Errorf("%s: the replay command appears %d times:\n%s", c.name, n, msg)
+		}
+		if n := strings.Count(strings.ReplaceAll(head, repro, ""), "seed"); n != 1 {
+			t.Errorf("%s: the seed appears %d times:\n%s", c.name, n, msg)
+		}
+		contains(t, c.name, msg, append(c.want, "seed: 5\nreplay: "+repro+"\n")...)
 	}
 }
 
