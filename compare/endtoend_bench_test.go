@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -27,6 +28,19 @@ const (
 	e2eObjects = 100
 	e2eBatch   = 100
 )
+
+// e2eServerConfig is the fake apiserver of every case: no request or event records, and a
+// history of at most e2eHistory writes. A real apiserver compacts its history every few minutes
+// and keeps a bounded watch cache; without a bound, the fake would keep every version the
+// benchmark writes (the goroutine hosts' real clock never reaches the compaction interval), and
+// each write would also pay for the fresh memory its version takes.
+func e2eServerConfig() fakeapi.Config {
+	return fakeapi.Config{MaxRecords: -1, MaxLogEntries: e2eHistory}
+}
+
+// e2eHistory bounds the fake apiserver's history in BenchmarkEndToEnd: ample for watchers that
+// keep up, as every host here does.
+const e2eHistory = 4096
 
 // e2eHandler counts updates and signals reached when its count hits want. Its method set is
 // both client-go's cache.ResourceEventHandler and informer.ResourceEventHandler. The counters
@@ -105,13 +119,21 @@ type e2eRig struct {
 // Method: 100 pods are created and the informer synced before the timer starts; then b.N
 // updates go in batches of 100 (one per pod), and after each batch the benchmark waits until
 // every handler has counted it (the goroutine hosts signal it; the world runs until Quiet). The
-// apiserver's request and event records are off (MaxRecords -1) for all three, and both
-// goroutine hosts use list+watch (the start-up is not timed). allocs/event counts the
+// apiserver (e2eServerConfig) keeps no request or event records and a bounded history, the
+// same for all three; each case starts from a collected heap returned to the operating system,
+// so that no case profits from memory an earlier one grew; both goroutine hosts use list+watch
+// (the start-up is not timed). allocs/event counts the
 // allocations of every goroutine (runtime.MemStats.Mallocs) divided by b.N; cpu-ns/event is the
 // process's CPU time (every goroutine and the collector) per event, a figure that moves less
 // than wall time with the load of a shared machine. `make bench` prints
 // the ratios of the three (scripts/benchratio.go).
+//
+// A fourth case, writer/handlers=0, is the writer alone: the same updates on a fake apiserver
+// that nobody watches. Every host pays it, so it bounds the ratios between hosts; subtracted
+// from a host's figure it leaves what the host itself adds per event (the watch's dispatch and
+// hand-off, the informer, the handlers), which scripts/benchratio.go reports next to the ratios.
 func BenchmarkEndToEnd(b *testing.B) {
+	b.Run("writer/handlers=0", func(b *testing.B) { benchEndToEnd(b, "writer", 0) })
 	for _, impl := range []string{"clientgo", "goroutine", "world"} {
 		for _, n := range []int{1, 4, 16} {
 			b.Run(fmt.Sprintf("%s/handlers=%d", impl, n), func(b *testing.B) {
@@ -132,11 +154,23 @@ func benchEndToEnd(b *testing.B, impl string, nHandlers int) {
 		rig = goroutineRig(b, impl, handlers)
 	case "world":
 		rig = worldRig(b, handlers)
+	case "writer":
+		srv, err := fakeapi.New(e2eServerConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		rig = e2eRig{writer: newE2EWriter(b, srv), settle: func(testing.TB) {}, stop: func() {}}
 	default:
 		b.Fatalf("unknown implementation %q", impl)
 	}
 	defer rig.stop()
 
+	// Every case starts from the same heap: collected, its free memory given back to the
+	// operating system, as in a fresh process. Otherwise a case would run faster for coming
+	// after one that grew the heap (the fake apiserver keeps every version it wrote, so each
+	// case grows it by some KB per event, and fresh memory must be faulted in and cleared),
+	// and the order of the cases would decide part of their ratios.
+	debug.FreeOSMemory()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	b.ReportAllocs()
@@ -171,7 +205,7 @@ func benchEndToEnd(b *testing.B, impl string, nHandlers int) {
 // goroutineRig hosts client-go's informer or ours, each with its own goroutines, on a fakeapi
 // that reads the real clock.
 func goroutineRig(b *testing.B, impl string, handlers []*e2eHandler) e2eRig {
-	srv, err := fakeapi.New(fakeapi.Config{MaxRecords: -1})
+	srv, err := fakeapi.New(e2eServerConfig())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -230,7 +264,7 @@ func goroutineRig(b *testing.B, impl string, handlers []*e2eHandler) e2eRig {
 // BenchmarkWorldPipeline in sim/world does, with the benchmark's own handlers.
 func worldRig(b *testing.B, handlers []*e2eHandler) e2eRig {
 	w, err := world.NewFromConfig(sim.Config{Seed: 1, Trace: sim.TraceNone, MaxSteps: 1 << 40},
-		fakeapi.Config{MaxRecords: -1}, world.Config{MaxRecordedNotifications: 1})
+		e2eServerConfig(), world.Config{MaxRecordedNotifications: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

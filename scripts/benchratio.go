@@ -10,6 +10,11 @@
 //
 //	cd compare && go test -run='^$' -bench=EndToEnd -count=3 . | go run ../scripts/benchratio.go
 //
+// When the input holds the writer alone (BenchmarkEndToEnd/writer/handlers=0), a second table
+// subtracts its CPU time from each host's: what the host itself adds per event, and the ratios
+// of those. The writer's update is the same for every host, so it bounds the first table's
+// ratios; the second says how the hosts' own work compares.
+//
 // It exits 1 when the input holds no BenchmarkEndToEnd result, so a broken benchmark cannot
 // print an empty table.
 package main
@@ -86,12 +91,31 @@ func main() {
 	fmt.Printf("%-8s %11s %11s %11s %8s %8s %8s %8s %8s %8s %9s %9s %9s %9s\n", "", "", "", "", "", "", "", "", "", "",
 		"(wall)", "(wall)", "(cpu)", "(cpu)")
 	for _, h := range handlerCounts {
+		if h == 0 { // the writer alone: the second table
+			continue
+		}
 		cg, gor, wd := median(events[key{"clientgo", h}]), median(events[key{"goroutine", h}]), median(events[key{"world", h}])
 		ccg, cgor, cwd := median(cpu[key{"clientgo", h}]), median(cpu[key{"goroutine", h}]), median(cpu[key{"world", h}])
 		fmt.Printf("%-8d %11.0f %11.0f %11.0f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %9s %9s %9s %9s\n", h, cg, gor, wd,
 			median(allocs[key{"clientgo", h}]), median(allocs[key{"goroutine", h}]), median(allocs[key{"world", h}]),
 			ccg/1000, cgor/1000, cwd/1000,
 			ratio(wd, cg), ratio(gor, cg), ratio(ccg, cwd), ratio(ccg, cgor))
+	}
+	writer := median(cpu[key{"writer", 0}])
+	if writer == 0 {
+		return
+	}
+	fmt.Println()
+	fmt.Printf("The writer alone (no watcher): %.1f CPU µs/event. Each host's own CPU µs/event (host - writer)\n", writer/1000)
+	fmt.Println("and the ratios of those (client-go / world, client-go / goroutine driver)")
+	fmt.Printf("%-8s %8s %8s %8s %9s %9s\n", "handlers", "cg µs", "gor µs", "world µs", "cg/world", "cg/gor")
+	for _, h := range handlerCounts {
+		if h == 0 {
+			continue
+		}
+		own := func(impl string) float64 { return median(cpu[key{impl, h}]) - writer }
+		cg, gor, wd := own("clientgo"), own("goroutine"), own("world")
+		fmt.Printf("%-8d %8.1f %8.1f %8.1f %9s %9s\n", h, cg/1000, gor/1000, wd/1000, ratio(cg, wd), ratio(cg, gor))
 	}
 }
 
@@ -108,7 +132,7 @@ func median(xs []float64) float64 {
 }
 
 func ratio(a, b float64) string {
-	if a == 0 || b == 0 {
+	if a <= 0 || b <= 0 { // missing, or a difference lost in the noise
 		return "n/a"
 	}
 	return fmt.Sprintf("%.2fx", a/b)
