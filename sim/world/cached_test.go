@@ -97,3 +97,42 @@ func runRecovering(fn func() error) (msg string) {
 	}
 	return ""
 }
+
+// Goal: a handler's mirror of its buffered notifications (Handler.buffered, the key number of
+// each, in order) is checked at every delivery: a number that is not the delivered key's fails
+// the run. Method: two pods distributed to a handler; before the first is delivered, its key
+// number in the mirror is replaced by the other pod's; the delivery must be refused, naming it.
+func TestHandlerKeyMirrorIsChecked(t *testing.T) {
+	w, err := NewFromConfig(sim.Config{Seed: 3}, fakeapi.Config{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := w.AddInformer("inf", InformerOptions{Resource: pods, Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := w.AddHandler(n, "h", nil, HandlerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.RunUntilConverged(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"p1", "p2"} {
+		if err := w.Apply(Op{Kind: OpCreate, Resource: pods, Namespace: "default", Name: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Sim().RunUntil(func() bool { return h.buffered.len() == 2 }, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	q := &h.buffered
+	q.ids[q.head] = q.ids[q.head+1] // the first delivery now claims the second pod's key
+	err = w.Sim().RunUntil(w.Quiet, time.Minute)
+	if err == nil || !strings.Contains(err.Error(), "delivered under key number") {
+		t.Fatalf("got %v, want the delivery refused for its key number", err)
+	}
+}

@@ -130,7 +130,10 @@
 // stream is dropped, and the queue actor after a resync tick; the apiserver's watcher of the
 // open stream wakes the watch actor itself whenever its buffer grows or it closes
 // (fakeapi.Watcher.OnReady, called inside the write, the clock advance or the fault, whoever
-// made it), so a handler's delivery, most steps of a busy world, asks none of them.
+// made it), so a handler's delivery, most steps of a busy world, asks none of them. Per
+// delivery, a handler's Recorder finds its state for the key by a number the world gave the key
+// once, when the informer distributed the notification to every handler (Handler's mirror of
+// its buffer keeps the numbers in order), rather than by hashing the key once per handler.
 // Network deliveries re-arm fired "recv" timers (Reset: to the engine the same as a new timer)
 // and the wire reuses its buffer, so a watch event costs the world no allocation; narration
 // fields are built only when narration reaches someone (sim.Sim.Narrated).

@@ -38,11 +38,14 @@ type Handler struct {
 	callDuration time.Duration
 	busy         *sim.Timer // armed while a call's CallDuration runs
 
-	// buffered mirrors the informer's count of notifications buffered for the handler, kept
-	// from the observer's events (+1 per StepDistributed naming it, -1 per StepDelivered), so
-	// that the engine's poll at every step reads a field instead of taking the informer's
-	// processor lock. Buffered stays the authority: quiet checks the two agree.
-	buffered int
+	// buffered mirrors the notifications the informer buffered for the handler, in order: the
+	// number of each one's key (Informer.keys), pushed at each StepDistributed naming the
+	// handler and popped at each StepDelivered (the informer delivers to a handler in the order
+	// it distributed, informer.md §4.5). Its length is the informer's count, read by the
+	// engine's poll at every step instead of taking the informer's processor lock (Buffered
+	// stays the authority: quiet checks the two agree); the key numbers spare each delivery a
+	// hash of its key, once per notification instead of once per handler.
+	buffered keyQueue
 
 	// deliverFn is h.deliver, made once: a method value allocates each time it is taken.
 	deliverFn func()
@@ -132,7 +135,6 @@ func (n *Informer) discover(id int) *Handler {
 	w.actors[h.actor] = true
 	if n.cacheLookup == nil {
 		n.cacheLookup = newCacheLookup(n.inf.GetStore())
-		n.keys = newKeyIndex()
 	}
 	h.rec = newRecorder(w, h.actor, n.cacheLookup, n.keys, w.cfg.MaxRecordedNotifications)
 	for len(n.byID) <= id {
@@ -264,7 +266,7 @@ func (a handlerActor) Actions(add func(sim.Action)) {
 	// (which takes its processor lock). The engine asks only after a change (Handler.changed):
 	// whatever this reads must call it when it changes.
 	h := a.h
-	if h.buffered <= 0 || h.Busy() || h.Removed() {
+	if h.buffered.len() == 0 || h.Busy() || h.Removed() {
 		return
 	}
 	h.n.resolve()

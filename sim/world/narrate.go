@@ -16,9 +16,10 @@ import (
 func (n *Informer) observe(e informer.StepEvent) {
 	s := n.w.s
 	if e.Kind == informer.StepDistributed {
+		key := n.keys.id(e.Key) // once for all the handlers it goes to
 		for _, id := range e.Handlers {
 			if h := n.handler(id); h != nil {
-				h.buffered++
+				h.buffered.push(key)
 				h.changed()
 			}
 		}
@@ -26,9 +27,9 @@ func (n *Informer) observe(e informer.StepEvent) {
 	switch e.Kind {
 	case informer.StepDelivered:
 		if h := n.handler(e.Handler); h != nil {
-			h.buffered--
+			key := h.buffered.pop()
 			h.changed()
-			h.rec.deliver(e)
+			h.rec.deliverKey(e, key)
 		}
 		return
 	case informer.StepPopped, informer.StepCacheAdded, informer.StepCacheUpdated, informer.StepCacheDeleted, informer.StepDistributed:

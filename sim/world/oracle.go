@@ -49,7 +49,7 @@ func (n *Informer) quiet() bool {
 	// offers a delivery, which the informer refuses loudly; one that is too low is caught by
 	// the comparison with the informer's own count below.
 	for _, h := range n.handlers {
-		if h.buffered > 0 && !h.Removed() {
+		if h.buffered.len() > 0 && !h.Removed() {
 			return false
 		}
 	}
@@ -69,10 +69,10 @@ func (n *Informer) quiet() bool {
 	}
 	for _, h := range n.handlers {
 		b := h.Buffered()
-		if b != h.buffered && !h.Removed() {
+		if b != h.buffered.len() && !h.Removed() {
 			// The actor's count went wrong: it would offer deliveries that are not there, or
 			// never offer one that is.
-			invariant.Check(false, "world: %s: %d notifications buffered, the handler's actor counts %d", h.actor, b, h.buffered)
+			invariant.Check(false, "world: %s: %d notifications buffered, the handler's actor counts %d", h.actor, b, h.buffered.len())
 		}
 		if h.Busy() || b > 0 {
 			return false

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/informersim/informersim/informer"
+	"github.com/informersim/informersim/internal/invariant"
 	"github.com/informersim/informersim/sim"
 )
 
@@ -95,29 +96,48 @@ type Recorder struct {
 }
 
 // keyIndex numbers keys from 0 in the order first seen. The Recorders of an informer's handlers
-// share one: a notification is delivered to each handler in turn, with the very same key, so
-// the key is hashed once per notification (the last key is remembered) and each Recorder then
-// finds its entry by number, instead of every Recorder hashing it into a map of its own.
+// share one: the world numbers a notification's key once, when the informer distributes it
+// (see Handler.buffered), and each handler's Recorder then finds its entry by that number at
+// the delivery, instead of every Recorder hashing the key into a map of its own.
 type keyIndex struct {
-	ids    map[string]int // never iterated where order could matter (View builds a map)
-	last   string         // the key asked last, and its number, if valid
-	lastID int
-	valid  bool
+	ids   map[string]int // never iterated
+	names []string       // by number
 }
 
 func newKeyIndex() *keyIndex { return &keyIndex{ids: map[string]int{}} }
 
 // id returns key's number, giving it the next one if it is new.
 func (x *keyIndex) id(key string) int {
-	if x.valid && key == x.last { // the same string: its data is compared by pointer first
-		return x.lastID
-	}
 	id, ok := x.ids[key]
 	if !ok {
-		id = len(x.ids)
+		id = len(x.names)
 		x.ids[key] = id
+		x.names = append(x.names, key)
 	}
-	x.last, x.lastID, x.valid = key, id, true
+	return id
+}
+
+// keyQueue is a FIFO of key numbers (see Handler.buffered): a slice whose head advances, which
+// starts over at the front of its array once empty, so a steady flow does not allocate.
+type keyQueue struct {
+	ids  []int
+	head int
+}
+
+func (q *keyQueue) len() int { return len(q.ids) - q.head }
+
+func (q *keyQueue) push(id int) { q.ids = append(q.ids, id) }
+
+// pop takes the oldest number; the queue must not be empty.
+func (q *keyQueue) pop() int {
+	if q.len() == 0 {
+		invariant.Check(false, "world: a delivery the world did not see distributed")
+	}
+	id := q.ids[q.head]
+	q.head++
+	if q.head == len(q.ids) {
+		q.ids, q.head = q.ids[:0], 0
+	}
 	return id
 }
 
@@ -243,18 +263,20 @@ func (r *Recorder) Total() int { return r.total }
 // View returns the replayed cache: key → the last object the handler was told about.
 func (r *Recorder) View() map[string]any {
 	out := make(map[string]any, r.live)
-	for k, id := range r.keys.ids {
-		if id < len(r.states) {
-			if st := r.states[id]; st != nil && !st.deleted {
-				out[k] = st.obj
-			}
+	for id, st := range r.states {
+		if st != nil && !st.deleted {
+			out[r.keys.names[id]] = st.obj
 		}
 	}
 	return out
 }
 
 // deliver narrates, checks and records the delivery e, just before the handler is called.
-func (r *Recorder) deliver(e informer.StepEvent) {
+func (r *Recorder) deliver(e informer.StepEvent) { r.deliverKey(e, r.keys.id(e.Key)) }
+
+// deliverKey is deliver with e's key already numbered (key, in r.keys): the world numbers it
+// once per notification, when it is distributed.
+func (r *Recorder) deliverKey(e informer.StepEvent, key int) {
 	n := Notification{Kind: e.Notification, Key: e.Key, ResourceVersion: e.ResourceVersion, Object: e.Object}
 	s := r.w.s
 	narrated := s.Narrated() // if not, each call is emitted bare: counted, nobody reads it
@@ -293,12 +315,12 @@ func (r *Recorder) deliver(e informer.StepEvent) {
 		}
 		s.Emit(r.actor, "OnDelete", f...)
 	}
-	r.record(n)
+	r.record(n, key)
 }
 
-func (r *Recorder) record(n Notification) {
+func (r *Recorder) record(n Notification, key int) {
 	n.Time = r.w.s.Now()
-	st := r.check(n)
+	st := r.check(n, key)
 	switch n.Kind {
 	case informer.NotificationAdd, informer.NotificationUpdate:
 		st.obj = n.Object
@@ -320,14 +342,16 @@ func (r *Recorder) record(n Notification) {
 // check is the per-object order oracle and the cache-before-notify oracle (design.md
 // "Oracles"); a violation panics with a *Violation naming the oracle. It returns the key's
 // entry, updated with n's resourceVersion and whether n deletes the key.
-func (r *Recorder) check(n Notification) *keyState {
+func (r *Recorder) check(n Notification, id int) *keyState {
 	// Every check tests its condition before calling violate: the formatting arguments are
 	// built (and allocated) only for a violation, not for each of the many correct deliveries.
 	rv, err := strconv.ParseUint(n.ResourceVersion, 10, 64)
 	if err != nil {
 		r.w.violate(OraclePerObjectOrder, "%s: %s: unparsable resourceVersion %q", r.actor, n, n.ResourceVersion)
 	}
-	id := r.keys.id(n.Key)
+	if r.keys.names[id] != n.Key { // the world's count of what it saw distributed went wrong
+		invariant.Check(false, "world: %s: %s delivered under key number %d (%s)", r.actor, n, id, r.keys.names[id])
+	}
 	for len(r.states) <= id {
 		r.states = append(r.states, nil)
 	}
