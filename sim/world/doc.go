@@ -63,8 +63,13 @@
 // (OracleEventualConsistency): it compares every started informer's cache, and every handler's
 // replayed view, with the apiserver's state for its resource, namespace and selectors, after the
 // informer's transform (or with its Equal), then runs the user's checks. It reads the apiserver
-// through fakeapi.Server.Snapshot, which routes nothing, draws nothing, consumes no injected
-// failure and records nothing, so a run with checks is the same run as one without. The other
+// through fakeapi.Server.SnapshotLent, which routes nothing, draws nothing, consumes no injected
+// failure and records nothing, so a run with checks is the same run as one without. The
+// world's informers take the apiserver's own objects, lent read-only instead of copied
+// (fakeapi.md §10.5), as client-go's informer shares one object between its cache and its
+// handlers; the apiserver notices a change to one when it next reads it, and the world ends the
+// run at the end of that step with a *Violation of OracleReadOnlyObjects (CheckConverged checks
+// every lent object first). An informer with a transform gets copies. The other
 // named oracles (resync alignment, late join, tombstones, the apiserver's watch guarantees) live
 // in package world/oracle, which reads the trace and the apiserver's record; for them a
 // registration's narration carries its resync periods (requested, resync, check).
