@@ -29,6 +29,7 @@ func ExampleAttach() {
 	// run: <nil>
 	// per-object-order     safety   ok
 	// cache-before-notify  safety   ok
+	// read-only-objects    safety   ok
 	// eventual-consistency liveness ok
 	// resync-alignment     safety   ok
 	// late-join            safety   ok
