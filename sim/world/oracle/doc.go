@@ -3,10 +3,12 @@
 //
 // # Contract
 //
-// Seven oracles, each with a name (All lists them): per-object-order and cache-before-notify
+// Eight oracles, each with a name (All lists them): per-object-order and cache-before-notify
 // (safety, checked by the world's Recorder on every delivery; this package adds per-object
 // order's other half, that every state a handler is told about is one the apiserver committed
-// for that key), eventual-consistency (liveness, World.CheckConverged), and, in this package, resync-alignment, late-join, tombstones (safety
+// for that key), read-only-objects (safety, checked by the apiserver on the objects it lent the
+// world's informers, fakeapi.md §10.5), eventual-consistency (liveness,
+// World.CheckConverged), and, in this package, resync-alignment, late-join, tombstones (safety
 // over the trace, with a liveness half checked once converged) and watch-guarantees (safety over
 // the apiserver's record of writes and watch events). Every violation is a *world.Violation: the
 // oracle's name, what it saw, the first violating event with the trace before it, the seed and
