@@ -9,7 +9,9 @@
 //     attached oracle holds.
 //   - HaveObservedInOrder succeeds when a *world.Handler was told exactly these notifications
 //     for one key, in this order, in informer.md §14's notation ("add(default/a@2,true)",
-//     "upd(default/a@2->3)", "del(default/a@3)", "del(tomb default/a@3)").
+//     "upd(default/a@2->3)", "del(default/a@3)", "del(tomb default/a@3)"). A note may leave out
+//     the resourceVersions and an add's initial-list flag, which then match any value
+//     ("add(default/a)", "upd(default/a)", "del(tomb default/a)").
 //   - SatisfyEveryOracle succeeds when no oracle attached with oracle.Attach has been violated
 //     (and, once the world is quiet, none of their liveness halves either).
 //   - NewWorld is world.New whose repro line (SpecRepro) replays the current Ginkgo spec alone:
@@ -28,6 +30,8 @@
 //	Expect(h).To(worldtest.HaveConverged(time.Hour))          // liveness, then every oracle
 //	Expect(handler).To(worldtest.HaveObservedInOrder("default/a",
 //		"add(default/a@2,true)", "upd(default/a@2->3)"))
+//	Expect(handler).To(worldtest.HaveObservedInOrder("default/a", // any resourceVersions
+//		"add(default/a,true)", "upd(default/a)", "del(default/a)"))
 //	Expect(h).To(worldtest.SatisfyEveryOracle())
 //
 // # Implementation notes

@@ -64,6 +64,46 @@ func ExampleHaveObservedInOrder() {
 	// replay: informersim run example --seed 1
 }
 
+// A spec rarely knows the resourceVersions the apiserver will assign: notes without them (and
+// an add without its initial-list flag) match any, while the rest of each note must match.
+func ExampleHaveObservedInOrder_withoutResourceVersions() {
+	w := newExampleWorld(1)
+	_ = w.Apply(world.Op{Kind: world.OpCreate, Name: "a"})
+	inf, _ := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+	h, _ := w.AddHandler(inf, "h1", nil, world.HandlerOptions{})
+	_ = inf.Start()
+	_ = w.RunUntilConverged(time.Minute)
+	_ = w.Apply(world.Op{Kind: world.OpUpdate, Name: "a"})
+	_ = w.RunUntilConverged(time.Minute)
+	_ = w.Apply(world.Op{Kind: world.OpDelete, Name: "a"})
+	_ = w.RunUntilConverged(time.Minute)
+
+	m := worldtest.HaveObservedInOrder("default/a", "add(default/a,true)", "upd(default/a)", "del(default/a)")
+	ok, _ := m.Match(h)
+	fmt.Println("observed in order:", ok)
+
+	m = worldtest.HaveObservedInOrder("default/a", "add(default/a)", "upd(default/a)", "del(tomb default/a)")
+	ok, _ = m.Match(h)
+	fmt.Println("observed in order:", ok)
+	upTo(m.FailureMessage(h), "seed:")
+
+	_, err := worldtest.HaveObservedInOrder("default/a", "add(default/b)").Match(h)
+	fmt.Println(err)
+	// Output:
+	// observed in order: true
+	// observed in order: false
+	// Expected inf1/h1 to have observed, for default/a, in order:
+	//     add(default/a)
+	//     upd(default/a)
+	//     del(tomb default/a)
+	// but it observed:
+	//     add(default/a@2,true)
+	//     upd(default/a@2->3)
+	//     del(default/a@4)
+	// first difference at #3: observed del(default/a@4), expected del(tomb default/a)
+	// worldtest: HaveObservedInOrder: note "add(default/b)" is about default/b, not default/a
+}
+
 // Every oracle attached; the apiserver then re-sends a DELETED it already sent (an invalid
 // server, fakeapi F-11): the watch-guarantees oracle stops the run at that event.
 func ExampleSatisfyEveryOracle() {

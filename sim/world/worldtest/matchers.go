@@ -3,13 +3,13 @@ package worldtest
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/onsi/gomega/types"
 
+	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
 	"github.com/informersim/informersim/sim/world/oracle"
@@ -113,6 +113,14 @@ func (m *oraclesMatcher) NegatedFailureMessage(any) string {
 // Recorder keeps (Take forgets them), are exactly notes, in this order, in informer.md §14's
 // notation: "add(default/a@2,true)", "upd(default/a@2->3)", "upd(default/a@3->3)" (a sync),
 // "del(default/a@4)", "del(tomb default/a@3)". No notes means the handler heard nothing of key.
+//
+// A note may leave out what a spec does not know in advance, and then matches any value of it:
+// the resourceVersions ("add(default/a,true)", "upd(default/a)", "del(default/a)",
+// "del(tomb default/a)") and an add's initial-list flag ("add(default/a@2)", "add(default/a)").
+// What a note gives must match: "del(default/a)" is a delete of the object itself, never a
+// tombstone, and "upd(default/a)" is any update, sync included. Every note must name key; a note
+// that is not in this notation, or names another key, is an error, not a mismatch.
+//
 // The failure message lists what it observed, the first difference, the seed, the replay
 // command and the trace around the handler's call where the difference begins.
 func HaveObservedInOrder(key string, notes ...string) types.GomegaMatcher {
@@ -123,7 +131,70 @@ type observedMatcher struct {
 	key  string
 	want []string
 	h    *world.Handler
-	got  []string
+	got  []string // the key's notifications, in informer.md §14's notation
+	diff int      // the index of the first difference, len(got) == len(want) when none
+}
+
+// notePattern is a note of HaveObservedInOrder: a notification's kind and key, and the parts
+// the note gives (an empty RV, or no initial flag, matches any).
+type notePattern struct {
+	kind       informer.NotificationKind
+	key        string
+	rv, oldRV  string
+	tombstone  bool
+	hasInitial bool
+	initial    bool
+}
+
+// parseNote reads a note in informer.md §14's notation, its resourceVersions and initial-list
+// flag optional (see HaveObservedInOrder).
+func parseNote(note string) (notePattern, error) {
+	var p notePattern
+	bad := fmt.Errorf("note %q is not in informer.md §14's notation "+
+		`("add(ns/name@rv,true)", "upd(ns/name@old->new)", "del(ns/name@rv)", "del(tomb ns/name@rv)", the @... and ,true parts optional)`, note)
+	kind, body, ok := strings.Cut(note, "(")
+	if !ok || !strings.HasSuffix(body, ")") {
+		return p, bad
+	}
+	body = strings.TrimSuffix(body, ")")
+	switch kind {
+	case "add":
+		p.kind = informer.NotificationAdd
+		if k, flag, ok := strings.Cut(body, ","); ok {
+			b, err := strconv.ParseBool(flag)
+			if err != nil {
+				return p, bad
+			}
+			body, p.hasInitial, p.initial = k, true, b
+		}
+		body, p.rv, _ = strings.Cut(body, "@")
+	case "upd":
+		p.kind = informer.NotificationUpdate
+		var rvs string
+		if body, rvs, ok = strings.Cut(body, "@"); ok {
+			if p.oldRV, p.rv, ok = strings.Cut(rvs, "->"); !ok || p.oldRV == "" || p.rv == "" {
+				return p, bad
+			}
+		}
+	case "del":
+		p.kind = informer.NotificationDelete
+		body, p.tombstone = strings.CutPrefix(body, "tomb ")
+		body, p.rv, _ = strings.Cut(body, "@")
+	default:
+		return p, bad
+	}
+	if body == "" || strings.ContainsAny(body, "@,() ") || (strings.Contains(note, "@") && p.rv == "") {
+		return p, bad
+	}
+	p.key = body
+	return p, nil
+}
+
+// matches says whether n is a notification the note describes.
+func (p notePattern) matches(n world.Notification) bool {
+	return n.Kind == p.kind && n.Key == p.key && n.Tombstone == p.tombstone &&
+		(p.rv == "" || p.rv == n.ResourceVersion) && (p.oldRV == "" || p.oldRV == n.OldResourceVersion) &&
+		(!p.hasInitial || p.initial == n.InInitialList)
 }
 
 func (m *observedMatcher) Match(actual any) (bool, error) {
@@ -134,23 +205,38 @@ func (m *observedMatcher) Match(actual any) (bool, error) {
 	if m.key == "" {
 		return false, errors.New("worldtest: HaveObservedInOrder: empty key")
 	}
-	m.h, m.got = h, nil
-	for _, n := range h.Recorder().Notifications() {
-		if n.Key == m.key {
-			m.got = append(m.got, n.String())
+	patterns := make([]notePattern, len(m.want))
+	for i, note := range m.want {
+		p, err := parseNote(note)
+		if err != nil {
+			return false, fmt.Errorf("worldtest: HaveObservedInOrder: %w", err)
 		}
+		if p.key != m.key {
+			return false, fmt.Errorf("worldtest: HaveObservedInOrder: note %q is about %s, not %s", note, p.key, m.key)
+		}
+		patterns[i] = p
 	}
-	return slices.Equal(m.got, m.want), nil
+	m.h, m.got, m.diff = h, nil, -1
+	for _, n := range h.Recorder().Notifications() {
+		if n.Key != m.key {
+			continue
+		}
+		if i := len(m.got); m.diff < 0 && (i >= len(patterns) || !patterns[i].matches(n)) {
+			m.diff = i
+		}
+		m.got = append(m.got, n.String())
+	}
+	if m.diff < 0 {
+		m.diff = len(m.got)
+	}
+	return len(m.got) == len(m.want) && m.diff == len(m.got), nil
 }
 
 func (m *observedMatcher) FailureMessage(any) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Expected %s to have observed, for %s, in order:\n%s", m.h.Actor(), m.key, list(m.want))
 	fmt.Fprintf(&b, "but it observed:\n%s", list(m.got))
-	i := 0
-	for i < len(m.got) && i < len(m.want) && m.got[i] == m.want[i] {
-		i++
-	}
+	i := m.diff
 	switch {
 	case i < len(m.got) && i < len(m.want):
 		fmt.Fprintf(&b, "first difference at #%d: observed %s, expected %s\n", i+1, m.got[i], m.want[i])

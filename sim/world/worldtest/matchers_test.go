@@ -196,6 +196,73 @@ func TestHaveObservedInOrder(t *testing.T) {
 	}
 }
 
+// Goal: a note of HaveObservedInOrder may leave out the resourceVersions and an add's
+// initial-list flag, which then match any value, while what it gives must match (a delete is not
+// a tombstone); the exact form keeps working, mixed with the short one; a note not in the
+// notation, or about another key, is an error. Method: a handler hears a's add, an update, a
+// tombstone (a delete during a 410) and a re-creation; match short, exact and mixed notes, and
+// wrong ones.
+func TestHaveObservedInOrderWithoutResourceVersions(t *testing.T) {
+	w, _, hd, _ := converged(t, 3)
+	for _, ops := range [][]world.Op{
+		{{Kind: world.OpUpdate, Name: "a"}},
+		{{Kind: world.OpCloseWatches, Code: 410}, {Kind: world.OpDelete, Name: "a"}},
+		{{Kind: world.OpCreate, Name: "a"}},
+	} {
+		for _, op := range ops {
+			if err := w.Apply(op); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.RunUntilConverged(time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	observed := hd.Recorder().Strings()
+	for _, notes := range [][]string{
+		{"add(default/a,true)", "upd(default/a)", "del(tomb default/a)", "add(default/a,false)"},
+		{"add(default/a)", "upd(default/a)", "del(tomb default/a)", "add(default/a)"},
+		{"add(default/a@2,true)", "upd(default/a@2->3)", "del(tomb default/a)", "add(default/a@5)"},
+		{"add(default/a@2,true)", "upd(default/a@2->3)", "del(tomb default/a@3)", "add(default/a@5,false)"},
+	} {
+		if ok, err := worldtest.HaveObservedInOrder("default/a", notes...).Match(hd); !ok || err != nil {
+			t.Errorf("notes %q: Match = %v, %v; the handler observed %q", notes, ok, err, observed)
+		}
+	}
+	for _, c := range []struct {
+		notes []string
+		diff  string
+	}{
+		{[]string{"add(default/a,false)"}, "first difference at #1: observed add(default/a@2,true), expected add(default/a,false)"},
+		{[]string{"add(default/a)", "upd(default/a)", "del(default/a)", "add(default/a)"}, "first difference at #3: observed del(tomb default/a@3), expected del(default/a)"},
+		{[]string{"add(default/a)", "upd(default/a@2->4)"}, "first difference at #2: observed upd(default/a@2->3), expected upd(default/a@2->4)"},
+		{[]string{"add(default/a)", "upd(default/a)", "del(tomb default/a)"}, "first difference at #4: observed add(default/a@5,false), expected nothing more"},
+		{[]string{"add(default/a)", "upd(default/a)", "del(tomb default/a)", "add(default/a)", "upd(default/a)"}, "first difference at #5: expected upd(default/a), observed nothing more"},
+	} {
+		m := worldtest.HaveObservedInOrder("default/a", c.notes...)
+		if ok, err := m.Match(hd); ok || err != nil {
+			t.Fatalf("notes %q: Match = %v, %v", c.notes, ok, err)
+		}
+		contains(t, "failure message", m.FailureMessage(hd), c.diff)
+	}
+	for _, c := range []struct{ note, want string }{
+		{"add(default/b)", `note "add(default/b)" is about default/b, not default/a`},
+		{"add default/a", "not in informer.md §14's notation"},
+		{"", "not in informer.md §14's notation"},
+		{"upd(default/a@2)", "not in informer.md §14's notation"},
+		{"upd(default/a@->3)", "not in informer.md §14's notation"},
+		{"add(default/a,maybe)", "not in informer.md §14's notation"},
+		{"del(default/a@)", "not in informer.md §14's notation"},
+		{"sync(default/a)", "not in informer.md §14's notation"},
+		{"add(default/a", "not in informer.md §14's notation"},
+	} {
+		_, err := worldtest.HaveObservedInOrder("default/a", c.note).Match(hd)
+		if err == nil || !strings.HasPrefix(err.Error(), "worldtest: HaveObservedInOrder: ") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("note %q: %v, want an error containing %q", c.note, err, c.want)
+		}
+	}
+}
+
 // Goal: SatisfyEveryOracle holds on a correct run and reports a violation with its report and
 // every verdict.
 func TestSatisfyEveryOracle(t *testing.T) {
