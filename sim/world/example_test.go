@@ -1,8 +1,11 @@
 package world_test
 
 import (
+	"context"
 	"fmt"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
@@ -73,4 +76,30 @@ func ExampleNew() {
 	// +2.880756515s inf1/net: WATCH-ok watch=2
 	// +2.880756515s inf1/reflector: watching rv=5
 	// [add(default/a@2,true) upd(default/a@2->3) del(tomb default/a@3)]
+}
+
+// An op's Content takes the Go values a spec writes: maps of strings, ints, nested maps and
+// slices. The object holds them in unstructured's form; what cannot be JSON is refused, naming
+// where it is, and nothing is written.
+func ExampleOp_content() {
+	w, _ := world.New(1, world.Config{DefaultResource: world.DefaultResource().GroupVersion().WithResource("configmaps")})
+	err := w.Apply(world.Op{Kind: world.OpCreate, Name: "settings", Content: map[string]any{
+		"data": map[string]string{"mode": "fast"},
+		"spec": map[string]any{"replicas": 3, "ports": []int32{80, 443}},
+	}})
+	fmt.Println("create:", err)
+	u, _ := w.Server().Resource(w.Config().DefaultResource).Namespace("default").Get(context.Background(), "settings", metav1.GetOptions{})
+	fmt.Printf("data: %v\nspec: %v (replicas %T)\n", u.Object["data"], u.Object["spec"], u.Object["spec"].(map[string]any)["replicas"])
+
+	err = w.Apply(world.Op{Kind: world.OpUpdate, Name: "settings", Content: map[string]any{
+		"spec": map[string]any{"ports": []any{80, make(chan int)}},
+	}})
+	fmt.Println("update:", err)
+	fmt.Println("revision:", w.Server().Revision())
+	// Output:
+	// create: <nil>
+	// data: map[mode:fast]
+	// spec: map[ports:[80 443] replicas:3] (replicas int64)
+	// update: world: op update: Content["spec"]["ports"][1]: chan int cannot be a JSON value
+	// revision: 2
 }

@@ -84,20 +84,17 @@ type Op struct {
 	// an empty, non-nil slice removes them all.
 	Finalizers []string
 	// Content holds the object's top-level fields other than apiVersion, kind and metadata,
-	// e.g. {"data": map[string]string{"k": "v"}} or {"spec": {"replicas": 3}}. Values may be
-	// the JSON values of unstructured's form (string, bool, int64, float64, nil,
-	// map[string]any, []any) or ordinary Go values, which Apply and Script convert to that form
-	// as encoding/json would write them: every integer kind to int64 (a uint64 above
-	// math.MaxInt64 is refused), float32 and float64 to float64 (float32 by its shortest
-	// decimal, so float32(0.1) is 0.1; NaN and infinities are refused), json.Number to int64 or
-	// float64, named string and bool types to string and bool, []byte to its base64 string,
-	// any slice or array to []any, any map with string keys (map[string]string,
-	// map[string]int32...) to map[string]any, a pointer or interface to what it points to (nil
-	// to nil). Other values (structs, channels, funcs, complex numbers, maps with other keys)
-	// are refused with an error naming the first one's path, in key order, e.g.
-	// Content["spec"]["ports"][1]; for a typed object use
-	// runtime.DefaultUnstructuredConverter.ToUnstructured. The op keeps the caller's maps:
-	// the world converts a copy, so changing them after Apply or Script changes nothing.
+	// e.g. {"data": map[string]string{"k": "v"}, "spec": map[string]any{"replicas": 3}}.
+	// Apply and Script convert a copy of it to unstructured's form (string, bool, int64,
+	// float64, nil, map[string]any, []any) as encoding/json would write it, and never change
+	// or keep the caller's maps: every integer kind becomes int64 (a uint64 above
+	// math.MaxInt64 is refused), float32 and float64 float64 (float32(0.1) is 0.1; NaN and
+	// infinities are refused), json.Number int64 or float64, named string and bool types string
+	// and bool, []byte its base64 string, any slice or array []any, any map with string keys
+	// map[string]any, and a pointer what it points to (nil: nil). Anything else (a struct, a
+	// channel, a func, a complex number, a map with other keys) is refused with an error
+	// naming its path, such as Content["spec"]["ports"][1] (the first in key order); convert a
+	// typed object with runtime.DefaultUnstructuredConverter.ToUnstructured.
 	Content map[string]any
 	// PatchType and Patch are OpPatch's: types.JSONPatchType, MergePatchType,
 	// StrategicMergePatchType or ApplyPatchType, and the patch document.
