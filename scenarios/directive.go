@@ -110,7 +110,7 @@ var specs = func() map[string]*directiveSpec {
 	add(&directiveSpec{name: "restart", args: []argSpec{req(str("informer")), req(str("as"))},
 		help: "stop an informer and start a new one with the same options and handlers, named as"})
 	add(&directiveSpec{name: "handler", help: "register a handler (late join after start)", args: []argSpec{
-		req(str("informer")), req(str("name")), dur("resync"), dur("slow"), str("filter"),
+		req(str("informer")), req(str("name")), dur("resync"), dur("slow"), str("filter"), flag("mutates"),
 	}})
 	add(&directiveSpec{name: "remove-handler", args: []argSpec{req(str("informer")), req(str("name"))},
 		help: "unregister a handler; its buffered notifications are dropped"})

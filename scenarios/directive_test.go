@@ -248,3 +248,48 @@ func TestOracleViolationReported(t *testing.T) {
 		t.Errorf("a directive after the violation printed %q", out)
 	}
 }
+
+// Goal: a handler that changes the object it is given (handler ... mutates) fails the run with
+// the read-only-objects oracle, naming the object, the version lent and the informer; a handler
+// that only reads does not.
+func TestMutatingHandlerFailsTheRun(t *testing.T) {
+	for _, mutates := range []bool{false, true} {
+		env := scenarios.NewEnv(scenarios.Options{Name: "mutating"})
+		var out string
+		lines := []string{"world seed=28", "create name=a label:app=web", "informer name=inf1 ns=default", "handler informer=inf1 name=good"}
+		if mutates {
+			lines = append(lines, "handler informer=inf1 name=bad mutates")
+		}
+		lines = append(lines, "start informer=inf1", "run until=converged", "update name=a label:app=db", "run until=converged")
+		for _, l := range lines {
+			d, err := scenarios.ParseDirective(l, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out, err = env.Handle(d); err != nil {
+				t.Fatal(err)
+			}
+			if env.Failure() != nil {
+				break
+			}
+		}
+		v := env.Violation()
+		if !mutates {
+			if env.Failure() != nil {
+				t.Fatalf("a reading handler failed the run: %v", env.Failure())
+			}
+			continue
+		}
+		if v == nil || v.Oracle != "read-only-objects" {
+			t.Fatalf("violation %v, failure %v", v, env.Failure())
+		}
+		for _, want := range []string{"FAIL: oracle read-only-objects violated", `pods default/a at resourceVersion 2, lent read-only to "inf1"`, "replay: informersim run mutating --seed 28"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+	}
+	if _, err := scenarios.ParseDirective("handler informer=inf1 name=x mutates=yes", ""); err == nil {
+		t.Error("mutates took a value")
+	}
+}

@@ -49,6 +49,7 @@
 //	start informer=inf1|f   stop informer=inf1   restart informer=inf1 as=inf2
 //	add-indexers informer=inf1 indexers=(label:app)
 //	handler informer=inf1 name=h1 resync=5s slow=100ms filter=app=web   (late join after start)
+//	handler informer=inf1 name=bad mutates     (labels what it is given in place: a bug)
 //	remove-handler informer=inf1 name=h1
 //	workqueue name=q informer=inf1 workers=2 work=100ms fail=2
 //	controller name=c informer=inf1 workers=2 work=10ms    (one ConfigMap per pod, checked)

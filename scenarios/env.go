@@ -601,6 +601,12 @@ func (e *Env) addHandlerWith(st *infState, d Directive, h informer.ResourceEvent
 			Handler:    passLog{hs},
 		}
 	}
+	if d.has("mutates") {
+		if h != nil {
+			return fmt.Errorf("mutates: a filtering handler cannot also be a mutating one")
+		}
+		h = mutatingHandler{}
+	}
 	o := world.HandlerOptions{CallDuration: d.dur("slow", 0)}
 	if d.has("resync") {
 		r := d.dur("resync", 0)
@@ -615,6 +621,25 @@ func (e *Env) addHandlerWith(st *infState, d Directive, h informer.ResourceEvent
 	e.handlers[key] = hs
 	st.handlers = append(st.handlers, hs)
 	return nil
+}
+
+// mutatingHandler is the classic controller bug the read-only-objects oracle catches: it labels
+// the very object it is given (touched=yes) instead of a DeepCopy of it.
+type mutatingHandler struct{}
+
+func (mutatingHandler) OnAdd(obj any, _ bool)  { touch(obj) }
+func (mutatingHandler) OnUpdate(_, newObj any) { touch(newObj) }
+func (mutatingHandler) OnDelete(any)           {}
+
+func touch(obj any) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		l := u.GetLabels()
+		if l == nil {
+			l = map[string]string{}
+		}
+		l["touched"] = "yes"
+		u.SetLabels(l)
+	}
 }
 
 func matches(sel labels.Selector, obj any) bool {
