@@ -76,15 +76,17 @@ type Op struct {
 	Name string
 	// GenerateName (create only) asks the apiserver to make a unique name with this prefix.
 	GenerateName string
-	// Labels and Annotations are set on the object (merged into it by an update). An empty map
-	// means the same as nil.
+	// Labels and Annotations are set on the object (merged into it by an update); a delete
+	// ignores them (a generated delete carries the labels drawn for its object), a patch
+	// refuses them. An empty map means the same as nil.
 	Labels      map[string]string
 	Annotations map[string]string
 	// Finalizers are the object's finalizers (create), or replace them (update) when not nil;
-	// an empty, non-nil slice removes them all.
+	// an empty, non-nil slice removes them all. Only for create and update.
 	Finalizers []string
-	// Content holds the object's top-level fields other than apiVersion, kind and metadata,
-	// e.g. {"data": map[string]string{"k": "v"}, "spec": map[string]any{"replicas": 3}}.
+	// Content (create and update only) holds the object's top-level fields other than
+	// apiVersion, kind and metadata, e.g.
+	// {"data": map[string]string{"k": "v"}, "spec": map[string]any{"replicas": 3}}.
 	// Apply and Script convert a copy of it to unstructured's form (string, bool, int64,
 	// float64, nil, map[string]any, []any) as encoding/json would write it, and never change
 	// or keep the caller's maps: every integer kind becomes int64 (a uint64 above
@@ -132,11 +134,20 @@ func (op Op) validateFields() error {
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("world: op %s: "+format, append([]any{op.Kind}, a...)...)
 	}
+	if op.Kind < OpCreate || op.Kind > OpSleep {
+		return fmt.Errorf("world: unknown op kind %v (want one of OpCreate to OpSleep: %s)", op.Kind, strings.Join(opKindNames[1:], ", "))
+	}
 	if !op.Kind.write() {
 		if op.Name != "" || op.Namespace != "" || !op.Resource.Empty() || op.GenerateName != "" || len(op.Labels) > 0 ||
 			len(op.Annotations) > 0 || op.Finalizers != nil || op.Content != nil {
 			return fail("object fields (Resource, Namespace, Name, metadata, Content) are only for writes")
 		}
+	}
+	switch {
+	case op.Kind == OpPatch && (len(op.Labels) > 0 || len(op.Annotations) > 0 || op.Finalizers != nil || op.Content != nil):
+		return fail("Labels, Annotations, Finalizers and Content are for create and update; a patch says its changes in Patch")
+	case op.Kind == OpDelete && (op.Finalizers != nil || op.Content != nil):
+		return fail("Finalizers and Content are for create and update; a delete only names its object")
 	}
 	if op.Kind != OpPatch && (op.PatchType != "" || op.Patch != "") {
 		return fail("PatchType and Patch are only for patch")

@@ -49,6 +49,11 @@ func randomOp(r *rand.Rand) Op {
 		if kind == OpCreate && r.IntN(3) == 0 {
 			op.GenerateName = "gen-"
 		}
+		if kind == OpPatch {
+			op.PatchType = []types.PatchType{types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType, types.ApplyPatchType}[r.IntN(4)]
+			op.Patch = `{"metadata":{"labels":{"v":"` + strconv.Itoa(r.IntN(9)) + `"}}}`
+			break // a patch says its changes in Patch
+		}
 		if r.IntN(2) == 0 {
 			op.Labels = map[string]string{}
 			for range 1 + r.IntN(3) {
@@ -57,6 +62,9 @@ func randomOp(r *rand.Rand) Op {
 		}
 		if r.IntN(2) == 0 {
 			op.Annotations = map[string]string{"note": word(), "k" + strconv.Itoa(r.IntN(9)): word()}
+		}
+		if kind == OpDelete {
+			break // a delete ignores labels and annotations, and refuses the rest
 		}
 		switch r.IntN(3) {
 		case 1:
@@ -69,10 +77,6 @@ func randomOp(r *rand.Rand) Op {
 				"data": map[string]any{"k": word(), "n": int64(r.IntN(1000) - 500), "b": r.IntN(2) == 0},
 				"spec": map[string]any{"list": []any{word(), int64(7), 2.5, nil, map[string]any{}}, "empty": []any{}},
 			}
-		}
-		if kind == OpPatch {
-			op.PatchType = []types.PatchType{types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType, types.ApplyPatchType}[r.IntN(4)]
-			op.Patch = `{"metadata":{"labels":{"v":"` + strconv.Itoa(r.IntN(9)) + `"}}}`
 		}
 	case OpCloseWatches:
 		op.Code = []int32{0, 410, 500}[r.IntN(3)]
@@ -134,6 +138,10 @@ func TestParseRefusesBadInput(t *testing.T) {
 		{"patch name=a patchType=yaml patch=x", `unknown PatchType "yaml"`},
 		{"compact name=a", "only for writes"},
 		{"create name=a code=410", "Code is only"},
+		{`patch name=a label:x=y patchType=merge patch="{}"`, "a patch says its changes in Patch"},
+		{`patch name=a content="{}" patchType=merge patch="{}"`, "a patch says its changes in Patch"},
+		{`delete name=a content="{\"data\":{}}"`, "a delete only names its object"},
+		{`delete name=a finalizers=f`, "a delete only names its object"},
 	} {
 		_, err := Parse(c.in)
 		if err == nil || !strings.HasPrefix(err.Error(), "world: ") || !strings.Contains(err.Error(), c.want) {
@@ -392,5 +400,42 @@ func TestOpContentRefusesWhatIsNotJSON(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// Goal: an op whose fields its kind would silently drop is refused, with an error that says
+// what the kind takes: no Kind at all, metadata or Content on a patch, Content or Finalizers on a
+// delete; nothing happens. A delete's Labels and Annotations stay accepted and ignored (the
+// generator's deletes carry labels). Method: Apply each; compare the error and the revision.
+func TestApplyRefusesFieldsItsKindDrops(t *testing.T) {
+	w, err := New(1, Config{DefaultResource: configMaps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, w, Op{Kind: OpCreate, Name: "a"})
+	merge := func(op Op) Op { op.PatchType, op.Patch = types.MergePatchType, `{"data":{"k":"v"}}`; return op }
+	for _, c := range []struct {
+		op   Op
+		want string
+	}{
+		{Op{Name: "a"}, "world: unknown op kind OpKind(0) (want one of OpCreate to OpSleep: create, update, patch, delete, close-watches, compact, fail-next, sleep)"},
+		{Op{Kind: 42}, "world: unknown op kind OpKind(42)"},
+		{merge(Op{Kind: OpPatch, Name: "a", Labels: map[string]string{"x": "y"}}), "world: op patch: Labels, Annotations, Finalizers and Content are for create and update; a patch says its changes in Patch"},
+		{merge(Op{Kind: OpPatch, Name: "a", Annotations: map[string]string{"x": "y"}}), "a patch says its changes in Patch"},
+		{merge(Op{Kind: OpPatch, Name: "a", Finalizers: []string{}}), "a patch says its changes in Patch"},
+		{merge(Op{Kind: OpPatch, Name: "a", Content: map[string]any{"data": map[string]string{"k": "v"}}}), "a patch says its changes in Patch"},
+		{Op{Kind: OpDelete, Name: "a", Content: map[string]any{}}, "world: op delete: Finalizers and Content are for create and update; a delete only names its object"},
+		{Op{Kind: OpDelete, Name: "a", Finalizers: []string{"f"}}, "a delete only names its object"},
+	} {
+		before := w.Server().Revision()
+		if err := w.Apply(c.op); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Apply(%s) = %v, want an error containing %q", c.op, err, c.want)
+		}
+		if after := w.Server().Revision(); after != before {
+			t.Errorf("Apply(%s) was refused but wrote: revision %d -> %d", c.op, before, after)
+		}
+	}
+	if err := w.Apply(Op{Kind: OpDelete, Name: "a", Labels: map[string]string{"v": "1"}}); err != nil {
+		t.Errorf("a delete with labels, as the generator makes: %v", err)
 	}
 }
