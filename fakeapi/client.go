@@ -256,7 +256,7 @@ func (c *ResourceClient) Get(ctx context.Context, name string, options metav1.Ge
 		if status && !res.info.Status {
 			return nil, apierrors.NewNotFound(c.gvr.GroupResource(), name)
 		}
-		cur := c.srv.live_locked(res, key)
+		cur := c.srv.current_locked(res, key)
 		if cur == nil {
 			return nil, apierrors.NewNotFound(c.gvr.GroupResource(), name)
 		}

@@ -25,7 +25,7 @@ func (c *ResourceClient) DeleteResult(ctx context.Context, name string, options 
 			return nil, err
 		}
 		if len(options.DryRun) == 0 {
-			removed = c.srv.live_locked(res, key) == nil
+			removed = c.srv.current_locked(res, key) == nil
 		}
 		return copyObject(u), nil // delete_locked's object is the server's
 	})

@@ -16,11 +16,13 @@ import (
 // committed objects themselves instead of deep copies: ListerWatcher.ListLent and OpenWatchLent.
 // The server cannot make a Go map read-only, so it checks instead: when it first lends an object
 // it records a fingerprint of its content (fingerprint.go), and it compares the fingerprint again
-// whenever it reads that object itself afterwards: the current version a write or Get starts
-// from, every list item and watch event it hands out, every lend, and before it forgets the
-// record. A difference means someone changed a shared object; the server reports the first one
-// as a MutationError (LentMutation, CheckLent). It cannot undo the change, so a run that sees one
-// is over: the world fails it with the read-only-objects oracle.
+// before it acts on that object (the current version a write starts from, so that no change
+// passes into the versions built from it), before it forgets the record, and in CheckLent, which
+// checks every record (a host runs it when it checks a run's end state). Reads that only hand out
+// a copy or lend the object again do not check: a change is noticed by one of those three, later.
+// A difference means someone changed a shared object; the server reports the first one as a
+// MutationError (LentMutation, CheckLent). It cannot undo the change, so a run that sees one is
+// over: the world fails it with the read-only-objects oracle.
 //
 // A record lives as long as the server holds the object: trimming a version or a log entry
 // checks the object's record one last time and forgets it (forgetLent_locked), so the book is
@@ -81,8 +83,8 @@ func (s *Server) LentMutation() error {
 
 // CheckLent compares every lent object the server still keeps a record of with its fingerprint
 // now, and returns the first change found, this time or before (see LentMutation). A host calls
-// it when it checks a run's end state: the server otherwise notices a change only when it reads
-// the object again.
+// it when it checks a run's end state: the server otherwise notices a change only when a write
+// acts on the object or the object leaves its history.
 func (s *Server) CheckLent() error {
 	s.mu.Lock() // reads and at most records a mutation: no state a deadline depends on
 	defer s.mu.Unlock()
@@ -94,9 +96,8 @@ func (s *Server) CheckLent() error {
 // recording its fingerprint the first time and checking it every later time.
 func (s *Server) lend_locked(obj *unstructured.Unstructured, h *keyHistory, to string) {
 	b := &s.lent
-	if r, ok := b.records[obj]; ok {
-		s.verifyLent_locked(obj, r, "a lend to "+to)
-		return
+	if _, ok := b.records[obj]; ok {
+		return // checked when the server acts on it, drops it, or CheckLent runs
 	}
 	if b.records == nil {
 		b.records = make(map[*unstructured.Unstructured]lentRecord)

@@ -49,33 +49,49 @@ func TestLentObjectChangesAreNoticed(t *testing.T) {
 		"same text, other type": func(u *unstructured.Unstructured) { u.Object["data"].(map[string]any)["n"] = "1" },
 		"setter":                func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{"x": "y"}) },
 	}
+	// Each read returns what the report should say noticed the change: a write to the object
+	// notices it at once; reads that only copy or lend it again leave it to CheckLent.
 	reads := map[string]func(t *testing.T, s *Server) string{
 		"update": func(t *testing.T, s *Server) string {
 			cur, err := s.Resource(cmGVR).Namespace("ns").Get(bg, "c", metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
+			if s.LentMutation() != nil {
+				t.Error("a Get noticed the change: only writes, trims and CheckLent check")
+			}
 			cur.SetLabels(map[string]string{"a": "3"})
 			if _, err := s.Resource(cmGVR).Namespace("ns").UpdateRV(bg, cur, metav1.UpdateOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			return "a read of the current version"
+			return "a write to it"
 		},
-		"list": func(t *testing.T, s *Server) string {
+		"delete": func(t *testing.T, s *Server) string {
+			mustDelete(t, s, cmGVR, "ns", "c")
+			return "a write to it"
+		},
+		"list, then CheckLent": func(t *testing.T, s *Server) string {
 			if _, err := s.List(cmGVR, "ns", metav1.ListOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			return "a list"
+			if s.LentMutation() != nil {
+				t.Error("a copying list noticed the change")
+			}
+			s.CheckLent()
+			return "CheckLent"
 		},
-		"another lend": func(t *testing.T, s *Server) string {
+		"another lend, then CheckLent": func(t *testing.T, s *Server) string {
 			lw := s.ListerWatcher(cmGVR, "ns")
 			lw.Name = "inf2"
 			if _, err := lw.ListLent(metav1.ListOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			return `a lend to inf2`
+			if s.LentMutation() != nil {
+				t.Error("a second lend noticed the change")
+			}
+			s.CheckLent()
+			return "CheckLent"
 		},
-		"CheckLent": func(t *testing.T, s *Server) string { s.CheckLent(); return "CheckLent" },
 	}
 	for cname, change := range changes {
 		for rname, read := range reads {
@@ -139,8 +155,7 @@ func TestLentListItemsAndDeletedEventsAreGuarded(t *testing.T) {
 			t.Fatalf("ListLent = %v, %v", l, err)
 		}
 		l.Items[0].Object["data"].(map[string]any)["k"] = "changed"
-		mustGet(t, s, "c")
-		if err := s.LentMutation(); err == nil || !strings.Contains(err.Error(), `lent read-only to "lister"`) {
+		if err := s.CheckLent(); err == nil || !strings.Contains(err.Error(), `lent read-only to "lister"`) {
 			t.Fatalf("LentMutation = %v", err)
 		}
 	})
@@ -431,7 +446,7 @@ func TestAnOldCurrentVersionKeepsItsRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Items[0].Object["data"].(map[string]any)["k"] = "changed" // "old", lent by the list
-	mustGet(t, s, "old")
+	mustDelete(t, s, cmGVR, "ns", "old")
 	if err := s.LentMutation(); err == nil || !strings.Contains(err.Error(), "configmaps ns/old") {
 		t.Fatalf("LentMutation = %v", err)
 	}

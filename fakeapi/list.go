@@ -207,7 +207,6 @@ func (s *Server) page_locked(res *resourceStore, ns string, req *request, rev ui
 		} else {
 			// A deep copy of the content, built in place: copyObject would allocate an
 			// Unstructured only to copy it into Items.
-			s.checkLent_locked(obj, "a list")
 			list.Items = append(list.Items, unstructured.Unstructured{Object: copyMap(obj.Object)})
 		}
 		last = h.key

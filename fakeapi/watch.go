@@ -153,7 +153,6 @@ func (w *Watcher) next_locked() (watch.Event, bool) {
 	if u, ok := ev.Object.(*unstructured.Unstructured); ok && !q.own && q.h != nil {
 		switch {
 		case w.lendTo == "" || (!q.private && !w.srv.holdsLent_locked(q.h, q.rev, u)):
-			w.srv.checkLent_locked(u, "a watch event")
 			ev.Object = copyObject(u)
 		case ev.Type == watch.Deleted:
 			// A DELETED event's object shares all but its top-level and metadata maps with the

@@ -416,7 +416,7 @@ func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *
 				b[i] = generateNameAlphabet[s.rnd.IntN(len(generateNameAlphabet))]
 			}
 			name = prefix + string(b)
-			if s.live_locked(res, objKey{u.GetNamespace(), name}) == nil {
+			if s.current_locked(res, objKey{u.GetNamespace(), name}) == nil {
 				break
 			}
 			if attempt == s.cfg.GenerateNameAttempts-1 {
@@ -429,7 +429,7 @@ func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *
 		}
 	}
 	key := objKey{u.GetNamespace(), name}
-	if s.live_locked(res, key) != nil {
+	if s.current_locked(res, key) != nil {
 		return nil, apierrors.NewAlreadyExists(gr, name)
 	}
 	if s.objects >= s.cfg.MaxObjects {
@@ -450,13 +450,20 @@ func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *
 	return s.commit_locked(res, key, watch.Added, u, nil), nil
 }
 
-// live_locked returns the current version of key, or nil, for a read that acts on it (a write's
-// starting point, Get): if it was lent, its fingerprint is checked first (lend.go).
+// live_locked returns the current version of key, or nil, for a write that acts on it: if it
+// was lent, its fingerprint is checked first (lend.go), so that a change made to it does not
+// pass into the versions built from it.
 func (s *Server) live_locked(res *resourceStore, key objKey) *unstructured.Unstructured {
+	obj := s.current_locked(res, key)
+	s.checkLent_locked(obj, "a write to it")
+	return obj
+}
+
+// current_locked returns the current version of key, or nil, unchecked: for reads that only
+// hand out a copy or test existence.
+func (s *Server) current_locked(res *resourceStore, key objKey) *unstructured.Unstructured {
 	if h := res.keys[key]; h != nil {
-		obj := h.latest()
-		s.checkLent_locked(obj, "a read of the current version")
-		return obj
+		return h.latest()
 	}
 	return nil
 }
@@ -512,10 +519,7 @@ func (s *Server) replaced_locked(res *resourceStore, ns string, obj *unstructure
 	if !res.info.Namespaced {
 		ns = ""
 	}
-	if h := res.keys[objKey{ns, name}]; h != nil {
-		return h.latest() // unchecked: the update checks it when it reads it (live_locked)
-	}
-	return nil
+	return s.current_locked(res, objKey{ns, name}) // the update checks it (live_locked)
 }
 
 func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unstructured.Unstructured, status, dryRun bool) (*unstructured.Unstructured, error) {

@@ -67,7 +67,7 @@
 // failure and records nothing, so a run with checks is the same run as one without. The
 // world's informers take the apiserver's own objects, lent read-only instead of copied
 // (fakeapi.md §10.5), as client-go's informer shares one object between its cache and its
-// handlers; the apiserver notices a change to one when it next reads it, and the world ends the
+// handlers; the apiserver notices a change to one when a write acts on it, and the world ends the
 // run at the end of that step with a *Violation of OracleReadOnlyObjects (CheckConverged checks
 // every lent object first). An informer with a transform gets copies. The other
 // named oracles (resync alignment, late join, tombstones, the apiserver's watch guarantees) live

@@ -18,11 +18,12 @@ const (
 	OracleCacheBeforeNotify   = "cache-before-notify"
 	OracleEventualConsistency = "eventual-consistency"
 	// OracleReadOnlyObjects: nothing changes an object an informer of the world received. The
-	// apiserver lends those informers its own objects (fakeapi.md §10.5), which they
-	// share with their caches and handlers as client-go's do; the apiserver notices a change
-	// when it next reads the object, and the world fails the run at the end of that step (and
-	// in CheckConverged). It is client-go's rule that objects from an informer are read-only,
-	// which client-go checks only with its cache mutation detector switched on.
+	// apiserver lends those informers its own objects (fakeapi.md §10.5), which they share with
+	// their caches and handlers as client-go's do. The apiserver notices a change when a write
+	// acts on the object (or the object leaves its history), and the world fails the run at the
+	// end of that step, or in CheckConverged, which checks every lent object. It is client-go's
+	// rule that objects from an informer are read-only, which client-go checks only with its
+	// cache mutation detector switched on.
 	OracleReadOnlyObjects = "read-only-objects"
 )
 

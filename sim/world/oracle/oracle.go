@@ -60,7 +60,7 @@ type Info struct {
 var catalog = []Info{
 	{PerObjectOrder, Safety, "world+oracle", "each handler sees states the apiserver committed, per object in resourceVersion order, nothing after a delete but a re-creation"},
 	{CacheBeforeNotify, Safety, "world", "when a handler is called, the cache holds the state it is told about or a newer one"},
-	{ReadOnlyObjects, Safety, "world", "nothing changes an object an informer handed out (the apiserver notices at its next read)"},
+	{ReadOnlyObjects, Safety, "world", "nothing changes an object an informer handed out (noticed at the object's next write, at the latest once converged)"},
 	{EventualConsistency, Liveness, "world", "once quiet, every cache and every handler's replayed view equals the apiserver's state"},
 	{ResyncAlignment, Safety, "oracle", "resyncs only for cached objects, only to due handlers, at the periods informer.md §2 computes"},
 	{LateJoin, Safety, "oracle", "a late handler gets exactly the cache, then every change, no gap, no duplicate; HasSynced per §3, §4.6"},
