@@ -13,6 +13,7 @@ import (
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
+	"github.com/informersim/informersim/sim/world/worldtest"
 )
 
 // The README's "Testing your controller in a Ginkgo spec" example, kept here so it cannot rot:
@@ -108,13 +109,13 @@ var _ = Describe("the README example", func() {
 			Expect(w.AddActor(ctrl)).To(Succeed())
 			Expect(w.AddCheck("the controller knows every pod", ctrl.check)).To(Succeed())
 			Expect(inf.Start()).To(Succeed())
-			Expect(w.RunUntilConverged(time.Minute)).To(Succeed()) // runs the check too
+			Expect(w).To(worldtest.HaveConverged(time.Minute)) // runs the check too
 
 			// The watch expires (410) while b is deleted: the Reflector relists, and the
 			// controller hears of the delete it missed as a tombstone (docs/informer.md §14 T5).
 			Expect(w.Apply(world.Op{Kind: world.OpCloseWatches, Code: 410})).To(Succeed())
 			Expect(w.Apply(world.Op{Kind: world.OpDelete, Name: "b"})).To(Succeed())
-			Expect(w.RunUntilConverged(time.Minute)).To(Succeed()) // simulated time, real microseconds
+			Expect(w).To(worldtest.HaveConverged(time.Minute)) // simulated time, real microseconds
 			Expect(ctrl.tombstones).To(Equal([]string{"default/b"}), "seed %d", seed)
 			Expect(ctrl.known).To(Equal(map[string]bool{"default/a": true}), "seed %d", seed)
 		}
