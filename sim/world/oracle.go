@@ -104,10 +104,11 @@ func (w *World) RunUntilConverged(budget time.Duration) error {
 
 // CheckConverged checks first that no object the apiserver lent the world's informers was
 // changed (a *Violation of OracleReadOnlyObjects, from fakeapi.Server.CheckLent), then is the
-// eventual-consistency oracle (design.md "Oracles"), then the user's checks: every started, unstopped informer's cache equals the apiserver's current state for
-// its resource, namespace and selectors, after its Transform (same keys; same
-// resourceVersions and content, or the informer's Equal); so does every current handler's
-// replayed view; and every check added with AddCheck passes. It reports the first divergence,
+// eventual-consistency oracle (design.md "Oracles"), then the user's checks: every started,
+// unstopped informer's cache equals the apiserver's current state for its resource, namespace
+// and selectors, after its Transform (same keys; same resourceVersions and content, or the
+// informer's Equal); so does every current handler's replayed view; and every check added with
+// AddCheck passes. It reports the first divergence,
 // in informer, then key order, then the checks in the order added, with the seed and the repro
 // line. A divergence is a *Violation of OracleEventualConsistency; a failed check is an error
 // naming the check. It reads the apiserver with fakeapi.Server.SnapshotLent, which changes nothing:
