@@ -130,7 +130,7 @@ func TestHandlerKeyMirrorIsChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := &h.buffered
-	q.ids[q.head] = q.ids[q.head+1] // the first delivery now claims the second pod's key
+	q.refs[q.head].key = q.refs[q.head+1].key // the first delivery now claims the second pod's key
 	err = w.Sim().RunUntil(w.Quiet, time.Minute)
 	if err == nil || !strings.Contains(err.Error(), "delivered under key number") {
 		t.Fatalf("got %v, want the delivery refused for its key number", err)

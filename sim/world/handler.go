@@ -39,13 +39,14 @@ type Handler struct {
 	busy         *sim.Timer // armed while a call's CallDuration runs
 
 	// buffered mirrors the notifications the informer buffered for the handler, in order: the
-	// number of each one's key (Informer.keys), pushed at each StepDistributed naming the
-	// handler and popped at each StepDelivered (the informer delivers to a handler in the order
-	// it distributed, informer.md §4.5). Its length is the informer's count, read by the
-	// engine's poll at every step instead of taking the informer's processor lock (Buffered
-	// stays the authority: quiet checks the two agree); the key numbers spare each delivery a
-	// hash of its key, once per notification instead of once per handler.
-	buffered keyQueue
+	// noteRef of each (its key's number in Informer.keys, its parsed resourceVersion), pushed
+	// at each StepDistributed naming the handler and popped at each StepDelivered (the informer
+	// delivers to a handler in the order it distributed, informer.md §4.5). Its length is the
+	// informer's count, read by the engine's poll at every step instead of taking the
+	// informer's processor lock (Buffered stays the authority: quiet checks the two agree); the
+	// refs spare each delivery a hash of its key and a parse of its resourceVersion: they are
+	// worked out once per notification instead of once per handler.
+	buffered refQueue
 
 	// deliverFn is h.deliver, made once: a method value allocates each time it is taken.
 	deliverFn func()
@@ -133,10 +134,7 @@ func (n *Informer) discover(id int) *Handler {
 	}
 	h.actor = n.Name() + "/" + h.name
 	w.actors[h.actor] = true
-	if n.cacheLookup == nil {
-		n.cacheLookup = newCacheLookup(n.inf.GetStore())
-	}
-	h.rec = newRecorder(w, h.actor, n.cacheLookup, n.keys, w.cfg.MaxRecordedNotifications)
+	h.rec = newRecorder(w, h.actor, n.cacheLookup, w.cfg.MaxRecordedNotifications)
 	for len(n.byID) <= id {
 		n.byID = append(n.byID, nil)
 	}

@@ -162,11 +162,9 @@ type Informer struct {
 	announce *announcedHandler // set by AddHandler while its registration call runs
 	regs     int               // registrations seen, for MaxHandlers
 	// cacheLookup is the informer's cache as its handlers' Recorders read it (shared: see
-	// cacheLookup); made at the first registration.
+	// cacheLookup), with the keyIndex that numbers the keys the informer distributes (see
+	// Handler.buffered).
 	cacheLookup *cacheLookup
-	// keys numbers the keys the informer distributes, for its handlers' Recorders (see
-	// keyIndex and Handler.buffered).
-	keys *keyIndex
 	// unresolved counts discovered handlers whose registration handle is not looked up yet.
 	unresolved int
 
@@ -249,7 +247,7 @@ func (w *World) HostInformer(src *Source, inf informer.SharedIndexInformer) (*In
 	n := &Informer{
 		w: w, src: src, inf: inf,
 		reflectorActor: name + "/reflector", watchActor: name + "/watch", netActor: name + "/net",
-		queueActor: name + "/queue", keys: newKeyIndex(),
+		queueActor: name + "/queue", cacheLookup: newCacheLookup(inf.GetStore()),
 	}
 	n.doRequestFn, n.pullFn, n.processFn, n.recvFn = n.doRequest, n.pull, n.process, n.deliverHead
 	for _, a := range []string{n.reflectorActor, n.watchActor, n.netActor, n.queueActor} {

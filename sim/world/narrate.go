@@ -16,10 +16,10 @@ import (
 func (n *Informer) observe(e informer.StepEvent) {
 	s := n.w.s
 	if e.Kind == informer.StepDistributed {
-		key := n.keys.id(e.Key) // once for all the handlers it goes to
+		ref := n.cacheLookup.keys.ref(e.Key, e.ResourceVersion) // once for all the handlers it goes to
 		for _, id := range e.Handlers {
 			if h := n.handler(id); h != nil {
-				h.buffered.push(key)
+				h.buffered.push(ref)
 				h.changed()
 			}
 		}
@@ -27,9 +27,9 @@ func (n *Informer) observe(e informer.StepEvent) {
 	switch e.Kind {
 	case informer.StepDelivered:
 		if h := n.handler(e.Handler); h != nil {
-			key := h.buffered.pop()
+			ref := h.buffered.pop()
 			h.changed()
-			h.rec.deliverKey(e, key)
+			h.rec.deliverRef(e, ref)
 		}
 		return
 	case informer.StepPopped, informer.StepCacheAdded, informer.StepCacheUpdated, informer.StepCacheDeleted, informer.StepDistributed:

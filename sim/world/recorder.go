@@ -87,11 +87,13 @@ type Recorder struct {
 
 	// keys numbers the keys the handler was told about (shared by the Recorders of an
 	// informer's handlers: see keyIndex); states holds, by that number, the order oracle's
-	// state and the replayed cache (the view: the keys not deleted, with their last object),
-	// nil for a key this handler was never told about. Pointers, so a delivery finds its key's
-	// entry once and updates it in place.
+	// state and the replayed cache (the view: the keys not deleted, with their last object);
+	// the zero entry (not seen) for a key this handler was never told about. Values side by
+	// side rather than pointers to entries of their own: a delivery reads its key's entry from
+	// one array instead of chasing a pointer to memory the other handlers' checks have long
+	// pushed out of the cache, and updates it in place.
 	keys   *keyIndex
-	states []*keyState
+	states []keyState
 	live   int // keys not deleted: the size of the view
 }
 
@@ -117,31 +119,49 @@ func (x *keyIndex) id(key string) int {
 	return id
 }
 
-// keyQueue is a FIFO of key numbers (see Handler.buffered): a slice whose head advances, which
+// noteRef is what the Recorders need of a notification that does not depend on the handler,
+// worked out once when the informer distributes it to every handler (see Handler.buffered):
+// its key's number and its resourceVersion, parsed.
+type noteRef struct {
+	key    int    // the key's number in the informer's keyIndex
+	rvText string // the resourceVersion, and what it parses to (rvOK: it does)
+	rv     uint64
+	rvOK   bool
+}
+
+// ref returns the noteRef of a notification with key and resourceVersion rv, numbering key in x.
+func (x *keyIndex) ref(key, rv string) noteRef {
+	v, err := strconv.ParseUint(rv, 10, 64)
+	return noteRef{key: x.id(key), rvText: rv, rv: v, rvOK: err == nil}
+}
+
+// refQueue is a FIFO of noteRefs (see Handler.buffered): a slice whose head advances, which
 // starts over at the front of its array once empty, so a steady flow does not allocate.
-type keyQueue struct {
-	ids  []int
+type refQueue struct {
+	refs []noteRef
 	head int
 }
 
-func (q *keyQueue) len() int { return len(q.ids) - q.head }
+func (q *refQueue) len() int { return len(q.refs) - q.head }
 
-func (q *keyQueue) push(id int) { q.ids = append(q.ids, id) }
+func (q *refQueue) push(r noteRef) { q.refs = append(q.refs, r) }
 
-// pop takes the oldest number; the queue must not be empty.
-func (q *keyQueue) pop() int {
+// pop takes the oldest; the queue must not be empty.
+func (q *refQueue) pop() noteRef {
 	if q.len() == 0 {
 		invariant.Check(false, "world: a delivery the world did not see distributed")
 	}
-	id := q.ids[q.head]
+	r := q.refs[q.head]
+	q.refs[q.head] = noteRef{}
 	q.head++
-	if q.head == len(q.ids) {
-		q.ids, q.head = q.ids[:0], 0
+	if q.head == len(q.refs) {
+		q.refs, q.head = q.refs[:0], 0
 	}
-	return id
+	return r
 }
 
 type keyState struct {
+	seen    bool // the handler was told about the key
 	rv      uint64
 	rvText  string // the resourceVersion rv was parsed from
 	deleted bool
@@ -159,31 +179,36 @@ func (st *keyState) isRV(text string) bool {
 	return text == string(strconv.AppendUint(buf[:0], st.rv, 10))
 }
 
-// newRecorder returns a Recorder checking cache-before-notify against cache (nil: no check),
-// numbering keys with keys (nil: an index of its own). The Recorders of one informer's handlers
-// share its cacheLookup and its keyIndex.
-func newRecorder(w *World, actor string, cache *cacheLookup, keys *keyIndex, maxNotes int) *Recorder {
-	if keys == nil {
-		keys = newKeyIndex()
+// newRecorder returns a Recorder checking cache-before-notify against cache (nil: no check).
+// The Recorders of one informer's handlers share its cacheLookup, and with it the keyIndex
+// that numbers their keys; without a cache the Recorder numbers them itself.
+func newRecorder(w *World, actor string, cache *cacheLookup, maxNotes int) *Recorder {
+	keys := newKeyIndex()
+	if cache != nil {
+		keys = cache.keys
 	}
 	return &Recorder{w: w, actor: actor, cache: cache, max: maxNotes, keys: keys}
 }
 
-// cacheLookup is the informer's cache as cache-before-notify reads it: the lookup of a key,
-// kept while the cache's generation (informer's Generation) is unchanged. A notification is
-// delivered to each handler in turn, usually with no cache write in between, so the Recorders
-// of an informer's handlers share one cacheLookup and the cache is read once per notification,
-// not once per handler. Any write to the cache, the informer's or one behind its back (a planted
-// stale cache, TestPlantedStaleCache), changes the generation and the next check reads again.
-// A store without a generation is read at every check.
+// cacheLookup is the informer's cache as cache-before-notify reads it: the last lookup of each
+// key, kept while the cache's generation (informer's Generation) is unchanged. A notification is
+// delivered to each handler in turn, often with no cache write in between, so the Recorders of
+// an informer's handlers share one cacheLookup and the cache is read about once per
+// notification, not once per handler. Any write to the cache, the informer's or one behind its
+// back (a planted stale cache, TestPlantedStaleCache), changes the generation and the next
+// check of every key reads again. A store without a generation is read at every check.
 type cacheLookup struct {
 	store informer.Store
 	gen   generational // store's generation; nil if it has none
+	keys  *keyIndex    // numbers the keys; shared with the Recorders that share the lookup
+	byKey []keptLookup // by key number
+}
 
-	valid   bool   // the fields below hold the lookup of key at generation at
-	at      uint64 // the store's generation when key was read
-	key     string
-	found   bool   // key was cached
+// keptLookup is one key's last lookup.
+type keptLookup struct {
+	valid   bool   // the fields below hold the lookup of the key at generation at
+	at      uint64 // the store's generation when the key was read
+	found   bool   // the key was cached
 	rv      uint64 // the cached object's resourceVersion, if found and parsable
 	rvValid bool   // it parsed
 }
@@ -193,26 +218,29 @@ type cacheLookup struct {
 type generational interface{ Generation() uint64 }
 
 func newCacheLookup(store informer.Store) *cacheLookup {
-	c := &cacheLookup{store: store}
+	c := &cacheLookup{store: store, keys: newKeyIndex()}
 	c.gen, _ = store.(generational)
 	return c
 }
 
-// get returns whether key is cached and, if so, its object's resourceVersion and whether it
-// parsed; err is the store's lookup error (then found is false). told is the object a handler is
-// told about under key, and toldRV its resourceVersion, parsed.
-func (c *cacheLookup) get(key string, told any, toldRV uint64) (found bool, rv uint64, rvValid bool, err error) {
+// get returns whether key (number id in c.keys) is cached and, if so, its object's
+// resourceVersion and whether it parsed; err is the store's lookup error (then found is false).
+// told is the object a handler is told about under key, and toldRV its resourceVersion, parsed.
+func (c *cacheLookup) get(id int, key string, told any, toldRV uint64) (found bool, rv uint64, rvValid bool, err error) {
 	if c.gen == nil {
 		return c.read(key, told, toldRV)
 	}
 	gen := c.gen.Generation()
-	if c.valid && c.at == gen && c.key == key {
-		return c.found, c.rv, c.rvValid, nil
+	if id >= len(c.byKey) {
+		c.byKey = append(c.byKey, make([]keptLookup, id+1-len(c.byKey))...)
+	}
+	k := &c.byKey[id]
+	if k.valid && k.at == gen {
+		return k.found, k.rv, k.rvValid, nil
 	}
 	found, rv, rvValid, err = c.read(key, told, toldRV)
 	// A failed lookup is not kept: the next check asks again (and reports again).
-	c.valid = err == nil
-	c.at, c.key, c.found, c.rv, c.rvValid = gen, key, found, rv, rvValid
+	*k = keptLookup{valid: err == nil, at: gen, found: found, rv: rv, rvValid: rvValid}
 	return found, rv, rvValid, err
 }
 
@@ -264,7 +292,7 @@ func (r *Recorder) Total() int { return r.total }
 func (r *Recorder) View() map[string]any {
 	out := make(map[string]any, r.live)
 	for id, st := range r.states {
-		if st != nil && !st.deleted {
+		if st.seen && !st.deleted {
 			out[r.keys.names[id]] = st.obj
 		}
 	}
@@ -272,11 +300,13 @@ func (r *Recorder) View() map[string]any {
 }
 
 // deliver narrates, checks and records the delivery e, just before the handler is called.
-func (r *Recorder) deliver(e informer.StepEvent) { r.deliverKey(e, r.keys.id(e.Key)) }
+func (r *Recorder) deliver(e informer.StepEvent) {
+	r.deliverRef(e, r.keys.ref(e.Key, e.ResourceVersion))
+}
 
-// deliverKey is deliver with e's key already numbered (key, in r.keys): the world numbers it
-// once per notification, when it is distributed.
-func (r *Recorder) deliverKey(e informer.StepEvent, key int) {
+// deliverRef is deliver with e's noteRef (in r.keys) already worked out: the world does it once
+// per notification, when it is distributed.
+func (r *Recorder) deliverRef(e informer.StepEvent, ref noteRef) {
 	n := Notification{Kind: e.Notification, Key: e.Key, ResourceVersion: e.ResourceVersion, Object: e.Object}
 	s := r.w.s
 	narrated := s.Narrated() // if not, each call is emitted bare: counted, nobody reads it
@@ -315,12 +345,12 @@ func (r *Recorder) deliverKey(e informer.StepEvent, key int) {
 		}
 		s.Emit(r.actor, "OnDelete", f...)
 	}
-	r.record(n, key)
+	r.record(n, ref)
 }
 
-func (r *Recorder) record(n Notification, key int) {
+func (r *Recorder) record(n Notification, ref noteRef) {
 	n.Time = r.w.s.Now()
-	st := r.check(n, key)
+	st := r.check(n, ref)
 	switch n.Kind {
 	case informer.NotificationAdd, informer.NotificationUpdate:
 		st.obj = n.Object
@@ -342,25 +372,23 @@ func (r *Recorder) record(n Notification, key int) {
 // check is the per-object order oracle and the cache-before-notify oracle (design.md
 // "Oracles"); a violation panics with a *Violation naming the oracle. It returns the key's
 // entry, updated with n's resourceVersion and whether n deletes the key.
-func (r *Recorder) check(n Notification, id int) *keyState {
+func (r *Recorder) check(n Notification, ref noteRef) *keyState {
 	// Every check tests its condition before calling violate: the formatting arguments are
 	// built (and allocated) only for a violation, not for each of the many correct deliveries.
-	rv, err := strconv.ParseUint(n.ResourceVersion, 10, 64)
-	if err != nil {
+	id, rv := ref.key, ref.rv
+	if r.keys.names[id] != n.Key || ref.rvText != n.ResourceVersion {
+		// The world's mirror of what it saw distributed went wrong.
+		invariant.Check(false, "world: %s: %s delivered under key number %d (%s) and rv %q", r.actor, n, id, r.keys.names[id], ref.rvText)
+	}
+	if !ref.rvOK {
 		r.w.violate(OraclePerObjectOrder, "%s: %s: unparsable resourceVersion %q", r.actor, n, n.ResourceVersion)
 	}
-	if r.keys.names[id] != n.Key { // the world's count of what it saw distributed went wrong
-		invariant.Check(false, "world: %s: %s delivered under key number %d (%s)", r.actor, n, id, r.keys.names[id])
+	if id >= len(r.states) {
+		r.states = append(r.states, make([]keyState, id+1-len(r.states))...)
 	}
-	for len(r.states) <= id {
-		r.states = append(r.states, nil)
-	}
-	ent := r.states[id]
-	var st keyState
-	seen := ent != nil
-	if seen {
-		st = *ent
-	}
+	ent := &r.states[id] // stays valid: nothing below grows r.states
+	st := *ent
+	seen := st.seen
 	switch n.Kind {
 	case informer.NotificationAdd:
 		if seen && !st.deleted {
@@ -393,10 +421,7 @@ func (r *Recorder) check(n Notification, id int) *keyState {
 			r.w.violate(OraclePerObjectOrder, "%s: %s: second delete without a re-creation", r.actor, n)
 		}
 	}
-	if ent == nil {
-		ent = &keyState{}
-		r.states[id] = ent
-	}
+	ent.seen = true
 	deleted := n.Kind == informer.NotificationDelete
 	switch {
 	case !ent.deleted && deleted && seen:
@@ -408,7 +433,7 @@ func (r *Recorder) check(n Notification, id int) *keyState {
 	if r.cache == nil {
 		return ent
 	}
-	ok, crv, parsed, err := r.cache.get(n.Key, n.Object, rv)
+	ok, crv, parsed, err := r.cache.get(id, n.Key, n.Object, rv)
 	if err != nil {
 		r.w.violate(OracleCacheBeforeNotify, "%s: %s: cache lookup: %v", r.actor, n, err)
 	}

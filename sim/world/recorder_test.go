@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/informersim/informersim/informer"
 )
 
 // Goal: keyState.isRV answers as comparing with the formatted resourceVersion does, leading
@@ -28,9 +30,9 @@ func TestIsRVIsFormatCompare(t *testing.T) {
 	}
 }
 
-// Goal: the Recorders of an informer's handlers share one keyIndex (the number of each key)
-// without sharing any state: each keeps its own order oracle and view. Method: two Recorders on
-// one index; the first is told about a then b, the second about b only, interleaved. The views
+// Goal: the Recorders of an informer's handlers share one keyIndex (the number of each key, in
+// their shared cacheLookup) without sharing any state: each keeps its own order oracle and view.
+// Method: two Recorders on one lookup; the first is told about a then b, the second about b only, interleaved. The views
 // differ as told; an update of a to the second is a violation (it never held a), while the same
 // update to the first is not.
 func TestRecordersShareKeyNumbersNotState(t *testing.T) {
@@ -45,8 +47,8 @@ func TestRecordersShareKeyNumbersNotState(t *testing.T) {
 		u.SetResourceVersion(rv)
 		return u
 	}
-	keys := newKeyIndex()
-	first, second := newRecorder(w, "t/h1", nil, keys, 10), newRecorder(w, "t/h2", nil, keys, 10)
+	lookup := newCacheLookup(informer.NewStore(informer.MetaNamespaceKeyFunc)) // empty: nothing to check
+	first, second := newRecorder(w, "t/h1", lookup, 10), newRecorder(w, "t/h2", lookup, 10)
 	recFeed{first}.OnAdd(obj("a", "2"), false)
 	recFeed{first}.OnAdd(obj("b", "3"), false)
 	recFeed{second}.OnAdd(obj("b", "3"), false)

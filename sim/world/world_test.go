@@ -288,7 +288,7 @@ func TestWorldRecorderOrderOracle(t *testing.T) {
 		}, `unparsable resourceVersion "x"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := violation(t, func() { c.feed(recFeed{newRecorder(w, "t/h", nil, nil, 10)}) })
+			got := violation(t, func() { c.feed(recFeed{newRecorder(w, "t/h", nil, 10)}) })
 			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 				t.Errorf("violation %q, want one containing %q", got, c.want)
 			}
@@ -331,7 +331,7 @@ func TestWorldRecorderOrderOracle(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got := violation(t, func() { c.feed(recFeed{newRecorder(w, "t/h", newCacheLookup(cache), nil, 10)}) })
+			got := violation(t, func() { c.feed(recFeed{newRecorder(w, "t/h", newCacheLookup(cache), 10)}) })
 			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 				t.Errorf("violation %q, want one containing %q", got, c.want)
 			}
@@ -356,8 +356,7 @@ func TestWorldRecorderOrderOracle(t *testing.T) {
 				t.Fatal(err)
 			}
 			lookup := newCacheLookup(c.store)
-			keys := newKeyIndex() // shared too, as an informer's handlers share it
-			first, second := newRecorder(w, "t/h1", lookup, keys, 10), newRecorder(w, "t/h2", lookup, keys, 10)
+			first, second := newRecorder(w, "t/h1", lookup, 10), newRecorder(w, "t/h2", lookup, 10)
 			if got := violation(t, func() { recFeed{first}.OnAdd(obj("a", "5"), false) }); got != "" {
 				t.Fatalf("first handler: violation %q", got)
 			}
@@ -719,7 +718,7 @@ func TestWorldRecorderKeepsTheLastNotifications(t *testing.T) {
 		u.SetResourceVersion(strconv.Itoa(rv))
 		return u
 	}
-	r := newRecorder(w, "t/h", nil, nil, 3)
+	r := newRecorder(w, "t/h", nil, 3)
 	feed := recFeed{r}
 	feed.OnAdd(obj(1), true)
 	rv := 1
