@@ -27,8 +27,9 @@ const traceWindow = 30
 // (World.RunUntilConverged). Given an *oracle.Handle, it also requires every attached oracle to
 // hold (Handle.RunUntilConverged). Like Eventually, it drives time forward, but simulated time:
 // the spec takes microseconds and replays exactly. The failure message says why (the first
-// diverging key, the violated oracle, or why the world did not quiesce), with the seed, the
-// replay command and the trace before the failure.
+// diverging key, the violated oracle, the failed check, or why the world did not quiesce), then
+// the seed and the replay command, once each, a panic's stack from the panicking call, and the
+// trace before the failure.
 func HaveConverged(budget ...time.Duration) types.GomegaMatcher {
 	m := &convergedMatcher{budget: DefaultBudget}
 	if len(budget) > 0 {
