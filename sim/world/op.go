@@ -1,6 +1,7 @@
 package world
 
 import (
+	"encoding"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -93,10 +94,12 @@ type Op struct {
 	// math.MaxInt64 is refused), float32 and float64 float64 (float32(0.1) is 0.1; NaN and
 	// infinities are refused), json.Number int64 or float64, named string and bool types string
 	// and bool, []byte its base64 string, any slice or array []any, any map with string keys
-	// map[string]any, and a pointer what it points to (nil: nil). Anything else (a struct, a
-	// channel, a func, a complex number, a map with other keys) is refused with an error
-	// naming its path, such as Content["spec"]["ports"][1] (the first in key order); convert a
-	// typed object with runtime.DefaultUnstructuredConverter.ToUnstructured.
+	// map[string]any, a pointer what it points to (nil: nil), and a value with its own
+	// MarshalJSON or MarshalText (metav1.Time, resource.Quantity, intstr.IntOrString,
+	// json.RawMessage) what that writes. Anything else (another struct, a channel, a func, a
+	// complex number, a map with other keys) is refused with an error naming its path, such as
+	// Content["spec"]["ports"][1] (the first in key order); convert a typed object with
+	// runtime.DefaultUnstructuredConverter.ToUnstructured.
 	Content map[string]any
 	// PatchType and Patch are OpPatch's: types.JSONPatchType, MergePatchType,
 	// StrategicMergePatchType or ApplyPatchType, and the patch document.
@@ -321,8 +324,41 @@ func jsonFloat(f float64) (any, *contentError) {
 	return f, nil
 }
 
+// marshaledJSONValue is the JSON value that marshal, a value's own MarshalJSON (or MarshalText),
+// writes, read back in unstructured's form; an error or a panic of marshal refuses the value.
+func marshaledJSONValue(t reflect.Type, marshal func() ([]byte, error)) (v any, cerr *contentError) {
+	defer func() {
+		if p := recover(); p != nil {
+			v, cerr = nil, &contentError{why: fmt.Sprintf("%s: marshalling it panicked: %v", t, p)}
+		}
+	}()
+	data, err := marshal()
+	if err == nil {
+		err = utiljson.Unmarshal(data, &v) // integers as int64, as unstructured objects hold them
+	}
+	if err != nil {
+		return nil, &contentError{why: fmt.Sprintf("%s: %v", t, err)}
+	}
+	return v, nil
+}
+
 // reflectJSONValue is jsonValue for the values its switch does not name.
 func reflectJSONValue(rv reflect.Value, depth int) (any, *contentError) {
+	if rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return nil, nil // null, as encoding/json writes it, without calling a method on nil
+	}
+	switch m := rv.Interface().(type) {
+	case json.Marshaler: // metav1.Time, resource.Quantity, intstr.IntOrString, json.RawMessage...
+		return marshaledJSONValue(rv.Type(), m.MarshalJSON)
+	case encoding.TextMarshaler: // a JSON string, as encoding/json writes it
+		return marshaledJSONValue(rv.Type(), func() ([]byte, error) {
+			text, err := m.MarshalText()
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(string(text))
+		})
+	}
 	switch rv.Kind() {
 	case reflect.String:
 		return rv.String(), nil
@@ -344,9 +380,6 @@ func reflectJSONValue(rv reflect.Value, depth int) (any, *contentError) {
 	case reflect.Float64:
 		return jsonFloat(rv.Float())
 	case reflect.Pointer:
-		if rv.IsNil() {
-			return nil, nil
-		}
 		return jsonValue(rv.Elem().Interface(), depth+1) // deeper: a pointer may point to itself
 	case reflect.Slice, reflect.Array:
 		if rv.Kind() == reflect.Slice && rv.IsNil() {

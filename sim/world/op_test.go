@@ -5,16 +5,19 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"net"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/sim"
@@ -279,7 +282,8 @@ type (
 )
 
 // Goal: Content takes the Go values a user writes (map[string]string, []string, every integer
-// and float kind, named string types, pointers, []byte, nested maps and slices) and the object
+// and float kind, named string types, pointers, []byte, nested maps and slices, values with
+// their own MarshalJSON or MarshalText such as resource.Quantity and metav1.Time) and the object
 // holds them in unstructured's form, as encoding/json would write them; the world converts a
 // copy, so changing the caller's maps after Apply or Script changes nothing. Method: create,
 // update and script with such content; read the objects back and compare with the JSON form.
@@ -299,6 +303,9 @@ func TestOpContentTakesGoValues(t *testing.T) {
 			"ok": ready(true), "secret": []byte("pw"), "limits": map[phase]int64{"cpu": 2},
 			"nested":   []any{map[string]string{"x": "y"}, []map[string]any{{"n": uint(1)}}},
 			"emptyMap": map[string]string{}, "nilMap": map[string]string(nil), "nilList": []string(nil),
+			"cpu": resource.MustParse("1500m"), "port": intstr.FromInt32(8080), "portName": intstr.FromString("http"),
+			"since": metav1.NewTime(time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)), "noTime": (*metav1.Time)(nil),
+			"raw": json.RawMessage(`{"a":[1,2.5]}`), "ip": net.ParseIP("10.0.0.1"),
 		},
 	}
 	want := map[string]any{
@@ -310,6 +317,9 @@ func TestOpContentTakesGoValues(t *testing.T) {
 			"ok": true, "secret": "cHc=", "limits": map[string]any{"cpu": int64(2)},
 			"nested":   []any{map[string]any{"x": "y"}, []any{map[string]any{"n": int64(1)}}},
 			"emptyMap": map[string]any{}, "nilMap": nil, "nilList": nil,
+			"cpu": "1500m", "port": int64(8080), "portName": "http",
+			"since": "2026-11-23T03:00:00Z", "noTime": nil,
+			"raw": map[string]any{"a": []any{int64(1), 2.5}}, "ip": "10.0.0.1",
 		},
 	}
 	get := func(name string) map[string]any {
@@ -353,6 +363,11 @@ func TestOpContentTakesGoValues(t *testing.T) {
 	}
 }
 
+// panicky is a value whose MarshalJSON panics.
+type panicky struct{}
+
+func (panicky) MarshalJSON() ([]byte, error) { panic("no JSON today") }
+
 // Goal: content that cannot be JSON is refused before anything happens, with an error that
 // names the value's path and type, never a panic; with several bad values the error names the
 // first in key order, the same one every run. Method: Apply and Script such ops; check the
@@ -381,6 +396,8 @@ func TestOpContentRefusesWhatIsNotJSON(t *testing.T) {
 		{"infinity", map[string]any{"spec": []float32{float32(math.Inf(1))}}, `Content["spec"][0]: +Inf is not a JSON number`},
 		{"bad number", map[string]any{"spec": json.Number("twelve")}, `Content["spec"]: json.Number "twelve" is not a number`},
 		{"cycle", map[string]any{"spec": loop}, "nested deeper than 64 levels"},
+		{"bad raw JSON", map[string]any{"spec": map[string]any{"raw": json.RawMessage(`{bad`)}}, `Content["spec"]["raw"]: json.RawMessage: invalid character`},
+		{"panicking marshaller", map[string]any{"spec": []any{panicky{}}}, `Content["spec"][0]: world.panicky: marshalling it panicked: no JSON today`},
 		{"two bad values", map[string]any{"zeta": make(chan int), "beta": []any{func() {}}, "alpha": "ok"}, `Content["beta"][0]: func()`},
 	} {
 		for range 100 {
