@@ -133,7 +133,7 @@ type observedMatcher struct {
 	want []string
 	h    *world.Handler
 	got  []string // the key's notifications, in informer.md §14's notation
-	diff int      // the index of the first difference, len(got) == len(want) when none
+	diff int      // the index of the first difference; len(got) when got matches a prefix of want
 }
 
 // notePattern is a note of HaveObservedInOrder: a notification's kind and key, and the parts
@@ -184,7 +184,7 @@ func parseNote(note string) (notePattern, error) {
 	default:
 		return p, bad
 	}
-	if body == "" || strings.ContainsAny(body, "@,() ") || (strings.Contains(note, "@") && p.rv == "") {
+	if body == "" || strings.ContainsAny(body+p.rv+p.oldRV, "@,() ") || (strings.Contains(note, "@") && p.rv == "") {
 		return p, bad
 	}
 	p.key = body

@@ -255,6 +255,8 @@ func TestHaveObservedInOrderWithoutResourceVersions(t *testing.T) {
 		{"del(default/a@)", "not in informer.md §14's notation"},
 		{"sync(default/a)", "not in informer.md §14's notation"},
 		{"add(default/a", "not in informer.md §14's notation"},
+		{"add(default/a@2@3)", "not in informer.md §14's notation"},
+		{"upd(default/a@1->2,true)", "not in informer.md §14's notation"},
 	} {
 		_, err := worldtest.HaveObservedInOrder("default/a", c.note).Match(hd)
 		if err == nil || !strings.HasPrefix(err.Error(), "worldtest: HaveObservedInOrder: ") || !strings.Contains(err.Error(), c.want) {
