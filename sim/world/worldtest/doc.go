@@ -34,6 +34,11 @@
 //		"add(default/a,true)", "upd(default/a)", "del(default/a)"))
 //	Expect(h).To(worldtest.SatisfyEveryOracle())
 //
+// Prefer Expect(w).To(worldtest.HaveConverged(d)) to Expect(w.RunUntilConverged(d)).To(Succeed()):
+// both run the same, but for an error Succeed prints the message and then a dump of the error
+// value's fields (a wrapped error's message again, a panic's stack as bytes), where the matcher
+// prints the message, the seed and replay command once, a panic's stack as text and the trace.
+//
 // # Implementation notes
 //
 // The matchers keep the error of their last Match for the failure message; like every Gomega
