@@ -125,7 +125,7 @@ func (op Op) validate() (Op, error) {
 	}
 	content, err := jsonContent(op.Content)
 	if err != nil {
-		return op, fmt.Errorf("world: op %s: %w", op.Kind, err)
+		return op, fmt.Errorf("world: op %s: %v", op.Kind, err) // the path and why are the whole story: nothing to unwrap
 	}
 	op.Content = content
 	return op, nil
