@@ -107,7 +107,12 @@ type Sim struct {
 	names  []string       // id to name
 	// visit has bit id set when collect must visit actor id: a polled actor, or a cached one
 	// that is stale or offered something when last asked. Idle cached actors cost nothing.
-	visit    []uint64
+	visit []uint64
+	// replay[id] is the number of offers cached actor id holds while it is not stale (0
+	// otherwise, and for polled actors): what collect replays for it without touching its slot.
+	// A small array read at every step stays in the processor's cache where the slots, larger
+	// and interleaved with the actors' own work, do not.
+	replay   []int32
 	enabled  []enabledAction
 	curActor int
 	curSlot  *actorSlot   // &s.actors[curActor] while it is asked (the slice may grow between steps)
@@ -263,6 +268,9 @@ func (s *Sim) addActor(a Actor, cached bool) int {
 	}
 	invariant.Check(s.actors[id].a == nil, "sim: two actors named %q", a.Name())
 	s.actors[id] = actorSlot{a: a, cached: cached, stale: true}
+	for len(s.replay) <= id {
+		s.replay = append(s.replay, 0)
+	}
 	for len(s.visit) <= id/64 {
 		s.visit = append(s.visit, 0)
 	}
@@ -273,6 +281,7 @@ func (s *Sim) addActor(a Actor, cached bool) int {
 // markStale makes collect ask the cached actor id again.
 func (s *Sim) markStale(id int) {
 	s.actors[id].stale = true
+	s.replay[id] = 0
 	s.visit[id/64] |= 1 << (id % 64)
 }
 
@@ -370,19 +379,18 @@ func (s *Sim) collect() {
 			for rest := s.visit[wi]; rest != 0; {
 				b := bits.TrailingZeros64(rest)
 				id := base + b
-				switch sl := &s.actors[id]; {
-				case !sl.cached: // a polled actor, inline
-					s.curActor, s.curSlot = id, sl
-					sl.offers = sl.offers[:0]
-					sl.a.Actions(s.add)
-				case !sl.stale:
+				if n := s.replay[id]; n > 0 {
 					// A cached actor that offers something and was not woken: its offers
 					// again, inline, as this is what most actors of a busy world are at
 					// most steps (a world's handlers while a notification goes to each).
-					for i := range sl.offers {
+					for i := range int(n) {
 						s.enabled = append(s.enabled, enabledAction{actor: id, pos: i})
 					}
-				default:
+				} else if sl := &s.actors[id]; !sl.cached { // a polled actor, inline
+					s.curActor, s.curSlot = id, sl
+					sl.offers = sl.offers[:0]
+					sl.a.Actions(s.add)
+				} else {
 					s.visitActor(id)
 				}
 				rest = s.visit[wi] &^ (1<<(b+1) - 1) // b == 63: the shift wraps to all ones
@@ -404,6 +412,7 @@ func (s *Sim) visitActor(id int) {
 		sl.a.Actions(s.add)
 		if sl.cached {
 			sl.stale = false
+			s.replay[id] = int32(len(sl.offers))
 			if len(sl.offers) == 0 {
 				s.visit[id/64] &^= 1 << (id % 64) // idle until woken
 			}
