@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -475,5 +476,31 @@ func TestSnapshotLent(t *testing.T) {
 	l.Items[0].SetLabels(map[string]string{"a": "3"})
 	if err := s.CheckLent(); err == nil || !strings.Contains(err.Error(), `configmaps ns/d at resourceVersion 3, lent read-only to "checker"`) {
 		t.Fatalf("CheckLent = %v", err)
+	}
+}
+
+// TestCheckSelectors: the selector check a host runs before it builds an informer reads no
+// object and answers as a LIST would.
+func TestCheckSelectors(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	mustCreate(t, s, cmGVR, cm("ns", "c", nil))
+	for _, c := range []struct {
+		gvr  schema.GroupVersionResource
+		sel  metav1.ListOptions
+		want string
+	}{
+		{cmGVR, metav1.ListOptions{LabelSelector: "app=web", FieldSelector: "metadata.name=c"}, ""},
+		{cmGVR, metav1.ListOptions{LabelSelector: "app in (("}, "fakeapi: CheckSelectors: "},
+		{cmGVR, metav1.ListOptions{FieldSelector: "spec.nodeName=n1"}, "fakeapi: CheckSelectors: "},
+		{podsGVR, metav1.ListOptions{FieldSelector: "spec.nodeName=n1"}, ""},
+		{schema.GroupVersionResource{Group: "x", Version: "v1", Resource: "ys"}, metav1.ListOptions{}, "fakeapi: CheckSelectors: the server does not serve"},
+	} {
+		err := s.CheckSelectors(c.gvr, c.sel)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.HasPrefix(err.Error(), c.want)) {
+			t.Errorf("CheckSelectors(%v, %+v) = %v, want %q", c.gvr, c.sel, err, c.want)
+		}
+	}
+	if len(s.Requests()) != 1 { // the create
+		t.Errorf("a selector check was recorded as a request")
 	}
 }

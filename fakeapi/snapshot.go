@@ -52,6 +52,22 @@ func (s *Server) snapshot(gvr schema.GroupVersionResource, ns string, sel metav1
 	return s.page_locked(res, ns, req, s.rev, nil, 0), nil
 }
 
+// CheckSelectors reports whether a LIST or WATCH of gvr would accept the label and field
+// selectors of sel: that they parse, and that the resource supports the fields named. It reads
+// no object and changes nothing.
+func (s *Server) CheckSelectors(gvr schema.GroupVersionResource, sel metav1.ListOptions) error {
+	s.mu.Lock() // a pure read
+	defer s.mu.Unlock()
+	res, ok := s.lookup_locked(gvr)
+	if !ok {
+		return fmt.Errorf("fakeapi: CheckSelectors: the server does not serve %v", gvr)
+	}
+	if _, err := parseRequest(res, metav1.ListOptions{LabelSelector: sel.LabelSelector, FieldSelector: sel.FieldSelector}, false); err != nil {
+		return fmt.Errorf("fakeapi: CheckSelectors: %w", err)
+	}
+	return nil
+}
+
 // Commit is one write the store committed, as [Server.OnCommit] observers see it.
 type Commit struct {
 	// Revision is the write's revision, the object's new resourceVersion.

@@ -102,8 +102,11 @@ func (w *World) NewSource(name string, o InformerOptions) (*Source, error) {
 	}
 	// The apiserver says which fields it supports for the resource.
 	sel := metav1.ListOptions{LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector}
-	if _, err := w.srv.Snapshot(gvr, o.Namespace, sel); err != nil {
+	if err := w.srv.CheckSelectors(gvr, sel); err != nil {
 		return nil, fmt.Errorf("world: informer %s: selectors: %w", name, err)
+	}
+	if w.actors[name+"/reflector"] {
+		return nil, fmt.Errorf("world: informer %s: the world has an informer of that name already", name)
 	}
 	src := &Source{w: w, name: name, gvr: gvr, ns: o.Namespace, kind: res.Kind, opts: o}
 	src.lw = w.srv.ListerWatcher(gvr, o.Namespace)

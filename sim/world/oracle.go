@@ -97,6 +97,10 @@ func (w *World) RunUntilConverged(budget time.Duration) error {
 		}
 	}
 	if err := w.s.RunUntil(w.Quiet, budget); err != nil {
+		var failed *sim.RunError
+		if errors.As(err, &failed) {
+			return err // a step failed (a panic, a violated oracle): that is the news, not quiescence
+		}
 		return fmt.Errorf("world: the world did not quiesce: %w", err)
 	}
 	return w.CheckConverged()

@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/informersim/informersim/informer"
+	"github.com/informersim/informersim/sim"
 )
 
 // The read-only-objects oracle: a handler that changes an object it received fails the run at
@@ -100,5 +102,41 @@ func TestCopyingBeforeChangingAndInPlaceTransformsPass(t *testing.T) {
 		if got := marked.Informer().GetStore().List()[0].(*unstructured.Unstructured).GetAnnotations()["transformed"]; got != "yes" {
 			t.Errorf("seed %d: the transform did not run", seed)
 		}
+	}
+}
+
+// Messages a controller author meets: a second informer of one name is refused in the world's
+// words; a handler's panic comes back from RunUntilConverged as the step's failure (a
+// *sim.RunError), not as a world that "did not quiesce"; an unserved resource's error says how
+// to serve a custom one.
+func TestUserFacingMessages(t *testing.T) {
+	w := newTraceWorld(t, 1)
+	if _, err := w.AddInformer("pods", InformerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.AddInformer("pods", InformerOptions{}); err == nil || err.Error() != "world: informer pods: the world has an informer of that name already" {
+		t.Errorf("second informer named pods: %v", err)
+	}
+	_, err := w.AddInformer("widgets", InformerOptions{Resource: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}})
+	if err == nil || !strings.Contains(err.Error(), "fakeapi.Config.Resources") {
+		t.Errorf("unserved resource: %v", err)
+	}
+
+	w = newTraceWorld(t, 1)
+	n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.AddHandler(n, "boom", informer.ResourceEventHandlerFuncs{AddFunc: func(any) { panic("boom") }}, HandlerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, w, create(configMaps, "a"))
+	err = w.RunUntilConverged(time.Minute)
+	var failed *sim.RunError
+	if !errors.As(err, &failed) || strings.Contains(err.Error(), "quiesce") || failed.Panic != "boom" {
+		t.Errorf("a panicking handler: %v", err)
 	}
 }

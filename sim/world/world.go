@@ -301,7 +301,8 @@ func (w *World) notServed(gvr schema.GroupVersionResource) string {
 	if gvr.Version == "" {
 		hint = " (it has no Version: core resources are {Version: \"v1\", Resource: \"pods\"})"
 	}
-	return fmt.Sprintf("%s%s; it serves %s", gvrString(gvr), hint, strings.Join(served, ", "))
+	return fmt.Sprintf("%s%s; it serves %s (a custom resource is served once listed in fakeapi.Config.Resources, given to NewFromConfig)",
+		gvrString(gvr), hint, strings.Join(served, ", "))
 }
 
 // gvrString writes gvr as a URL path does: "v1/pods", "apps/v1/deployments".
