@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -115,10 +116,17 @@ func (w *World) write(op Op) error {
 	}
 	switch op.Kind {
 	case OpCreate:
-		u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(op.Content)}
-		if u.Object == nil {
-			u.Object = map[string]any{}
+		// The apiserver copies what it is given and keeps none of it, so the op's content needs
+		// no deep copy here: only the maps the setters below write into (the top level and
+		// metadata) are new, and the op keeps its own.
+		top := maps.Clone(op.Content)
+		if top == nil {
+			top = map[string]any{}
 		}
+		if md, ok := top["metadata"].(map[string]any); ok {
+			top["metadata"] = maps.Clone(md)
+		}
+		u := &unstructured.Unstructured{Object: top}
 		u.SetGroupVersionKind(res.GVR.GroupVersion().WithKind(res.Kind))
 		u.SetName(op.Name)
 		u.SetGenerateName(op.GenerateName)
