@@ -391,7 +391,7 @@ func (s *Sim) collect() {
 					sl.offers = sl.offers[:0]
 					sl.a.Actions(s.add)
 				} else {
-					s.visitActor(id)
+					s.askCached(id, sl) // a cached actor, stale
 				}
 				rest = s.visit[wi] &^ (1<<(b+1) - 1) // b == 63: the shift wraps to all ones
 			}
@@ -406,21 +406,28 @@ func (s *Sim) collect() {
 func (s *Sim) visitActor(id int) {
 	sl := &s.actors[id]
 	switch {
-	case !sl.cached || sl.stale:
+	case !sl.cached:
 		sl.offers = sl.offers[:0]
 		s.curActor, s.curSlot = id, sl
 		sl.a.Actions(s.add)
-		if sl.cached {
-			sl.stale = false
-			s.replay[id] = int32(len(sl.offers))
-			if len(sl.offers) == 0 {
-				s.visit[id/64] &^= 1 << (id % 64) // idle until woken
-			}
-		}
+	case sl.stale:
+		s.askCached(id, sl)
 	default:
 		for i := range sl.offers {
 			s.enabled = append(s.enabled, enabledAction{actor: id, pos: i})
 		}
+	}
+}
+
+// askCached asks the stale cached actor id (slot sl) for its actions, which become its cache.
+func (s *Sim) askCached(id int, sl *actorSlot) {
+	sl.offers = sl.offers[:0]
+	s.curActor, s.curSlot = id, sl
+	sl.a.Actions(s.add)
+	sl.stale = false
+	s.replay[id] = int32(len(sl.offers))
+	if len(sl.offers) == 0 {
+		s.visit[id/64] &^= 1 << (id % 64) // idle until woken
 	}
 }
 
