@@ -89,7 +89,9 @@
 // Waker.Wake); at other steps the engine replays its last answer in its place. The enabled
 // actions, and so every policy's choice, are exactly those of polling it, as long as the host
 // wakes it at every change that matters; a world's handler actors, idle most of the time, cost
-// a step nothing that way. Test binaries turn on invariant.Thorough, which polls cached actors
+// a step nothing that way. A cached actor that offers something and was not woken has its offers
+// replayed from a small array of offer counts, without its slot being read: while a world
+// delivers a notification to each of its handlers, that is every handler at every step. Test binaries turn on invariant.Thorough, which polls cached actors
 // anyway and fails the run at the first stale cache (TestMissedWakeIsCaught,
 // TestCachedActorsMakeTheSameRun).
 //
