@@ -57,7 +57,9 @@
 //
 // A driver that asks [Watcher.Ready] before deciding can ask only when the answer may have
 // changed: [Watcher.OnReady] installs a callback the server calls whenever an event joins the
-// buffer or the watch closes, and Ready turns false only through Next.
+// buffer or the watch closes, and Ready turns false only through Next. Likewise
+// [Server.OnStateChange] observers hear of every section that may change what NextDeadline
+// answers, so a driver can keep that answer until one does or the clock moves.
 //
 // client-go drives it through [Server.ListerWatcher], which has the methods of
 // cache.ListerWatcherWithContext and IsWatchListSemanticsUnSupported (switchable, so both the

@@ -173,6 +173,7 @@ type Server struct {
 	rec recorder
 
 	commitObservers []func(Commit) // see OnCommit
+	stateObservers  []func()       // see OnStateChange
 
 	lent lendBook // objects lent read-only (lend.go)
 

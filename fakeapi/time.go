@@ -26,6 +26,9 @@ func (s *Server) NextDeadline() (time.Time, bool) {
 func (s *Server) lock() {
 	s.mu.Lock()
 	s.epoch++
+	for _, f := range s.stateObservers {
+		f()
+	}
 }
 
 // Advance performs everything due at the clock's current time, in a fixed order: caches catch

@@ -136,3 +136,40 @@ func TestHandlerKeyMirrorIsChecked(t *testing.T) {
 		t.Fatalf("got %v, want the delivery refused for its key number", err)
 	}
 }
+
+// Goal: the world keeps the apiserver's next deadline between steps only while it cannot have
+// changed, and the thorough checks catch a kept answer that went stale. Method: a world with a
+// watching informer; a create from outside a step (the apiserver's OnStateChange observer marks
+// the answer stale) converges with the checks on; then the kept answer is planted wrong (an hour
+// later, not stale) and the next settle at the same sim time must fail naming the unseen change.
+func TestKeptApiserverDeadlineIsChecked(t *testing.T) {
+	if !invariant.Thorough() {
+		t.Skip("the thorough checks are off (a benchmark run)")
+	}
+	w, err := NewFromConfig(sim.Config{Seed: 5}, fakeapi.Config{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := w.AddInformer("inf", InformerOptions{Resource: pods, Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.RunUntilConverged(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Apply(Op{Kind: OpCreate, Resource: pods, Namespace: "default", Name: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.RunUntilConverged(time.Minute); err != nil {
+		t.Fatalf("with every change seen: %v", err)
+	}
+	w.srvNext.at = w.srvNext.at.Add(time.Hour)
+	w.srvNext.stale, w.srvNext.now = false, w.Sim().Now()
+	got := runRecovering(func() error { w.Settle(); return nil }) // at the same sim time
+	if !strings.Contains(got, "a state change went unseen") {
+		t.Fatalf("got %q, want the stale kept deadline reported", got)
+	}
+}

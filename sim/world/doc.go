@@ -139,6 +139,9 @@
 // delivery, a handler's Recorder finds its state for the key by a number the world gave the key
 // once, when the informer distributed the notification to every handler (Handler's mirror of
 // its buffer keeps the numbers in order), rather than by hashing the key once per handler.
+// After every step the world re-arms the apiserver's timer at its NextDeadline, which it asks
+// only when the apiserver's state may have changed (fakeapi.Server.OnStateChange) or the clock
+// moved; test binaries ask anyway and check the kept answer.
 // Network deliveries re-arm fired "recv" timers (Reset: to the engine the same as a new timer)
 // and the wire reuses its buffer, so a watch event costs the world no allocation; narration
 // fields are built only when narration reaches someone (sim.Sim.Narrated).

@@ -129,6 +129,19 @@ type World struct {
 	// The apiserver's one engine timer, armed at srv.NextDeadline() (bookmarks, watch deadlines,
 	// compaction, lagging caches).
 	srvTimer *deadlineTimer
+	// srvNext is srv.NextDeadline()'s last answer, asked at sim time srvNext.now; it stands
+	// until the apiserver's state may have changed (srvNext.stale, set by the server's
+	// OnStateChange observer) or the clock moved, as NextDeadline's answer depends on nothing
+	// else. settle asks after every step, and most steps (a handler's delivery, the informer's
+	// processing) touch no apiserver state: they are spared the server's lock. Test binaries
+	// ask anyway and check the kept answer (invariant.Thorough).
+	srvNext struct {
+		stale bool
+		now   time.Duration
+		at    time.Time
+		ok    bool
+	}
+	checkSrvNext bool // invariant.Thorough when the world was made
 
 	// pendingOps counts scripted op batches not yet applied and generators not done: the world
 	// is not Quiet while the workload still has something to say.
@@ -198,6 +211,8 @@ func NewOn(s *sim.Sim, srv *fakeapi.Server, cfg Config) (*World, error) {
 		return nil, errors.New("world: NewOn: the Sim already hosts a world")
 	}
 	w.srvTimer = &deadlineTimer{s: s, actor: "apiserver", kind: "advance", fire: func() { srv.Advance() }}
+	w.srvNext.stale, w.checkSrvNext = true, invariant.Thorough()
+	srv.OnStateChange(func() { w.srvNext.stale = true })
 	w.actors["apiserver"] = true
 	for _, a := range []string{"workload", "fault", "clock"} {
 		w.actors[a] = true // the generator's, the engine's fault points', the engine clock's
@@ -236,12 +251,26 @@ func (w *World) settle() {
 	for _, n := range w.informers {
 		n.settle()
 	}
-	at, ok := w.srv.NextDeadline()
-	w.srvTimer.arm(at, ok)
+	w.srvTimer.arm(w.srvNextDeadline())
 	for _, u := range w.deadlines {
 		at, ok := u.d.Next()
 		u.timer.arm(at, ok)
 	}
+}
+
+// srvNextDeadline is srv.NextDeadline(), asked only when its answer may have changed (see
+// World.srvNext).
+func (w *World) srvNextDeadline() (time.Time, bool) {
+	n, now := &w.srvNext, w.s.Now()
+	if n.stale || n.now != now {
+		n.at, n.ok = w.srv.NextDeadline()
+		n.stale, n.now = false, now
+	} else if w.checkSrvNext {
+		if at, ok := w.srv.NextDeadline(); !at.Equal(n.at) || ok != n.ok {
+			invariant.Check(false, "world: the apiserver's next deadline is %v %v, the world kept %v %v: a state change went unseen", at, ok, n.at, n.ok)
+		}
+	}
+	return n.at, n.ok
 }
 
 // claim reserves an actor name, which must be new.
