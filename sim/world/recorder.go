@@ -136,7 +136,9 @@ func (x *keyIndex) ref(key, rv string) noteRef {
 }
 
 // refQueue is a FIFO of noteRefs (see Handler.buffered): a slice whose head advances, which
-// starts over at the front of its array once empty, so a steady flow does not allocate.
+// starts over at the front of its array once empty, and is moved to the front rather than grown
+// when full with room there (a handler that never catches up), so a steady flow does not
+// allocate and the array stays within twice the longest backlog.
 type refQueue struct {
 	refs []noteRef
 	head int
@@ -144,7 +146,14 @@ type refQueue struct {
 
 func (q *refQueue) len() int { return len(q.refs) - q.head }
 
-func (q *refQueue) push(r noteRef) { q.refs = append(q.refs, r) }
+func (q *refQueue) push(r noteRef) {
+	if len(q.refs) == cap(q.refs) && q.head > 0 {
+		k := copy(q.refs, q.refs[q.head:])
+		clear(q.refs[k:])
+		q.refs, q.head = q.refs[:k], 0
+	}
+	q.refs = append(q.refs, r)
+}
 
 // pop takes the oldest; the queue must not be empty.
 func (q *refQueue) pop() noteRef {

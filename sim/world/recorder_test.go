@@ -65,3 +65,33 @@ func TestRecordersShareKeyNumbersNotState(t *testing.T) {
 		t.Errorf("update of a to the first: violation %q", got)
 	}
 }
+
+// Goal: a handler's mirror of its buffer (refQueue) stays a FIFO and does not grow without bound
+// when it never empties (a handler that never catches up). Method: push two, then for 10,000
+// rounds push one and pop one, checking each pop returns the oldest; the array's capacity stays
+// small.
+func TestRefQueueIsABoundedFIFO(t *testing.T) {
+	var q refQueue
+	next, want := 0, 0
+	push := func() { q.push(noteRef{key: next}); next++ }
+	pop := func() {
+		if got := q.pop().key; got != want {
+			t.Fatalf("pop %d, want %d", got, want)
+		}
+		want++
+	}
+	push()
+	push()
+	for range 10000 {
+		push()
+		pop()
+	}
+	if q.len() != 2 || cap(q.refs) > 16 {
+		t.Fatalf("len %d cap %d, want 2 and a small array", q.len(), cap(q.refs))
+	}
+	pop()
+	pop()
+	if q.len() != 0 {
+		t.Fatalf("len %d after popping all", q.len())
+	}
+}
