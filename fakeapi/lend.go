@@ -93,7 +93,7 @@ func (s *Server) CheckLent() error {
 }
 
 // lend_locked hands out obj, a committed object of h's key, to the consumer named to,
-// recording its fingerprint the first time and checking it every later time.
+// recording its fingerprint the first time; lending it again records and checks nothing.
 func (s *Server) lend_locked(obj *unstructured.Unstructured, h *keyHistory, to string) {
 	b := &s.lent
 	if _, ok := b.records[obj]; ok {
@@ -106,8 +106,8 @@ func (s *Server) lend_locked(obj *unstructured.Unstructured, h *keyHistory, to s
 	b.records[obj] = lentRecord{sum: fingerprint(obj.Object), seq: b.seq, to: to, h: h, rv: obj.GetResourceVersion()}
 }
 
-// checkLent_locked compares obj, a committed object the server is about to read, with its
-// fingerprint if it was lent. what names the read for the report.
+// checkLent_locked compares obj, a committed object the server is about to act on, with its
+// fingerprint if it was lent. what names the action for the report.
 func (s *Server) checkLent_locked(obj *unstructured.Unstructured, what string) {
 	if s.lent.records == nil || obj == nil { // nothing was ever lent: the common case costs this
 		return
@@ -117,16 +117,16 @@ func (s *Server) checkLent_locked(obj *unstructured.Unstructured, what string) {
 	}
 }
 
-// verifyLent_locked reports a mutation of obj if its content no longer has r's fingerprint.
-func (s *Server) verifyLent_locked(obj *unstructured.Unstructured, r lentRecord, what string) bool {
+// verifyLent_locked records a mutation of obj, unless one was found before, if its content no
+// longer has r's fingerprint.
+func (s *Server) verifyLent_locked(obj *unstructured.Unstructured, r lentRecord, what string) {
 	if fingerprint(obj.Object) == r.sum {
-		return true
+		return
 	}
 	s.lent.mutation.CompareAndSwap(nil, &MutationError{
 		Resource: r.h.res.info.GVR.Resource, Namespace: r.h.key.ns, Name: r.h.key.name,
 		ResourceVersion: r.rv, LentTo: r.to, NoticedBy: what,
 	})
-	return false
 }
 
 // checkAllLent_locked checks every record, in the order they were made, so that when several
