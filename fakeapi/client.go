@@ -412,49 +412,38 @@ func (lw *ListerWatcher) ListWithContext(ctx context.Context, options metav1.Lis
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	if lw.Tweak != nil {
-		lw.Tweak(&options)
-	}
-	s := lw.srv
-	s.lock()
-	defer s.mu.Unlock()
-	l, err := s.list_locked(lw.gvr, lw.ns, options, lw.Replica, lw.Name, "")
+	l, err := lw.list(options, "")
 	if err != nil {
-		return nil, err
+		return nil, err // not l: a nil *UnstructuredList is not a nil runtime.Object
 	}
 	return l, nil
 }
 
 // ListLent is List for a consumer that only reads what it receives, as an informer treats its
 // cache: the items share the server's committed objects instead of being copies, which saves a
-// deep copy per item. The server checks that they stay unchanged (see "Ownership of objects" in the
-// package documentation): a change is reported by [Server.LentMutation] and
+// deep copy per item. The server checks that they stay unchanged (see "Ownership of objects" in
+// the package documentation): a change is reported by [Server.LentMutation] and
 // [Server.CheckLent] as a [*MutationError] naming the ListerWatcher's Name.
 func (lw *ListerWatcher) ListLent(options metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	return lw.list(options, lw.lendName())
+}
+
+// list performs a LIST through this adapter (its name, pin and tweak apply), lending the items to
+// lendTo when it is set.
+func (lw *ListerWatcher) list(options metav1.ListOptions, lendTo string) (*unstructured.UnstructuredList, error) {
 	if lw.Tweak != nil {
 		lw.Tweak(&options)
 	}
 	s := lw.srv
 	s.lock()
 	defer s.mu.Unlock()
-	return s.list_locked(lw.gvr, lw.ns, options, lw.Replica, lw.Name, lw.lendName())
+	return s.list_locked(lw.gvr, lw.ns, options, lw.Replica, lw.Name, lendTo)
 }
 
 // OpenWatchLent is OpenWatch for a consumer that only reads what it receives: the events'
 // objects are the server's committed objects, lent as ListLent lends list items.
 func (lw *ListerWatcher) OpenWatchLent(options metav1.ListOptions) (*Watcher, error) {
-	if lw.Tweak != nil {
-		lw.Tweak(&options)
-	}
-	s := lw.srv
-	s.lock()
-	defer s.mu.Unlock()
-	w, err := s.openWatch_locked(lw.gvr, lw.ns, options, lw.Replica, lw.Name)
-	if err != nil {
-		return nil, err
-	}
-	w.lendTo = lw.lendName()
-	return w, nil
+	return lw.openWatch(options, lw.lendName())
 }
 
 // lendName is the name a lent object's record gives its consumer.
@@ -477,13 +466,24 @@ func (lw *ListerWatcher) WatchWithContext(ctx context.Context, options metav1.Li
 
 // OpenWatch opens a pull-based watch through this adapter (its name, pin and tweak apply).
 func (lw *ListerWatcher) OpenWatch(options metav1.ListOptions) (*Watcher, error) {
+	return lw.openWatch(options, "")
+}
+
+// openWatch opens a watch through this adapter, lending its events' objects to lendTo when it
+// is set.
+func (lw *ListerWatcher) openWatch(options metav1.ListOptions, lendTo string) (*Watcher, error) {
 	if lw.Tweak != nil {
 		lw.Tweak(&options)
 	}
 	s := lw.srv
 	s.lock()
 	defer s.mu.Unlock()
-	return s.openWatch_locked(lw.gvr, lw.ns, options, lw.Replica, lw.Name)
+	w, err := s.openWatch_locked(lw.gvr, lw.ns, options, lw.Replica, lw.Name)
+	if err != nil {
+		return nil, err
+	}
+	w.lendTo = lendTo
+	return w, nil
 }
 
 // IsWatchListSemanticsUnSupported reports WatchListUnsupported (client-go's

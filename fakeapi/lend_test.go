@@ -102,9 +102,7 @@ func TestLentObjectChangesAreNoticed(t *testing.T) {
 				created.Object["data"].(map[string]any)["n"] = int64(1)
 				mustCreate(t, s, cmGVR, created)
 				w := lentWatch(t, s, "inf1")
-				cur := mustGet(t, s, "c")
-				cur.SetLabels(map[string]string{"a": "2"})
-				mustUpdate(t, s, cmGVR, cur)
+				relabel(t, s, "c", "a", "2")
 				lent := nextObject(t, w, watch.Modified)
 				rv := lent.GetResourceVersion()
 
@@ -131,6 +129,15 @@ func TestLentObjectChangesAreNoticed(t *testing.T) {
 			})
 		}
 	}
+}
+
+// relabel updates config map ns/name with the one label key=value, as a client does: read,
+// change, write.
+func relabel(t *testing.T, s *Server, name, key, value string) {
+	t.Helper()
+	cur := mustGet(t, s, name)
+	cur.SetLabels(map[string]string{key: value})
+	mustUpdate(t, s, cmGVR, cur)
 }
 
 func mustGet(t *testing.T, s *Server, name string) *unstructured.Unstructured {
@@ -181,9 +188,7 @@ func TestLendingCopiesNothing(t *testing.T) {
 	mustCreate(t, s, cmGVR, cm("ns", "c", nil))
 	w1, w2 := lentWatch(t, s, "inf1"), lentWatch(t, s, "inf2")
 	plain := mustWatch(t, s, cmGVR, "ns", metav1.ListOptions{ResourceVersion: FormatRV(s.rev)})
-	cur := mustGet(t, s, "c")
-	cur.SetLabels(map[string]string{"x": "1"})
-	mustUpdate(t, s, cmGVR, cur)
+	relabel(t, s, "c", "x", "1")
 	a, b := nextObject(t, w1, watch.Modified), nextObject(t, w2, watch.Modified)
 	c := nextObject(t, plain, watch.Modified)
 	a.Object["probe"] = true // only to see which maps are one: undone before the server reads
@@ -217,9 +222,7 @@ func TestLentRecordsAreForgotten(t *testing.T) {
 	w := lentWatch(t, s, "inf1")
 	var last *unstructured.Unstructured
 	for i := range 5000 {
-		cur := mustGet(t, s, "c")
-		cur.SetLabels(map[string]string{"i": fmt.Sprint(i)})
-		mustUpdate(t, s, cmGVR, cur)
+		relabel(t, s, "c", "i", fmt.Sprint(i))
 		last = nextObject(t, w, watch.Modified)
 		if n := len(s.lent.records); n > 201 {
 			t.Fatalf("after %d lends the book holds %d records for a log of at most 200", i+1, n)
@@ -231,7 +234,7 @@ func TestLentRecordsAreForgotten(t *testing.T) {
 	if err := s.CheckLent(); err != nil {
 		t.Fatal(err)
 	}
-	// d is lent, changed, and then trimmed away by later writes without being read again.
+	// d is lent, changed, and deleted: the delete notices.
 	mustCreate(t, s, cmGVR, cm("ns", "d", nil))
 	old := nextObject(t, w, watch.Added)
 	old.Object["data"].(map[string]any)["k"] = "changed"
@@ -244,19 +247,13 @@ func TestLentRecordsAreForgotten(t *testing.T) {
 	mustCreate(t, s, cmGVR, cm("ns", "c", nil))
 	mustCreate(t, s, cmGVR, cm("ns", "e", nil))
 	w = lentWatch(t, s, "inf1")
-	cur := mustGet(t, s, "e")
-	cur.SetLabels(map[string]string{"x": "1"})
-	mustUpdate(t, s, cmGVR, cur)
+	relabel(t, s, "e", "x", "1")
 	gone := nextObject(t, w, watch.Modified)
-	cur = mustGet(t, s, "e")
-	cur.SetLabels(map[string]string{"x": "2"})
-	mustUpdate(t, s, cmGVR, cur) // e's lent version is history now
+	relabel(t, s, "e", "x", "2") // e's lent version is history now
 	nextObject(t, w, watch.Modified)
 	gone.Object["data"].(map[string]any)["k"] = "changed"
 	for i := range 400 { // enough writes to c to trim e's old version
-		cur := mustGet(t, s, "c")
-		cur.SetLabels(map[string]string{"i": fmt.Sprint(i)})
-		mustUpdate(t, s, cmGVR, cur)
+		relabel(t, s, "c", "i", fmt.Sprint(i))
 	}
 	if err := s.LentMutation(); err == nil || !strings.Contains(err.Error(), "configmaps ns/e") || !strings.Contains(err.Error(), "trimming") {
 		t.Fatalf("LentMutation = %v", err)
@@ -404,9 +401,7 @@ func TestEventsOutlivingTheirHistoryAreCopies(t *testing.T) {
 	mustCreate(t, s, cmGVR, cm("ns", "c", nil))
 	w := lentWatch(t, s, "inf1")
 	for i := range 200 {
-		cur := mustGet(t, s, "c")
-		cur.SetLabels(map[string]string{"i": fmt.Sprint(i)})
-		mustUpdate(t, s, cmGVR, cur)
+		relabel(t, s, "c", "i", fmt.Sprint(i))
 	}
 	stale := nextObject(t, w, watch.Modified) // revision 3, long trimmed
 	if len(s.lent.records) != 0 {
@@ -439,9 +434,7 @@ func TestAnOldCurrentVersionKeepsItsRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 200 { // the entry that created "old" is trimmed; "old" stays current
-		cur := mustGet(t, s, "other")
-		cur.SetLabels(map[string]string{"i": fmt.Sprint(i)})
-		mustUpdate(t, s, cmGVR, cur)
+		relabel(t, s, "other", "i", fmt.Sprint(i))
 	}
 	if err := s.LentMutation(); err != nil {
 		t.Fatal(err)

@@ -35,24 +35,8 @@ func TestInformerActorsMissedWakesAreCaught(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			w, err := NewFromConfig(sim.Config{Seed: 7}, fakeapi.Config{}, Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			n, err := w.AddInformer("inf", InformerOptions{Resource: pods, Namespace: "default"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, err := w.AddHandler(n, "h", nil, HandlerOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := n.Start(); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.RunUntilConverged(time.Minute); err != nil {
-				t.Fatal(err)
-			}
+			w, n, hs := convergedPodsWorld(t, 7, "h")
+			h := hs[0]
 			c.plant(n)
 			got := runRecovering(func() error {
 				if err := w.Apply(Op{Kind: OpCreate, Resource: pods, Namespace: "default", Name: "p1"}); err != nil {
@@ -103,24 +87,8 @@ func runRecovering(fn func() error) (msg string) {
 // the run. Method: two pods distributed to a handler; before the first is delivered, its key
 // number in the mirror is replaced by the other pod's; the delivery must be refused, naming it.
 func TestHandlerKeyMirrorIsChecked(t *testing.T) {
-	w, err := NewFromConfig(sim.Config{Seed: 3}, fakeapi.Config{}, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := w.AddInformer("inf", InformerOptions{Resource: pods, Namespace: "default"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := w.AddHandler(n, "h", nil, HandlerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.RunUntilConverged(time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	w, _, hs := convergedPodsWorld(t, 3, "h")
+	h := hs[0]
 	for _, name := range []string{"p1", "p2"} {
 		if err := w.Apply(Op{Kind: OpCreate, Resource: pods, Namespace: "default", Name: name}); err != nil {
 			t.Fatal(err)
@@ -131,7 +99,7 @@ func TestHandlerKeyMirrorIsChecked(t *testing.T) {
 	}
 	q := &h.buffered
 	q.refs[q.head].key = q.refs[q.head+1].key // the first delivery now claims the second pod's key
-	err = w.Sim().RunUntil(w.Quiet, time.Minute)
+	err := w.Sim().RunUntil(w.Quiet, time.Minute)
 	if err == nil || !strings.Contains(err.Error(), "delivered under key number") {
 		t.Fatalf("got %v, want the delivery refused for its key number", err)
 	}
@@ -146,20 +114,7 @@ func TestKeptApiserverDeadlineIsChecked(t *testing.T) {
 	if !invariant.Thorough() {
 		t.Skip("the thorough checks are off (a benchmark run)")
 	}
-	w, err := NewFromConfig(sim.Config{Seed: 5}, fakeapi.Config{}, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := w.AddInformer("inf", InformerOptions{Resource: pods, Namespace: "default"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.RunUntilConverged(time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	w, _, _ := convergedPodsWorld(t, 5)
 	if err := w.Apply(Op{Kind: OpCreate, Resource: pods, Namespace: "default", Name: "p1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -172,4 +127,33 @@ func TestKeptApiserverDeadlineIsChecked(t *testing.T) {
 	if !strings.Contains(got, "a state change went unseen") {
 		t.Fatalf("got %q, want the stale kept deadline reported", got)
 	}
+}
+
+// convergedPodsWorld is a world of seed seed with one informer "inf" of pods in "default",
+// handlers named as given (recording only), started and run until converged.
+func convergedPodsWorld(t *testing.T, seed uint64, handlers ...string) (*World, *Informer, []*Handler) {
+	t.Helper()
+	w, err := NewFromConfig(sim.Config{Seed: seed}, fakeapi.Config{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := w.AddInformer("inf", InformerOptions{Resource: pods, Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hs []*Handler
+	for _, name := range handlers {
+		h, err := w.AddHandler(n, name, nil, HandlerOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, h)
+	}
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.RunUntilConverged(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	return w, n, hs
 }
