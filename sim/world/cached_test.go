@@ -98,7 +98,7 @@ func TestHandlerKeyMirrorIsChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := &h.buffered
-	q.refs[q.head].key = q.refs[q.head+1].key // the first delivery now claims the second pod's key
+	q.items[q.head].key = q.items[q.head+1].key // the first delivery now claims the second pod's key
 	err := w.Sim().RunUntil(w.Quiet, time.Minute)
 	if err == nil || !strings.Contains(err.Error(), "delivered under key number") {
 		t.Fatalf("got %v, want the delivery refused for its key number", err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
+	"github.com/informersim/informersim/internal/invariant"
 	"github.com/informersim/informersim/sim"
 )
 
@@ -27,6 +28,9 @@ func (n *Informer) observe(e informer.StepEvent) {
 	switch e.Kind {
 	case informer.StepDelivered:
 		if h := n.handler(e.Handler); h != nil {
+			if h.buffered.len() == 0 {
+				invariant.Check(false, "world: a delivery the world did not see distributed")
+			}
 			ref := h.buffered.pop()
 			h.changed()
 			h.rec.deliverRef(e, ref)

@@ -135,39 +135,9 @@ func (x *keyIndex) ref(key, rv string) noteRef {
 	return noteRef{key: x.id(key), rvText: rv, rv: v, rvOK: err == nil}
 }
 
-// refQueue is a FIFO of noteRefs (see Handler.buffered): a slice whose head advances, which
-// starts over at the front of its array once empty, and is moved to the front rather than grown
-// when full with room there (a handler that never catches up), so a steady flow does not
-// allocate and the array stays within twice the longest backlog.
-type refQueue struct {
-	refs []noteRef
-	head int
-}
-
-func (q *refQueue) len() int { return len(q.refs) - q.head }
-
-func (q *refQueue) push(r noteRef) {
-	if len(q.refs) == cap(q.refs) && q.head > 0 {
-		k := copy(q.refs, q.refs[q.head:])
-		clear(q.refs[k:])
-		q.refs, q.head = q.refs[:k], 0
-	}
-	q.refs = append(q.refs, r)
-}
-
-// pop takes the oldest; the queue must not be empty.
-func (q *refQueue) pop() noteRef {
-	if q.len() == 0 {
-		invariant.Check(false, "world: a delivery the world did not see distributed")
-	}
-	r := q.refs[q.head]
-	q.refs[q.head] = noteRef{}
-	q.head++
-	if q.head == len(q.refs) {
-		q.refs, q.head = q.refs[:0], 0
-	}
-	return r
-}
+// refQueue is a handler's mirror of its buffer: the noteRefs of the notifications buffered for
+// it, oldest first (see Handler.buffered).
+type refQueue = fifo[noteRef]
 
 type keyState struct {
 	seen    bool // the handler was told about the key

@@ -86,8 +86,8 @@ func TestRefQueueIsABoundedFIFO(t *testing.T) {
 		push()
 		pop()
 	}
-	if q.len() != 2 || cap(q.refs) > 16 {
-		t.Fatalf("len %d cap %d, want 2 and a small array", q.len(), cap(q.refs))
+	if q.len() != 2 || cap(q.items) > 16 {
+		t.Fatalf("len %d cap %d, want 2 and a small array", q.len(), cap(q.items))
 	}
 	pop()
 	pop()

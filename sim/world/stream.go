@@ -32,42 +32,18 @@ type watchStream struct {
 	// lastAt is the delivery time (since Epoch) of the last message put on the wire, starting
 	// with the WATCH response: later messages never arrive before it.
 	lastAt time.Duration
-	// wire[head:] holds the messages on the wire, oldest first (a queue: delivered messages are
-	// cleared and skipped, and the buffer is reused once empty); timers the engine timers that
-	// deliver them, one per message. Timers with equal deadlines may fire in any order (the
+	// wire holds the messages on the wire, oldest first; timers the engine timers that deliver
+	// them, one per message. Timers with equal deadlines may fire in any order (the
 	// policy picks among due timers), so a firing timer delivers the oldest message, whichever
 	// it was armed for: the stream stays in order and no message arrives before its own time.
-	wire   []wireMsg
-	head   int
+	wire   fifo[wireMsg]
 	timers []*sim.Timer
 	// ended: the stream's end has been pulled and put on the wire.
 	ended bool
 }
 
 // onWire is the number of messages on the wire.
-func (st *watchStream) onWire() int { return len(st.wire) - st.head }
-
-// push puts m at the end of the wire, moving the queue to the front of its buffer rather than
-// growing it when the front has room.
-func (st *watchStream) push(m wireMsg) {
-	if len(st.wire) == cap(st.wire) && st.head > 0 {
-		k := copy(st.wire, st.wire[st.head:])
-		clear(st.wire[k:])
-		st.wire, st.head = st.wire[:k], 0
-	}
-	st.wire = append(st.wire, m)
-}
-
-// pop takes the oldest message off the wire.
-func (st *watchStream) pop() wireMsg {
-	m := st.wire[st.head]
-	st.wire[st.head] = wireMsg{} // let its object be collected
-	st.head++
-	if st.head == len(st.wire) {
-		st.wire, st.head = st.wire[:0], 0
-	}
-	return m
-}
+func (st *watchStream) onWire() int { return st.wire.len() }
 
 type wireKind int
 
@@ -103,7 +79,7 @@ func (n *Informer) send(st *watchStream, m wireMsg) {
 	} else {
 		t = n.w.after(at-s.Now(), n.netActor, "recv", n.recvFn)
 	}
-	st.push(m)
+	st.wire.push(m)
 	st.timers = append(st.timers, t)
 }
 
@@ -136,7 +112,7 @@ func (n *Informer) doRequest() {
 			n.w.after(lat, n.netActor, "watch-response", func() { n.deliverWatchFailed(err) })
 			break
 		}
-		n.stream = &watchStream{w: wt, wire: n.wireBuf, timers: n.timersBuf}
+		n.stream = &watchStream{w: wt, wire: fifo[wireMsg]{items: n.wireBuf}, timers: n.timersBuf}
 		n.wireBuf, n.timersBuf = nil, nil
 		n.send(n.stream, wireMsg{kind: wireOpened})
 		// The watch actor offers "pull" when the watcher is Ready: the watcher says when that
@@ -251,7 +227,7 @@ func (n *Informer) deliverHead() {
 	}
 	n.spareTimers = append(n.spareTimers, st.timers[i])
 	st.timers = slices.Delete(st.timers, i, i+1)
-	m := st.pop()
+	m := st.wire.pop()
 	// The wire has room again, and the Reflector is fed: its phase, the queue and the stream
 	// may change.
 	n.wakeParts()
@@ -343,10 +319,9 @@ func (n *Informer) dropStream(why string) {
 
 // keepBuffers keeps the buffers of a stream that ended, emptied, for the informer's next stream.
 func (n *Informer) keepBuffers(st *watchStream) {
-	clear(st.wire)
 	clear(st.timers)
-	n.wireBuf, n.timersBuf = st.wire[:0], st.timers[:0]
-	st.wire, st.head, st.timers = nil, 0, nil
+	n.wireBuf, n.timersBuf = st.wire.release(), st.timers[:0]
+	st.timers = nil
 }
 
 // emitEvent narrates a watch event reaching the Reflector: its object's key and RV, a
