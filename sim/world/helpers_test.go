@@ -1,10 +1,12 @@
 package world
 
 import (
-	"github.com/informersim/informersim/informer"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/informersim/informersim/informer"
 )
 
 // The resources the tests write: pods (deleted gracefully, fakeapi.md §5.3) and configmaps
@@ -53,3 +55,13 @@ func (f recFeed) OnDelete(obj any) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// defaultObject is an object named name in namespace "default" at resourceVersion rv, as the
+// Recorder tests feed them.
+func defaultObject(name, rv string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetNamespace("default")
+	u.SetName(name)
+	u.SetResourceVersion(rv)
+	return u
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -213,7 +214,7 @@ func jsonContent(content map[string]any) (map[string]any, error) {
 		return nil, nil
 	}
 	out := make(map[string]any, len(content))
-	for _, k := range sortedKeys(content) {
+	for _, k := range slices.Sorted(maps.Keys(content)) {
 		v, err := jsonValue(content[k], 1)
 		if err != nil {
 			return nil, err.at(`Content[` + strconv.Quote(k) + `]`)
@@ -236,15 +237,6 @@ func (e *contentError) at(prefix string) *contentError {
 
 func (e *contentError) Error() string { return e.path + ": " + e.why }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // jsonValue converts v as Op.Content says. The common types are switched on directly; the
 // rest (named types, other element types, pointers) go through reflect.
 func jsonValue(v any, depth int) (any, *contentError) {
@@ -265,7 +257,7 @@ func jsonValue(v any, depth int) (any, *contentError) {
 			return x, nil
 		}
 		out := make(map[string]any, len(x))
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			e, err := jsonValue(x[k], depth+1)
 			if err != nil {
 				return nil, err.at("[" + strconv.Quote(k) + "]")

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/informersim/informersim/informer"
 )
 
@@ -40,13 +38,7 @@ func TestRecordersShareKeyNumbersNotState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj := func(name, rv string) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{}
-		u.SetNamespace("default")
-		u.SetName(name)
-		u.SetResourceVersion(rv)
-		return u
-	}
+	obj := defaultObject
 	lookup := newCacheLookup(informer.NewStore(informer.MetaNamespaceKeyFunc)) // empty: nothing to check
 	first, second := newRecorder(w, "t/h1", lookup, 10), newRecorder(w, "t/h2", lookup, 10)
 	recFeed{first}.OnAdd(obj("a", "2"), false)

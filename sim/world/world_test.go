@@ -232,13 +232,7 @@ func TestWorldRecorderOrderOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj := func(name, rv string) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{}
-		u.SetNamespace("default")
-		u.SetName(name)
-		u.SetResourceVersion(rv)
-		return u
-	}
+	obj := defaultObject
 	for _, c := range []struct {
 		name string
 		feed func(r recFeed)
