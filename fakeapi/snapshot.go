@@ -37,16 +37,12 @@ func (s *Server) SnapshotLent(gvr schema.GroupVersionResource, ns string, sel me
 func (s *Server) snapshot(gvr schema.GroupVersionResource, ns string, sel metav1.ListOptions, lendTo, method string) (*unstructured.UnstructuredList, error) {
 	s.lock()
 	defer s.mu.Unlock()
-	res, ok := s.lookup_locked(gvr)
-	if !ok {
-		return nil, fmt.Errorf("fakeapi: %s: the server does not serve %v", method, gvr)
+	res, req, err := s.selectors_locked(method, gvr, sel)
+	if err != nil {
+		return nil, err
 	}
 	if !res.info.Namespaced {
 		ns = ""
-	}
-	req, err := parseRequest(res, metav1.ListOptions{LabelSelector: sel.LabelSelector, FieldSelector: sel.FieldSelector}, false)
-	if err != nil {
-		return nil, fmt.Errorf("fakeapi: %s: %w", method, err)
 	}
 	req.lendTo = lendTo
 	return s.page_locked(res, ns, req, s.rev, nil, 0), nil
@@ -58,14 +54,22 @@ func (s *Server) snapshot(gvr schema.GroupVersionResource, ns string, sel metav1
 func (s *Server) CheckSelectors(gvr schema.GroupVersionResource, sel metav1.ListOptions) error {
 	s.mu.Lock() // a pure read
 	defer s.mu.Unlock()
+	_, _, err := s.selectors_locked("CheckSelectors", gvr, sel)
+	return err
+}
+
+// selectors_locked looks gvr up and parses sel's label and field selectors as a LIST would; its
+// errors name method.
+func (s *Server) selectors_locked(method string, gvr schema.GroupVersionResource, sel metav1.ListOptions) (*resourceStore, *request, error) {
 	res, ok := s.lookup_locked(gvr)
 	if !ok {
-		return fmt.Errorf("fakeapi: CheckSelectors: the server does not serve %v", gvr)
+		return nil, nil, fmt.Errorf("fakeapi: %s: the server does not serve %v", method, gvr)
 	}
-	if _, err := parseRequest(res, metav1.ListOptions{LabelSelector: sel.LabelSelector, FieldSelector: sel.FieldSelector}, false); err != nil {
-		return fmt.Errorf("fakeapi: CheckSelectors: %w", err)
+	req, err := parseRequest(res, metav1.ListOptions{LabelSelector: sel.LabelSelector, FieldSelector: sel.FieldSelector}, false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fakeapi: %s: %w", method, err)
 	}
-	return nil
+	return res, req, nil
 }
 
 // Commit is one write the store committed, as [Server.OnCommit] observers see it.
