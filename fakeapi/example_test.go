@@ -2,6 +2,7 @@ package fakeapi_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -144,3 +145,35 @@ func ExampleServer_Advance() {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A consumer that only reads what it receives (as an informer treats its cache) can take the
+// server's own objects instead of copies. The server checks that they stay as they were: a
+// change made to one is reported when a write acts on the object (or by CheckLent).
+func ExampleListerWatcher_OpenWatchLent() {
+	srv, _ := newServer()
+	ctx := context.Background()
+	cms := srv.Resource(configmaps).Namespace("default")
+	_, _ = cms.Create(ctx, configMap("a"), metav1.CreateOptions{})
+	lw := srv.ListerWatcher(configmaps, "default")
+	lw.Name = "my-informer"
+	w, _ := lw.OpenWatchLent(metav1.ListOptions{ResourceVersion: "0"})
+	ev, _ := w.Next() // the initial ADDED of a: the stored object itself
+	show(ev)
+	fmt.Println("unchanged:", srv.CheckLent())
+
+	// The bug lending catches: changing what was received, in place.
+	ev.Object.(*unstructured.Unstructured).SetLabels(map[string]string{"seen": "yes"})
+	cur, _ := cms.Get(ctx, "a", metav1.GetOptions{}) // a copy: Get does not check
+	cur.SetAnnotations(map[string]string{"n": "1"})
+	_, err := cms.Update(ctx, cur, metav1.UpdateOptions{}) // the update acts on a: it checks
+	fmt.Println("update:", err)
+	var changed *fakeapi.MutationError
+	if errors.As(srv.LentMutation(), &changed) {
+		fmt.Println(changed.Resource, changed.Name, changed.ResourceVersion, changed.LentTo, "noticed by", changed.NoticedBy)
+	}
+	// Output:
+	// ADDED a 2
+	// unchanged: <nil>
+	// update: <nil>
+	// configmaps a 2 my-informer noticed by a write to it
+}
