@@ -59,7 +59,8 @@ type MutationError struct {
 	ResourceVersion string
 	// LentTo is the name of the first consumer it was lent to (the ListerWatcher's Name).
 	LentTo string
-	// NoticedBy says which read of the server found the change.
+	// NoticedBy says what found the change: a write to the object, the trimming of its history,
+	// or CheckLent.
 	NoticedBy string
 }
 
