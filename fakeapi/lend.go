@@ -3,8 +3,10 @@ package fakeapi
 import (
 	"cmp"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -27,22 +29,27 @@ import (
 // A record lives as long as the server holds the object: trimming a version or a log entry
 // checks the object's record one last time and forgets it (forgetLent_locked), so the book is
 // never larger than the history, and costs one fingerprint per lent object to end.
+//
+// Records are keyed by the object's content, its top-level map (contentKey): a list item is a
+// new Unstructured around the stored object's map, so the map, not the Unstructured, is what a
+// consumer holds of a lent object. Every committed object has a top-level map of its own.
 
 // lentRecord is what the server knows of one lent object: its fingerprint when lent, and, for
 // the report, whom it went to first and what it was (read at lending time, not from the object,
 // which may have changed since).
 type lentRecord struct {
-	sum uint64
-	seq uint64 // the order of lending, which fixes the order checkAllLent_locked reports in
-	to  string
-	h   *keyHistory // its key and resource
-	rv  string
+	content map[string]any // the object's content, what the fingerprint covers
+	sum     uint64
+	seq     uint64 // the order of lending, which fixes the order checkAllLent_locked reports in
+	to      string
+	h       *keyHistory // its key and resource
+	rv      string
 }
 
 // lendBook holds the records of lent objects and the first mutation found.
 type lendBook struct {
-	records map[*unstructured.Unstructured]lentRecord
-	seq     uint64 // records made so far
+	records map[unsafe.Pointer]lentRecord // by contentKey
+	seq     uint64                        // records made so far
 	// mutation is the first change found, read without the server's lock by LentMutation (a
 	// host asks after every step).
 	mutation atomic.Pointer[MutationError]
@@ -97,14 +104,15 @@ func (s *Server) CheckLent() error {
 // recording its fingerprint the first time; lending it again records and checks nothing.
 func (s *Server) lend_locked(obj *unstructured.Unstructured, h *keyHistory, to string) {
 	b := &s.lent
-	if _, ok := b.records[obj]; ok {
+	key := contentKey(obj.Object)
+	if _, ok := b.records[key]; ok {
 		return // checked when the server acts on it, drops it, or CheckLent runs
 	}
 	if b.records == nil {
-		b.records = make(map[*unstructured.Unstructured]lentRecord)
+		b.records = make(map[unsafe.Pointer]lentRecord)
 	}
 	b.seq++
-	b.records[obj] = lentRecord{sum: fingerprint(obj.Object), seq: b.seq, to: to, h: h, rv: obj.GetResourceVersion()}
+	b.records[key] = lentRecord{content: obj.Object, sum: fingerprint(obj.Object), seq: b.seq, to: to, h: h, rv: obj.GetResourceVersion()}
 }
 
 // checkLent_locked compares obj, a committed object the server is about to act on, with its
@@ -113,15 +121,15 @@ func (s *Server) checkLent_locked(obj *unstructured.Unstructured, what string) {
 	if s.lent.records == nil || obj == nil { // nothing was ever lent: the common case costs this
 		return
 	}
-	if r, ok := s.lent.records[obj]; ok {
-		s.verifyLent_locked(obj, r, what)
+	if r, ok := s.lent.records[contentKey(obj.Object)]; ok {
+		s.verifyLent_locked(r, what)
 	}
 }
 
-// verifyLent_locked records a mutation of obj, unless one was found before, if its content no
-// longer has r's fingerprint.
-func (s *Server) verifyLent_locked(obj *unstructured.Unstructured, r lentRecord, what string) {
-	if fingerprint(obj.Object) == r.sum {
+// verifyLent_locked records a mutation of r's object, unless one was found before, if its
+// content no longer has r's fingerprint.
+func (s *Server) verifyLent_locked(r lentRecord, what string) {
+	if fingerprint(r.content) == r.sum {
 		return
 	}
 	s.lent.mutation.CompareAndSwap(nil, &MutationError{
@@ -133,17 +141,13 @@ func (s *Server) verifyLent_locked(obj *unstructured.Unstructured, r lentRecord,
 // checkAllLent_locked checks every record, in the order they were made, so that when several
 // objects changed, the one reported is the same in every run.
 func (s *Server) checkAllLent_locked() {
-	type lent struct {
-		obj *unstructured.Unstructured
-		r   lentRecord
+	all := make([]lentRecord, 0, len(s.lent.records))
+	for _, r := range s.lent.records {
+		all = append(all, r)
 	}
-	all := make([]lent, 0, len(s.lent.records))
-	for obj, r := range s.lent.records {
-		all = append(all, lent{obj, r})
-	}
-	slices.SortFunc(all, func(x, y lent) int { return cmp.Compare(x.r.seq, y.r.seq) })
-	for _, l := range all {
-		s.verifyLent_locked(l.obj, l.r, "CheckLent")
+	slices.SortFunc(all, func(x, y lentRecord) int { return cmp.Compare(x.seq, y.seq) })
+	for _, r := range all {
+		s.verifyLent_locked(r, "CheckLent")
 	}
 }
 
@@ -153,10 +157,32 @@ func (s *Server) forgetLent_locked(obj *unstructured.Unstructured) {
 	if s.lent.records == nil || obj == nil {
 		return
 	}
-	if r, ok := s.lent.records[obj]; ok {
-		s.verifyLent_locked(obj, r, "the trimming of its history")
-		delete(s.lent.records, obj)
+	key := contentKey(obj.Object)
+	if r, ok := s.lent.records[key]; ok {
+		s.verifyLent_locked(r, "the trimming of its history")
+		delete(s.lent.records, key)
 	}
+}
+
+// CheckLentObject compares the lent object whose content obj holds (the object itself, or a
+// list item around it) with its fingerprint now, and returns the first change found, this time
+// or before (see LentMutation). noticedBy names the check in the report. It is nil for an
+// object that was never lent. A host calls it to notice a change right after the code that may
+// have made it, such as a handler that was just given obj.
+func (s *Server) CheckLentObject(obj *unstructured.Unstructured, noticedBy string) error {
+	if obj != nil {
+		s.mu.Lock() // reads and at most records a mutation, as CheckLent
+		s.checkLent_locked(obj, noticedBy)
+		s.mu.Unlock()
+	}
+	return s.LentMutation()
+}
+
+// contentKey identifies an object by its content, its top-level map (see "Records are keyed"
+// above). The map's address is its identity: Go maps do not move, and the key keeps the map
+// alive while it is recorded.
+func contentKey(m map[string]any) unsafe.Pointer {
+	return reflect.ValueOf(m).UnsafePointer()
 }
 
 // holdsLent_locked reports whether the server still holds obj, the object of a watch event at

@@ -228,7 +228,7 @@ func TestLentRecordsAreForgotten(t *testing.T) {
 			t.Fatalf("after %d lends the book holds %d records for a log of at most 200", i+1, n)
 		}
 	}
-	if _, kept := s.lent.records[last]; !kept || len(s.lent.records) < 100 {
+	if _, kept := s.lent.records[contentKey(last.Object)]; !kept || len(s.lent.records) < 100 {
 		t.Fatalf("current version kept: %v; %d records kept", kept, len(s.lent.records))
 	}
 	if err := s.CheckLent(); err != nil {
@@ -495,5 +495,44 @@ func TestCheckSelectors(t *testing.T) {
 	}
 	if len(s.Requests()) != 1 { // the create
 		t.Errorf("a selector check was recorded as a request")
+	}
+}
+
+// TestCheckLentObject: a host can check one lent object right after the code that may have
+// changed it, whether it holds the object lent by a watch or a list item around it; a copy, or
+// an object never lent, checks nothing.
+func TestCheckLentObject(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	mustCreate(t, s, cmGVR, cm("ns", "b", nil))
+	lw := s.ListerWatcher(cmGVR, "ns")
+	lw.Name = "inf1"
+	l, err := lw.ListLent(metav1.ListOptions{})
+	if err != nil || len(l.Items) != 2 {
+		t.Fatalf("ListLent = %v, %v", l, err)
+	}
+	w := lentWatch(t, s, "inf1")
+	relabel(t, s, "b", "x", "1")
+	watched := nextObject(t, w, watch.Modified)
+	copied := mustGet(t, s, "a")
+	copied.SetLabels(map[string]string{"copy": "mine"})
+	for _, u := range []*unstructured.Unstructured{&l.Items[0], watched, copied, cm("ns", "never", nil), nil} {
+		if err := s.CheckLentObject(u, "the test"); err != nil {
+			t.Fatalf("nothing lent was changed: %v", err)
+		}
+	}
+	l.Items[0].SetLabels(map[string]string{"x": "changed"}) // a, as a list item
+	if err := s.CheckLentObject(&l.Items[0], "the handler's step"); err == nil || !strings.Contains(err.Error(), "configmaps ns/a at resourceVersion 2") || !strings.Contains(err.Error(), "noticed by the handler's step") {
+		t.Fatalf("a changed list item: %v", err)
+	}
+
+	s, _ = newTestServer(t, nil)
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	w = lentWatch(t, s, "inf1")
+	relabel(t, s, "a", "x", "1")
+	watched = nextObject(t, w, watch.Modified)
+	watched.SetAnnotations(map[string]string{"seen": "yes"})
+	if err := s.CheckLentObject(watched, "the handler's step"); err == nil || !strings.Contains(err.Error(), "configmaps ns/a at resourceVersion 3") {
+		t.Fatalf("a changed watch event: %v", err)
 	}
 }

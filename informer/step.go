@@ -293,6 +293,9 @@ type StepEvent struct {
 	// update, the deleted object or DeletedFinalStateUnknown of a delete. A driver checking
 	// deliveries reads it; String leaves it out.
 	Object any
+	// OldObject is the old object of an update the handler is given (StepDelivered); String
+	// leaves it out.
+	OldObject any
 	// RequestedResyncPeriod is the period the registration asked for, or the informer's default
 	// when it asked for none, before informer.md §2.2 adjusts it; ResyncPeriod is the
 	// registration's effective period as §2.2 set it at registration; CheckPeriod is the
@@ -410,8 +413,11 @@ func (s *sharedIndexInformer) emitNotification(kind StepEventKind, n notificatio
 	if kind == StepDelivered {
 		e.Handler = ids[0]
 		e.Object = n.newObj
-		if n.kind == NotificationDelete {
+		switch n.kind {
+		case NotificationDelete:
 			e.Object = n.oldObj
+		case NotificationUpdate:
+			e.OldObject = n.oldObj
 		}
 	} else {
 		e.Handlers = ids

@@ -69,7 +69,9 @@
 // (fakeapi.md §10.5), as client-go's informer shares one object between its cache and its
 // handlers; the apiserver notices a change to one when a write acts on it, and the world ends the
 // run at the end of that step with a *Violation of OracleReadOnlyObjects (CheckConverged checks
-// every lent object first). An informer with a transform gets copies. The other
+// every lent object first); with Config.CheckReadOnlyEachDelivery the objects a handler was
+// given are checked at the end of its delivery step, so the run stops at the handler that
+// changed one. An informer with a transform gets copies. The other
 // named oracles (resync alignment, late join, tombstones, the apiserver's watch guarantees) live
 // in package world/oracle, which reads the trace and the apiserver's record; for them a
 // registration's narration carries its resync periods (requested, resync, check).

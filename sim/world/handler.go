@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/sim"
 )
@@ -282,6 +284,26 @@ func (h *Handler) deliver() {
 			h.busy.Reset(h.callDuration)
 		} else {
 			h.busy = h.n.w.after(h.callDuration, h.actor, "done", func() {})
+		}
+	}
+}
+
+// deliveredObject is an object a handler was given in the current step (World.delivered).
+type deliveredObject struct {
+	obj     *unstructured.Unstructured
+	handler string
+}
+
+// checkAfterStep has the objects of a delivery to handler checked at the end of the step
+// (Config.CheckReadOnlyEachDelivery), when the handler has returned: the new or deleted object
+// (or a tombstone's last known state) and the old object of an update.
+func (w *World) checkAfterStep(handler string, objs ...any) {
+	for _, o := range objs {
+		if t, ok := o.(informer.DeletedFinalStateUnknown); ok {
+			o = t.Obj
+		}
+		if u, ok := o.(*unstructured.Unstructured); ok && u != nil {
+			w.delivered = append(w.delivered, deliveredObject{obj: u, handler: handler})
 		}
 	}
 }

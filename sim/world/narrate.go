@@ -34,6 +34,9 @@ func (n *Informer) observe(e informer.StepEvent) {
 			ref := h.buffered.pop()
 			h.changed()
 			h.rec.deliverRef(e, ref)
+			if n.w.cfg.CheckReadOnlyEachDelivery {
+				n.w.checkAfterStep(h.actor, e.Object, e.OldObject)
+			}
 		}
 		return
 	case informer.StepPopped, informer.StepCacheAdded, informer.StepCacheUpdated, informer.StepCacheDeleted, informer.StepDistributed:

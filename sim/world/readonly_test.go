@@ -2,6 +2,7 @@ package world
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/sim"
 )
@@ -33,36 +35,53 @@ func TestChangingAReceivedObjectFailsTheRun(t *testing.T) {
 		}},
 	}
 	for name, h := range changes {
-		t.Run(name, func(t *testing.T) {
-			for _, seed := range traceSeeds {
-				w := newTraceWorld(t, seed)
-				mustApply(t, w, create(configMaps, "a")) // there before the informer: listed
-				n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps})
-				if err != nil {
-					t.Fatal(err)
+		for _, eachDelivery := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/each-delivery=%v", name, eachDelivery), func(t *testing.T) {
+				for _, seed := range traceSeeds {
+					checkChangeFailsTheRun(t, seed, h, eachDelivery)
 				}
-				if _, err := w.AddHandler(n, "changer", h, HandlerOptions{}); err != nil {
-					t.Fatal(err)
-				}
-				if err := n.Start(); err != nil {
-					t.Fatal(err)
-				}
-				err = w.RunUntilConverged(time.Minute)
-				if err == nil {
-					err = w.Apply(Op{Kind: OpUpdate, Resource: configMaps, Name: "a", Labels: map[string]string{"v": "2"}})
-				}
-				if err == nil {
-					err = w.RunUntilConverged(time.Minute)
-				}
-				var v *Violation
-				if !errors.As(err, &v) || v.Oracle != OracleReadOnlyObjects {
-					t.Fatalf("seed %d: got %v, want a %s violation", seed, err, OracleReadOnlyObjects)
-				}
-				if !strings.Contains(v.Message, `configmaps default/a at resourceVersion`) || !strings.Contains(v.Message, `lent read-only to "inf1"`) {
-					t.Errorf("seed %d: the message does not name the object and the informer: %s", seed, v.Message)
-				}
-			}
-		})
+			})
+		}
+	}
+}
+
+// checkChangeFailsTheRun runs a world whose handler "changer" does h, and checks the run fails
+// with the read-only-objects oracle; with eachDelivery (Config.CheckReadOnlyEachDelivery), at
+// the end of the changer's own delivery step.
+func checkChangeFailsTheRun(t *testing.T, seed uint64, h informer.ResourceEventHandlerFuncs, eachDelivery bool) {
+	t.Helper()
+	w, err := New(seed, Config{CheckReadOnlyEachDelivery: eachDelivery})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, w, create(configMaps, "a")) // there before the informer: listed
+	n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.AddHandler(n, "changer", h, HandlerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	err = w.RunUntilConverged(time.Minute)
+	if err == nil {
+		err = w.Apply(Op{Kind: OpUpdate, Resource: configMaps, Name: "a", Labels: map[string]string{"v": "2"}})
+	}
+	if err == nil {
+		err = w.RunUntilConverged(time.Minute)
+	}
+	var v *Violation
+	if !errors.As(err, &v) || v.Oracle != OracleReadOnlyObjects {
+		t.Fatalf("seed %d: got %v, want a %s violation", seed, err, OracleReadOnlyObjects)
+	}
+	if !strings.Contains(v.Message, `configmaps default/a at resourceVersion`) || !strings.Contains(v.Message, `lent read-only to "inf1"`) {
+		t.Errorf("seed %d: the message does not name the object and the informer: %s", seed, v.Message)
+	}
+	atHandler := strings.Contains(v.Message, "noticed by the end of inf1/changer's delivery step")
+	if atHandler != eachDelivery || (eachDelivery && v.Event.Actor != "inf1/changer") {
+		t.Errorf("seed %d, each delivery %v: noticed at %s (%s)", seed, eachDelivery, v.Event.Actor, v.Message)
 	}
 }
 
@@ -138,5 +157,42 @@ func TestUserFacingMessages(t *testing.T) {
 	var failed *sim.RunError
 	if !errors.As(err, &failed) || strings.Contains(err.Error(), "quiesce") || failed.Panic != "boom" {
 		t.Errorf("a panicking handler: %v", err)
+	}
+}
+
+// Config.CheckReadOnlyEachDelivery only reads: with no change to notice, a run with it is the
+// same run as one without (same trace hash), handlers and faults included.
+func TestCheckingEachDeliveryChangesNothing(t *testing.T) {
+	run := func(seed uint64, eachDelivery bool) string {
+		w, err := NewFromConfig(sim.Config{Seed: seed, Trace: sim.TraceHashOnly, FaultSiteProbability: 0.5}, fakeapi.Config{}, Config{CheckReadOnlyEachDelivery: eachDelivery})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"inf1", "inf2"} {
+			n, err := w.AddInformer(name, InformerOptions{Resource: pods})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range []string{"h1", "h2"} {
+				if _, err := w.AddHandler(n, h, nil, HandlerOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := n.Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := w.Generate(GenConfig{Ops: 40, Disruptions: true, Faults: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.RunUntilConverged(time.Hour); err != nil {
+			t.Fatalf("seed %d, each delivery %v: %v", seed, eachDelivery, err)
+		}
+		return w.Sim().Trace().Hash()
+	}
+	for seed := uint64(1); seed <= 20; seed++ {
+		if off, on := run(seed, false), run(seed, true); off != on {
+			t.Fatalf("seed %d: trace hash %s without the per-delivery check, %s with it", seed, off, on)
+		}
 	}
 }
