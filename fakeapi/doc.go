@@ -136,8 +136,8 @@
 //     shares one object between its cache and every handler. The server cannot enforce
 //     read-only, so it checks: it fingerprints each object when it first lends it and compares
 //     the fingerprint before a write acts on the object, before it forgets the record, and in
-//     CheckLent, and reports the first change as a MutationError (LentMutation, CheckLent;
-//     lend.go). A change cannot be undone,
+//     CheckLent and CheckLentObject, and reports the first change as a MutationError
+//     (LentMutation; lend.go). A change cannot be undone,
 //     so a host ends the run that made it. TestLentObjectChangesAreNoticed plants each kind.
 //
 // Simplifications, each documented where it is implemented: a cache's wait for a NotOlderThan

@@ -19,8 +19,9 @@ import (
 // The server cannot make a Go map read-only, so it checks instead: when it first lends an object
 // it records a fingerprint of its content (fingerprint.go), and it compares the fingerprint again
 // before it acts on that object (the current version a write starts from, so that no change
-// passes into the versions built from it), before it forgets the record, and in CheckLent, which
-// checks every record (a host runs it when it checks a run's end state). Reads that only hand out
+// passes into the versions built from it), before it forgets the record, in CheckLent, which
+// checks every record (a host runs it when it checks a run's end state), and in
+// CheckLentObject, which checks one (a host runs it right after code that may change one). Reads that only hand out
 // a copy or lend the object again do not check: a change is noticed by one of those three, later.
 // A difference means someone changed a shared object; the server reports the first one as a
 // MutationError (LentMutation, CheckLent). It cannot undo the change, so a run that sees one is
