@@ -50,7 +50,8 @@ rewrite:
 
 ## bench: every benchmark of the main module, once, with allocation figures; then the end-to-end
 ## comparison of compare/ (client-go's informer, the goroutine driver and the world on the same
-## fake apiserver, BENCHCOUNT runs each) and its table of ratios (scripts/benchratio.go).
+## fake apiserver, and the writer alone, BENCHCOUNT runs each) and its tables of ratios, end to
+## end and of each host's own cost (scripts/benchratio.go).
 BENCHCOUNT ?= 3
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
