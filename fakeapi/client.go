@@ -42,9 +42,9 @@ func (c *ResourceClient) write(verb Verb, name string, f func() (*unstructured.U
 	rq := s.rec.newRequest(verb, c.gvr, c.ns, name, metav1.ListOptions{}, "")
 	u, err := f()
 	if u != nil {
-		rq.ObjectRV = u.GetResourceVersion()
+		rq.ObjectRV = metaStr(u, "resourceVersion")
 		if rq.Name == "" {
-			rq.Name = u.GetName()
+			rq.Name = metaStr(u, "name")
 		}
 	}
 	s.finishRequest_locked(&rq, err)
@@ -71,7 +71,7 @@ func (c *ResourceClient) Create(ctx context.Context, obj *unstructured.Unstructu
 // that discard Create's answer, such as a simulator's workload, save a deep copy per write.
 func (c *ResourceClient) CreateRV(ctx context.Context, obj *unstructured.Unstructured, options metav1.CreateOptions) (name, resourceVersion string, err error) {
 	_, err = c.create(ctx, obj, options, nil, func(u *unstructured.Unstructured) *unstructured.Unstructured {
-		name, resourceVersion = u.GetName(), u.GetResourceVersion()
+		name, resourceVersion = metaStr(u, "name"), metaStr(u, "resourceVersion")
 		return nil
 	})
 	return name, resourceVersion, err
@@ -108,7 +108,7 @@ func (c *ResourceClient) Update(ctx context.Context, obj *unstructured.Unstructu
 // without building the copy of the object that Update returns.
 func (c *ResourceClient) UpdateRV(ctx context.Context, obj *unstructured.Unstructured, options metav1.UpdateOptions, subresources ...string) (resourceVersion string, err error) {
 	_, err = c.update(ctx, obj, options, subresources, func(u *unstructured.Unstructured) *unstructured.Unstructured {
-		resourceVersion = u.GetResourceVersion()
+		resourceVersion = metaStr(u, "resourceVersion")
 		return nil
 	})
 	return resourceVersion, err
@@ -348,10 +348,10 @@ func (c *ResourceClient) Patch(ctx context.Context, name string, pt types.PatchT
 		if err != nil {
 			return nil, err
 		}
-		if errs := validateMeta(res, in); len(errs) > 0 {
+		if errs := validateMeta(res, in, cur); len(errs) > 0 {
 			return nil, s.invalid(res, name, errs)
 		}
-		u, err = s.applyUpdate_locked(res, key, cur, in, status, len(options.DryRun) > 0)
+		u, err = s.applyUpdate_locked(res, key, cur, in, true, status, len(options.DryRun) > 0)
 		if err != nil {
 			return nil, err
 		}

@@ -113,7 +113,7 @@ func (s *Server) lend_locked(obj *unstructured.Unstructured, h *keyHistory, to s
 		b.records = make(map[unsafe.Pointer]lentRecord)
 	}
 	b.seq++
-	b.records[key] = lentRecord{content: obj.Object, sum: fingerprint(obj.Object), seq: b.seq, to: to, h: h, rv: obj.GetResourceVersion()}
+	b.records[key] = lentRecord{content: obj.Object, sum: fingerprint(obj.Object), seq: b.seq, to: to, h: h, rv: metaStr(obj, "resourceVersion")}
 }
 
 // checkLent_locked compares obj, a committed object the server is about to act on, with its

@@ -236,10 +236,22 @@ var metadataPath = field.NewPath("metadata")
 
 // validateMeta checks the metadata fields fakeapi models (fakeapi.md §5.1): names, labels,
 // annotations and finalizers, with field paths as the apiserver's ObjectMeta validation has them.
-func validateMeta(res *resourceStore, u *unstructured.Unstructured) field.ErrorList {
+// stored, when not nil, is a stored object u's values may be shared with (input's sharing): a
+// label, annotation or finalizer list that is the very one stored holds passed this check when
+// it was committed (every write that commits user values validates them first) and cannot have
+// changed since (stored values are immutable), so it is not walked again.
+func validateMeta(res *resourceStore, u, stored *unstructured.Unstructured) field.ErrorList {
 	var errs field.ErrorList
 	md := metadataPath
 	md0, _ := u.Object["metadata"].(map[string]any)
+	var storedMD map[string]any
+	if stored != nil {
+		storedMD, _ = stored.Object["metadata"].(map[string]any)
+	}
+	checked := func(f string) bool { // true when md0[f] is stored's own, validated value
+		v, ok := storedMD[f]
+		return ok && sameComposite(md0[f], v)
+	}
 	for _, f := range []string{"name", "generateName", "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"} {
 		if v := md0[f]; v != nil { // as metaString: absent or null is an empty string
 			if _, isString := v.(string); !isString {
@@ -248,7 +260,7 @@ func validateMeta(res *resourceStore, u *unstructured.Unstructured) field.ErrorL
 		}
 	}
 	for _, f := range []string{"labels", "annotations"} {
-		if m, ok := md0[f]; ok && m != nil {
+		if m, ok := md0[f]; ok && m != nil && !checked(f) {
 			mm, isMap := m.(map[string]any)
 			if !isMap {
 				errs = append(errs, field.Invalid(md.Child(f), m, "must be a map of strings"))
@@ -261,7 +273,7 @@ func validateMeta(res *resourceStore, u *unstructured.Unstructured) field.ErrorL
 			}
 		}
 	}
-	if f, ok := md0["finalizers"]; ok && f != nil {
+	if f, ok := md0["finalizers"]; ok && f != nil && !checked("finalizers") {
 		l, isList := f.([]any)
 		if !isList {
 			errs = append(errs, field.Invalid(md.Child("finalizers"), f, "must be a list of strings"))
@@ -311,7 +323,10 @@ func validateMeta(res *resourceStore, u *unstructured.Unstructured) field.ErrorL
 		}
 	}
 	// labels and annotations hold only strings here (checked above).
-	labels, _ := md0["labels"].(map[string]any)
+	var labels, annotations map[string]any
+	if !checked("labels") {
+		labels, _ = md0["labels"].(map[string]any)
+	}
 	for k, v := range labels {
 		if !isSimpleLabelKey(k) {
 			for _, m := range validation.IsQualifiedName(k) {
@@ -324,7 +339,9 @@ func validateMeta(res *resourceStore, u *unstructured.Unstructured) field.ErrorL
 			}
 		}
 	}
-	annotations, _ := md0["annotations"].(map[string]any)
+	if !checked("annotations") {
+		annotations, _ = md0["annotations"].(map[string]any)
+	}
 	for k := range annotations {
 		if !isSimpleLabelKey(k) {
 			for _, m := range validation.IsQualifiedName(k) {
@@ -393,7 +410,7 @@ func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *
 	if err != nil {
 		return nil, err
 	}
-	if errs := validateMeta(res, u); len(errs) > 0 {
+	if errs := validateMeta(res, u, nil); len(errs) > 0 {
 		return nil, s.invalid(res, u.GetName(), errs)
 	}
 	if u.GetResourceVersion() != "" {
@@ -424,7 +441,7 @@ func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *
 			}
 		}
 		setMeta(u, "name", name)
-		if errs := validateMeta(res, u); len(errs) > 0 {
+		if errs := validateMeta(res, u, nil); len(errs) > 0 {
 			return nil, s.invalid(res, name, errs)
 		}
 	}
@@ -482,24 +499,25 @@ func (s *Server) update_locked(gvr schema.GroupVersionResource, ns string, obj *
 	if err := s.takeFailure_locked(verb, gvr); err != nil {
 		return nil, err
 	}
-	u, err := s.input(res, ns, obj, s.replaced_locked(res, ns, obj))
+	replaced := s.replaced_locked(res, ns, obj)
+	u, err := s.input(res, ns, obj, replaced)
 	if err != nil {
 		return nil, err
 	}
-	if errs := validateMeta(res, u); len(errs) > 0 {
-		return nil, s.invalid(res, u.GetName(), errs)
+	if errs := validateMeta(res, u, replaced); len(errs) > 0 {
+		return nil, s.invalid(res, metaStr(u, "name"), errs)
 	}
 	gr := gvr.GroupResource()
-	name := u.GetName()
+	name := metaStr(u, "name")
 	if name == "" {
 		return nil, apierrors.NewBadRequest("name is required for an update")
 	}
-	key := objKey{u.GetNamespace(), name}
+	key := objKey{metaStr(u, "namespace"), name}
 	cur := s.live_locked(res, key)
 	if cur == nil {
 		return nil, apierrors.NewNotFound(gr, name)
 	}
-	return s.applyUpdate_locked(res, key, cur, u, status, dryRun)
+	return s.applyUpdate_locked(res, key, cur, u, replaced == cur, status, dryRun)
 }
 
 // replaced_locked guesses, from the raw request, the stored object an update of obj replaces,
@@ -522,10 +540,14 @@ func (s *Server) replaced_locked(res *resourceStore, ns string, obj *unstructure
 	return s.current_locked(res, objKey{ns, name}) // the update checks it (live_locked)
 }
 
-func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unstructured.Unstructured, status, dryRun bool) (*unstructured.Unstructured, error) {
+// applyUpdate_locked replaces the stored cur by the validated input u (PUT, PUT /status and
+// patches). sharesCur says that input built u sharing with cur itself, so that every value of u
+// equal to one of cur's already is cur's (normalizeObject) and shareUnchanged has nothing left
+// to do.
+func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unstructured.Unstructured, sharesCur, status, dryRun bool) (*unstructured.Unstructured, error) {
 	gr := res.info.GVR.GroupResource()
 	name := key.name
-	switch rv := u.GetResourceVersion(); {
+	switch rv := metaStr(u, "resourceVersion"); {
 	case rv == "" && res.info.RequireResourceVersion:
 		// The registry's Update qualifies this one by resource, not kind, and reports the parsed
 		// RV (a uint64 zero).
@@ -535,11 +557,11 @@ func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unst
 		if _, err := strconv.ParseUint(rv, 10, 64); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q", rv))
 		}
-		if rv != cur.GetResourceVersion() {
+		if rv != metaStr(cur, "resourceVersion") {
 			return nil, apierrors.NewConflict(gr, name, errModified)
 		}
 	}
-	if uid := u.GetUID(); uid != "" && uid != cur.GetUID() {
+	if uid := metaStr(u, "uid"); uid != "" && uid != metaStr(cur, "uid") {
 		return nil, apierrors.NewConflict(gr, name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, cur.GetUID()))
 	}
 	var next *unstructured.Unstructured
@@ -596,7 +618,7 @@ func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unst
 	if _, ok := metaValue(cur, "resourceVersion").(string); ok {
 		copyMeta(next, cur, "resourceVersion")
 	} else {
-		setMetaString(next, "resourceVersion", cur.GetResourceVersion())
+		setMetaString(next, "resourceVersion", metaStr(cur, "resourceVersion"))
 	}
 	if jsonvalue.MapsEqual(next.Object, cur.Object) {
 		// No-op: no revision, no event, the stored object back (§2 "No-op writes", MH-11).
@@ -614,7 +636,9 @@ func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unst
 		s.commit_locked(res, key, watch.Deleted, nil, cur)
 		return next, nil
 	}
-	shareUnchanged(next, cur)
+	if !sharesCur {
+		shareUnchanged(next, cur)
+	}
 	return s.commit_locked(res, key, watch.Modified, next, cur), nil
 }
 
@@ -641,6 +665,14 @@ func terminating(u *unstructured.Unstructured) bool {
 func metaValue(u *unstructured.Unstructured, field string) any {
 	md, _ := u.Object["metadata"].(map[string]any)
 	return md[field]
+}
+
+// metaStr returns metadata.<field> of u when it is a string and "" otherwise, as the
+// unstructured getters (GetName, GetResourceVersion, GetUID) do, with two map lookups instead of
+// their walk of a field path: the write path reads these fields several times per write.
+func metaStr(u *unstructured.Unstructured, field string) string {
+	s, _ := metaValue(u, field).(string)
+	return s
 }
 
 // delete_locked implements DELETE (fakeapi.md §5.3). As create_locked, it returns the server's
