@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -534,5 +535,49 @@ func TestCheckLentObject(t *testing.T) {
 	watched.SetAnnotations(map[string]string{"seen": "yes"})
 	if err := s.CheckLentObject(watched, "the handler's step"); err == nil || !strings.Contains(err.Error(), "configmaps ns/a at resourceVersion 3") {
 		t.Fatalf("a changed watch event: %v", err)
+	}
+}
+
+// Goal: fingerprint tells apart strings that differ in one bit, in any byte of any word, or by
+// a trailing zero byte (hashString reads eight bytes at a time). Method: for every length up to
+// 40, a random string and every one-bit change of it, each with and without a trailing "\x00",
+// and for 16- and 24-byte strings every two-bit change too (a plain multiply per word let two
+// changes in consecutive words cancel); all fingerprints must differ.
+func TestFingerprintTellsStringsApart(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	seen := map[uint64]string{}
+	add := func(s string) {
+		f := fingerprint(s)
+		if prev, ok := seen[f]; ok && prev != s {
+			t.Fatalf("fingerprint(%q) = fingerprint(%q)", s, prev)
+		}
+		seen[f] = s
+	}
+	for n := 0; n <= 40; n++ {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(r.IntN(256))
+		}
+		add(string(b))
+		add(string(b) + "\x00")
+		for i := range b {
+			for bit := range 8 {
+				c := slices.Clone(b)
+				c[i] ^= 1 << bit
+				add(string(c))
+				add(string(c) + "\x00")
+			}
+		}
+		if n != 16 && n != 24 {
+			continue
+		}
+		for i := range n * 8 {
+			for j := i + 1; j < n*8; j++ {
+				c := slices.Clone(b)
+				c[i/8] ^= 1 << (i % 8)
+				c[j/8] ^= 1 << (j % 8)
+				add(string(c))
+			}
+		}
 	}
 }
