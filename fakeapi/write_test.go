@@ -578,3 +578,47 @@ func TestCreationTimestampFollowsTheClock(t *testing.T) {
 		}
 	}
 }
+
+// Goal: an update validates every label, annotation and finalizer it changes, however much of
+// the object it shares with the stored one (validateMeta skips only values that are the stored
+// object's own). Method: from a stored config map with a valid label, annotation and finalizer,
+// updates and merge patches that keep them pass, and each that adds or changes one to an
+// invalid key or value (the others kept) is refused with 422, leaving the object unchanged.
+func TestUpdateValidatesChangedMetadata(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	rc := s.Resource(cmGVR).Namespace("ns")
+	base := cm("ns", "a", map[string]string{"app": "x"})
+	base.SetAnnotations(map[string]string{"note": "y"})
+	base.SetFinalizers([]string{"example.com/keep"})
+	cur := mustCreate(t, s, cmGVR, base)
+	same := cur.DeepCopy()
+	same.Object["data"] = map[string]any{"k": "v"}
+	cur, err := rc.Update(bg, same, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("update keeping valid metadata: %v", err)
+	}
+	for _, c := range []struct {
+		name   string
+		change func(u *unstructured.Unstructured)
+		patch  string
+	}{
+		{"label key", func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"app": "x", "bad key": "v"}) }, `{"metadata":{"labels":{"bad key":"v"}}}`},
+		{"label value", func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"app": "not valid"}) }, `{"metadata":{"labels":{"app":"not valid"}}}`},
+		{"annotation key", func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{"note": "y", "-bad": "v"}) }, `{"metadata":{"annotations":{"-bad":"v"}}}`},
+		{"finalizer", func(u *unstructured.Unstructured) { u.SetFinalizers([]string{"example.com/keep", "bad finalizer"}) }, `{"metadata":{"finalizers":["example.com/keep","bad finalizer"]}}`},
+	} {
+		u := cur.DeepCopy()
+		c.change(u)
+		_, err := rc.Update(bg, u, metav1.UpdateOptions{})
+		wantStatus(t, err, 422, metav1.StatusReasonInvalid)
+		_, err = rc.Patch(bg, "a", types.MergePatchType, []byte(c.patch), metav1.PatchOptions{})
+		wantStatus(t, err, 422, metav1.StatusReasonInvalid)
+		got, err := rc.Get(bg, "a", metav1.GetOptions{})
+		if err != nil || got.GetResourceVersion() != cur.GetResourceVersion() {
+			t.Fatalf("%s: the refused writes changed the object (%v, rv %s, want %s)", c.name, err, got.GetResourceVersion(), cur.GetResourceVersion())
+		}
+	}
+	if _, err := rc.Patch(bg, "a", types.MergePatchType, []byte(`{"data":{"k":"w"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("patch keeping valid metadata: %v", err)
+	}
+}
