@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -201,23 +202,74 @@ func TestCopyObjectIsDeepCopy(t *testing.T) {
 		for j := r.IntN(10); j > 0; j-- {
 			top[fmt.Sprintf("k%d", r.IntN(12))] = jsonvaluetest.Random(r, 0)
 		}
+		if i%2 == 0 { // a metadata map around copyWriteAnswer's size, often exactly full
+			md := map[string]any{}
+			for j := 6 + r.IntN(5); j > 0; j-- {
+				md[fmt.Sprintf("m%d", j)] = jsonvaluetest.Random(r, 1)
+			}
+			top["metadata"] = md
+		}
 		n, err := normalize(top, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		u := &unstructured.Unstructured{Object: n.(map[string]any)}
 		want := print(u.DeepCopy())
-		got := copyObject(u)
-		if print(got) != want {
-			t.Fatalf("copyObject = %s, DeepCopy = %s", print(got), want)
-		}
-		scribble(got.Object)
-		if print(u) != want {
-			t.Fatalf("scribbling over the copy changed the original: %s, was %s", print(u), want)
+		for name, copyFn := range map[string]func(*unstructured.Unstructured) *unstructured.Unstructured{"copyObject": copyObject, "copyWriteAnswer": copyWriteAnswer} {
+			got := copyFn(u)
+			if print(got) != want {
+				t.Fatalf("%s = %s, DeepCopy = %s", name, print(got), want)
+			}
+			scribble(got.Object)
+			if print(u) != want {
+				t.Fatalf("scribbling over the %s copy changed the original: %s, was %s", name, print(u), want)
+			}
 		}
 	}
-	if copyObject(nil) != nil || copyMap(nil) != nil {
+	if copyObject(nil) != nil || copyWriteAnswer(nil) != nil || copyMap(nil) != nil {
 		t.Fatal("a nil object or map must copy to nil")
+	}
+}
+
+// Goal: the answer to a write leaves room in a full metadata map, so that a caller who sets a
+// field on it before writing again (the usual read-modify-write) does not pay for the map's
+// growth into a table (copyWriteAnswer). Method: measure the allocations and bytes of copying a
+// stored object whose metadata has exactly eight fields and then setting its annotations, with
+// copyWriteAnswer and with copyObject; the first must allocate less, in count and in bytes (the
+// growth allocates a table and throws the small map's group away).
+func TestWriteAnswersLeaveRoomForOneMoreMetadataField(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	pod := obj("Pod", "ns", "p", map[string]string{"app": "x"})
+	pod.SetAnnotations(map[string]string{"n": "0"})
+	stored := mustCreate(t, s, podsGVR, pod)
+	if n := len(stored.Object["metadata"].(map[string]any)); n != smallMapEntries {
+		t.Fatalf("the stored pod's metadata has %d fields, want %d for this test", n, smallMapEntries)
+	}
+	next := map[string]any{"n": "1"}
+	const runs = 1000
+	setAfter := func(copyFn func(*unstructured.Unstructured) *unstructured.Unstructured) (allocs, bytes float64) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range runs {
+			c := copyFn(stored)
+			c.Object["metadata"].(map[string]any)["annotations"] = next
+		}
+		runtime.ReadMemStats(&after)
+		return float64(after.Mallocs-before.Mallocs) / runs, float64(after.TotalAlloc-before.TotalAlloc) / runs
+	}
+	answerAllocs, answerBytes := setAfter(copyWriteAnswer)
+	plainAllocs, plainBytes := setAfter(copyObject)
+	t.Logf("copy and set: %.1f allocations and %.0f bytes with copyWriteAnswer, %.1f and %.0f with copyObject", answerAllocs, answerBytes, plainAllocs, plainBytes)
+	if answerAllocs >= plainAllocs || answerBytes+100 > plainBytes {
+		t.Errorf("copy and set: %.1f allocations and %.0f bytes with copyWriteAnswer, %.1f and %.0f with copyObject; want fewer of both",
+			answerAllocs, answerBytes, plainAllocs, plainBytes)
+	}
+	ans, err := s.Resource(podsGVR).Namespace("ns").Update(bg, stored, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ans.Object, copyObject(ans).Object) {
+		t.Fatal("the answer's content differs from its plain copy")
 	}
 }
 
