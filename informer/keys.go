@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // This file holds the key functions of informer.md §8.1. A key is "namespace/name", or just
@@ -34,11 +35,27 @@ func ParseObjectName(key string) (ObjectName, error) {
 // ObjectToName returns the name of an object that has Kubernetes object metadata. Any other
 // object gives the error "object has no meta: ..." (informer.md §8.1).
 func ObjectToName(obj any) (ObjectName, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok && u != nil {
+		ns, name := unstructuredName(u)
+		return ObjectName{Namespace: ns, Name: name}, nil
+	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return ObjectName{}, fmt.Errorf("object has no meta: %v", err)
 	}
 	return ObjectName{Namespace: m.GetNamespace(), Name: m.GetName()}, nil
+}
+
+// unstructuredName returns what u.GetNamespace() and u.GetName() return, looking the metadata
+// map up once for both instead of once for each: every watch event's object is keyed at least
+// twice on its way to the cache (at enqueue and at the pop's check), and in the simulator they
+// are unstructured. As with the getters, a field that is absent or not a string, in metadata
+// that is absent or not a map, reads as "".
+func unstructuredName(u *unstructured.Unstructured) (namespace, name string) {
+	md, _ := u.Object["metadata"].(map[string]any)
+	namespace, _ = md["namespace"].(string)
+	name, _ = md["name"].(string)
+	return namespace, name
 }
 
 // DeletionHandlingObjectToName is [ObjectToName] that also accepts a tombstone, whose name is

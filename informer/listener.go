@@ -38,6 +38,10 @@ type notification struct {
 	kind            NotificationKind
 	oldObj, newObj  any
 	isInInitialList bool
+	// rvsRead says rv and oldRV below are set already: the keyed processing path (notify) read
+	// them once for the sync classification and the step events of the pop. (Next to the other
+	// bool, where it takes no room: every listener's buffer holds notifications by value.)
+	rvsRead bool
 	// key is the object's key for the observer's events, computed once when the notification
 	// is distributed (withKey; the keyed processing path passes the key it has) rather than
 	// again at each handler's delivery, where building it would allocate once per handler.

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/informersim/informersim/internal/invariant"
 )
@@ -48,7 +49,7 @@ func (s *sharedIndexInformer) handleKeyed(deltas []Delta, keys []string, isInIni
 			s.latchIfQueueSynced()
 			keys, objs := s.cache.listKeyed()
 			for i, o := range objs {
-				s.notify(NotificationUpdate, o, o, cachedKey(keys[i], o), isInInitialList)
+				s.notify(NotificationUpdate, o, o, objRV{}, cachedKey(keys[i], o), isInInitialList)
 			}
 			return nil
 		}
@@ -59,6 +60,11 @@ func (s *sharedIndexInformer) handleKeyed(deltas []Delta, keys []string, isInIni
 		}
 		return s.handleBatchDeltas_locked(deltas, isInInitialList)
 	}
+	s.poppedRVs = append(s.poppedRVs[:0], make([]objRV, len(deltas))...)
+	defer func() {
+		clear(s.poppedRVs) // the texts point into the objects
+		s.poppedRVs = s.poppedRVs[:0]
+	}()
 	s.emitPoppedKeyed(deltas, keys, isInInitialList)
 	if len(deltas) == 1 {
 		s.latchIfQueueSynced() // as handleDeltas does: a no-op for a RealFIFO (§5.3)
@@ -69,18 +75,55 @@ func (s *sharedIndexInformer) handleKeyed(deltas []Delta, keys []string, isInIni
 	return nil
 }
 
+// objRV is an object's resourceVersion as the informer's processing reads it: the text
+// describeRV gives (a tombstone's last known object's) for the step events, and whether the
+// object itself has metadata, which decides whether the cache takes its RV as the store RV
+// (rvOf) and whether an update can be sync-class (isSyncUpdate). The zero objRV is "not read".
+//
+// The keyed path reads each popped object's RV at most once (poppedRV) and hands it to the pop
+// event, the cache write, its event and the notification, where each used to read it again
+// from the object's metadata (two nested map lookups on memory a hundred other events have
+// since pushed out of the CPU's cache, about as costly as everything else the pop does). No user
+// code runs between those reads but the cache's index functions, which may not change the
+// object (client-go forbids changing a cached object), so they would all have found the same
+// text.
+type objRV struct {
+	rv   string // describeRV(obj)
+	meta bool   // meta.Accessor(obj) works: obj has metadata of its own (not a tombstone)
+	read bool   // rv and meta are obj's; false: not read yet
+}
+
+// readRV reads obj's objRV.
+func readRV(obj any) objRV {
+	if t, ok := obj.(DeletedFinalStateUnknown); ok {
+		return objRV{rv: describeRV(t.Obj), read: true}
+	}
+	rv, meta := rvOf(obj)
+	return objRV{rv: rv, meta: meta, read: true}
+}
+
+// poppedRV returns the objRV of deltas[i] of the pop being processed, reading it the first time
+// it is asked for (see objRV).
+func (s *sharedIndexInformer) poppedRV(i int, obj any) objRV {
+	r := &s.poppedRVs[i]
+	if !r.read {
+		*r = readRV(obj)
+	}
+	return *r
+}
+
 // fillKeys computes the keys the queue did not keep, and reports whether every delta can take
 // the keyed path: its type is one processDeltasInBatch accepts (every other type is handled
-// alone, by processDeltas) and its key computes. A kept key is checked first (hasKey, which
-// builds nothing): the object of a non-atomic resync's Sync delta is the cached object, which a
-// handler may have renamed (it must not) after it was queued; the key is then computed again,
-// as the unkeyed path computes it.
+// alone, by processDeltas) and its key computes. The queue has checked the keys it kept
+// (RealFIFO.checkKeptKey): the object of a non-atomic resync's Sync delta is the cached object,
+// which a handler may have renamed (it must not) after it was queued, and then the queue hands
+// no key and it is computed here, as the unkeyed path computes it.
 func (s *sharedIndexInformer) fillKeys(deltas []Delta, keys []string) bool {
 	for i, d := range deltas {
 		if !batchable(d.Type) {
 			return false
 		}
-		if keys[i] == "" || !hasKey(keys[i], d.Object) {
+		if keys[i] == "" {
 			key, err := s.cache.keyFunc(d.Object)
 			if err != nil {
 				return false
@@ -95,21 +138,22 @@ func (s *sharedIndexInformer) fillKeys(deltas []Delta, keys []string) bool {
 // notify (informer.md §6.2). With a key that computes, no step of processDeltas can fail.
 func (s *sharedIndexInformer) applyKeyed(d Delta, key string, isInInitialList bool) {
 	obj := d.Object
+	rv := s.poppedRV(0, obj) // for the cache's RV, its event and the notification
 	if d.Type == Deleted {
-		s.cache.deleteKeyed(key, obj)
-		s.emitCacheWrite(StepCacheDeleted, key, obj)
-		s.notify(NotificationDelete, nil, obj, key, isInInitialList)
+		s.cache.deleteKeyed(key, obj, rv)
+		s.emitCacheWrite(StepCacheDeleted, key, obj, rv)
+		s.notify(NotificationDelete, nil, obj, rv, key, isInInitialList)
 		return
 	}
 	old, exists, _ := s.cache.GetByKey(key)
-	s.cache.setKeyed(key, obj)
+	s.cache.setKeyed(key, obj, rv)
 	if exists {
-		s.emitCacheWrite(StepCacheUpdated, key, obj)
-		s.notify(NotificationUpdate, old, obj, key, isInInitialList)
+		s.emitCacheWrite(StepCacheUpdated, key, obj, rv)
+		s.notify(NotificationUpdate, old, obj, rv, key, isInInitialList)
 		return
 	}
-	s.emitCacheWrite(StepCacheAdded, key, obj)
-	s.notify(NotificationAdd, nil, obj, key, isInInitialList)
+	s.emitCacheWrite(StepCacheAdded, key, obj, rv)
+	s.notify(NotificationAdd, nil, obj, rv, key, isInInitialList)
 }
 
 // applyBatchKeyed is processDeltasInBatch with the keys (informer.md §6.4): add versus update is
@@ -132,25 +176,30 @@ func (s *sharedIndexInformer) applyBatchKeyed(deltas []Delta, keys []string, isI
 			calls = append(calls, batchCall{kind: NotificationAdd, obj: obj})
 		}
 	}
-	s.cache.transactionKeyed(txns, keys)
+	last := len(txns) - 1
+	s.cache.transactionKeyed(txns, keys, s.poppedRV(last, txns[last].Object))
 	if s.observer != nil {
 		for i, t := range txns {
-			s.emitCacheWrite(cacheWriteKind(t.Type), keys[i], t.Object)
+			s.emitCacheWrite(cacheWriteKind(t.Type), keys[i], t.Object, s.poppedRV(i, t.Object))
 		}
 	}
 	// Kept for the next batch only after the calls: a handler that panics (a Runner's) leaves
 	// them to be overwritten.
 	s.batchTxns, s.batchCalls = txns, calls
 	for i, c := range calls {
-		s.notify(c.kind, c.old, c.obj, keys[i], isInInitialList)
+		// The objRV as far as it was read: notify reads what it needs and is still unread.
+		s.notify(c.kind, c.old, c.obj, s.poppedRVs[i], keys[i], isInInitialList)
 	}
 	clear(txns)
 	clear(calls)
 }
 
 // notify makes one handler call of processing (informer.md §6.5): a Runner's own handler, or the
-// distribution to the listeners, with the object's key for the buffer step event (withKey).
-func (s *sharedIndexInformer) notify(kind NotificationKind, old, obj any, key string, isInInitialList bool) {
+// distribution to the listeners, with the object's key for the buffer step event (withKey). rv
+// is obj's objRV if the caller has read it (else the zero objRV): the notification's RVs, which
+// the observer's events carry, and an update's sync class are worked out here, each object's
+// RV read once.
+func (s *sharedIndexInformer) notify(kind NotificationKind, old, obj any, rv objRV, key string, isInInitialList bool) {
 	if s.direct != nil {
 		switch kind {
 		case NotificationAdd:
@@ -162,36 +211,54 @@ func (s *sharedIndexInformer) notify(kind NotificationKind, old, obj any, key st
 		}
 		return
 	}
+	var n notification
 	switch kind {
 	case NotificationAdd:
-		s.distribute(notification{kind: NotificationAdd, newObj: obj, isInInitialList: isInInitialList, key: key}, false)
+		n = notification{kind: NotificationAdd, newObj: obj, isInInitialList: isInInitialList}
 	case NotificationUpdate:
-		s.distribute(notification{kind: NotificationUpdate, oldObj: old, newObj: obj, key: key}, isSyncUpdate(old, obj))
+		n = notification{kind: NotificationUpdate, oldObj: old, newObj: obj}
 	case NotificationDelete:
-		s.distribute(notification{kind: NotificationDelete, oldObj: obj, key: key}, false)
+		n = notification{kind: NotificationDelete, oldObj: obj}
 	default:
 		invariant.Check(false, "informer: unknown notification kind %d", kind)
 	}
+	n.key = key
+	isSync := false
+	if kind == NotificationUpdate || s.observer != nil {
+		if !rv.read {
+			rv = readRV(obj)
+		}
+		n.rv, n.rvsRead = rv.rv, true
+		if kind == NotificationUpdate {
+			// isSyncUpdate's classification, from the RVs read once for it and the events.
+			oldRV := readRV(old)
+			n.oldRV = oldRV.rv
+			isSync = oldRV.meta && rv.meta && oldRV.rv == rv.rv
+		}
+	}
+	s.distribute(n, isSync)
 }
 
-// emitCacheWrite is observedCache's event for a successful write of obj under key.
-func (s *sharedIndexInformer) emitCacheWrite(kind StepEventKind, key string, obj any) {
+// emitCacheWrite is observedCache's event for a successful write of obj, whose objRV is rv,
+// under key.
+func (s *sharedIndexInformer) emitCacheWrite(kind StepEventKind, key string, obj any, rv objRV) {
 	if s.observer == nil {
 		return
 	}
-	e := StepEvent{Kind: kind, Key: key}
-	e.ResourceVersion, e.Tombstone = describeRVTombstone(obj)
-	s.observer(e)
+	_, tomb := obj.(DeletedFinalStateUnknown)
+	s.observer(StepEvent{Kind: kind, Key: key, ResourceVersion: rv.rv, Tombstone: tomb})
 }
 
-// emitPoppedKeyed is emitPopped for deltas of the keyed path, whose keys are known.
+// emitPoppedKeyed is emitPopped for deltas of the keyed path, whose keys are known; each RV it
+// reads is kept for the rest of the pop (poppedRV).
 func (s *sharedIndexInformer) emitPoppedKeyed(deltas []Delta, keys []string, isInInitialList bool) {
 	if s.observer == nil {
 		return
 	}
 	for i, d := range deltas {
 		e := StepEvent{Kind: StepPopped, Delta: d.Type, InInitialList: isInInitialList, Key: keys[i]}
-		e.ResourceVersion, e.Tombstone = describeRVTombstone(d.Object)
+		_, e.Tombstone = d.Object.(DeletedFinalStateUnknown)
+		e.ResourceVersion = s.poppedRV(i, d.Object).rv
 		s.observer(e)
 	}
 }
@@ -248,13 +315,13 @@ func (s *sharedIndexInformer) replaceAllKeyed(info ReplacedAllInfo, isInInitialL
 	s.cache.replaceKeyed(info.Objects, keys, info.ResourceVersion)
 	s.emit(StepEvent{Kind: StepCacheReplaced, Count: len(info.Objects), ResourceVersion: info.ResourceVersion})
 	for _, t := range tombs {
-		s.notify(NotificationDelete, nil, t, t.Key, isInInitialList)
+		s.notify(NotificationDelete, nil, t, objRV{}, t.Key, isInInitialList)
 	}
 	for i, obj := range info.Objects {
 		if olds[i] != nil {
-			s.notify(NotificationUpdate, olds[i], obj, keys[i], isInInitialList)
+			s.notify(NotificationUpdate, olds[i], obj, objRV{}, keys[i], isInInitialList)
 		} else {
-			s.notify(NotificationAdd, nil, obj, keys[i], isInInitialList)
+			s.notify(NotificationAdd, nil, obj, objRV{}, keys[i], isInInitialList)
 		}
 	}
 	clear(keys)
@@ -283,11 +350,16 @@ func hasKey(key string, obj any) bool {
 	case nil:
 		return false
 	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return false
+	var ns, name string
+	if u, ok := obj.(*unstructured.Unstructured); ok && u != nil {
+		ns, name = unstructuredName(u)
+	} else {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return false
+		}
+		ns, name = m.GetNamespace(), m.GetName()
 	}
-	ns, name := m.GetNamespace(), m.GetName()
 	if ns == "" {
 		return key == name
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -235,6 +236,11 @@ func TestHasKey(t *testing.T) {
 		{dataMeta("a", "b/c", "1"), "a/b/c"},
 		{dataMeta("a/b", "c", "1"), "a/b/c"},
 		{dataMeta("", "", "1"), ""},
+		{dataObj("ns", "p", "1"), "ns/p"},
+		{dataObj("", "node", "1"), "node"},
+		{dataObj("a/b", "c", "1"), "a/b/c"},
+		{oddUnstructured()[0], ""},
+		{oddUnstructured()[2], "ns/"},
 		{DeletedFinalStateUnknown{Key: "ns/gone"}, "ns/gone"},
 		{ExplicitKey("ns/explicit"), "ns/explicit"},
 	} {
@@ -262,5 +268,59 @@ func TestHasKey(t *testing.T) {
 	renamed := dataMeta("ns", "p2", "1")
 	if got := cachedKey("ns/p", renamed); got != "ns/p2" {
 		t.Errorf("cachedKey of a renamed object = %q, want its own key ns/p2", got)
+	}
+}
+
+// oddUnstructured returns unstructured objects whose metadata is malformed in the ways the
+// getters tolerate: metadata absent, not a map, a name that is not a string, a nil map.
+func oddUnstructured() []*unstructured.Unstructured {
+	return []*unstructured.Unstructured{
+		{Object: map[string]any{"metadata": "not a map"}},
+		{Object: map[string]any{}},
+		{Object: map[string]any{"metadata": map[string]any{"namespace": "ns", "name": 7}}},
+		{Object: map[string]any{"metadata": map[string]any{"name": "n"}}},
+		{},
+	}
+}
+
+// unstructuredName reads what GetNamespace and GetName read, malformed metadata included; so
+// ObjectToName's shortcut for unstructured objects gives what meta.Accessor would.
+func TestUnstructuredNameMatchesGetters(t *testing.T) {
+	objs := append(oddUnstructured(), dataObj("ns", "p", "1"), dataObj("", "node", "1"))
+	for _, u := range objs {
+		ns, name := unstructuredName(u)
+		if ns != u.GetNamespace() || name != u.GetName() {
+			t.Errorf("unstructuredName(%v) = %q, %q; the getters say %q, %q", u.Object, ns, name, u.GetNamespace(), u.GetName())
+		}
+		got, err := ObjectToName(u)
+		if want := (ObjectName{u.GetNamespace(), u.GetName()}); err != nil || got != want {
+			t.Errorf("ObjectToName(%v) = %v, %v; want %v", u.Object, got, err, want)
+		}
+	}
+}
+
+// notify classifies an update as isSyncUpdate does and gives the step events describeRV's RVs,
+// whether or not its caller read the new object's RV (objRV), for every shape of object:
+// tombstones and objects without metadata are never sync-class, even when describeRV finds
+// equal RVs.
+func TestNotifyReadsRVsAsBefore(t *testing.T) {
+	e := newInfStep(t, SharedIndexInformerOptions{})
+	s := e.inf.(*sharedIndexInformer)
+	var last StepEvent
+	e.st.SetObserver(func(ev StepEvent) { last = ev })
+	a1 := dataObj("ns", "a", "1")
+	objs := []any{a1, dataObj("ns", "a", "1"), dataObj("ns", "a", "2"), dataMeta("ns", "a", "1"),
+		DeletedFinalStateUnknown{Key: "ns/a", Obj: a1}, dataNoMeta{id: "x"}, nil}
+	for _, old := range objs {
+		for _, obj := range objs {
+			for _, rv := range []objRV{{}, readRV(obj)} {
+				s.notify(NotificationUpdate, old, obj, rv, "ns/a", false)
+				if last.Kind != StepDistributed || last.Sync != isSyncUpdate(old, obj) ||
+					last.ResourceVersion != describeRV(obj) || last.OldResourceVersion != describeRV(old) {
+					t.Errorf("update %s -> %s (objRV %+v): event %+v; want sync %v, rv %q, old rv %q", dataDescribe(old), dataDescribe(obj),
+						rv, last, isSyncUpdate(old, obj), describeRV(obj), describeRV(old))
+				}
+			}
+		}
 	}
 }

@@ -71,7 +71,7 @@ type RealFIFO struct {
 	// the object's metadata, and the queue holds the very object the key was computed from, so
 	// the kept key is the one batchLen would compute, unless the object is one user code can
 	// reach: a non-atomic Resync queues cached objects, which a handler could rename (it must
-	// not); so a kept key is checked (hasKey) before use. A caller's key function may answer
+	// not); so a kept key is checked (checkKeptKey) before use. A caller's key function may answer
 	// differently later (a test's does). The informer's process loop also reuses a kept key as
 	// the cache key (popKeyed), so a key is kept only where the cache's key function,
 	// DeletionHandlingMetaNamespaceKeyFunc, gives the same key: not for a Delta or Deltas
@@ -472,7 +472,8 @@ type keyedProcessFunc func(deltas []Delta, keys []string, isInInitialList bool) 
 // keys along with the items, in slices the queue reuses. The informer's process loop, which
 // never keeps what it is given, so computes each delta's key once, when it is enqueued, instead
 // of again for the cache lookup, the cache write and each step event, and allocates nothing
-// per pop (informer.md §6.1, §6.4).
+// per pop (informer.md §6.1, §6.4). Every key handed over is checked (checkKeptKey): it is the
+// item's key at the pop, so process need not check it again.
 func (f *RealFIFO) popKeyed(batch bool, process keyedProcessFunc) error {
 	invariant.Check(process != nil, "informer.md §5.3: RealFIFO.popKeyed needs a process func")
 	if f.Len() == 0 {
@@ -481,7 +482,9 @@ func (f *RealFIFO) popKeyed(batch bool, process keyedProcessFunc) error {
 	isInInitialList := !f.synced.Load()
 	n := 1
 	if batch {
-		n = f.batchLen()
+		n = f.batchLen() // checks the kept keys of the items it takes
+	} else {
+		f.checkKeptKey(f.head)
 	}
 	defer f.processed(n)
 	f.popped = append(f.popped[:0], f.buf[f.head:f.head+n]...)
@@ -495,7 +498,19 @@ func (f *RealFIFO) popKeyed(batch bool, process keyedProcessFunc) error {
 	return process(f.popped, f.poppedKeys, isInInitialList)
 }
 
-// batchLen is how many head items the next PopBatch takes; at least 1 on a non-empty queue.
+// checkKeptKey forgets the kept key of buf[i] if its object no longer has it (see bufKeys: a
+// cached object of a non-atomic resync, renamed by a handler after it was queued); the key is
+// then computed again where it is needed, as the unkeyed path computes it. The check builds no
+// string (hasKey). popKeyed checks each item it hands out, once, just before: nothing between
+// the check and the processing can rename the object.
+func (f *RealFIFO) checkKeptKey(i int) {
+	if key := f.bufKeys[i]; key != "" && !hasKey(key, f.buf[i].Object) {
+		f.bufKeys[i] = ""
+	}
+}
+
+// batchLen is how many head items the next PopBatch takes; at least 1 on a non-empty queue. It
+// checks the kept key of each item it looks at (checkKeptKey).
 //
 // Duplicate keys are found by a linear scan while the batch is short (the usual case when the
 // process loop keeps up) and with a map once it passes batchSmall keys, which avoids allocating
@@ -517,8 +532,9 @@ func (f *RealFIFO) batchLen() int {
 			}
 			break
 		}
+		f.checkKeptKey(f.head + i)
 		key := keys[i]
-		if key == "" || !hasKey(key, d.Object) { // see fillKeys: a renamed cached object
+		if key == "" {
 			var err error
 			if key, err = f.keyOf(d); err != nil {
 				n++ // the broken item is popped with the batch and ends it, as in client-go

@@ -761,13 +761,19 @@ func (r *Reflector) WatchEvent(ev watch.Event) (stop bool) {
 			return false
 		}
 	}
-	if r.expectedGVK != nil && !r.hasExpectedGVK(ev.Object) {
-		if got := ev.Object.GetObjectKind().GroupVersionKind(); got != *r.expectedGVK {
-			r.emit(ReflectorEvent{Kind: EventSkipped, Err: fmt.Errorf("unexpected watch event object gvk: want %v, got %v", *r.expectedGVK, got)})
-			return false
+	expectedKind := false // ev.Object is unstructured of the expected kind and apiVersion
+	if r.expectedGVK != nil {
+		if expectedKind = r.hasExpectedGVK(ev.Object); !expectedKind {
+			if got := ev.Object.GetObjectKind().GroupVersionKind(); got != *r.expectedGVK {
+				r.emit(ReflectorEvent{Kind: EventSkipped, Err: fmt.Errorf("unexpected watch event object gvk: want %v, got %v", *r.expectedGVK, got)})
+				return false
+			}
 		}
 	}
-	if u, ok := ev.Object.(*unstructured.Unstructured); ok && u.GetKind() == "Table" && isTableGVK(u.GroupVersionKind()) {
+	// An object just found of the expected kind is a Table only if that kind is, so its kind is
+	// not read again (a map lookup per watch event).
+	maybeTable := !expectedKind || r.expectedGVK.Kind == "Table"
+	if u, ok := ev.Object.(*unstructured.Unstructured); ok && maybeTable && u.GetKind() == "Table" && isTableGVK(u.GroupVersionKind()) {
 		r.emit(ReflectorEvent{Kind: EventSkipped, Err: fmt.Errorf("unsupported watch event object gvk: %v", u.GroupVersionKind())})
 		return false
 	}

@@ -333,6 +333,9 @@ type sharedIndexInformer struct {
 	// batch under blockDeltas and zeroed after each.
 	batchTxns  []Transaction
 	batchCalls []batchCall
+	// poppedRVs is handleKeyed's memo of the resourceVersion of each delta it processes (see
+	// objRV), by the delta's index; under blockDeltas, zeroed after each pop.
+	poppedRVs []objRV
 	// listKeys is handleKeyed's scratch space for the keys of a relist, under blockDeltas.
 	listKeys []string
 }

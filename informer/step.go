@@ -439,7 +439,8 @@ func (s *sharedIndexInformer) emitNotification(kind StepEventKind, n notificatio
 // (describeObj's key and RV of the object the handler is given, and describeRV of the old object
 // of an update); without an observer n is returned unchanged, as nothing reads them. A key
 // already set is kept: the keyed processing path (process_keyed.go) sets the key it has, which
-// is the one describeKey computes (and an empty key is computed again, to the same "").
+// is the one describeKey computes (and an empty key is computed again, to the same ""); so are
+// RVs it has read (rvsRead).
 func (s *sharedIndexInformer) withKey(n notification) notification {
 	if s.observer == nil {
 		return n
@@ -450,6 +451,9 @@ func (s *sharedIndexInformer) withKey(n notification) notification {
 	}
 	if n.key == "" {
 		n.key = describeKey(obj)
+	}
+	if n.rvsRead {
+		return n
 	}
 	n.rv = describeRV(obj)
 	if n.kind == NotificationUpdate {

@@ -113,40 +113,38 @@ func (c *cache) write(obj any, apply func(key string, obj any)) error {
 // loop, which has the key its queue computed at enqueue (RealFIFO.popKeyed). They do exactly
 // what the unkeyed forms do for a key that computes, without computing it again.
 
-// setKeyed is Add or Update of obj under key.
-func (c *cache) setKeyed(key string, obj any) {
-	rv, hasMeta := rvOf(obj)
+// setKeyed is Add or Update of obj under key; rv is obj's objRV (readRV): the store RV it sets
+// is read by the caller, who needs it for more than the cache.
+func (c *cache) setKeyed(key string, obj any, rv objRV) {
 	c.lock.Lock()
 	defer c.lock.Unlock()
 	c.setLocked(key, obj)
-	if hasMeta {
-		c.rv = rv
+	if rv.meta {
+		c.rv = rv.rv
 	}
 }
 
-// deleteKeyed is Delete of obj, whose key is key.
-func (c *cache) deleteKeyed(key string, obj any) {
-	rv, hasMeta := rvOf(obj)
+// deleteKeyed is Delete of obj, whose key is key and objRV rv.
+func (c *cache) deleteKeyed(key string, obj any, rv objRV) {
 	c.lock.Lock()
 	defer c.lock.Unlock()
 	c.deleteLocked(key)
-	if hasMeta {
-		c.rv = rv
+	if rv.meta {
+		c.rv = rv.rv
 	}
 }
 
-// transactionKeyed is Transaction of txns, whose objects' keys are keys (same length): every
-// transaction applies, under one lock.
-func (c *cache) transactionKeyed(txns []Transaction, keys []string) {
+// transactionKeyed is Transaction of txns, whose objects' keys are keys (same length), and
+// lastRV the objRV of the last one's object (whose RV the store takes): every transaction
+// applies, under one lock.
+func (c *cache) transactionKeyed(txns []Transaction, keys []string, lastRV objRV) {
 	c.lock.Lock()
 	defer c.lock.Unlock()
 	for i, t := range txns {
 		c.applyLocked(t, keys[i])
 	}
-	if len(txns) > 0 {
-		if rv, hasMeta := rvOf(txns[len(txns)-1].Object); hasMeta {
-			c.rv = rv
-		}
+	if len(txns) > 0 && lastRV.meta {
+		c.rv = lastRV.rv
 	}
 }
 

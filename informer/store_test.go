@@ -195,10 +195,10 @@ func TestStoreGeneration(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	step("setKeyed", true, func() { c.setKeyed("ns/a", a1) })
-	step("deleteKeyed", true, func() { c.deleteKeyed("ns/a", a1) })
+	step("setKeyed", true, func() { c.setKeyed("ns/a", a1, readRV(a1)) })
+	step("deleteKeyed", true, func() { c.deleteKeyed("ns/a", a1, readRV(a1)) })
 	step("transactionKeyed", true, func() {
-		c.transactionKeyed([]Transaction{{Type: TransactionTypeAdd, Object: a2}}, []string{"ns/a"})
+		c.transactionKeyed([]Transaction{{Type: TransactionTypeAdd, Object: a2}}, []string{"ns/a"}, readRV(a2))
 	})
 	step("replaceKeyed", true, func() { c.replaceKeyed([]any{a1}, []string{"ns/a"}, "6") })
 }
