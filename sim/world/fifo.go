@@ -4,8 +4,8 @@ package world
 // (so the queue keeps no reference to what left it), the queue starts over at the front of its
 // array once empty, and it moves to the front rather than growing when full with room there (a
 // consumer that never catches up), so a steady flow does not allocate and the array stays within
-// twice the longest backlog. The world keeps two kinds: a watch stream's wire and each handler's
-// mirror of its buffer.
+// twice the longest backlog. The world keeps three kinds: a watch stream's wire and its timers,
+// and each handler's mirror of its buffer.
 type fifo[T any] struct {
 	items []T // items[head:] are queued, oldest first
 	head  int
@@ -33,6 +33,20 @@ func (q *fifo[T]) pop() T {
 	}
 	return v
 }
+
+// take removes and returns the i-th queued item (0: the oldest, as pop), moving the i items
+// before it up by one: the cost is in i, not in the length of the queue, so taking from near the
+// head, the usual case, stays cheap however long the queue is.
+func (q *fifo[T]) take(i int) T {
+	at := q.head + i
+	v := q.items[at]
+	copy(q.items[q.head+1:at+1], q.items[q.head:at])
+	q.pop() // the old head, now a copy of the item at head+1 (or v itself when i is 0)
+	return v
+}
+
+// queued returns the queued items, oldest first; the slice aliases the queue's array.
+func (q *fifo[T]) queued() []T { return q.items[q.head:] }
 
 // release empties the queue and returns its array, emptied, for another queue to reuse.
 func (q *fifo[T]) release() []T {

@@ -37,7 +37,7 @@ type watchStream struct {
 	// policy picks among due timers), so a firing timer delivers the oldest message, whichever
 	// it was armed for: the stream stays in order and no message arrives before its own time.
 	wire   fifo[wireMsg]
-	timers []*sim.Timer
+	timers fifo[*sim.Timer]
 	// ended: the stream's end has been pulled and put on the wire.
 	ended bool
 }
@@ -80,7 +80,7 @@ func (n *Informer) send(st *watchStream, m wireMsg) {
 		t = n.w.after(at-s.Now(), n.netActor, "recv", n.recvFn)
 	}
 	st.wire.push(m)
-	st.timers = append(st.timers, t)
+	st.timers.push(t)
 }
 
 // doRequest is the reflector actor's "request": take the Reflector's request (NextRequest marks
@@ -112,7 +112,7 @@ func (n *Informer) doRequest() {
 			n.w.after(lat, n.netActor, "watch-response", func() { n.deliverWatchFailed(err) })
 			break
 		}
-		n.stream = &watchStream{w: wt, wire: fifo[wireMsg]{items: n.wireBuf}, timers: n.timersBuf}
+		n.stream = &watchStream{w: wt, wire: fifo[wireMsg]{items: n.wireBuf}, timers: fifo[*sim.Timer]{items: n.timersBuf}}
 		n.wireBuf, n.timersBuf = nil, nil
 		n.send(n.stream, wireMsg{kind: wireOpened})
 		// The watch actor offers "pull" when the watcher is Ready: the watcher says when that
@@ -221,12 +221,14 @@ func (n *Informer) deliverHead() {
 	if st == nil || st.onWire() == 0 { // only then: the message arguments allocate
 		invariant.Check(false, "world: %s: delivery on a dropped stream", n.Name())
 	}
-	i := slices.IndexFunc(st.timers, func(t *sim.Timer) bool { return !t.Armed() })
+	// Usually the oldest timer (deadlines never decrease along the wire), so taking it from the
+	// fifo moves nothing; deleting it from a slice moved every later one, a cost in the length
+	// of the wire paid at each message.
+	i := slices.IndexFunc(st.timers.queued(), func(t *sim.Timer) bool { return !t.Armed() })
 	if i < 0 { // only then: the message arguments allocate
 		invariant.Check(false, "world: %s: unknown delivery timer", n.Name())
 	}
-	n.spareTimers = append(n.spareTimers, st.timers[i])
-	st.timers = slices.Delete(st.timers, i, i+1)
+	n.spareTimers = append(n.spareTimers, st.timers.take(i))
 	m := st.wire.pop()
 	// The wire has room again, and the Reflector is fed: its phase, the queue and the stream
 	// may change.
@@ -308,10 +310,10 @@ func (n *Informer) dropStream(why string) {
 	st := n.stream
 	n.stream = nil
 	n.wakeParts() // no stream: nothing to pull; the Reflector may ask for a new one
-	for _, t := range st.timers {
+	for _, t := range st.timers.queued() {
 		t.Stop()
 	}
-	n.spareTimers = append(n.spareTimers, st.timers...)
+	n.spareTimers = append(n.spareTimers, st.timers.queued()...)
 	n.w.s.Emit(n.watchActor, "drop", sim.F("why", why), sim.FInt("lost", int64(st.onWire())))
 	n.keepBuffers(st)
 	st.w.Stop()
@@ -319,9 +321,7 @@ func (n *Informer) dropStream(why string) {
 
 // keepBuffers keeps the buffers of a stream that ended, emptied, for the informer's next stream.
 func (n *Informer) keepBuffers(st *watchStream) {
-	clear(st.timers)
-	n.wireBuf, n.timersBuf = st.wire.release(), st.timers[:0]
-	st.timers = nil
+	n.wireBuf, n.timersBuf = st.wire.release(), st.timers.release()
 }
 
 // emitEvent narrates a watch event reaching the Reflector: its object's key and RV, a
