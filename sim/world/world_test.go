@@ -33,7 +33,12 @@ func swarmWatchList(seed uint64, i int) bool { return seed>>i&1 == 1 }
 // 410), compactions and injected request failures, then a liveness phase with faults off until
 // the world converges.
 func swarmWorld(seed uint64, level sim.TraceLevel) (*World, error) {
-	w, err := NewFromConfig(sim.Config{Seed: seed, Trace: level, FaultSiteProbability: 0.5}, fakeapi.Config{}, Config{})
+	return swarmWorldOn(seed, level, fakeapi.Config{})
+}
+
+// swarmWorldOn is swarmWorld on an apiserver of apiCfg.
+func swarmWorldOn(seed uint64, level sim.TraceLevel, apiCfg fakeapi.Config) (*World, error) {
+	w, err := NewFromConfig(sim.Config{Seed: seed, Trace: level, FaultSiteProbability: 0.5}, apiCfg, Config{})
 	if err != nil {
 		return nil, err
 	}
