@@ -8,8 +8,9 @@ SEED ?= 1
 
 all: test
 
-## test: verify, then every test, then -race on the packages with a goroutine driver, then the
-## nested modules that use client-go (clientgo/, examples/).
+## test: verify, then every test, then -race on the packages with a goroutine driver and on
+## worlds run in parallel goroutines (a parallel seed sweep), then the nested modules that use
+## client-go (clientgo/, examples/).
 test: verify test-unit test-race test-nested
 
 test-unit:
@@ -17,6 +18,7 @@ test-unit:
 
 test-race:
 	$(GO) test -race $(RACE_PKGS)
+	$(GO) test -race -run 'TestWorldsRunInParallel' ./sim/world
 
 ## test-nested: the nested modules with client-go: compare/ (client-go's informer beside ours,
 ## the fidelity check), clientgo/ (typed clients, client-go's informers, controller-runtime and
