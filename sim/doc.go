@@ -89,11 +89,13 @@
 // Waker.Wake); at other steps the engine replays its last answer in its place. The enabled
 // actions, and so every policy's choice, are exactly those of polling it, as long as the host
 // wakes it at every change that matters; a world's handler actors, idle most of the time, cost
-// a step nothing that way. A cached actor that offers something and was not woken has its offers
-// replayed from a small array of offer counts, without its slot being read: while a world
-// delivers a notification to each of its handlers, that is every handler at every step. Test binaries turn on invariant.Thorough, which polls cached actors
-// anyway and fails the run at the first stale cache (TestMissedWakeIsCaught,
-// TestCachedActorsMakeTheSameRun).
+// a step nothing that way. The list of enabled actions is kept from step to step: only the runs
+// of the actors asked again (polled actors, and cached ones that are stale) are rewritten, so a
+// cached actor that offers something and was not woken costs a step nothing either: while a
+// world delivers a notification to each of its handlers, that is every handler at every step.
+// Test binaries turn on invariant.Thorough, which polls cached actors anyway and fails the run
+// at the first stale cache (TestMissedWakeIsCaught, TestCachedActorsMakeTheSameRun), and checks
+// the kept list against every actor's offers at every step.
 //
 // Quiescence: RunUntilQuiescent stops when nothing is enabled and no deadline falls within
 // Config.QuiescenceWindow (default 1 minute). A ticker with a shorter period never lets a run go

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -105,15 +106,16 @@ type Sim struct {
 	actors []actorSlot    // by actor id; a slot without an Actor is a timer owner's name
 	ids    map[string]int // actor name to id, for timers and PCT; never iterated
 	names  []string       // id to name
-	// visit has bit id set when collect must visit actor id: a polled actor, or a cached one
-	// that is stale or offered something when last asked. Idle cached actors cost nothing.
-	visit []uint64
-	// replay[id] is the number of offers cached actor id holds while it is not stale (0
-	// otherwise, and for polled actors): what collect replays for it without touching its slot.
-	// A small array read at every step stays in the processor's cache where the slots, larger
-	// and interleaved with the actors' own work, do not.
-	replay   []int32
+	// dirty has bit id set when collect must ask actor id for its actions: a polled actor
+	// (always), or a cached one that is stale. The others offer what they offered last time.
+	dirty []uint64
+	// enabled is the list of the actions enabled at this step (collect): the due timers
+	// (nTimers of them), then every actor's offers, in actor id order. It is kept from step to
+	// step and only the dirty actors' runs are rewritten: at most steps few actors are dirty
+	// (the one that ran and those its step woke), while a world that delivers a notification
+	// to each of its handlers has every handler offering a delivery at every step.
 	enabled  []enabledAction
+	nTimers  int
 	curActor int
 	curSlot  *actorSlot   // &s.actors[curActor] while it is asked (the slice may grow between steps)
 	add      func(Action) // s.addAction bound once, so polling does not allocate
@@ -268,21 +270,17 @@ func (s *Sim) addActor(a Actor, cached bool) int {
 	}
 	invariant.Check(s.actors[id].a == nil, "sim: two actors named %q", a.Name())
 	s.actors[id] = actorSlot{a: a, cached: cached, stale: true}
-	for len(s.replay) <= id {
-		s.replay = append(s.replay, 0)
+	for len(s.dirty) <= id/64 {
+		s.dirty = append(s.dirty, 0)
 	}
-	for len(s.visit) <= id/64 {
-		s.visit = append(s.visit, 0)
-	}
-	s.visit[id/64] |= 1 << (id % 64)
+	s.dirty[id/64] |= 1 << (id % 64)
 	return id
 }
 
 // markStale makes collect ask the cached actor id again.
 func (s *Sim) markStale(id int) {
 	s.actors[id].stale = true
-	s.replay[id] = 0
-	s.visit[id/64] |= 1 << (id % 64)
+	s.dirty[id/64] |= 1 << (id % 64)
 }
 
 // Waker marks a cached actor (AddCachedActor) stale: the engine asks it for its actions again at
@@ -354,69 +352,82 @@ func (s *Sim) record(e *Event) {
 }
 
 func (s *Sim) addAction(a Action) {
-	sl := s.curSlot
-	s.enabled = append(s.enabled, enabledAction{actor: s.curActor, pos: len(sl.offers)})
-	sl.offers = append(sl.offers, a)
+	s.curSlot.offers = append(s.curSlot.offers, a)
 }
 
 // collect fills s.enabled with the actions enabled now: due timers first, in (deadline, seq)
 // order, then each actor's actions in registration order (a cached actor's as last asked,
 // unless it is stale).
+//
+// An actor's entries say nothing but its id and the position of each of its offers, so those
+// of an actor that is not asked (a cached actor that is not stale offers what it offered last
+// time) are the ones the last collect left: only the dirty actors (see Sim.dirty) are asked, in
+// id order, and each one's run of entries is resized to its new number of offers, which mostly
+// stays the same. Finding the runs walks the list once, comparing ids: no offer is appended
+// again, and the list is not rebuilt. The dirty word is read again after each actor: one that wakes a later actor
+// while asked (it should not, but a lookup may resolve another's state) has it asked in this
+// same pass, as polling every actor would. Test binaries check the list against every actor's
+// slot (checkCollected).
 func (s *Sim) collect() {
-	s.enabled = s.enabled[:0]
-	for i, t := range s.due {
-		s.enabled = append(s.enabled, enabledAction{actor: t.actorID, pos: -1 - i, since: t.dueStep})
+	nd := len(s.due)
+	if nd != s.nTimers {
+		s.resizeRun(0, s.nTimers, nd)
+		s.nTimers = nd
 	}
-	nd := len(s.enabled)
-	if s.checkCached {
-		s.collectChecked()
-	} else {
-		// The actors to visit, in id order. The word is read again after each actor: one that
-		// wakes a later actor while asked (it should not, but a lookup may resolve another's
-		// state) has it visited in this same pass, as polling every actor would.
-		for wi := range s.visit {
-			base := wi * 64
-			for rest := s.visit[wi]; rest != 0; {
-				b := bits.TrailingZeros64(rest)
-				id := base + b
-				if n := s.replay[id]; n > 0 {
-					// A cached actor that offers something and was not woken: its offers
-					// again, inline, as this is what most actors of a busy world are at
-					// most steps (a world's handlers while a notification goes to each).
-					for i := range int(n) {
-						s.enabled = append(s.enabled, enabledAction{actor: id, pos: i})
-					}
-				} else if sl := &s.actors[id]; !sl.cached { // a polled actor, inline
-					s.curActor, s.curSlot = id, sl
-					sl.offers = sl.offers[:0]
-					sl.a.Actions(s.add)
-				} else {
-					s.askCached(id, sl) // a cached actor, stale
-				}
-				rest = s.visit[wi] &^ (1<<(b+1) - 1) // b == 63: the shift wraps to all ones
+	for i, t := range s.due {
+		s.enabled[i] = enabledAction{actor: t.actorID, pos: -1 - i, since: t.dueStep}
+	}
+	at := nd // the entries before at belong to timers and to actors before the last one asked
+	for wi := range s.dirty {
+		base := wi * 64
+		for rest := s.dirty[wi]; rest != 0; {
+			b := bits.TrailingZeros64(rest)
+			id := base + b
+			sl := &s.actors[id]
+			if sl.cached {
+				s.askCached(id, sl)
+			} else {
+				s.curActor, s.curSlot = id, sl
+				sl.offers = sl.offers[:0]
+				sl.a.Actions(s.add)
 			}
+			// id's run of entries, as the last collect left it: where an actor with its id
+			// would be. Dirty actors come in id order, so it lies at or after the last one's.
+			for at < len(s.enabled) && s.enabled[at].actor < id {
+				at++
+			}
+			n := 0
+			for at+n < len(s.enabled) && s.enabled[at+n].actor == id {
+				n++
+			}
+			k := len(sl.offers)
+			if k != n {
+				s.resizeRun(at, n, k)
+			}
+			for i := range k {
+				s.enabled[at+i] = enabledAction{actor: id, pos: i}
+			}
+			at += k
+			rest = s.dirty[wi] &^ (1<<(b+1) - 1) // b == 63: the shift wraps to all ones
 		}
+	}
+	if s.checkCached {
+		s.checkCollected(nd)
 	}
 	if s.cfg.Policy == PolicyFIFO {
 		s.fifo.age(s, s.enabled[nd:], nd, s.step)
 	}
 }
 
-// visitActor appends the actions of actor id to s.enabled: asked, or from its cache.
-func (s *Sim) visitActor(id int) {
-	sl := &s.actors[id]
-	switch {
-	case !sl.cached:
-		sl.offers = sl.offers[:0]
-		s.curActor, s.curSlot = id, sl
-		sl.a.Actions(s.add)
-	case sl.stale:
-		s.askCached(id, sl)
-	default:
-		for i := range sl.offers {
-			s.enabled = append(s.enabled, enabledAction{actor: id, pos: i})
-		}
+// resizeRun makes the run of n entries of s.enabled at from k entries long, moving the entries
+// after it (the new ones hold whatever was there: the caller writes them).
+func (s *Sim) resizeRun(from, n, k int) {
+	old := len(s.enabled)
+	if k > n {
+		s.enabled = slices.Grow(s.enabled, k-n)[:old+k-n]
 	}
+	copy(s.enabled[from+k:], s.enabled[from+n:old])
+	s.enabled = s.enabled[:old+k-n]
 }
 
 // askCached asks the stale cached actor id (slot sl) for its actions, which become its cache.
@@ -425,25 +436,32 @@ func (s *Sim) askCached(id int, sl *actorSlot) {
 	s.curActor, s.curSlot = id, sl
 	sl.a.Actions(s.add)
 	sl.stale = false
-	s.replay[id] = int32(len(sl.offers))
-	if len(sl.offers) == 0 {
-		s.visit[id/64] &^= 1 << (id % 64) // idle until woken
-	}
+	s.dirty[id/64] &^= 1 << (id % 64) // clean until woken, or until it runs
 }
 
-// collectChecked is collect's loop with the thorough checks: every actor is visited, and a
-// cached one that is not stale is asked anyway and must answer what its cache holds.
-func (s *Sim) collectChecked() {
+// checkCollected is collect's thorough check (invariant.Thorough): every cached actor that was
+// not asked is asked anyway and must answer what its cache holds (checkCachedOffers), and the
+// actors' part of the enabled list, s.enabled[nd:], must be what asking every actor in id
+// order would have made: each actor's offers, in order.
+func (s *Sim) checkCollected(nd int) {
+	k := nd
 	for id := range s.actors {
 		sl := &s.actors[id]
-		switch {
-		case sl.a == nil:
-		case sl.cached && !sl.stale:
-			s.checkCachedOffers(id)
-			s.visitActor(id)
-		default:
-			s.visitActor(id)
+		if sl.a == nil {
+			continue
 		}
+		if sl.cached && !sl.stale {
+			s.checkCachedOffers(id)
+		}
+		for i := range sl.offers {
+			if k >= len(s.enabled) || s.enabled[k].actor != id || s.enabled[k].pos != i {
+				invariant.Check(false, "sim: the enabled list lacks offer %d of actor %s at entry %d", i, s.names[id], k)
+			}
+			k++
+		}
+	}
+	if k != len(s.enabled) {
+		invariant.Check(false, "sim: the enabled list has %d entries past the actors' offers", len(s.enabled)-k)
 	}
 }
 
@@ -451,12 +469,12 @@ func (s *Sim) collectChecked() {
 // cached: its host missed a Wake, and the run would differ from one that polls every actor.
 func (s *Sim) checkCachedOffers(id int) {
 	sl := &s.actors[id]
-	cached, n := sl.offers, len(s.enabled)
+	cached := sl.offers
 	sl.offers = s.scratch[:0]
 	s.curActor, s.curSlot = id, sl
 	sl.a.Actions(s.add)
 	now := sl.offers
-	s.scratch, sl.offers, s.enabled = now, cached, s.enabled[:n]
+	s.scratch, sl.offers = now, cached
 	same := len(now) == len(cached)
 	for i := 0; same && i < len(now); i++ {
 		same = now[i].Name == cached[i].Name
