@@ -15,7 +15,8 @@ import (
 // liveness phase without faults until the world converges, CheckConverged included). One
 // iteration is one run, seed 1+i%1000, so the mix of seeds is the test's.
 //
-// hash: the trace is hashed (sim.TraceHashOnly), as the determinism test and a sweep that
+// full: the trace is kept and hashed (sim.TraceFull, what world.New gives, so that a failure
+// prints the steps before it); hash: the trace is hashed (sim.TraceHashOnly), as the determinism test and a sweep that
 // compares runs need; nohash: sim.TraceNone, the cost of the simulation alone; norecords:
 // nohash on an apiserver that keeps no request or event records (fakeapi.Config.MaxRecords -1),
 // what a sweep that reads none may choose (TestRunsWithoutRecordsAreTheSameRuns: the same runs).
@@ -29,6 +30,7 @@ func BenchmarkSweep(b *testing.B) {
 		api      fakeapi.Config
 		parallel bool
 	}{
+		{"full", sim.TraceFull, fakeapi.Config{}, false},
 		{"hash", sim.TraceHashOnly, fakeapi.Config{}, false},
 		{"nohash", sim.TraceNone, fakeapi.Config{}, false},
 		{"norecords", sim.TraceNone, fakeapi.Config{MaxRecords: -1}, false},

@@ -1,0 +1,82 @@
+package sim
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Goal: a trace keeps exactly the newest MaxTraceEvents events with their own fields, however
+// its chunks of events and of fields fall (Trace.record). Method: for bounds around the chunk
+// sizes, record up to 2,000 events with 0 to 5 fields each (one with more fields than a field
+// chunk), reusing the caller's field slice between events; Events, Dropped, Len and WriteText
+// must equal those of a plain list of the newest events, and appending to a returned event's
+// fields must leave the trace's events as they were.
+func TestTraceKeepsTheNewestEvents(t *testing.T) {
+	for _, bound := range []int{1, 7, firstChunk - 1, firstChunk, firstChunk + 1, 3*firstChunk - 1, 3 * firstChunk, 3*firstChunk + 1, traceChunk - 1, traceChunk, traceChunk + 1, 3*traceChunk + 5, 5000} {
+		for _, total := range []int{0, 1, traceChunk, 2000} {
+			tr := newTrace(TraceFull, bound)
+			var want []Event
+			scratch := make([]Field, 0, fieldChunk+1)
+			for i := range total {
+				n := i % 6
+				if i == total/2 {
+					n = fieldChunk + 1
+				}
+				scratch = scratch[:0]
+				for j := range n {
+					scratch = append(scratch, F(fmt.Sprintf("k%d", j), fmt.Sprintf("v%d.%d", i, j)))
+				}
+				e := Event{Step: int64(i), Time: time.Duration(i) * time.Millisecond, Actor: "a", Kind: "k", Fields: scratch}
+				tr.record(&e)
+				if n > 0 {
+					e.Fields = append([]Field(nil), scratch...)
+				} else {
+					e.Fields = nil
+				}
+				want = append(want, e)
+				for j := range scratch { // the caller reuses its slice
+					scratch[j] = F("reused", "x")
+				}
+			}
+			want = want[max(0, len(want)-bound):]
+			got := tr.Events()
+			if len(got) != len(want) || (len(want) > 0 && !reflect.DeepEqual(got, want)) {
+				t.Fatalf("bound %d, %d events: kept %d events, want %d (first difference at %d)", bound, total, len(got), len(want), firstDiff(got, want))
+			}
+			if d := tr.Dropped(); d != int64(total-len(want)) || tr.Len() != int64(total) {
+				t.Fatalf("bound %d, %d events: Dropped %d, Len %d; want %d, %d", bound, total, d, tr.Len(), total-len(want), total)
+			}
+			var text, wantText strings.Builder
+			if err := tr.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			if d := total - len(want); d > 0 {
+				fmt.Fprintf(&wantText, "... %d earlier events not kept\n", d)
+			}
+			for _, e := range want {
+				wantText.WriteString(e.String() + "\n")
+			}
+			if text.String() != wantText.String() {
+				t.Fatalf("bound %d, %d events: WriteText differs from the newest events' lines", bound, total)
+			}
+			for i := range got {
+				_ = append(got[i].Fields, F("appended", "y"))
+			}
+			if again := tr.Events(); len(again) != len(want) || (len(want) > 0 && !reflect.DeepEqual(again, want)) {
+				t.Fatalf("bound %d, %d events: appending to a returned event's fields changed the trace", bound, total)
+			}
+		}
+	}
+}
+
+func firstDiff(a, b []Event) int {
+	for i := range min(len(a), len(b)) {
+		if !reflect.DeepEqual(a[i], b[i]) {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
