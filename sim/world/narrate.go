@@ -33,7 +33,7 @@ func (n *Informer) observe(e informer.StepEvent) {
 			}
 			ref := h.buffered.pop()
 			h.changed()
-			h.rec.deliverRef(e, ref)
+			h.rec.deliverRef(&e, ref)
 			if n.w.cfg.CheckReadOnlyEachDelivery {
 				n.w.checkAfterStep(h.actor, e.Object, e.OldObject)
 			}
