@@ -360,8 +360,5 @@ func hasKey(key string, obj any) bool {
 		}
 		ns, name = m.GetNamespace(), m.GetName()
 	}
-	if ns == "" {
-		return key == name
-	}
-	return len(key) == len(ns)+1+len(name) && key[:len(ns)] == ns && key[len(ns)] == '/' && key[len(ns)+1:] == name
+	return isKey(key, ns, name)
 }

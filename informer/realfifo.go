@@ -6,6 +6,9 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/informersim/informersim/internal/invariant"
 )
 
@@ -78,6 +81,9 @@ type RealFIFO struct {
 	// pushed as an object, which keyOf unwraps and the cache does not.
 	bufKeys  []string
 	keepKeys bool
+	// recentKeys hands out the keys enqueue builds with the default key function (keepKeys),
+	// reusing the string of a key built before.
+	recentKeys keyTable
 	// popped and poppedKeys hold what popKeyed hands its process function: reused from pop to
 	// pop (only the popper touches them), zeroed after each.
 	popped     []Delta
@@ -145,15 +151,22 @@ func (f *RealFIFO) checkSynced() {
 // enqueue appends one delta after checking its key; tombstones and skipTransform objects are not
 // transformed (informer.md §5.3).
 func (f *RealFIFO) enqueue(t DeltaType, obj any, skipTransform bool) error {
-	key, err := f.keyOf(obj)
-	if err != nil {
-		return KeyError{Obj: obj, Err: err}
+	key, ok := "", false
+	if f.keepKeys {
+		key, ok = f.recentKeys.keyOf(obj)
+	}
+	if !ok {
+		var err error
+		if key, err = f.keyOf(obj); err != nil {
+			return KeyError{Obj: obj, Err: err}
+		}
 	}
 	if !f.keepKeys || !cacheKeyable(obj) {
 		key = ""
 	}
 	if f.transformer != nil && !skipTransform {
 		if _, tomb := obj.(DeletedFinalStateUnknown); !tomb {
+			var err error
 			if obj, err = f.transformer(obj); err != nil {
 				return err
 			}
@@ -563,4 +576,63 @@ func (f *RealFIFO) batchLen() int {
 		n++
 	}
 	return n
+}
+
+// keyTableMax is the most keys a keyTable remembers: past it, it forgets them all and starts
+// again, so that a queue that saw many objects come and go does not keep all their keys.
+const keyTableMax = 4096
+
+// keyTable remembers the keys built recently, so that an object queued under a key built before
+// (an update, the usual event, is queued under its object's key every time) gets that same
+// string rather than a new one: building a key allocates, and it was the one allocation the
+// informer made per watch event. The lookup builds the key in a buffer on the stack, which a map
+// index with a string conversion does not copy to the heap. The strings are equal whichever way
+// they were made, so nothing but the allocation can tell them apart; the map is never iterated.
+type keyTable struct {
+	keys map[string]string // key -> the same key, the string kept
+}
+
+// keyOf returns MetaNamespaceKeyFunc(obj) for an object with metadata, ok false for anything
+// else (ExplicitKey, tombstones, Deltas, objects without metadata: the caller computes those).
+func (t *keyTable) keyOf(obj any) (key string, ok bool) {
+	var ns, name string
+	switch o := obj.(type) {
+	case ExplicitKey, DeletedFinalStateUnknown, Delta, Deltas, nil:
+		return "", false
+	case *unstructured.Unstructured:
+		if o == nil {
+			return "", false
+		}
+		ns, name = unstructuredName(o)
+	default:
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return "", false
+		}
+		ns, name = m.GetNamespace(), m.GetName()
+	}
+	var buf [128]byte
+	b := buf[:0]
+	if ns != "" {
+		b = append(append(b, ns...), '/')
+	}
+	b = append(b, name...)
+	if k, ok := t.keys[string(b)]; ok {
+		return k, true
+	}
+	if t.keys == nil || len(t.keys) >= keyTableMax {
+		t.keys = make(map[string]string)
+	}
+	key = string(b)
+	t.keys[key] = key
+	return key, true
+}
+
+// isKey reports whether key is the key of the object named ns/name (ObjectName.String), without
+// building it.
+func isKey(key, ns, name string) bool {
+	if ns == "" {
+		return key == name
+	}
+	return len(key) == len(ns)+1+len(name) && key[:len(ns)] == ns && key[len(ns)] == '/' && key[len(ns)+1:] == name
 }

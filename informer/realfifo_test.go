@@ -3,9 +3,11 @@ package informer
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // dataAtomicFIFO is the informer's default queue (informer.md §0.2: RealFIFO + AtomicFIFO).
@@ -399,5 +401,45 @@ func TestRealFIFOAtomicReplaceTransforms(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"ReplacedAll:rv=3 [ns/a@T ns/b@T]"}, dataDeltaStrings(f.Items())); diff != "" {
 		t.Errorf("queued (-want +got):\n%s", diff)
+	}
+}
+
+// The keys a RealFIFO builds at enqueue are MetaNamespaceKeyFunc's, for every shape of object,
+// and an object queued again under a key built before costs no allocation (keyTable); objects
+// the table does not handle are left to the key function, and the table forgets everything
+// once it holds keyTableMax keys.
+func TestRealFIFOKeyTable(t *testing.T) {
+	var kt keyTable
+	objs := []any{dataObj("ns", "a", "1"), dataObj("", "node", "1"), dataObj("a/b", "c", "1"),
+		dataMeta("ns", "m", "1"), dataObj("ns", strings.Repeat("x", 300), "1")}
+	for _, u := range oddUnstructured() {
+		objs = append(objs, u)
+	}
+	for _, obj := range objs {
+		want, err := MetaNamespaceKeyFunc(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if got, ok := kt.keyOf(obj); !ok || got != want {
+				t.Errorf("keyOf(%s) = %q, %v; want %q", dataDescribe(obj), got, ok, want)
+			}
+		}
+	}
+	a := dataObj("ns", "a", "2")
+	if n := testing.AllocsPerRun(100, func() { kt.keyOf(a) }); n != 0 {
+		t.Errorf("a key built before: %v allocations, want 0", n)
+	}
+	for _, obj := range []any{ExplicitKey("ns/x"), DeletedFinalStateUnknown{Key: "ns/x"}, Deltas{{Type: Added, Object: a}},
+		Delta{Type: Added, Object: a}, dataNoMeta{id: "x"}, nil, (*unstructured.Unstructured)(nil)} {
+		if _, ok := kt.keyOf(obj); ok {
+			t.Errorf("keyOf(%#v) answered; the key function must", obj)
+		}
+	}
+	for i := range keyTableMax {
+		kt.keyOf(dataObj("ns", fmt.Sprint("p", i), "1"))
+	}
+	if len(kt.keys) > keyTableMax {
+		t.Errorf("the table holds %d keys, more than keyTableMax", len(kt.keys))
 	}
 }
