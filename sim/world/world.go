@@ -391,9 +391,10 @@ type deadlineTimer struct {
 	kind  string
 	fire  func()
 
-	t     *sim.Timer
-	armed bool
-	at    time.Duration // since the epoch, when armed
+	t      *sim.Timer
+	armed  bool
+	at     time.Duration // since the epoch, when armed
+	atTime time.Time     // the deadline it was armed for, when armed
 }
 
 // arm makes the timer fire at at (a clock time), or disarms it when ok is false. A deadline in
@@ -406,7 +407,15 @@ func (d *deadlineTimer) arm(at time.Time, ok bool) {
 		}
 		return
 	}
+	// The usual case, at the end of nearly every step: the same deadline as last time, and the
+	// timer is not behind the clock, so it stays as it is (a deadline in the past is armed at
+	// the time it was armed, never earlier than now). The comparison of the two times is their
+	// representation: two equal instants written differently only take the longer way below.
+	if d.armed && at == d.atTime && d.at >= d.s.Now() {
+		return
+	}
 	want := max(at.Sub(sim.Epoch()), d.s.Now())
+	d.atTime = at
 	if d.armed && d.at == want {
 		return
 	}
