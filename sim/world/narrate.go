@@ -21,7 +21,12 @@ func (n *Informer) observe(e informer.StepEvent) {
 		for _, id := range e.Handlers {
 			if h := n.handler(id); h != nil {
 				h.buffered.push(ref)
-				h.changed()
+				if h.buffered.len() == 1 {
+					// What the handler's actor offers changes only when its buffer stops being
+					// empty (handlerActor.Actions): a notification buffered behind others wakes
+					// nobody, so the engine does not ask every handler again at every one.
+					h.changed()
+				}
 			}
 		}
 	}
