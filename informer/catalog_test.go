@@ -328,7 +328,7 @@ func BenchmarkListener(b *testing.B) {
 	n := notification{kind: NotificationAdd, newObj: infObj("p", 1)}
 	b.ReportAllocs()
 	for b.Loop() {
-		l.add(n)
+		l.add(&n)
 		m := l.next()
 		l.call(m)
 		l.finish(m)

@@ -86,7 +86,7 @@ func newRing(size int) ring {
 
 func (r *ring) len() int { return r.n }
 
-func (r *ring) push(x notification) {
+func (r *ring) push(x *notification) {
 	if r.n == len(r.slots) {
 		size := 2 * len(r.slots)
 		if size == 0 {
@@ -105,7 +105,7 @@ func (r *ring) push(x notification) {
 	if i >= len(r.slots) {
 		i -= len(r.slots)
 	}
-	r.slots[i] = x
+	r.slots[i] = *x
 	r.n++
 }
 
@@ -236,7 +236,7 @@ func (l *listener) HasSynced() bool {
 
 // add appends n to the buffer. Initial-list adds are counted by the sync tracker before they
 // can be delivered (informer.md §3 step 4, §4.6). A removed listener drops n.
-func (l *listener) add(n notification) {
+func (l *listener) add(n *notification) {
 	if l.removed {
 		return
 	}

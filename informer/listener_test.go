@@ -15,7 +15,7 @@ func TestRingGrowsAndKeepsOrder(t *testing.T) {
 	next, want := 0, 0
 	push := func(k int) {
 		for range k {
-			r.push(notification{kind: NotificationAdd, newObj: next})
+			r.push(&notification{kind: NotificationAdd, newObj: next})
 			next++
 		}
 	}
@@ -39,7 +39,7 @@ func TestRingGrowsAndKeepsOrder(t *testing.T) {
 		t.Errorf("slots %d after draining, want 8 (never shrinks)", got)
 	}
 	var empty ring
-	empty.push(notification{kind: NotificationAdd, newObj: "x"})
+	empty.push(&notification{kind: NotificationAdd, newObj: "x"})
 	if got := len(empty.slots); got != minRingSlots {
 		t.Errorf("slots %d after the first push into an empty ring, want %d", got, minRingSlots)
 	}
@@ -53,9 +53,9 @@ func TestRingGrowsAndKeepsOrder(t *testing.T) {
 func TestListenerOrderAndSyncCounting(t *testing.T) {
 	rec := &infRecorder{}
 	l := newListener(1, rec, 0, 0, time.Time{})
-	l.add(notification{kind: NotificationAdd, newObj: "a", isInInitialList: true})
-	l.add(notification{kind: NotificationUpdate, oldObj: "a", newObj: "b"})
-	l.add(notification{kind: NotificationDelete, oldObj: "b"})
+	l.add(&notification{kind: NotificationAdd, newObj: "a", isInInitialList: true})
+	l.add(&notification{kind: NotificationUpdate, oldObj: "a", newObj: "b"})
+	l.add(&notification{kind: NotificationDelete, oldObj: "b"})
 	l.tracker.UpstreamSynced()
 	if l.HasSynced() {
 		t.Fatal("synced before the initial add was delivered")
@@ -77,7 +77,7 @@ func TestListenerOrderAndSyncCounting(t *testing.T) {
 // unsynced forever.
 func TestListenerPanicBlocksSync(t *testing.T) {
 	l := newListener(1, ResourceEventHandlerFuncs{AddFunc: func(any) { panic("boom") }}, 0, 0, time.Time{})
-	l.add(notification{kind: NotificationAdd, newObj: "a", isInInitialList: true})
+	l.add(&notification{kind: NotificationAdd, newObj: "a", isInInitialList: true})
 	l.tracker.UpstreamSynced()
 	n := l.next()
 	func() {
@@ -97,9 +97,9 @@ func TestListenerPanicBlocksSync(t *testing.T) {
 // informer.md §1.3: removal drops buffered notifications and later adds.
 func TestListenerRemoveDropsBuffer(t *testing.T) {
 	l := newListener(1, &infRecorder{}, 0, 0, time.Time{})
-	l.add(notification{kind: NotificationAdd, newObj: "a"})
+	l.add(&notification{kind: NotificationAdd, newObj: "a"})
 	l.remove()
-	l.add(notification{kind: NotificationAdd, newObj: "b"})
+	l.add(&notification{kind: NotificationAdd, newObj: "b"})
 	if got := l.pending(); got != 0 {
 		t.Errorf("pending %d after remove, want 0", got)
 	}

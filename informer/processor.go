@@ -77,7 +77,7 @@ func (p *processor) removeListener(l *listener) bool {
 // order, for traces (nil if none did); otherwise nil. When every listener received n, the
 // usual case, that is p.ids itself, shared rather than built for each notification: the
 // caller must not modify it.
-func (p *processor) distribute(n notification, isSync, collect bool) []int {
+func (p *processor) distribute(n *notification, isSync, collect bool) []int {
 	all := true
 	for _, l := range p.listeners {
 		if isSync && !l.isSyncing {

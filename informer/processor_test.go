@@ -21,7 +21,7 @@ func TestProcessorShouldResyncFlags(t *testing.T) {
 	}
 	sync := notification{kind: NotificationUpdate, oldObj: "x", newObj: "x"}
 	// Before any check every flag is true: a same-RV update reaches all three (§2.5).
-	if diff := cmp.Diff(p.distribute(sync, true, true), []int{1, 2, 3}); diff != "" {
+	if diff := cmp.Diff(p.distribute(&sync, true, true), []int{1, 2, 3}); diff != "" {
 		t.Errorf("before first tick (-got +want):\n%s", diff)
 	}
 	type tick struct {
@@ -40,12 +40,12 @@ func TestProcessorShouldResyncFlags(t *testing.T) {
 		if got := p.shouldResync(infEpoch.Add(tc.at)); got != tc.due {
 			t.Errorf("at %v: shouldResync %v, want %v", tc.at, got, tc.due)
 		}
-		if diff := cmp.Diff(p.distribute(sync, true, true), tc.recv); diff != "" {
+		if diff := cmp.Diff(p.distribute(&sync, true, true), tc.recv); diff != "" {
 			t.Errorf("at %v: sync receivers (-got +want):\n%s", tc.at, diff)
 		}
 	}
 	// Non-sync notifications reach everyone regardless of flags (§4.2).
-	if diff := cmp.Diff(p.distribute(notification{kind: NotificationAdd, newObj: "y"}, false, true), []int{1, 2, 3}); diff != "" {
+	if diff := cmp.Diff(p.distribute(&notification{kind: NotificationAdd, newObj: "y"}, false, true), []int{1, 2, 3}); diff != "" {
 		t.Errorf("non-sync receivers (-got +want):\n%s", diff)
 	}
 }
@@ -58,7 +58,7 @@ func TestProcessorRemoveAndStop(t *testing.T) {
 	b := newListener(p.newID(), &infRecorder{}, 0, 0, infEpoch)
 	p.addListener(a)
 	p.addListener(b)
-	p.distribute(notification{kind: NotificationAdd, newObj: "x"}, false, true)
+	p.distribute(&notification{kind: NotificationAdd, newObj: "x"}, false, true)
 	if !p.removeListener(a) {
 		t.Error("removing a registered listener reported not found")
 	}

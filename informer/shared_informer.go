@@ -412,8 +412,8 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 	s.emit(StepEvent{Kind: StepJoined, Handler: l.id, Count: len(snapshot), RequestedResyncPeriod: requested, ResyncPeriod: effective, CheckPeriod: s.resyncCheckPeriod})
 	for i, obj := range snapshot {
 		n := s.withKey(notification{kind: NotificationAdd, newObj: obj, isInInitialList: true, key: cachedKey(keys[i], obj)})
-		l.add(n)
-		s.emitNotification(StepDistributed, n, false, l.self[:])
+		l.add(&n)
+		s.emitNotification(StepDistributed, &n, false, l.self[:])
 	}
 	// The sync watcher starts after the pushes (§3 step 5): the counter already covers them.
 	var latched bool
@@ -846,9 +846,9 @@ func (s *sharedIndexInformer) distribute(n notification, isSync bool) {
 	collect := s.observer != nil
 	n = s.withKey(n)
 	s.procLock.Lock()
-	ids := s.processor.distribute(n, isSync, collect)
+	ids := s.processor.distribute(&n, isSync, collect)
 	s.procLock.Unlock()
-	s.emitNotification(StepDistributed, n, isSync, ids)
+	s.emitNotification(StepDistributed, &n, isSync, ids)
 }
 
 // deliver hands the next notification of l to its handler (one unit of listener work,
@@ -864,7 +864,7 @@ func (s *sharedIndexInformer) deliver(l *listener) {
 	n := l.next()
 	s.procLock.Unlock()
 	if s.observer != nil { // a StepDelivered event reads ids[0] and keeps no slice
-		s.emitNotification(StepDelivered, n, false, l.self[:])
+		s.emitNotification(StepDelivered, &n, false, l.self[:])
 	}
 	l.call(n)
 	if !n.initialAdd() {

@@ -405,7 +405,7 @@ func (s *sharedIndexInformer) emit(e StepEvent) {
 	}
 }
 
-func (s *sharedIndexInformer) emitNotification(kind StepEventKind, n notification, isSync bool, ids []int) {
+func (s *sharedIndexInformer) emitNotification(kind StepEventKind, n *notification, isSync bool, ids []int) {
 	if s.observer == nil {
 		return
 	}
