@@ -330,7 +330,7 @@ func BenchmarkListener(b *testing.B) {
 	for b.Loop() {
 		l.add(&n)
 		m := l.next()
-		l.call(m)
-		l.finish(m)
+		l.call(&m)
+		l.finish(&m)
 	}
 }

@@ -146,10 +146,11 @@ func (d *runDriver) runListener(l *listener) {
 		}
 		batch = l.buf.drainInto(batch[:0], listenerBatchMax)
 		s.procLock.Unlock()
-		for i, n := range batch {
+		for i := range batch {
 			if l.runStop.Load() {
 				break
 			}
+			n := &batch[i]
 			l.call(n)
 			if n.initialAdd() {
 				s.procLock.Lock()

@@ -268,7 +268,7 @@ func (l *listener) next() notification {
 // call invokes the handler for n. It touches no listener state, so drivers call it without any
 // lock held; a panic in the handler propagates to the caller (informer.md §4.4: the listener
 // neither recovers nor retries).
-func (l *listener) call(n notification) {
+func (l *listener) call(n *notification) {
 	switch n.kind {
 	case NotificationAdd:
 		l.handler.OnAdd(n.newObj, n.isInInitialList)
@@ -285,7 +285,7 @@ func (l *listener) call(n notification) {
 // outstanding (informer.md §4.4: the counter drops after OnAdd returns). It reports whether
 // this latched the registration synced. A handler that panicked never reaches finish, so its
 // registration never syncs (informer.md §13 rule 7).
-func (l *listener) finish(n notification) (latched bool) {
+func (l *listener) finish(n *notification) (latched bool) {
 	if n.initialAdd() {
 		return l.tracker.Finished()
 	}

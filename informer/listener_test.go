@@ -62,8 +62,8 @@ func TestListenerOrderAndSyncCounting(t *testing.T) {
 	}
 	for l.pending() > 0 {
 		n := l.next()
-		l.call(n)
-		l.finish(n)
+		l.call(&n)
+		l.finish(&n)
 		if !l.HasSynced() {
 			t.Fatal("not synced after the initial add returned")
 		}
@@ -86,8 +86,8 @@ func TestListenerPanicBlocksSync(t *testing.T) {
 				t.Errorf("recovered %v, want boom", r)
 			}
 		}()
-		l.call(n)
-		l.finish(n)
+		l.call(&n)
+		l.finish(&n)
 	}()
 	if l.HasSynced() {
 		t.Error("synced although its initial add panicked")

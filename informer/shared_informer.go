@@ -866,12 +866,12 @@ func (s *sharedIndexInformer) deliver(l *listener) {
 	if s.observer != nil { // a StepDelivered event reads ids[0] and keeps no slice
 		s.emitNotification(StepDelivered, &n, false, l.self[:])
 	}
-	l.call(n)
+	l.call(&n)
 	if !n.initialAdd() {
 		return
 	}
 	s.procLock.Lock()
-	latched := l.finish(n)
+	latched := l.finish(&n)
 	s.procLock.Unlock()
 	if latched {
 		s.emit(StepEvent{Kind: StepHandlerSynced, Handler: l.id})
