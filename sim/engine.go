@@ -114,11 +114,15 @@ type Sim struct {
 	// step and only the dirty actors' runs are rewritten: at most steps few actors are dirty
 	// (the one that ran and those its step woke), while a world that delivers a notification
 	// to each of its handlers has every handler offering a delivery at every step.
-	enabled  []enabledAction
-	nTimers  int
-	curActor int
-	curSlot  *actorSlot   // &s.actors[curActor] while it is asked (the slice may grow between steps)
-	add      func(Action) // s.addAction bound once, so polling does not allocate
+	enabled []enabledAction
+	nTimers int
+	// asked and spareActs are collect's scratch: the actors it asked, in id order, and the
+	// array the enabled list is rebuilt in when it must be (rebuildActors).
+	asked     []askedRun
+	spareActs []enabledAction
+	curActor  int
+	curSlot   *actorSlot   // &s.actors[curActor] while it is asked (the slice may grow between steps)
+	add       func(Action) // s.addAction bound once, so polling does not allocate
 
 	fifo fifoState // PolicyFIFO bookkeeping
 	pct  *pctState
@@ -362,21 +366,22 @@ func (s *Sim) addAction(a Action) {
 // An actor's entries say nothing but its id and the position of each of its offers, so those
 // of an actor that is not asked (a cached actor that is not stale offers what it offered last
 // time) are the ones the last collect left: only the dirty actors (see Sim.dirty) are asked, in
-// id order, and each one's run of entries is resized to its new number of offers, which mostly
-// stays the same. Finding the runs walks the list once, comparing ids: no offer is appended
-// again, and the list is not rebuilt. The dirty word is read again after each actor: one that wakes a later actor
-// while asked (it should not, but a lookup may resolve another's state) has it asked in this
-// same pass, as polling every actor would. Test binaries check the list against every actor's
-// slot (checkCollected).
+// id order. If each still offers as many actions as its run of entries holds (the usual step of
+// a world: a handler with notifications left offers its one delivery again), the list is
+// already right; otherwise it is rebuilt once (rebuildActors). The dirty word is read again
+// after each actor: one that wakes a later actor while asked (it should not, but a lookup may
+// resolve another's state) has it asked in this same pass, as polling every actor would. Test
+// binaries check the list against every actor's slot (checkCollected).
 func (s *Sim) collect() {
 	nd := len(s.due)
 	if nd != s.nTimers {
-		s.resizeRun(0, s.nTimers, nd)
-		s.nTimers = nd
+		s.resizeTimers(nd)
 	}
 	for i, t := range s.due {
 		s.enabled[i] = enabledAction{actor: t.actorID, pos: -1 - i, since: t.dueStep}
 	}
+	s.asked = s.asked[:0]
+	resized := false
 	at := nd // the entries before at belong to timers and to actors before the last one asked
 	for wi := range s.dirty {
 		base := wi * 64
@@ -400,16 +405,14 @@ func (s *Sim) collect() {
 			for at+n < len(s.enabled) && s.enabled[at+n].actor == id {
 				n++
 			}
-			k := len(sl.offers)
-			if k != n {
-				s.resizeRun(at, n, k)
-			}
-			for i := range k {
-				s.enabled[at+i] = enabledAction{actor: id, pos: i}
-			}
-			at += k
+			s.asked = append(s.asked, askedRun{id: id, at: at, n: n})
+			resized = resized || n != len(sl.offers)
+			at += n
 			rest = s.dirty[wi] &^ (1<<(b+1) - 1) // b == 63: the shift wraps to all ones
 		}
+	}
+	if resized {
+		s.rebuildActors(nd)
 	}
 	if s.checkCached {
 		s.checkCollected(nd)
@@ -419,15 +422,39 @@ func (s *Sim) collect() {
 	}
 }
 
-// resizeRun makes the run of n entries of s.enabled at from k entries long, moving the entries
-// after it (the new ones hold whatever was there: the caller writes them).
-func (s *Sim) resizeRun(from, n, k int) {
+// resizeTimers makes room for nd due timers at the front of s.enabled (or drops the extra
+// ones), moving the actors' entries; the caller writes the timers' entries.
+func (s *Sim) resizeTimers(nd int) {
 	old := len(s.enabled)
-	if k > n {
-		s.enabled = slices.Grow(s.enabled, k-n)[:old+k-n]
+	if nd > s.nTimers {
+		s.enabled = slices.Grow(s.enabled, nd-s.nTimers)[:old+nd-s.nTimers]
 	}
-	copy(s.enabled[from+k:], s.enabled[from+n:old])
-	s.enabled = s.enabled[:old+k-n]
+	copy(s.enabled[nd:], s.enabled[s.nTimers:old])
+	s.enabled = s.enabled[:old+nd-s.nTimers]
+	s.nTimers = nd
+}
+
+// askedRun is an actor collect asked, and where its run of entries was in the list (n entries
+// at at).
+type askedRun struct{ id, at, n int }
+
+// rebuildActors rewrites the actors' part of s.enabled (after its nd timers) once an actor
+// collect asked (s.asked, in id order) offers a number of actions other than its run holds: the
+// runs between the asked actors' are copied as they are, the asked actors' made anew from their
+// offers, in one pass into the spare array.
+func (s *Sim) rebuildActors(nd int) {
+	old := s.enabled
+	next := append(s.spareActs[:0], old[:nd]...)
+	from := nd
+	for _, r := range s.asked {
+		next = append(next, old[from:r.at]...)
+		for i := range s.actors[r.id].offers {
+			next = append(next, enabledAction{actor: r.id, pos: i})
+		}
+		from = r.at + r.n
+	}
+	next = append(next, old[from:]...)
+	s.enabled, s.spareActs = next, old[:0]
 }
 
 // askCached asks the stale cached actor id (slot sl) for its actions, which become its cache.
