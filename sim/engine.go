@@ -116,9 +116,7 @@ type Sim struct {
 	// to each of its handlers has every handler offering a delivery at every step.
 	enabled []enabledAction
 	nTimers int
-	// asked and spareActs are collect's scratch: the actors it asked, in id order, and the
-	// array the enabled list is rebuilt in when it must be (rebuildActors).
-	asked     []askedRun
+	// spareActs is the array collect builds a changed list in; the old one becomes the spare.
 	spareActs []enabledAction
 	curActor  int
 	curSlot   *actorSlot   // &s.actors[curActor] while it is asked (the slice may grow between steps)
@@ -366,12 +364,14 @@ func (s *Sim) addAction(a Action) {
 // An actor's entries say nothing but its id and the position of each of its offers, so those
 // of an actor that is not asked (a cached actor that is not stale offers what it offered last
 // time) are the ones the last collect left: only the dirty actors (see Sim.dirty) are asked, in
-// id order. If each still offers as many actions as its run of entries holds (the usual step of
-// a world: a handler with notifications left offers its one delivery again), the list is
-// already right; otherwise it is rebuilt once (rebuildActors). The dirty word is read again
-// after each actor: one that wakes a later actor while asked (it should not, but a lookup may
-// resolve another's state) has it asked in this same pass, as polling every actor would. Test
-// binaries check the list against every actor's slot (checkCollected).
+// id order, and each one's run of entries is found by walking the list once. While every run
+// keeps its length (the usual step of a world: a handler with notifications left offers its
+// one delivery again) the list stays as it is; from the first run whose length changed, the
+// rest of the list is built in the spare array as the walk goes on (the runs between the asked
+// actors copied as they are), so a step costs one pass however many runs changed. The dirty
+// word is read again after each actor: one that wakes a later actor while asked (it should
+// not, but a lookup may resolve another's state) has it asked in this same pass, as polling
+// every actor would. Test binaries check the list against every actor's slot (checkCollected).
 func (s *Sim) collect() {
 	nd := len(s.due)
 	if nd != s.nTimers {
@@ -380,9 +380,10 @@ func (s *Sim) collect() {
 	for i, t := range s.due {
 		s.enabled[i] = enabledAction{actor: t.actorID, pos: -1 - i, since: t.dueStep}
 	}
-	s.asked = s.asked[:0]
-	resized := false
-	at := nd // the entries before at belong to timers and to actors before the last one asked
+	old := s.enabled
+	var next []enabledAction // the new list, once a run's length changed (building)
+	building := false
+	at := nd // old[at:] are the entries the walk has not passed
 	for wi := range s.dirty {
 		base := wi * 64
 		for rest := s.dirty[wi]; rest != 0; {
@@ -396,23 +397,35 @@ func (s *Sim) collect() {
 				sl.offers = sl.offers[:0]
 				sl.a.Actions(s.add)
 			}
-			// id's run of entries, as the last collect left it: where an actor with its id
-			// would be. Dirty actors come in id order, so it lies at or after the last one's.
-			for at < len(s.enabled) && s.enabled[at].actor < id {
-				at++
+			// id's run, as the last collect left it: n entries at to, where an actor with its
+			// id would be. Dirty actors come in id order, so it lies at or after at.
+			to := at
+			for to < len(old) && old[to].actor < id {
+				to++
 			}
 			n := 0
-			for at+n < len(s.enabled) && s.enabled[at+n].actor == id {
+			for to+n < len(old) && old[to+n].actor == id {
 				n++
 			}
-			s.asked = append(s.asked, askedRun{id: id, at: at, n: n})
-			resized = resized || n != len(sl.offers)
-			at += n
+			switch {
+			case building:
+				next = append(next, old[at:to]...) // the clean actors since the last asked one
+			case n != len(sl.offers):
+				building = true
+				next = append(s.spareActs[:0], old[:to]...)
+			}
+			if building {
+				for i := range sl.offers {
+					next = append(next, enabledAction{actor: id, pos: i})
+				}
+			}
+			at = to + n
 			rest = s.dirty[wi] &^ (1<<(b+1) - 1) // b == 63: the shift wraps to all ones
 		}
 	}
-	if resized {
-		s.rebuildActors(nd)
+	if building {
+		next = append(next, old[at:]...)
+		s.enabled, s.spareActs = next, old[:0]
 	}
 	if s.checkCached {
 		s.checkCollected(nd)
@@ -432,29 +445,6 @@ func (s *Sim) resizeTimers(nd int) {
 	copy(s.enabled[nd:], s.enabled[s.nTimers:old])
 	s.enabled = s.enabled[:old+nd-s.nTimers]
 	s.nTimers = nd
-}
-
-// askedRun is an actor collect asked, and where its run of entries was in the list (n entries
-// at at).
-type askedRun struct{ id, at, n int }
-
-// rebuildActors rewrites the actors' part of s.enabled (after its nd timers) once an actor
-// collect asked (s.asked, in id order) offers a number of actions other than its run holds: the
-// runs between the asked actors' are copied as they are, the asked actors' made anew from their
-// offers, in one pass into the spare array.
-func (s *Sim) rebuildActors(nd int) {
-	old := s.enabled
-	next := append(s.spareActs[:0], old[:nd]...)
-	from := nd
-	for _, r := range s.asked {
-		next = append(next, old[from:r.at]...)
-		for i := range s.actors[r.id].offers {
-			next = append(next, enabledAction{actor: r.id, pos: i})
-		}
-		from = r.at + r.n
-	}
-	next = append(next, old[from:]...)
-	s.enabled, s.spareActs = next, old[:0]
 }
 
 // askCached asks the stale cached actor id (slot sl) for its actions, which become its cache.
