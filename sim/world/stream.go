@@ -229,17 +229,47 @@ func (n *Informer) deliverHead() {
 		invariant.Check(false, "world: %s: unknown delivery timer", n.Name())
 	}
 	n.spareTimers = append(n.spareTimers, st.timers.take(i))
+	wasFull := st.onWire() >= n.w.cfg.MaxInFlightEvents
 	m := st.wire.pop()
+	if m.kind == wireEvent {
+		n.deliverEventWaking(st, m.ev, wasFull)
+		return
+	}
 	// The wire has room again, and the Reflector is fed: its phase, the queue and the stream
 	// may change.
 	n.wakeParts()
 	switch m.kind {
 	case wireOpened:
 		n.deliverWatchOpened(st)
-	case wireEvent:
-		n.deliverEvent(st, m.ev)
 	case wireClose:
 		n.deliverClose(st)
+	}
+}
+
+// deliverEventWaking delivers a watch event taken off the wire, which was full before (wasFull),
+// and wakes only the informer's actors whose offers it may have changed, rather than all three
+// at every event (each wake costs the next step a poll of the actor). An event that ends the
+// stream drops it, which wakes all three. Otherwise: the queue actor offers "process" while the
+// queue is not empty, so it is woken if that changed (the Reflector queues the event); the
+// watch actor offers "pull" while the wire has room (and the watcher is ready, which the
+// watcher reports itself), so it is woken if the wire was full; the reflector actor offers
+// "request" when the Reflector has a request, which it has none of while its stream is open,
+// so it is woken only if that changed after all.
+func (n *Informer) deliverEventWaking(st *watchStream, ev watch.Event, wasFull bool) {
+	r := n.st.Reflector()
+	hadWork, hadRequest := n.st.QueueLen() > 0, r.HasRequest()
+	n.deliverEvent(st, ev)
+	if n.stream != st {
+		return // dropped: every part was woken
+	}
+	if n.st.QueueLen() > 0 != hadWork {
+		n.queueWaker.Wake()
+	}
+	if wasFull {
+		n.watchWaker.Wake()
+	}
+	if r.HasRequest() != hadRequest {
+		n.reflectorWaker.Wake()
 	}
 }
 
