@@ -129,12 +129,14 @@
 //
 // Cost per step: handler actors are cached actors of the engine (sim.Sim.AddCachedActor): the
 // engine asks one for its actions only after the handler's state changed (a notification
-// buffered or delivered, a removal, a Stop, its "done" timer), so the many idle handlers of a
-// world cost a step nothing; test binaries re-ask them all at every step (invariant.Thorough)
-// to catch a missed change. The reflector, watch and queue actors are cached too: the world
-// wakes all three whenever it feeds the Reflector (a response or a stream message reaching it,
-// which may change its phase, fill the queue or end the stream), at Start, Stop and when a
-// stream is dropped, and the queue actor after a resync tick; the apiserver's watcher of the
+// buffered into an empty buffer, a delivery, a removal, a Stop, its "done" timer), so the many
+// idle handlers of a world cost a step nothing; test binaries re-ask them all at every step
+// (invariant.Thorough) to catch a missed change. The reflector, watch and queue actors are
+// cached too: the world wakes all three whenever it feeds the Reflector a response or the
+// stream's opening or end, at Start, Stop and when a stream is dropped, and the queue actor
+// after a resync tick; a watch event that leaves the stream open wakes only those whose offers
+// it changed (the queue stopped being empty, the wire was full, the Reflector's request
+// changed); the apiserver's watcher of the
 // open stream wakes the watch actor itself whenever its buffer grows or it closes
 // (fakeapi.Watcher.OnReady, called inside the write, the clock advance or the fault, whoever
 // made it), so a handler's delivery, most steps of a busy world, asks none of them. Per
