@@ -104,8 +104,12 @@
 //
 // Cost, which seed sweeps multiply: an object's key is computed once, when its delta is queued,
 // and carried to the cache lookup, the cache write and the step events (process_keyed.go; a kept
-// key is checked against the object without building a string, and recomputed if a handler
-// renamed the object). Popping, processing and distributing allocate nothing; a listener's
+// key is checked once per pop against the object without building a string, and recomputed if
+// a handler renamed the object); the queue reuses the string of a key it built before
+// (keyTable). Each popped object's resourceVersion is read once and carried to the pop event,
+// the cache, its event, the sync classification and the notification's events (objRV), and
+// notifications go to the listeners' buffers by pointer. Popping, processing and distributing
+// allocate nothing, nor does queueing an object under a key queued before; a listener's
 // buffer starts empty and grows (client-go's starts at 1,024 slots); a registration's checker
 // name is built when first asked for; an index by [MetaNamespaceIndexFunc] is kept without
 // calling it. None of this changes a notification, a cache state or a step event
