@@ -3,8 +3,11 @@
 // benchratio reads `go test -bench` output holding BenchmarkEndToEnd (compare/) and prints, for
 // each handler count, the events per second and allocations per event of every host and the
 // ratios world / client-go and goroutine driver / client-go, by wall time (events/s) and by CPU
-// time (cpu-ns/event, steadier on a shared machine). With several runs of a benchmark (-count),
-// each figure is the median of the runs.
+// time (cpu-ns/event, steadier on a shared machine). With several runs of a benchmark (-count,
+// or the outputs of several alternating runs of a test binary concatenated), each figure is the
+// median of the runs, and each ratio the median of the runs' own ratios: the k-th run of one
+// host against the k-th run of the other, closest in time, so that a machine that slows down
+// for a while moves both sides of a ratio and not only one.
 //
 // Usage, from the repository root:
 //
@@ -84,7 +87,8 @@ func main() {
 	slices.Sort(handlerCounts)
 	fmt.Println()
 	fmt.Println("End to end (median of runs): events/s of wall time, allocs/event and CPU µs/event per host;")
-	fmt.Println("ratios of events/s by wall time and by CPU time (world / client-go, goroutine driver / client-go)")
+	fmt.Println("ratios of events/s by wall time and by CPU time (world / client-go, goroutine driver / client-go),")
+	fmt.Println("each the median of the runs' own ratios")
 	fmt.Printf("%-8s %11s %11s %11s %8s %8s %8s %8s %8s %8s %9s %9s %9s %9s\n", "handlers",
 		"cg ev/s", "gor ev/s", "world ev/s", "cg al", "gor al", "world al", "cg µs", "gor µs", "world µs",
 		"world/cg", "gor/cg", "world/cg", "gor/cg")
@@ -96,10 +100,12 @@ func main() {
 		}
 		cg, gor, wd := median(events[key{"clientgo", h}]), median(events[key{"goroutine", h}]), median(events[key{"world", h}])
 		ccg, cgor, cwd := median(cpu[key{"clientgo", h}]), median(cpu[key{"goroutine", h}]), median(cpu[key{"world", h}])
+		ev, c := func(impl string) []float64 { return events[key{impl, h}] }, func(impl string) []float64 { return cpu[key{impl, h}] }
 		fmt.Printf("%-8d %11.0f %11.0f %11.0f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %9s %9s %9s %9s\n", h, cg, gor, wd,
 			median(allocs[key{"clientgo", h}]), median(allocs[key{"goroutine", h}]), median(allocs[key{"world", h}]),
 			ccg/1000, cgor/1000, cwd/1000,
-			ratio(wd, cg), ratio(gor, cg), ratio(ccg, cwd), ratio(ccg, cgor))
+			pairedRatio(ev("world"), ev("clientgo")), pairedRatio(ev("goroutine"), ev("clientgo")),
+			pairedRatio(c("clientgo"), c("world")), pairedRatio(c("clientgo"), c("goroutine")))
 	}
 	writer := median(cpu[key{"writer", 0}])
 	if writer == 0 {
@@ -113,9 +119,24 @@ func main() {
 		if h == 0 {
 			continue
 		}
-		own := func(impl string) float64 { return median(cpu[key{impl, h}]) - writer }
+		// Each run's own cost is its host's minus the writer's of the same round (the k-th runs).
+		own := func(impl string) []float64 {
+			host, w := cpu[key{impl, h}], cpu[key{"writer", 0}]
+			if len(host) == 0 { // the host was not run
+				return nil
+			}
+			if len(host) != len(w) {
+				return []float64{median(host) - writer}
+			}
+			out := make([]float64, len(host))
+			for i := range host {
+				out[i] = host[i] - w[i]
+			}
+			return out
+		}
 		cg, gor, wd := own("clientgo"), own("goroutine"), own("world")
-		fmt.Printf("%-8d %8.1f %8.1f %8.1f %9s %9s\n", h, cg/1000, gor/1000, wd/1000, ratio(cg, wd), ratio(cg, gor))
+		fmt.Printf("%-8d %8.1f %8.1f %8.1f %9s %9s\n", h, median(cg)/1000, median(gor)/1000, median(wd)/1000,
+			pairedRatio(cg, wd), pairedRatio(cg, gor))
 	}
 }
 
@@ -129,6 +150,22 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// pairedRatio is the median of a[k]/b[k] over the runs when both hold as many, and the ratio of
+// their medians otherwise.
+func pairedRatio(a, b []float64) string {
+	if len(a) == 0 || len(a) != len(b) {
+		return ratio(median(a), median(b))
+	}
+	rs := make([]float64, 0, len(a))
+	for k := range a {
+		if a[k] <= 0 || b[k] <= 0 {
+			return "n/a"
+		}
+		rs = append(rs, a[k]/b[k])
+	}
+	return fmt.Sprintf("%.2fx", median(rs))
 }
 
 func ratio(a, b float64) string {
