@@ -371,15 +371,16 @@ func TestDeletionMarkSharesNothingWithConsumers(t *testing.T) {
 
 // TestRecordLogKeepsTheNewest checks recordLog against the slice it replaces (append, then drop
 // the oldest max(len-limit, limit/4) records, at most all but one) for bounds around the chunk
-// size, through several rounds of drops.
+// sizes, through several rounds of drops.
 func TestRecordLogKeepsTheNewest(t *testing.T) {
-	for _, limit := range []int{1, 2, 3, recordChunk - 1, recordChunk, recordChunk + 1, 3*recordChunk + 5, 1000} {
+	const first = recordChunk
+	for _, limit := range []int{1, 2, 3, first - 1, first, first + 1, 3*first + 5, 1000} {
 		var l recordLog[int]
 		var want []int
 		if l.all() != nil {
 			t.Fatal("an empty log must list nil")
 		}
-		for i := 0; i < 5*limit+3*recordChunk; i++ {
+		for i := 0; i < 5*limit+3*first; i++ {
 			l.append(i, limit)
 			want = append(want, i)
 			if len(want) > limit {

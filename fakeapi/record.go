@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/informersim/informersim/internal/chunklog"
 )
 
 // Verb is the kind of a request.
@@ -206,57 +208,26 @@ func (s *Server) appendEvent_locked(ev WatchEvent) {
 	}
 }
 
-// recordChunk is the number of records in each chunk of a recordLog.
-const recordChunk = 32
-
-// recordLog keeps the newest records, up to a bound, in chunks of recordChunk records. A slice
-// grown by append copies every record each time it doubles, and records are large (a request's
-// holds its list options), so the records of a short world run cost a sixth of the bytes it
-// allocates; chunks are filled in place and never copied. Beyond the bound, the oldest records
-// are dropped in batches (at least a quarter of the bound, so the cost is amortised), freeing
-// the chunks they emptied.
+// recordLog keeps the newest records, up to a bound, in a chunklog.Log: records are large (a
+// request's holds its list options), and a slice grown by append, copying every record each time
+// it doubled, cost a sixth of the bytes a short world run allocates. Beyond the bound, the oldest
+// records are dropped in batches (at least a quarter of the bound, so the cost is amortised).
 type recordLog[T any] struct {
-	chunks [][]T // the records are chunks[0][head:], then the later chunks; all but the last are full
-	head   int
-	n      int // records kept
+	chunklog.Log[T]
 }
+
+// recordChunk is the most records in a chunk of a recordLog: a record is large, a few hundred
+// bytes, and most runs keep a few hundred records at most.
+const recordChunk = 32
 
 // append adds v, then drops the oldest records if more than limit (>= 1) are kept.
 func (l *recordLog[T]) append(v T, limit int) {
-	if k := len(l.chunks); k == 0 || len(l.chunks[k-1]) == recordChunk {
-		l.chunks = append(l.chunks, make([]T, 0, recordChunk))
+	l.MaxChunk = recordChunk
+	l.Append(v)
+	if n := l.Len(); n > limit {
+		l.DropOldest(min(max(n-limit, limit/4), n-1))
 	}
-	last := &l.chunks[len(l.chunks)-1]
-	*last = append(*last, v)
-	l.n++
-	if l.n > limit {
-		drop := max(l.n-limit, limit/4)
-		l.drop(min(drop, l.n-1))
-	}
-}
-
-// drop removes the k oldest records (k < l.n, so the last chunk stays).
-func (l *recordLog[T]) drop(k int) {
-	l.n -= k
-	off := l.head + k
-	full := off / recordChunk // chunks emptied entirely: full ones, since the last one stays
-	clear(l.chunks[:full])
-	l.chunks = l.chunks[full:]
-	l.head = off % recordChunk
-	clear(l.chunks[0][:l.head]) // no references kept from dropped records
 }
 
 // all returns a copy of the records, oldest first (nil when there is none).
-func (l *recordLog[T]) all() []T {
-	if l.n == 0 {
-		return nil
-	}
-	out := make([]T, 0, l.n)
-	for i, c := range l.chunks {
-		if i == 0 {
-			c = c[l.head:]
-		}
-		out = append(out, c...)
-	}
-	return out
-}
+func (l *recordLog[T]) all() []T { return l.All() }

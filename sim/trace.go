@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/informersim/informersim/internal/chunklog"
 )
 
 // Field is one key=value pair of an event. Events carry an ordered list of fields, never a map,
@@ -143,21 +145,17 @@ func FormatSimTime(d time.Duration) string { return string(appendSimTime(nil, d)
 // Trace is the record of a run: a streaming SHA-256 over the canonical text of every event, and
 // the most recent events kept in memory (see Config.Trace and Config.MaxTraceEvents).
 //
-// Kept events live in chunks of traceChunk events, oldest first, and their fields in a shared
-// arena of fieldChunk fields: a run keeps every event it emits (up to the bound), and a slice
-// grown by append copied every kept event each time it doubled, while copying each event's
-// fields into a slice of its own cost an allocation per event. Together they were most of what
-// keeping the trace (TraceFull, what world.New uses) added to a run.
+// Kept events live in a chunklog.Log and their fields in a shared arena of fieldChunk fields: a
+// run keeps every event it emits (up to the bound), and a slice grown by append copied every
+// kept event each time it doubled, while copying each event's fields into a slice of its own
+// cost an allocation per event. Together they were most of what keeping the trace (TraceFull,
+// what world.New uses) added to a run.
 type Trace struct {
-	level TraceLevel
-	max   int
-	hash  hash.Hash
-	line  []byte // scratch for the canonical line; reused so hashing does not allocate
-	// chunks holds the kept events: chunks[0][head:], then the later chunks; all but the last
-	// are full.
-	chunks [][]Event
-	head   int
-	kept   int
+	level  TraceLevel
+	max    int
+	hash   hash.Hash
+	line   []byte // scratch for the canonical line; reused so hashing does not allocate
+	events chunklog.Log[Event]
 	// fields is the arena chunk the kept events' fields are copied into; each event's Fields
 	// is a slice of it capped at its own end, so an append to it cannot reach a neighbour.
 	fields  []Field
@@ -165,18 +163,10 @@ type Trace struct {
 	dropped int64
 }
 
-// traceChunk is the most events a chunk of kept events holds, fieldChunk the most fields a
-// chunk of the field arena holds (an event with more fields gets a chunk of its own size). The
-// first chunks are smaller (firstChunk, each twice the one before), so that a short run, a few
-// hundred events, does not allocate room for thousands.
-const (
-	traceChunk = 256
-	fieldChunk = 1024
-	firstChunk = 32
-)
-
-// nextChunkCap returns the capacity of the chunk that follows one of capacity prev (0: none yet).
-func nextChunkCap(prev, most int) int { return min(most, max(firstChunk, 2*prev)) }
+// fieldChunk is the most fields a chunk of the field arena holds (an event with more fields
+// gets a chunk of its own size). The first chunks are smaller, each twice the one before from
+// chunklog.FirstChunk, so that a short run does not take room for thousands.
+const fieldChunk = 1024
 
 func newTrace(level TraceLevel, maxEvents int) *Trace {
 	t := &Trace{level: level, max: maxEvents}
@@ -202,33 +192,17 @@ func (t *Trace) record(e *Event) {
 	kept.Fields = nil // not the caller's slice, which it may reuse
 	if n := len(e.Fields); n > 0 {
 		if cap(t.fields)-len(t.fields) < n {
-			t.fields = make([]Field, 0, max(nextChunkCap(cap(t.fields), fieldChunk), n))
+			size := min(fieldChunk, max(chunklog.FirstChunk, 2*cap(t.fields)))
+			t.fields = make([]Field, 0, max(size, n))
 		}
 		from := len(t.fields)
 		t.fields = append(t.fields, e.Fields...)
 		kept.Fields = t.fields[from:len(t.fields):len(t.fields)]
 	}
-	if k := len(t.chunks); k == 0 || len(t.chunks[k-1]) == cap(t.chunks[k-1]) {
-		prev := 0
-		if k > 0 {
-			prev = cap(t.chunks[k-1])
-		}
-		t.chunks = append(t.chunks, make([]Event, 0, nextChunkCap(prev, traceChunk)))
-	}
-	last := &t.chunks[len(t.chunks)-1]
-	*last = append(*last, kept)
-	t.kept++
-	if t.kept > t.max {
-		// Drop the oldest; a chunk whose events are all dropped is released.
-		t.chunks[0][t.head] = Event{}
-		t.head++
-		t.kept--
+	t.events.Append(kept)
+	if t.events.Len() > t.max {
+		t.events.DropOldest(1)
 		t.dropped++
-		if t.head == cap(t.chunks[0]) { // full, and not the last: events were added after it
-			t.chunks[0] = nil
-			t.chunks = t.chunks[1:]
-			t.head = 0
-		}
 	}
 }
 
@@ -249,14 +223,7 @@ func (t *Trace) Dropped() int64 { return t.dropped }
 
 // Events returns a copy of the kept events, oldest first.
 func (t *Trace) Events() []Event {
-	out := make([]Event, 0, t.kept)
-	for i, c := range t.chunks {
-		if i == 0 {
-			c = c[t.head:]
-		}
-		out = append(out, c...)
-	}
-	return out
+	return t.events.All()
 }
 
 // WriteText writes the kept events in canonical form, one per line. If older events were

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/informersim/informersim/internal/chunklog"
 )
 
 // Goal: a trace keeps exactly the newest MaxTraceEvents events with their own fields, however
@@ -15,8 +17,8 @@ import (
 // must equal those of a plain list of the newest events, and appending to a returned event's
 // fields must leave the trace's events as they were.
 func TestTraceKeepsTheNewestEvents(t *testing.T) {
-	for _, bound := range []int{1, 7, firstChunk - 1, firstChunk, firstChunk + 1, 3*firstChunk - 1, 3 * firstChunk, 3*firstChunk + 1, traceChunk - 1, traceChunk, traceChunk + 1, 3*traceChunk + 5, 5000} {
-		for _, total := range []int{0, 1, traceChunk, 2000} {
+	for _, bound := range []int{1, 7, chunklog.FirstChunk - 1, chunklog.FirstChunk, chunklog.FirstChunk + 1, 3*chunklog.FirstChunk - 1, 3 * chunklog.FirstChunk, 3*chunklog.FirstChunk + 1, chunklog.DefaultMaxChunk - 1, chunklog.DefaultMaxChunk, chunklog.DefaultMaxChunk + 1, 3*chunklog.DefaultMaxChunk + 5, 5000} {
+		for _, total := range []int{0, 1, chunklog.DefaultMaxChunk, 2000} {
 			tr := newTrace(TraceFull, bound)
 			var want []Event
 			scratch := make([]Field, 0, fieldChunk+1)
