@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -35,27 +36,49 @@ func ParseObjectName(key string) (ObjectName, error) {
 // ObjectToName returns the name of an object that has Kubernetes object metadata. Any other
 // object gives the error "object has no meta: ..." (informer.md §8.1).
 func ObjectToName(obj any) (ObjectName, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok && u != nil {
-		ns, name := unstructuredName(u)
-		return ObjectName{Namespace: ns, Name: name}, nil
-	}
-	m, err := meta.Accessor(obj)
+	ns, name, err := namespaceAndName(obj)
 	if err != nil {
 		return ObjectName{}, fmt.Errorf("object has no meta: %v", err)
 	}
-	return ObjectName{Namespace: m.GetNamespace(), Name: m.GetName()}, nil
+	return ObjectName{Namespace: ns, Name: name}, nil
+}
+
+// namespaceAndName returns the namespace and name of an object with metadata, and
+// meta.Accessor's error for any other. An unstructured object, the simulator's, is read with one
+// lookup of its metadata map for both (unstructuredName): every watch event's object is keyed at
+// least twice on its way to the cache (at enqueue and at the pop's check).
+func namespaceAndName(obj any) (namespace, name string, err error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if u == nil {
+			return "", "", errors.New("nil *unstructured.Unstructured")
+		}
+		namespace, name = unstructuredName(u)
+		return namespace, name, nil
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return "", "", err
+	}
+	return m.GetNamespace(), m.GetName(), nil
 }
 
 // unstructuredName returns what u.GetNamespace() and u.GetName() return, looking the metadata
-// map up once for both instead of once for each: every watch event's object is keyed at least
-// twice on its way to the cache (at enqueue and at the pop's check), and in the simulator they
-// are unstructured. As with the getters, a field that is absent or not a string, in metadata
-// that is absent or not a map, reads as "".
+// map up once for both instead of once for each. As with the getters, a field that is absent or
+// not a string, in metadata that is absent or not a map, reads as "".
 func unstructuredName(u *unstructured.Unstructured) (namespace, name string) {
 	md, _ := u.Object["metadata"].(map[string]any)
 	namespace, _ = md["namespace"].(string)
 	name, _ = md["name"].(string)
 	return namespace, name
+}
+
+// isKey reports whether key is the key of the object named ns/name (ObjectName.String), without
+// building it.
+func isKey(key, ns, name string) bool {
+	if ns == "" {
+		return key == name
+	}
+	return len(key) == len(ns)+1+len(name) && key[:len(ns)] == ns && key[len(ns)] == '/' && key[len(ns)+1:] == name
 }
 
 // DeletionHandlingObjectToName is [ObjectToName] that also accepts a tombstone, whose name is

@@ -4,9 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/informersim/informersim/internal/invariant"
 )
 
@@ -350,15 +347,6 @@ func hasKey(key string, obj any) bool {
 	case nil:
 		return false
 	}
-	var ns, name string
-	if u, ok := obj.(*unstructured.Unstructured); ok && u != nil {
-		ns, name = unstructuredName(u)
-	} else {
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			return false
-		}
-		ns, name = m.GetNamespace(), m.GetName()
-	}
-	return isKey(key, ns, name)
+	ns, name, err := namespaceAndName(obj)
+	return err == nil && isKey(key, ns, name)
 }

@@ -297,6 +297,11 @@ func TestUnstructuredNameMatchesGetters(t *testing.T) {
 			t.Errorf("ObjectToName(%v) = %v, %v; want %v", u.Object, got, err, want)
 		}
 	}
+	// A nil *Unstructured has no metadata: an error, and no key, rather than a panic.
+	var none *unstructured.Unstructured
+	if _, err := ObjectToName(none); err == nil || hasKey("", none) {
+		t.Errorf("ObjectToName(nil *Unstructured) = %v, hasKey %v; want an error and false", err, hasKey("", none))
+	}
 }
 
 // notify classifies an update as isSyncUpdate does and gives the step events describeRV's RVs,

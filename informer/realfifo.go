@@ -6,9 +6,6 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/informersim/informersim/internal/invariant"
 )
 
@@ -595,21 +592,13 @@ type keyTable struct {
 // keyOf returns MetaNamespaceKeyFunc(obj) for an object with metadata, ok false for anything
 // else (ExplicitKey, tombstones, Deltas, objects without metadata: the caller computes those).
 func (t *keyTable) keyOf(obj any) (key string, ok bool) {
-	var ns, name string
-	switch o := obj.(type) {
+	switch obj.(type) {
 	case ExplicitKey, DeletedFinalStateUnknown, Delta, Deltas, nil:
 		return "", false
-	case *unstructured.Unstructured:
-		if o == nil {
-			return "", false
-		}
-		ns, name = unstructuredName(o)
-	default:
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			return "", false
-		}
-		ns, name = m.GetNamespace(), m.GetName()
+	}
+	ns, name, err := namespaceAndName(obj)
+	if err != nil {
+		return "", false
 	}
 	var buf [128]byte
 	b := buf[:0]
@@ -626,13 +615,4 @@ func (t *keyTable) keyOf(obj any) (key string, ok bool) {
 	key = string(b)
 	t.keys[key] = key
 	return key, true
-}
-
-// isKey reports whether key is the key of the object named ns/name (ObjectName.String), without
-// building it.
-func isKey(key, ns, name string) bool {
-	if ns == "" {
-		return key == name
-	}
-	return len(key) == len(ns)+1+len(name) && key[:len(ns)] == ns && key[len(ns)] == '/' && key[len(ns)+1:] == name
 }
