@@ -10,10 +10,10 @@ import (
 // whether an object it lent (see lend.go) still holds what it held then, without keeping a copy
 // to compare with. Equal contents give equal fingerprints in every run and process: a map's
 // entries are combined by addition, which does not depend on Go's random iteration order, and
-// strings are hashed with fixed constants (hashString), with no per-process seed. Each kind of value starts
-// from its own constant, so "1" and 1, or an empty map and an empty list, differ. A value of a
-// type stored objects never hold (only a change can put one there) hashes to a constant of its
-// own.
+// strings are hashed with fixed constants (hashString), with no per-process seed. Each kind of
+// value starts from its own constant, so "1" and 1, or an empty map and an empty list, differ.
+// A value of a type stored objects never hold (only a change can put one there) hashes to a
+// constant of its own.
 //
 // Hashing reads every map entry once and allocates nothing: about a quarter of the time of the
 // deep copy (copyObject) it saves.
@@ -55,13 +55,13 @@ const (
 	wordPrime = 0x9e3779b97f4a7c15
 )
 
-// hashString hashes s eight bytes at a time (each word folded in by a full 128-bit multiply
-// whose halves are combined, so that a change in any bit reaches every bit of the state; a plain
-// 64-bit multiply only carries changes upwards, and two one-bit changes in consecutive words could
-// cancel; the tail byte by byte as FNV-1a does), then finalises with mix: a stored object's strings are
-// mostly names, timestamps and uids of 10 to 40 bytes, and a byte at a time was a quarter of the
-// fingerprints' cost. The length goes in first, so strings that differ only by trailing zero
-// bytes differ.
+// hashString hashes s eight bytes at a time, then finalises with mix: a stored object's strings
+// are mostly names, timestamps and uids of 10 to 40 bytes, and a byte at a time was a quarter of
+// the fingerprints' cost. Each word is folded in by a full 128-bit multiply whose halves are
+// combined, so that a change in any bit reaches every bit of the state (a plain 64-bit multiply
+// only carries changes upwards, and two one-bit changes in consecutive words could cancel); the
+// tail goes byte by byte as FNV-1a does. The length goes in first, so strings that differ only by
+// trailing zero bytes differ.
 func hashString(s string) uint64 {
 	h := uint64(fnvOffset) ^ uint64(len(s))*wordPrime
 	for len(s) >= 8 {

@@ -249,11 +249,7 @@ func copyWriteAnswer(u *unstructured.Unstructured) *unstructured.Unstructured {
 			top[k] = copyValue(v)
 		}
 	}
-	c := make(map[string]any, smallMapEntries+1)
-	for k, v := range md {
-		c[k] = copyValue(v)
-	}
-	top["metadata"] = c
+	top["metadata"] = copyMapSized(md, smallMapEntries+1)
 	return &unstructured.Unstructured{Object: top}
 }
 
@@ -280,9 +276,10 @@ func copyValue(v any) any {
 // of up to eight entries stays small; see setField). A nil map stays nil, as DeepCopyJSONValue
 // keeps it. A map of scalars only (labels, annotations, a ConfigMap's data) is cloned whole with
 // maps.Clone, which copies the runtime's table as it is instead of hashing every key again
-// (BenchmarkCopyObject; a map of one entry costs the same either way, its allocation dominates). (Cloning a map that holds maps or lists and then
-// replacing those measured no faster: under a running collector the clone's bulk copy pays write
-// barriers too, and a replacement in a full small map grows it.)
+// (BenchmarkCopyObject; a map of one entry costs the same either way, its allocation
+// dominates). (Cloning a map that holds maps or lists and then replacing those measured no
+// faster: under a running collector the clone's bulk copy pays write barriers too, and a
+// replacement in a full small map grows it.)
 func copyMap(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
@@ -290,7 +287,12 @@ func copyMap(m map[string]any) map[string]any {
 	if !hasComposite(m) {
 		return maps.Clone(m)
 	}
-	c := make(map[string]any, len(m))
+	return copyMapSized(m, len(m))
+}
+
+// copyMapSized deep-copies m, entry by entry, into a map made for size entries (size >= len(m)).
+func copyMapSized(m map[string]any, size int) map[string]any {
+	c := make(map[string]any, size)
 	for k, v := range m {
 		c[k] = copyValue(v)
 	}
