@@ -393,9 +393,7 @@ func (s *Sim) collect() {
 			if sl.cached {
 				s.askCached(id, sl)
 			} else {
-				s.curActor, s.curSlot = id, sl
-				sl.offers = sl.offers[:0]
-				sl.a.Actions(s.add)
+				s.ask(id, sl, sl.offers[:0])
 			}
 			// id's run, as the last collect left it: n entries at to, where an actor with its
 			// id would be. Dirty actors come in id order, so it lies at or after at.
@@ -447,11 +445,17 @@ func (s *Sim) resizeTimers(nd int) {
 	s.nTimers = nd
 }
 
-// askCached asks the stale cached actor id (slot sl) for its actions, which become its cache.
-func (s *Sim) askCached(id int, sl *actorSlot) {
-	sl.offers = sl.offers[:0]
+// ask asks actor id (slot sl) for its actions, which addAction appends to into, and leaves
+// them in sl.offers.
+func (s *Sim) ask(id int, sl *actorSlot, into []Action) {
+	sl.offers = into
 	s.curActor, s.curSlot = id, sl
 	sl.a.Actions(s.add)
+}
+
+// askCached asks the stale cached actor id (slot sl) for its actions, which become its cache.
+func (s *Sim) askCached(id int, sl *actorSlot) {
+	s.ask(id, sl, sl.offers[:0])
 	sl.stale = false
 	s.dirty[id/64] &^= 1 << (id % 64) // clean until woken, or until it runs
 }
@@ -487,9 +491,7 @@ func (s *Sim) checkCollected(nd int) {
 func (s *Sim) checkCachedOffers(id int) {
 	sl := &s.actors[id]
 	cached := sl.offers
-	sl.offers = s.scratch[:0]
-	s.curActor, s.curSlot = id, sl
-	sl.a.Actions(s.add)
+	s.ask(id, sl, s.scratch[:0])
 	now := sl.offers
 	s.scratch, sl.offers = now, cached
 	same := len(now) == len(cached)
