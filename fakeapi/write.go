@@ -406,6 +406,13 @@ func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *
 	if err := s.takeFailure_locked(VerbCreate, gvr); err != nil {
 		return nil, err
 	}
+	return s.insert_locked(res, ns, obj, opts)
+}
+
+// insert_locked is create_locked once the resource is known and the injected failures were
+// taken: [ResourceClient.Mutate] creates through it under the failures of its own verb.
+func (s *Server) insert_locked(res *resourceStore, ns string, obj *unstructured.Unstructured, opts metav1.CreateOptions) (*unstructured.Unstructured, error) {
+	gvr := res.info.GVR
 	u, err := s.input(res, ns, obj, nil)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,214 @@
+package fakeapi
+
+import (
+	"errors"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// setData is a Mutation's Compute that sets data.k on the live object.
+func setData(v string) func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	return func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		if live == nil {
+			live = cm("ns", "", nil)
+		}
+		live.Object["data"] = map[string]any{"k": v}
+		return live, nil
+	}
+}
+
+// TestMutateUpdatesUnderTheLock checks that a Mutation sees the stored object (a copy), writes
+// one MODIFIED with the next revision, is a no-op when nothing changes, and is recorded and
+// failed under its verb.
+func TestMutateUpdatesUnderTheLock(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	created := mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	w, err := s.OpenWatch(cmGVR, "ns", metav1.ListOptions{ResourceVersion: created.GetResourceVersion()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := s.Resource(cmGVR).Namespace("ns")
+	var seen *unstructured.Unstructured
+	out, wasCreated, err := rc.Mutate(bg, "a", Mutation{Verb: VerbPatch, Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		seen = live.DeepCopy()
+		live.Object["data"] = map[string]any{"k": "w"}
+		return live, nil
+	}})
+	if err != nil || wasCreated {
+		t.Fatalf("Mutate: %v created=%v", err, wasCreated)
+	}
+	if seen.GetResourceVersion() != created.GetResourceVersion() || seen.Object["data"].(map[string]any)["k"] != "v" {
+		t.Errorf("Compute saw %v, want the stored object %v", seen.Object, created.Object)
+	}
+	if got, want := out.GetResourceVersion(), "3"; got != want {
+		t.Errorf("resourceVersion %s, want %s", got, want)
+	}
+	ev, ok := w.Next()
+	if !ok || ev.Type != watch.Modified || ev.Object.(*unstructured.Unstructured).Object["data"].(map[string]any)["k"] != "w" {
+		t.Errorf("event %v %v, want MODIFIED with k=w", ev.Type, ev.Object)
+	}
+	// The same content again: a no-op, no revision.
+	if _, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbPatch, Compute: setData("w")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Revision(); got != 3 {
+		t.Errorf("revision %d after a no-op mutation, want 3", got)
+	}
+	// An injected failure of the verb is taken before Compute runs.
+	s.FailNext(VerbPatch, apierrors.NewServiceUnavailable("injected"))
+	called := false
+	_, _, err = rc.Mutate(bg, "a", Mutation{Verb: VerbPatch, Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		called = true
+		return live, nil
+	}})
+	wantStatus(t, err, 503, metav1.StatusReasonServiceUnavailable)
+	if called {
+		t.Error("Compute ran for a request that failed by injection")
+	}
+	recs := s.Requests()
+	last := recs[len(recs)-1]
+	if last.Verb != VerbPatch || last.Name != "a" || last.Code != 503 {
+		t.Errorf("last record %+v, want the failed patch of a", last)
+	}
+}
+
+func TestMutateErrors(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	mustCreate(t, s, podsGVR, obj("Pod", "ns", "p", nil))
+	rc := s.Resource(cmGVR).Namespace("ns")
+	rename := func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		live.SetName("b")
+		return live, nil
+	}
+	staleRV := func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		live.SetResourceVersion("1")
+		return live, nil
+	}
+	noRV := func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		live.Object["data"] = map[string]any{"k": "changed"}
+		delete(live.Object["metadata"].(map[string]any), "resourceVersion")
+		return live, nil
+	}
+	fails := func(*unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return nil, apierrors.NewBadRequest("computed no")
+	}
+	tests := []struct {
+		name   string
+		target string
+		m      Mutation
+		code   int32
+		reason metav1.StatusReason
+	}{
+		{"missing object", "nope", Mutation{Verb: VerbPatch, Compute: setData("x")}, 404, metav1.StatusReasonNotFound},
+		{"renamed", "a", Mutation{Verb: VerbPatch, Compute: rename}, 400, metav1.StatusReasonBadRequest},
+		{"stale resourceVersion", "a", Mutation{Verb: VerbPatch, Compute: staleRV}, 409, metav1.StatusReasonConflict},
+		{"compute error", "a", Mutation{Verb: VerbPatch, Compute: fails}, 400, metav1.StatusReasonBadRequest},
+		{"no status subresource", "a", Mutation{Verb: VerbPatch, Subresource: "status", Compute: setData("x")}, 404, metav1.StatusReasonNotFound},
+		{"unknown subresource", "a", Mutation{Verb: VerbPatch, Subresource: "scale", Compute: setData("x")}, 404, metav1.StatusReasonNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := rc.Mutate(bg, tt.target, tt.m)
+			wantStatus(t, err, tt.code, tt.reason)
+		})
+	}
+	// An update's body without resourceVersion is unconditional for built-in kinds, as PUT.
+	if _, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbUpdate, Compute: noRV}); err != nil {
+		t.Errorf("unconditional update: %v", err)
+	}
+	// A /status write never creates.
+	_, _, err := s.Resource(podsGVR).Namespace("ns").Mutate(bg, "q", Mutation{Verb: VerbPatch, Subresource: "status", Create: true, Compute: setData("x")})
+	wantStatus(t, err, 404, metav1.StatusReasonNotFound)
+	if _, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbGet, Compute: setData("x")}); err == nil {
+		t.Error("Mutate accepted the verb get")
+	}
+	if _, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbPatch}); err == nil {
+		t.Error("Mutate accepted a nil Compute")
+	}
+	if got := s.Revision(); got != 4 {
+		t.Errorf("revision %d, want 4 (two creates, one update)", got)
+	}
+}
+
+// TestMutateCreates checks the server-side apply path: a missing object is created by Compute
+// from nil, with the server's system fields, once; a uid names an object that is not there.
+func TestMutateCreates(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	rc := s.Resource(cmGVR).Namespace("ns")
+	withUID := func(*unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		u := cm("ns", "u", nil)
+		u.SetUID("0000")
+		return u, nil
+	}
+	_, _, err := rc.Mutate(bg, "u", Mutation{Verb: VerbPatch, Create: true, Compute: withUID})
+	wantStatus(t, err, 409, metav1.StatusReasonConflict)
+
+	dry, wasCreated, err := rc.Mutate(bg, "a", Mutation{Verb: VerbPatch, Create: true, DryRun: true, Compute: setData("x")})
+	if err != nil || !wasCreated || dry.GetName() != "a" {
+		t.Fatalf("dry-run create: %v created=%v %v", err, wasCreated, dry)
+	}
+	if s.Revision() != 1 {
+		t.Fatalf("a dry run stored something: revision %d", s.Revision())
+	}
+	withSystem := func(*unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		u := cm("ns", "", nil)
+		u.SetResourceVersion("77")
+		u.Object["metadata"].(map[string]any)["creationTimestamp"] = "1999-01-01T00:00:00Z"
+		return u, nil
+	}
+	out, wasCreated, err := rc.Mutate(bg, "a", Mutation{Verb: VerbPatch, Create: true, Compute: withSystem})
+	if err != nil || !wasCreated {
+		t.Fatalf("create: %v created=%v", err, wasCreated)
+	}
+	if out.GetName() != "a" || out.GetResourceVersion() != "2" || out.GetUID() == "" || out.GetCreationTimestamp().Year() != 2000 {
+		t.Errorf("created %v, want name a, rv 2, a uid and the server's creationTimestamp", out.Object["metadata"])
+	}
+	out, wasCreated, err = rc.Mutate(bg, "a", Mutation{Verb: VerbPatch, Create: true, Compute: setData("y")})
+	if err != nil || wasCreated || out.GetResourceVersion() != "3" {
+		t.Errorf("second mutation: %v created=%v rv=%s, want an update at 3", err, wasCreated, out.GetResourceVersion())
+	}
+	var se *apierrors.StatusError
+	if _, _, err := rc.Mutate(bg, "b", Mutation{Verb: VerbPatch, Create: true, Compute: func(*unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return nil, nil
+	}}); !errors.As(err, &se) || se.ErrStatus.Code != 500 {
+		t.Errorf("Compute returning nil: %v, want a 500 Status", err)
+	}
+}
+
+// TestMutateStatus checks that a status mutation changes only .status and a main-resource one
+// keeps the stored .status (fakeapi.md §5.5).
+func TestMutateStatus(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	p := obj("Pod", "ns", "p", nil)
+	p.Object["spec"] = map[string]any{"nodeName": "n1"}
+	mustCreate(t, s, podsGVR, p)
+	rc := s.Resource(podsGVR).Namespace("ns")
+	both := func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		live.Object["spec"] = map[string]any{"nodeName": "n2"}
+		live.Object["status"] = map[string]any{"phase": "Running"}
+		return live, nil
+	}
+	out, _, err := rc.Mutate(bg, "p", Mutation{Verb: VerbPatch, Subresource: "status", Compute: both})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Object["spec"].(map[string]any)["nodeName"] != "n1" || out.Object["status"].(map[string]any)["phase"] != "Running" {
+		t.Errorf("status mutation wrote %v", out.Object)
+	}
+	out, _, err = rc.Mutate(bg, "p", Mutation{Verb: VerbPatch, Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		live.Object["spec"] = map[string]any{"nodeName": "n3"}
+		live.Object["status"] = map[string]any{"phase": "Failed"}
+		return live, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Object["spec"].(map[string]any)["nodeName"] != "n3" || out.Object["status"].(map[string]any)["phase"] != "Running" {
+		t.Errorf("main mutation wrote %v", out.Object)
+	}
+}
