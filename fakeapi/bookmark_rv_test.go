@@ -46,7 +46,7 @@ func TestPeriodicBookmarkNeverAheadOfServingCache(t *testing.T) {
 			}
 			bookmarks++
 			rv := rvOf(t, ev)
-			if cache := s.ReplicaRevision(1); rv > cache {
+			if cache, _ := s.ReplicaRevision(1); rv > cache {
 				t.Errorf("bookmark at %d, ahead of the serving cache at %d", rv, cache)
 			}
 			if rv < s.Revision() {
@@ -80,7 +80,11 @@ func TestPeriodicBookmarkNeverAheadOfServingCache(t *testing.T) {
 			t.Errorf("%s at %d after a bookmark at %d: the bookmark announced it before it was sent", ev.Type, rv, maxBookmark)
 		}
 	}
-	if got, cache := maxBookmark, s.ReplicaRevision(1); got > cache || s.Revision() <= cache {
+	cache, err := s.ReplicaRevision(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := maxBookmark; got > cache || s.Revision() <= cache {
 		t.Errorf("last bookmark %d, frozen cache %d, store %d: want bookmark <= cache < store", got, cache, s.Revision())
 	}
 }

@@ -322,7 +322,11 @@ func (c *ResourceClient) Patch(ctx context.Context, name string, pt types.PatchT
 		} else if out, err = jsonPatch(doc, p); err != nil {
 			var pe *patchError
 			if errors.As(err, &pe) {
-				return nil, apierrors.NewGenericServerResponse(422, "patch", c.gvr.GroupResource(), name, pe.msg, 0, false)
+				// kube-apiserver's answer, message and all, plus the cause it drops (it builds
+				// the 422 with no causes): why the patch failed, in Details.Causes.
+				se := apierrors.NewGenericServerResponse(422, "patch", c.gvr.GroupResource(), name, pe.msg, 0, false)
+				se.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Message: pe.msg}}
+				return nil, se
 			}
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("fakeapi: invalid patch: %v", err))
 		}

@@ -1,9 +1,8 @@
 package fakeapi
 
 import (
+	"fmt"
 	"time"
-
-	"github.com/informersim/informersim/internal/invariant"
 )
 
 // route_locked picks the replica for a list or watch: a one-shot override from RouteNext first,
@@ -28,9 +27,13 @@ func (s *Server) route_locked(pin int) *replica {
 	return s.replicas[0]
 }
 
-func (s *Server) replica_locked(i int) *replica {
-	invariant.Check(i >= 0 && i < len(s.replicas), "fakeapi: replica %d out of range [0, %d)", i, len(s.replicas))
-	return s.replicas[i]
+// checkReplica_locked is the error a replica method returns for an index the server does not
+// have (Config.Replicas sets how many it has).
+func (s *Server) checkReplica_locked(method string, i int) error {
+	if i < 0 || i >= len(s.replicas) {
+		return fmt.Errorf("fakeapi: %s(%d): no replica %d: the server has %d (indices 0 to %d; Config.Replicas sets how many)", method, i, i, len(s.replicas), len(s.replicas)-1)
+	}
+	return nil
 }
 
 // Replicas returns the number of simulated apiservers.
@@ -40,79 +43,119 @@ func (s *Server) Replicas() int {
 	return len(s.replicas)
 }
 
+// The replica methods below take a replica index in [0, Replicas()); another index is an error
+// naming it, and the method changes nothing.
+
 // RouteNext makes the next list or watch (of any resource) go to replica i, overriding the
 // routing policy once. Calls queue up in order.
-func (s *Server) RouteNext(i int) {
+func (s *Server) RouteNext(i int) error {
 	s.lock()
 	defer s.mu.Unlock()
-	s.replica_locked(i)
+	if err := s.checkReplica_locked("RouteNext", i); err != nil {
+		return err
+	}
 	s.routes = append(s.routes, i)
+	return nil
 }
 
-// ReplicaRevision returns the revision replica i's watch cache has processed.
-func (s *Server) ReplicaRevision(i int) uint64 {
+// ReplicaRevision returns the revision replica i's watch cache has processed (0 with an error
+// for a replica the server does not have).
+func (s *Server) ReplicaRevision(i int) (uint64, error) {
 	s.lock()
 	defer s.mu.Unlock()
-	return s.replica_locked(i).cacheRV
+	if err := s.checkReplica_locked("ReplicaRevision", i); err != nil {
+		return 0, err
+	}
+	return s.replicas[i].cacheRV, nil
 }
 
 // FreezeReplica stops replica i's cache from processing new revisions (fakeapi.md §6 F-2): its
 // RV="0" lists go stale, NotOlderThan reads above it get 504, and its watches stall.
-func (s *Server) FreezeReplica(i int) {
+func (s *Server) FreezeReplica(i int) error {
 	s.lock()
 	defer s.mu.Unlock()
-	s.replica_locked(i).frozen = true
+	if err := s.checkReplica_locked("FreezeReplica", i); err != nil {
+		return err
+	}
+	s.replicas[i].frozen = true
+	return nil
 }
 
 // ResumeReplica unfreezes replica i; without lag it catches up at once and its watches receive
 // the events they missed, in order.
-func (s *Server) ResumeReplica(i int) {
+func (s *Server) ResumeReplica(i int) error {
 	s.lock()
 	defer s.mu.Unlock()
-	r := s.replica_locked(i)
+	if err := s.checkReplica_locked("ResumeReplica", i); err != nil {
+		return err
+	}
+	r := s.replicas[i]
 	r.frozen = false
 	if r.lag == 0 {
 		s.advanceReplica_locked(r, s.rev)
 	}
 	s.advance_locked()
+	return nil
 }
 
 // StepReplica moves replica i's cache forward to revision rev (capped at the current revision),
 // frozen or not: the "step" of F-2.
-func (s *Server) StepReplica(i int, rev uint64) {
+func (s *Server) StepReplica(i int, rev uint64) error {
 	s.lock()
 	defer s.mu.Unlock()
-	s.advanceReplica_locked(s.replica_locked(i), min(rev, s.rev))
+	if err := s.checkReplica_locked("StepReplica", i); err != nil {
+		return err
+	}
+	s.advanceReplica_locked(s.replicas[i], min(rev, s.rev))
+	return nil
 }
 
 // SetReplicaLag makes replica i's cache see each write lag after it happened (F-2); Advance
-// moves it as the clock passes. Zero makes it follow the store immediately.
-func (s *Server) SetReplicaLag(i int, lag time.Duration) {
+// moves it as the clock passes. Zero makes it follow the store immediately; a negative lag is an
+// error.
+func (s *Server) SetReplicaLag(i int, lag time.Duration) error {
 	s.lock()
 	defer s.mu.Unlock()
-	r := s.replica_locked(i)
-	r.lag = max(lag, 0)
+	if err := s.checkReplica_locked("SetReplicaLag", i); err != nil {
+		return err
+	}
+	if lag < 0 {
+		return fmt.Errorf("fakeapi: SetReplicaLag(%d, %v): negative lag", i, lag)
+	}
+	r := s.replicas[i]
+	r.lag = lag
 	if r.lag == 0 && !r.frozen {
 		s.advanceReplica_locked(r, s.rev)
 	}
+	return nil
 }
 
 // SetReplicaReady marks replica i's cache ready or not; while not ready, requests it would serve
 // from its cache get 429 (fakeapi.md §3.2 row 4, §3.4 "Readiness").
-func (s *Server) SetReplicaReady(i int, ready bool) {
+func (s *Server) SetReplicaReady(i int, ready bool) error {
 	s.lock()
 	defer s.mu.Unlock()
-	s.replica_locked(i).notReady = !ready
+	if err := s.checkReplica_locked("SetReplicaReady", i); err != nil {
+		return err
+	}
+	s.replicas[i].notReady = !ready
+	return nil
 }
 
 // ReinitReplica reinitialises replica i's watch cache as an apiserver restart does (fakeapi.md
 // §6 F-3): every watch it serves is closed cleanly, its history is dropped, it relists at the
 // current revision (unfreezing it), and it answers 429 for notReadyFor (zero: ready at once).
 // Re-watching from an RV before the reinitialisation then gets 410.
-func (s *Server) ReinitReplica(i int, notReadyFor time.Duration) {
+func (s *Server) ReinitReplica(i int, notReadyFor time.Duration) error {
 	s.lock()
 	defer s.mu.Unlock()
-	r := s.replica_locked(i)
+	if err := s.checkReplica_locked("ReinitReplica", i); err != nil {
+		return err
+	}
+	if notReadyFor < 0 {
+		return fmt.Errorf("fakeapi: ReinitReplica(%d, %v): negative not-ready time", i, notReadyFor)
+	}
+	r := s.replicas[i]
 	for _, w := range s.watchersOf_locked(i) {
 		w.close_locked(CloseReinit, nil)
 	}
@@ -123,4 +166,5 @@ func (s *Server) ReinitReplica(i int, notReadyFor time.Duration) {
 		r.notReadyUntil = s.clk.Now().Add(notReadyFor)
 	}
 	s.trim_locked()
+	return nil
 }

@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -359,6 +361,12 @@ func TestPatch(t *testing.T) {
 	}
 	_, err = rc.Patch(bg, "a", types.JSONPatchType, []byte(`[{"op":"test","path":"/data/n","value":"9"}]`), metav1.PatchOptions{})
 	wantStatus(t, err, 422, metav1.StatusReasonInvalid)
+	// kube-apiserver's message, plus the cause it leaves out (fakeapi.md §5.4).
+	if st := apierrors.APIStatus(nil); !errors.As(err, &st) || st.Status().Details == nil || len(st.Status().Details.Causes) != 1 ||
+		st.Status().Details.Causes[0].Message != "testing value /data/n failed" ||
+		st.Status().Message != "the server rejected our request due to an error in our request (patch configmaps a)" {
+		t.Errorf("failed JSON patch: %#v, want kube-apiserver's message and the cause %q", err, "testing value /data/n failed")
+	}
 	_, err = rc.Patch(bg, "a", types.MergePatchType, []byte(`{"metadata":{"resourceVersion":"2"}}`), metav1.PatchOptions{})
 	wantStatus(t, err, 409, metav1.StatusReasonConflict)
 	_, err = rc.Patch(bg, "a", types.MergePatchType, []byte(`{`), metav1.PatchOptions{})

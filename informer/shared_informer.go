@@ -354,6 +354,10 @@ func (s *sharedIndexInformer) AddEventHandlerWithResyncPeriod(handler ResourceEv
 
 // AddEventHandlerWithOptions implements SharedInformer: informer.md §1.2, §2.2 and §3.
 func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error) {
+	if handler == nil {
+		// client-go takes it and panics at the first notification; refuse it where it is made.
+		return nil, errors.New("informer: AddEventHandler: nil handler (pass ResourceEventHandlerFuncs{} for one that does nothing)")
+	}
 	s.startedLock.Lock()
 	defer s.startedLock.Unlock()
 	if s.stopped {

@@ -187,19 +187,30 @@ func TestCourseDoc(t *testing.T) {
 // Goal: a run whose world does not converge fails, prints FAIL with the replay command, and
 // skips what follows.
 func TestFailureStopsTheRun(t *testing.T) {
-	text := "informer name=inf1 ns=default\n----\n\nrun until=converged\n----\n\ncreate name=a\n----\n"
+	text := "informer name=inf1 ns=default\n----\n\nstart informer=inf1\n----\n\nrun until=converged budget=1us\n----\n\ncreate name=a\n----\n"
 	res, err := scenarios.Run("stuck", text, scenarios.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Failure == nil {
-		t.Fatal("converging with an informer never started did not fail")
+		t.Fatal("converging within 1us did not fail")
 	}
-	if out := res.Steps[1].Output; !strings.Contains(out, "FAIL: ") || !strings.Contains(out, "replay: informersim run stuck --seed 1") {
+	if out := res.Steps[2].Output; !strings.Contains(out, "FAIL: ") || !strings.Contains(out, "replay: informersim run stuck --seed 1") {
 		t.Errorf("the failing directive printed %q", out)
 	}
-	if out := res.Steps[2].Output; !strings.HasPrefix(out, "skipped") {
+	if out := res.Steps[3].Output; !strings.HasPrefix(out, "skipped") {
 		t.Errorf("the directive after the failure printed %q", out)
+	}
+}
+
+// Goal: converging with an informer the file never starts is the file's mistake, not a failed
+// run: an error naming the line, with no replay line (replaying would repeat the mistake).
+func TestConvergingWithoutStartIsAFileError(t *testing.T) {
+	text := "informer name=inf1 ns=default\n----\n\nrun until=converged\n----\n"
+	_, err := scenarios.Run("unstarted", text, scenarios.Options{})
+	want := `scenarios: unstarted:4: directive "run": world: RunUntilConverged: informer inf1 was never started`
+	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "replay") {
+		t.Errorf("got %v, want an error starting %q", err, want)
 	}
 }
 

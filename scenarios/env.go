@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -415,6 +416,9 @@ func (e *Env) informer(d Directive) (*infState, error) {
 	name := d.str("informer", "")
 	st, ok := e.informers[name]
 	if !ok {
+		if len(e.infOrder) == 0 {
+			return nil, fmt.Errorf("no informer named %q: the scenario has no informer yet (add one with: informer name=%s)", name, cmp.Or(name, "inf1"))
+		}
 		return nil, fmt.Errorf("no informer named %q (expected one of: %s)", name, strings.Join(e.infOrder, ", "))
 	}
 	return st, nil
@@ -730,22 +734,29 @@ func (e *Env) replica(d Directive) error {
 		return fmt.Errorf("replica=%d: the apiserver has %d replicas (world replicas=N)", i, srv.Replicas())
 	}
 	s := e.w.Sim()
+	// The index was checked above, so the server's methods cannot refuse it; their error is
+	// still passed on rather than dropped.
+	var err error
 	switch d.Cmd {
 	case "lag-replica":
 		s.Emit("apiserver", "lag-replica", sim.FInt("replica", int64(i)), sim.FDur("by", d.dur("by", 0)))
-		srv.SetReplicaLag(i, d.dur("by", 0))
+		err = srv.SetReplicaLag(i, d.dur("by", 0))
 	case "freeze-replica":
-		s.Emit("apiserver", "freeze-replica", sim.FInt("replica", int64(i)), sim.FInt("at", int64(srv.ReplicaRevision(i))))
-		srv.FreezeReplica(i)
+		at, _ := srv.ReplicaRevision(i)
+		s.Emit("apiserver", "freeze-replica", sim.FInt("replica", int64(i)), sim.FInt("at", int64(at)))
+		err = srv.FreezeReplica(i)
 	case "resume-replica":
 		s.Emit("apiserver", "resume-replica", sim.FInt("replica", int64(i)))
-		srv.ResumeReplica(i)
+		err = srv.ResumeReplica(i)
 	case "reinit-replica":
 		s.Emit("apiserver", "reinit-replica", sim.FInt("replica", int64(i)), sim.FDur("not-ready", d.dur("not-ready", 0)))
-		srv.ReinitReplica(i, d.dur("not-ready", 0))
+		err = srv.ReinitReplica(i, d.dur("not-ready", 0))
 	case "route-next":
 		s.Emit("apiserver", "route-next", sim.FInt("replica", int64(i)))
-		srv.RouteNext(i)
+		err = srv.RouteNext(i)
+	}
+	if err != nil {
+		return err
 	}
 	e.w.Settle()
 	return nil
@@ -780,6 +791,10 @@ func (e *Env) run(d Directive, add func(string, ...any)) error {
 		}
 	case d.str("until", "") == "converged":
 		err := e.named.RunUntilConverged(d.dur("budget", defaultBudget))
+		if errors.Is(err, world.ErrUsage) {
+			// The file is wrong (an informer it never starts), not the run.
+			return err
+		}
 		if err != nil {
 			e.fail(err)
 			return nil

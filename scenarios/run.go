@@ -157,7 +157,8 @@ func (r *Result) Narration() string {
 
 // Run runs the scenario text (named name in errors) with opts. A malformed file or a directive
 // that does not fit the scenario returns an error naming the file, the line, the directive and
-// what was expected; a run that fails an oracle returns a Result whose Failure says so.
+// what was expected, and so is a file with no directive at all; a run that fails an oracle
+// returns a Result whose Failure says so.
 func Run(name, text string, opts Options) (*Result, error) {
 	if opts.Name == "" {
 		opts.Name = name
@@ -192,6 +193,10 @@ func Run(name, text string, opts Options) (*Result, error) {
 	}()
 	if tb.err != nil {
 		return nil, tb.err
+	}
+	if len(res.Steps) == 0 {
+		// Nothing ran, so there is no world, no seed and no trace to hash: not a passing run.
+		return nil, fmt.Errorf("scenarios: %s: no directive in the file (each directive is a line such as \"world seed=1\", then a line \"----\", then its expected output)", name)
 	}
 	res.Seed, res.Hash, res.Failure = env.Seed(), env.Hash(), env.Failure()
 	return res, nil

@@ -135,3 +135,20 @@ run until=event event=inf2/reflector:watching
 		t.Errorf("the run stopped at %q, want inf2's reflector watching:\n%s", last, strings.Join(out, "\n"))
 	}
 }
+
+// Goal: files that cannot make a run are errors naming the file and what is wrong, never a
+// passing run: an empty file (no world, no hash), a directive naming an informer when there is
+// none yet (the message says so rather than listing nothing).
+func TestRunRefusesFilesThatMakeNoRun(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"", "scenarios: bad: no directive in the file"},
+		{"# a title and nothing else\n", "scenarios: bad: no directive in the file"},
+		{"start informer=nope\n----\n", `scenarios: bad:1: directive "start": no informer named "nope": the scenario has no informer yet (add one with: informer name=nope)`},
+		{"informer name=inf1\n----\n\nstart informer=nope\n----\n", `scenarios: bad:4: directive "start": no informer named "nope" (expected one of: inf1)`},
+	} {
+		res, err := scenarios.Run("bad", c.text, scenarios.Options{})
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("Run(%q) = %v, %v; want an error starting %q", c.text, res, err, c.want)
+		}
+	}
+}

@@ -603,8 +603,11 @@ func (s *Sim) run(i int) (err error) {
 // an empty name, a nil fn or a name already registered is an error, so one Sim hosts one
 // component of each name.
 func (s *Sim) AfterEachStep(name string, fn func()) error {
-	if name == "" || fn == nil {
-		return fmt.Errorf("sim: AfterEachStep: empty name %q or nil func", name)
+	switch {
+	case name == "":
+		return errors.New("sim: AfterEachStep: empty name")
+	case fn == nil:
+		return fmt.Errorf("sim: AfterEachStep %q: nil func", name)
 	}
 	for _, h := range s.hooks {
 		if h.name == name {
@@ -616,9 +619,11 @@ func (s *Sim) AfterEachStep(name string, fn func()) error {
 }
 
 // RunFor runs until d of simulated time has passed: every action enabled up to and including
-// the end time runs, then the clock is set to the end time.
+// the end time runs, then the clock is set to the end time. A negative d is an error.
 func (s *Sim) RunFor(d time.Duration) error {
-	invariant.Check(d >= 0, "sim: RunFor(%v): negative duration", d)
+	if d < 0 {
+		return fmt.Errorf("sim: RunFor(%v): negative duration", d)
+	}
 	end := s.now + d
 	if end > s.cfg.MaxSimTime {
 		return s.limitErr(ErrMaxSimTime)
@@ -680,9 +685,15 @@ func (s *Sim) RunUntilQuiescent() error {
 
 // RunUntil runs until cond returns true, checking it before every step, for at most budget of
 // simulated time; when the budget runs out the clock stands at its end. It replaces polling with real time (Gomega's Eventually): the error says why
-// it stopped (ErrBudget, ErrIdle or a limit) with the sim time, step count and seed.
+// it stopped (ErrBudget, ErrIdle or a limit) with the sim time, step count and seed. A nil cond
+// or a negative budget is an error.
 func (s *Sim) RunUntil(cond func() bool, budget time.Duration) error {
-	invariant.Check(budget >= 0, "sim: RunUntil budget %v is negative", budget)
+	switch {
+	case cond == nil:
+		return errors.New("sim: RunUntil: nil condition")
+	case budget < 0:
+		return fmt.Errorf("sim: RunUntil: negative budget %v", budget)
+	}
 	start, startStep := s.now, s.step
 	end := min(s.now+budget, s.cfg.MaxSimTime)
 	for !cond() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -77,7 +78,11 @@ func (w *World) apply(op Op) error {
 	case OpCreate, OpUpdate, OpPatch, OpDelete:
 		err := w.write(op)
 		if err != nil {
-			s.Emit("apiserver", "write-error", sim.F("op", op.String()), sim.F("err", err.Error()))
+			if cause := statusCause(err); cause != "" {
+				s.Emit("apiserver", "write-error", sim.F("op", op.String()), sim.F("err", err.Error()), sim.F("cause", cause))
+			} else {
+				s.Emit("apiserver", "write-error", sim.F("op", op.String()), sim.F("err", err.Error()))
+			}
 		}
 		return err
 	case OpCloseWatches:
@@ -216,4 +221,21 @@ func statusError(code int32) error {
 		return apierrors.NewInternalError(errors.New("injected"))
 	}
 	return fakeapi.NewWatchError(code)
+}
+
+// statusCause is what an apiserver error's Details.Causes say that its message does not (a
+// failed JSON patch's 422 says only "the server rejected our request"), "" when nothing.
+func statusCause(err error) string {
+	var api apierrors.APIStatus
+	if !errors.As(err, &api) || api.Status().Details == nil {
+		return ""
+	}
+	msg := api.Status().Message
+	var out []string
+	for _, c := range api.Status().Details.Causes {
+		if c.Message != "" && !strings.Contains(msg, c.Message) {
+			out = append(out, c.Message)
+		}
+	}
+	return strings.Join(out, "; ")
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/internal/invariant"
 	"github.com/informersim/informersim/internal/jsonvalue"
 	"github.com/informersim/informersim/sim"
@@ -61,7 +62,7 @@ func (n *Informer) quiet() bool {
 	}
 	// A lagging watch cache (fakeapi.md MH-12) still owes the stream the revisions it has not
 	// processed.
-	if srv := n.w.srv; srv.ReplicaRevision(st.w.Replica()) < srv.Revision() {
+	if srv := n.w.srv; replicaRevision(srv, st.w.Replica()) < srv.Revision() {
 		return false
 	}
 	if n.st.QueueLen() > 0 {
@@ -85,15 +86,16 @@ func (n *Informer) quiet() bool {
 // checks CheckConverged. This is the liveness phase of a run (style.md rule 13): turn faults off
 // first (SetFaultsEnabled(false)) and stop the workload. A negative budget, and an informer
 // that was added but never started (it would never sync, and nothing could be checked), are
-// errors.
+// usage errors (errors.Is(err, ErrUsage)): the call is wrong, the run did not fail, and nothing
+// ran.
 func (w *World) RunUntilConverged(budget time.Duration) error {
 	if budget < 0 {
-		return fmt.Errorf("world: RunUntilConverged: negative budget %v", budget)
+		return usageError{fmt.Errorf("world: RunUntilConverged: negative budget %v", budget)}
 	}
 	w.settle() // notices informers a factory started since the last step
 	for _, n := range w.informers {
 		if !n.started && !n.stopped {
-			return fmt.Errorf("world: RunUntilConverged: informer %s was never started (call its Start)", n.Name())
+			return usageError{fmt.Errorf("world: RunUntilConverged: informer %s was never started (call its Start)", n.Name())}
 		}
 	}
 	if err := w.s.RunUntil(w.Quiet, budget); err != nil {
@@ -260,3 +262,22 @@ var errNilFunc = errors.New("nil func")
 func (w *World) convergedEvent() sim.Event {
 	return sim.Event{Step: w.s.StepCount(), Time: w.s.Now(), Actor: "world", Kind: "check-converged"}
 }
+
+// replicaRevision is the revision replica i's watch cache has processed; a stream is always
+// served by one of the server's replicas, so the index is in range.
+func replicaRevision(srv *fakeapi.Server, i int) uint64 {
+	rv, err := srv.ReplicaRevision(i)
+	invariant.Check(err == nil, "world: a stream served by %v", err)
+	return rv
+}
+
+// ErrUsage marks an error of the caller rather than of the run (errors.Is): a call that does not
+// fit the world, such as converging with an informer that was never started. Replaying the seed
+// would only repeat the mistake, so such an error carries no repro line.
+var ErrUsage = errors.New("world: usage error")
+
+// usageError is an error whose message is its own but which errors.Is matches to ErrUsage.
+type usageError struct{ error }
+
+func (e usageError) Is(target error) bool { return target == ErrUsage }
+func (e usageError) Unwrap() error        { return e.error }

@@ -121,8 +121,11 @@ func (w *World) After(d time.Duration, actor, kind string, fn func()) (*sim.Time
 // queue is empty and nothing is in flight". cond must not change state. An empty name or a nil
 // cond is an error.
 func (w *World) AddQuietCondition(name string, cond func() bool) error {
-	if name == "" || cond == nil {
-		return fmt.Errorf("world: AddQuietCondition: empty name %q or nil condition", name)
+	switch {
+	case name == "":
+		return errors.New("world: AddQuietCondition: empty name")
+	case cond == nil:
+		return fmt.Errorf("world: AddQuietCondition %q: nil condition", name)
 	}
 	w.quietConds = append(w.quietConds, namedCond{name, cond})
 	return nil
@@ -135,8 +138,11 @@ func (w *World) AddQuietCondition(name string, cond func() bool) error {
 // with Server().Snapshot, which changes nothing. An empty name, a name already used, or a nil
 // check is an error.
 func (w *World) AddCheck(name string, check func() error) error {
-	if name == "" || check == nil {
-		return fmt.Errorf("world: AddCheck: empty name %q or nil check", name)
+	switch {
+	case name == "":
+		return errors.New("world: AddCheck: empty name")
+	case check == nil:
+		return fmt.Errorf("world: AddCheck %q: nil check", name)
 	}
 	for _, c := range w.checks {
 		if c.name == name {
