@@ -426,6 +426,14 @@ func (d Directive) boolean(key string, def bool) bool {
 }
 
 // text returns a caption's words.
+// Caption is a caption directive's text ("" for any other directive).
+func (d Directive) Caption() string {
+	if d.Cmd != "caption" {
+		return ""
+	}
+	return d.text()
+}
+
 func (d Directive) text() string {
 	var parts []string
 	for _, a := range d.Args {

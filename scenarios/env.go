@@ -47,8 +47,10 @@ type Env struct {
 	infOrder  []string
 	handlers  map[string]*handlerState // "<informer>/<name>"
 	queues    map[string]*workQueue
-	factories map[string]*factoryState
-	gens      []*world.Generator
+	// queueOrder names the workqueues in the order they were declared.
+	queueOrder []string
+	factories  map[string]*factoryState
+	gens       []*world.Generator
 
 	// Narration not yet printed (the scheduler's step events are left out).
 	pending  []sim.Event

@@ -21,13 +21,17 @@ import (
 var courseFS embed.FS
 
 // Scenario is one scenario file: its name (the file name without .txt), its title and concept
-// text (the comment lines that open it), its labels, and its text.
+// text (the comment lines that open it), its labels, the parts of the informer's pipeline it is
+// about, and its text.
 type Scenario struct {
 	Name    string
 	Title   string
 	Concept string
 	Labels  []string
-	Text    string
+	// Pipeline names the parts of client-go's pipeline the lesson is about, by client-go's
+	// names ("Reflector", "DeltaFIFO", "Indexer", ...): the header line "pipeline: a, b".
+	Pipeline []string
+	Text     string
 }
 
 // Course returns the course's scenarios in order.
@@ -62,7 +66,8 @@ func Lookup(name string) (Scenario, bool) {
 }
 
 // NewScenario reads a scenario's header: the comment lines before its first directive. The first
-// is the title; a line "labels: a, b" gives its labels; the others are the concept text.
+// is the title; a line "labels: a, b" gives its labels, a line "pipeline: a, b" the parts of
+// the pipeline it is about; the others are the concept text.
 func NewScenario(name, text string) Scenario {
 	sc := Scenario{Name: name, Text: text}
 	var concept []string
@@ -81,17 +86,25 @@ func NewScenario(name, text string) Scenario {
 			sc.Title = t
 			first = false
 		case strings.HasPrefix(t, "labels:"):
-			for _, l := range strings.Split(strings.TrimPrefix(t, "labels:"), ",") {
-				if l = strings.TrimSpace(l); l != "" {
-					sc.Labels = append(sc.Labels, l)
-				}
-			}
+			sc.Labels = append(sc.Labels, splitList(strings.TrimPrefix(t, "labels:"))...)
+		case strings.HasPrefix(t, "pipeline:"):
+			sc.Pipeline = append(sc.Pipeline, splitList(strings.TrimPrefix(t, "pipeline:"))...)
 		default:
 			concept = append(concept, t)
 		}
 	}
 	sc.Concept = strings.TrimSpace(strings.Join(concept, "\n"))
 	return sc
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, ",") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // Step is one directive of a run and what it printed.
@@ -102,6 +115,9 @@ type Step struct {
 	// Output is what the directive printed in this run; Expected is the file's block.
 	Output   string
 	Expected string
+	// TraceEnd is the trace's length (sim.Trace.Len) when the directive finished: its events
+	// are those from the previous step's TraceEnd up to this one.
+	TraceEnd int64
 }
 
 // Result is a finished run of a scenario.
@@ -185,7 +201,11 @@ func Run(name, text string, opts Options) (*Result, error) {
 				t.Fatalf("%v", err)
 			}
 			d, _ := newDirective(td.Cmd, td.CmdArgs, td.Input)
-			res.Steps = append(res.Steps, Step{Pos: position(name, td.Pos), Directive: d, Output: out, Expected: td.Expected})
+			step := Step{Pos: position(name, td.Pos), Directive: d, Output: out, Expected: td.Expected}
+			if w := env.World(); w != nil {
+				step.TraceEnd = w.Sim().Trace().Len()
+			}
+			res.Steps = append(res.Steps, step)
 			// The run is checked against the file by the caller (Mismatches); datadriven compares
 			// its own copy, so it is handed the expected block.
 			return td.Expected

@@ -102,6 +102,7 @@ func (e *Env) addWorkQueue(d Directive, add func(string, ...any)) error {
 		}
 	}
 	e.queues[name] = wq
+	e.queueOrder = append(e.queueOrder, name)
 	return nil
 }
 

@@ -5,9 +5,10 @@
 // are missed (relist with a tombstone), a late handler join, and the convergence check; it
 // prints the run header and the narrated trace.
 //
-//	informersim run FILE|NAME [--seed N] [--policy random|fifo|pct] [--json]
+//	informersim run FILE|NAME [--seed N] [--policy random|fifo|pct] [--json] [--html FILE]
 //	informersim list
-//	informersim explain NAME
+//	informersim explain NAME [--html FILE]
+//	informersim course --html DIR
 //	informersim demo [--seed N] [--policy random|fifo|pct] [--json]
 package main
 
@@ -30,16 +31,19 @@ func main() {
 }
 
 const usage = `usage:
-  informersim run FILE|NAME [--seed N] [--policy random|fifo|pct] [--json]
+  informersim run FILE|NAME [--seed N] [--policy random|fifo|pct] [--json] [--html FILE]
   informersim list
-  informersim explain NAME [--seed N] [--policy random|fifo|pct]
+  informersim explain NAME [--seed N] [--policy random|fifo|pct] [--html FILE]
+  informersim course --html DIR
   informersim demo [--seed N] [--policy random|fifo|pct] [--json]
   informersim serve [flags]
 
 run      run a scenario file, or a course scenario by name, and print its narrated trace
-         (JSON Lines with --json); exits 1 when an oracle is violated
+         (--json: the run's complete record, docs/run.schema.json; --html FILE: also write
+         its timeline, one self-contained page); exits 1 when an oracle is violated
 list     print the course, in order
-explain  print a course scenario's concept, then its run with the captions
+explain  print a course scenario's concept, then its run with the captions (--html as run)
+course   write the course as a site: one page per lesson and an index (--html DIR)
 demo     run a short informer simulation and print its header and narrated trace
 serve    serve a fake apiserver's Kubernetes API over HTTP (informersim serve -h)
 `
@@ -60,6 +64,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return list(args[1:], stdout, stderr)
 	case "explain":
 		return runScenario("explain", args[1:], stdout, stderr, true)
+	case "course":
+		return course(args[1:], stdout, stderr)
 	case "demo":
 		return demo(args[1:], stdout, stderr)
 	case "serve":

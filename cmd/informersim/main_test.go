@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -72,8 +74,28 @@ func TestScenarioCommands(t *testing.T) {
 		t.Errorf("a run with the file's own seed says the seed was replaced:\n%s", a.String())
 	}
 	var js strings.Builder
-	if code := run([]string{"run", "--json", "01"}, &js, &errb); code != 0 || !strings.HasPrefix(js.String(), `{"step":`) {
-		t.Errorf("run --json exit %d, output starts %q", code, js.String()[:min(40, len(js.String()))])
+	if code := run([]string{"run", "--json", "01"}, &js, &errb); code != 0 {
+		t.Fatalf("run --json exit %d: %s", code, errb.String())
+	}
+	var doc struct {
+		Schema     string
+		Passed     bool
+		Trace      struct{ Hash string }
+		Directives []struct{ Cmd string }
+		Events     []struct{ Fields map[string]any }
+		Verdicts   []struct{ Oracle string }
+	}
+	if err := json.Unmarshal([]byte(js.String()), &doc); err != nil || doc.Schema != "informersim.run/v1" || !doc.Passed ||
+		doc.Trace.Hash == "" || len(doc.Directives) == 0 || len(doc.Events) == 0 || len(doc.Verdicts) == 0 {
+		t.Errorf("run --json: %v, document %+v", err, doc)
+	}
+	page := t.TempDir() + "/run.html"
+	var narr strings.Builder
+	if code := run([]string{"explain", "05", "--html", page}, &narr, &errb); code != 0 || !strings.HasPrefix(narr.String(), "05-tombstone: ") {
+		t.Errorf("explain --html exit %d, stdout %q", code, narr.String())
+	}
+	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), `<script id="run-data" type="application/json">{"schema":"informersim.run/v1"`) {
+		t.Errorf("explain --html wrote no timeline page: %v", err)
 	}
 	var ex strings.Builder
 	if code := run([]string{"explain", "10-late-join"}, &ex, &errb); code != 0 ||
@@ -117,6 +139,29 @@ func TestScenarioFailures(t *testing.T) {
 	run([]string{"run", bad}, &o, &e)
 	if want := `bad:1: directive "run": argument "for": expected a non-negative duration`; !strings.Contains(e.String(), want) {
 		t.Errorf("malformed file: stderr %q, want %q", e.String(), want)
+	}
+}
+
+// Goal: course --html writes an index and one page per lesson; without a directory it is bad
+// usage.
+func TestCourseSite(t *testing.T) {
+	dir := t.TempDir()
+	var o, e strings.Builder
+	if code := run([]string{"course", "--html", dir}, &o, &e); code != 0 {
+		t.Fatalf("course exit %d: %s", code, e.String())
+	}
+	pages, _ := filepath.Glob(filepath.Join(dir, "*.html"))
+	if len(pages) < 28 {
+		t.Errorf("course wrote %d pages", len(pages))
+	}
+	index, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil || !strings.Contains(string(index), `href="01-list-then-watch.html"`) {
+		t.Errorf("index.html: %v", err)
+	}
+	for _, args := range [][]string{{"course"}, {"course", "--html", dir, "extra"}} {
+		if code := run(args, &o, &e); code != 2 {
+			t.Errorf("run(%q) = exit %d, want 2", args, code)
+		}
 	}
 }
 

@@ -11,16 +11,20 @@ import (
 
 	"github.com/informersim/informersim/scenarios"
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/timeline"
 )
 
-// runScenario is "informersim run FILE|NAME [--seed N] [--policy P] [--json]" and, with
-// explain set, "informersim explain NAME": the scenario's concept text, then its run.
+// runScenario is "informersim run FILE|NAME [--seed N] [--policy P] [--json] [--html FILE]"
+// and, with explain set, "informersim explain NAME": the scenario's concept text, then its run.
+// --json prints the run's complete record (package timeline, docs/run.schema.json) instead of
+// the narration; --html also writes the run's timeline to FILE.
 func runScenario(cmd string, args []string, stdout, stderr io.Writer, explain bool) int {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	seed := fs.Uint64("seed", 0, "replace the scenario's seed (default: the file's own)")
 	policy := fs.String("policy", "", "replace the scheduling policy: random, fifo or pct")
-	jsonOut := fs.Bool("json", false, "print the trace as JSON Lines instead of the narration")
+	jsonOut := fs.Bool("json", false, "print the run's complete record as JSON (docs/run.schema.json) instead of the narration")
+	htmlOut := fs.String("html", "", "also write the run's timeline, one self-contained HTML page, to this file")
 	// Flags may come before or after the scenario's name.
 	var pos []string
 	for {
@@ -62,14 +66,26 @@ func runScenario(cmd string, args []string, stdout, stderr io.Writer, explain bo
 		fmt.Fprintf(stderr, "informersim %s: %v\n", cmd, err)
 		return 2
 	}
-	if *jsonOut {
-		if w := res.Env.World(); w != nil {
-			if err := w.Sim().Trace().WriteJSON(stdout); err != nil {
+	if *jsonOut || *htmlOut != "" {
+		rec, err := timeline.FromResult(sc, res)
+		if err != nil {
+			fmt.Fprintf(stderr, "informersim %s: %v\n", cmd, err)
+			return 1
+		}
+		if *htmlOut != "" {
+			if err := writeFile(*htmlOut, rec.WriteHTML); err != nil {
+				fmt.Fprintf(stderr, "informersim %s: --html: %v\n", cmd, err)
+				return 1
+			}
+		}
+		if *jsonOut {
+			if err := rec.WriteJSON(stdout); err != nil {
 				fmt.Fprintf(stderr, "informersim %s: %v\n", cmd, err)
 				return 1
 			}
 		}
-	} else {
+	}
+	if !*jsonOut {
 		var b strings.Builder
 		if explain {
 			fmt.Fprintf(&b, "%s: %s\n\n%s\n\n", sc.Name, sc.Title, sc.Concept)
@@ -85,6 +101,44 @@ func runScenario(cmd string, args []string, stdout, stderr io.Writer, explain bo
 		fmt.Fprintf(stderr, "informersim %s: %s failed: %v\nreplay: %s\n", cmd, sc.Name, res.Failure, res.Env.ReplayCommand())
 		return 1
 	}
+	return 0
+}
+
+// writeFile writes a file through write, and reports the first error of writing or closing it.
+func writeFile(name string, write func(io.Writer) error) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// course is "informersim course --html DIR": the course as a site, one page per lesson and an
+// index.
+func course(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("course", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("html", "", "write the course as a site into this directory (index.html and one page per lesson)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 || *dir == "" {
+		fmt.Fprintf(stderr, "informersim course: expected --html DIR and nothing else, got %q\n", args)
+		return 2
+	}
+	files, err := timeline.WriteCourse(*dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "informersim course: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "wrote %d pages into %s; open %s\n", len(files), *dir, filepath.Join(*dir, "index.html"))
 	return 0
 }
 

@@ -1,0 +1,174 @@
+package timeline
+
+import (
+	"bytes"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/informersim/informersim/scenarios"
+)
+
+func runLesson(t *testing.T, sc scenarios.Scenario) *Run {
+	t.Helper()
+	res, err := scenarios.Run(sc.Name, sc.Text, scenarios.Options{Name: sc.Name})
+	if err != nil {
+		t.Fatalf("%s: %v", sc.Name, err)
+	}
+	r, err := FromResult(sc, res)
+	if err != nil {
+		t.Fatalf("%s: %v", sc.Name, err)
+	}
+	return r
+}
+
+// Goal: every lesson's record is whole: it passes, its directives cover every event once and in
+// order, each event is in a lane the components list, has its narration line and a directive,
+// and the oracles' verdicts are there; the same run gives the same JSON and HTML bytes.
+func TestCourseRecords(t *testing.T) {
+	for _, sc := range scenarios.Course() {
+		r := runLesson(t, sc)
+		if !r.Passed || r.Failure != nil || len(r.Mismatches) > 0 {
+			t.Errorf("%s: passed=%v failure=%v mismatches=%v", sc.Name, r.Passed, r.Failure, r.Mismatches)
+		}
+		if int64(len(r.Events)) != r.Trace.Len || r.Trace.Hash == "" || len(r.Verdicts) == 0 {
+			t.Errorf("%s: %d events of a trace of %d, hash %q, %d verdicts", sc.Name, len(r.Events), r.Trace.Len, r.Trace.Hash, len(r.Verdicts))
+		}
+		lanes := map[string]bool{}
+		for _, c := range r.Components {
+			lanes[c.ID] = true
+		}
+		next := 0
+		for i, d := range r.Directives {
+			if d.FirstEvent != next || d.EndEvent < d.FirstEvent {
+				t.Fatalf("%s: directive %d (%s) covers events [%d,%d), want it to start at %d", sc.Name, i, d.Pos, d.FirstEvent, d.EndEvent, next)
+			}
+			for j := d.FirstEvent; j < d.EndEvent; j++ {
+				if r.Events[j].Directive != i {
+					t.Fatalf("%s: event %d names directive %d, it ran in %d", sc.Name, j, r.Events[j].Directive, i)
+				}
+			}
+			next = d.EndEvent
+		}
+		if next != len(r.Events) {
+			t.Errorf("%s: the directives cover %d of %d events", sc.Name, next, len(r.Events))
+		}
+		for _, e := range r.Events {
+			if !lanes[e.Lane] || e.Text == "" || !strings.Contains(e.Text, e.Actor+": "+e.Kind) {
+				t.Fatalf("%s: event %d in lane %q with text %q", sc.Name, e.Seq, e.Lane, e.Text)
+			}
+		}
+		if err := CheckStages(r.Scenario.Pipeline); err != nil {
+			t.Error(err)
+		}
+	}
+	sc, _ := scenarios.Lookup("12")
+	var j1, j2, h1, h2 bytes.Buffer
+	r1, r2 := runLesson(t, sc), runLesson(t, sc)
+	for _, err := range []error{r1.WriteJSON(&j1), r2.WriteJSON(&j2), r1.WriteHTML(&h1), r2.WriteHTML(&h2)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(j1.Bytes(), j2.Bytes()) || !bytes.Equal(h1.Bytes(), h2.Bytes()) {
+		t.Error("two runs of 12 gave different JSON or HTML")
+	}
+}
+
+// Goal: the lanes follow the run's topology: each informer's parts, each handler, each
+// workqueue and its workers, with client-go's names, and a DeltaFIFO informer's queue is called
+// one.
+func TestLanes(t *testing.T) {
+	sc, _ := scenarios.Lookup("23-workqueue")
+	r := runLesson(t, sc)
+	roles := map[string]string{}
+	for _, c := range r.Components {
+		roles[c.ID] = c.Role
+	}
+	for id, role := range map[string]string{"apiserver": "apiserver", "inf1/reflector": "reflector", "inf1/network": "network",
+		"inf1/queue": "queue", "inf1/cache": "cache", "inf1/processor": "processor", "inf1/q": "handler", "q": "workqueue", "q/w1": "worker"} {
+		if roles[id] != role {
+			t.Errorf("lane %s has role %q, want %q (lanes %v)", id, roles[id], role, roles)
+		}
+	}
+	sc, _ = scenarios.Lookup("12")
+	r = runLesson(t, sc)
+	var labels []string
+	for _, c := range r.Components {
+		labels = append(labels, c.Label)
+	}
+	if !slices.Contains(labels, "delta · DeltaFIFO") || !slices.Contains(labels, "real · RealFIFO") {
+		t.Errorf("lesson 12's lanes do not name its queues: %q", labels)
+	}
+}
+
+// Goal: a failing run's record says which oracle failed, when, and is not passed; its page
+// says so.
+func TestFailingRun(t *testing.T) {
+	b, err := os.ReadFile("testdata/mutating-handler.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := scenarios.NewScenario("mutating-handler", string(b))
+	res, err := scenarios.Run(sc.Name, sc.Text, scenarios.Options{Name: sc.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := FromResult(sc, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Passed || r.Failure == nil || r.Failure.Oracle != "read-only-objects" || r.Failure.TimeNS == 0 {
+		t.Fatalf("passed=%v failure=%+v", r.Passed, r.Failure)
+	}
+	bad := 0
+	for _, v := range r.Verdicts {
+		if !v.OK {
+			bad++
+		}
+	}
+	if bad != 1 {
+		t.Errorf("%d verdicts violated, want 1: %+v", bad, r.Verdicts)
+	}
+	var h bytes.Buffer
+	if err := r.WriteHTML(&h); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(h.String(), "oracle read-only-objects violated") {
+		t.Error("the page does not say which oracle was violated")
+	}
+}
+
+// Goal: fields get their types; a value that does not fit its key's type is an error.
+func TestTypedFields(t *testing.T) {
+	rv := int64(3)
+	for _, c := range []struct {
+		key, val string
+		want     any
+	}{
+		{"rv", "4", int64(4)}, {"rv", "2->4", RVChange{From: 2, To: 4}}, {"rv", "", ""},
+		{"init", "true", true}, {"to", "-", []string{}}, {"to", "a,b", []string{"a", "b"}},
+		{"timeout", "8m48s", "8m48s"}, {"obj", "tomb(default/b@3)", ObjectRef{Key: "default/b", RV: &rv, Tombstone: true}},
+		{"reason", "Expired", "Expired"},
+	} {
+		got, err := typedValue(c.key, c.val)
+		if err != nil {
+			t.Errorf("%s=%q: %v", c.key, c.val, err)
+			continue
+		}
+		if d := cmp.Diff(c.want, got); d != "" {
+			t.Errorf("%s=%q (-want +got):\n%s", c.key, c.val, d)
+		}
+	}
+	for _, c := range [][2]string{{"rv", "x"}, {"n", "1.5"}, {"init", "yes"}, {"timeout", "5"}, {"obj", "a/b/c"}, {"obj", "tomb(a"}, {"obj", "a@x"}} {
+		if v, err := typedValue(c[0], c[1]); err == nil {
+			t.Errorf("%s=%q was accepted as %v", c[0], c[1], v)
+		}
+	}
+	if r, err := parseObjectRef("pods/default/a", true); err != nil || r.Key != "default/a" || r.Resource != "pods" {
+		t.Errorf("pods/default/a: %+v %v", r, err)
+	}
+}
