@@ -4,7 +4,7 @@ GO ?= go
 RACE_PKGS ?= ./informer/... ./fakeapi/...
 SEED ?= 1
 
-.PHONY: all test test-unit test-race test-nested verify demo bench sim fuzz fuzz-rest fuzz-scenarios rewrite compare
+.PHONY: all test test-unit test-race test-nested verify demo course bench sim fuzz fuzz-rest fuzz-scenarios rewrite compare
 
 all: test
 
@@ -40,6 +40,12 @@ verify:
 SCENARIO ?= 24-controller
 demo:
 	$(GO) run ./cmd/informersim explain $(SCENARIO)
+
+## course: the course as a site in COURSE_DIR: one page per lesson (concept, pipeline, timeline,
+## narrated run) and an index.
+COURSE_DIR ?= course-site
+course:
+	$(GO) run ./cmd/informersim course --html $(COURSE_DIR)
 
 ## sim: run the demo's scenario for a chosen seed, e.g. make sim SEED=42.
 sim:
