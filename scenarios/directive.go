@@ -24,8 +24,8 @@ type Directive struct {
 	Args []datadriven.CmdArg
 	// Input is the text under the directive, before "----"; most directives take none.
 	Input string
-	// Op is set for the directives that are world ops (create, update, patch, delete,
-	// close-watches, compact, fail-next): the op world.Parse read from the line.
+	// Op is set for the directives that are world ops (every world.OpKind but sleep: the
+	// writes and the faults): the op world.Parse read from the line.
 	Op *world.Op
 }
 
@@ -61,7 +61,17 @@ type directiveSpec struct {
 	help  string
 }
 
-var opDirectives = []string{"create", "update", "patch", "delete", "close-watches", "compact", "fail-next"}
+// opDirectives are the directives that are world ops: every kind but sleep (a scenario moves
+// time with run). A new kind of op is a new directive without a change here.
+var opDirectives = func() []string {
+	var names []string
+	for _, k := range world.OpKinds() {
+		if k != world.OpSleep {
+			names = append(names, k.String())
+		}
+	}
+	return names
+}()
 
 // specs lists every directive of the language, in the order the package documentation gives them.
 var specs = func() map[string]*directiveSpec {
@@ -85,10 +95,10 @@ var specs = func() map[string]*directiveSpec {
 	add(&directiveSpec{name: "legend", help: "print the legend of the narration"})
 	add(&directiveSpec{name: "caption", text: true, help: "a caption between phases: the words after the directive"})
 
-	// Objects: the world's ops.
+	// Objects and faults: the world's ops.
 	for _, name := range opDirectives {
 		add(&directiveSpec{name: name, op: true, input: name == "create" || name == "update",
-			help: "a world op (world.Parse syntax); create and update take optional content JSON as input"})
+			help: "a world op (world.Parse syntax: a write or a fault); create and update take optional content JSON as input"})
 	}
 
 	add(&directiveSpec{name: "populate", args: []argSpec{req(num("n")), str("prefix"), str("ns"), str("label")},
@@ -122,18 +132,6 @@ var specs = func() map[string]*directiveSpec {
 	add(&directiveSpec{name: "controller", help: "a controller: handler, workqueue, workers reconciling pods into configmaps", args: []argSpec{
 		req(str("name")), req(str("informer")), num("workers"), dur("work"),
 	}})
-
-	// Faults beyond the ops.
-	add(&directiveSpec{name: "burn-revisions", args: []argSpec{req(num("n"))}, help: "consume revisions without writing"})
-	add(&directiveSpec{name: "slow-consumer", args: []argSpec{str("informer")},
-		help: "cut the open watches (of one informer) off as slow consumers"})
-	add(&directiveSpec{name: "trigger-bookmarks", help: "send a bookmark on every watch that allows them"})
-	add(&directiveSpec{name: "lag-replica", args: []argSpec{req(num("replica")), req(dur("by"))}, help: "make a replica's watch cache lag"})
-	add(&directiveSpec{name: "freeze-replica", args: []argSpec{req(num("replica"))}, help: "freeze a replica's watch cache"})
-	add(&directiveSpec{name: "resume-replica", args: []argSpec{req(num("replica"))}, help: "unfreeze a replica"})
-	add(&directiveSpec{name: "reinit-replica", args: []argSpec{req(num("replica")), dur("not-ready")},
-		help: "reinitialise a replica's watch cache (closes its watches, drops history)"})
-	add(&directiveSpec{name: "route-next", args: []argSpec{req(num("replica"))}, help: "send the next list or watch to a replica"})
 
 	// Time and scheduling.
 	add(&directiveSpec{name: "run", help: "run the simulation", args: []argSpec{

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/scenarios"
+	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
 )
 
@@ -43,20 +45,42 @@ func TestDirectivesRoundTrip(t *testing.T) {
 
 // Goal: a generated run written out as a scenario file runs again and issues the same ops, and
 // the file runs identically twice (same narration, same hash); the writer's file parses back.
+// Twice: with the historical disruptions, and with every kind a generator can draw (every fault
+// kind, on three replicas), so a written file holds every kind of op.
 func TestGeneratedRunWrittenOut(t *testing.T) {
-	w, err := world.New(7, world.Config{})
+	var every []world.OpKind
+	for _, k := range world.OpKinds() {
+		if k.Fault() || k == world.OpPatch {
+			every = append(every, k)
+		}
+	}
+	t.Run("disruptions", func(t *testing.T) { testGeneratedRunWrittenOut(t, 40, 1, nil) })
+	t.Run("every-kind", func(t *testing.T) { testGeneratedRunWrittenOut(t, 600, 3, every) })
+}
+
+func testGeneratedRunWrittenOut(t *testing.T, ops, replicas int, kinds []world.OpKind) {
+	w, err := world.NewFromConfig(sim.Config{Seed: 7}, fakeapi.Config{Replicas: replicas}, world.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen, err := w.Generate(world.GenConfig{Ops: 40, Disruptions: true})
+	gen, err := w.Generate(world.GenConfig{Ops: ops, Disruptions: true, Kinds: kinds})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Sim().RunUntil(gen.Done, time.Hour); err != nil {
 		t.Fatal(err)
 	}
+	drawn := map[world.OpKind]bool{}
+	for _, g := range gen.Ops() {
+		drawn[g.Op.Kind] = true
+	}
+	for _, k := range kinds {
+		if !drawn[k] {
+			t.Fatalf("the generator drew no %s op: the written file would not hold every kind", k)
+		}
+	}
 	head := []scenarios.Directive{}
-	for _, l := range []string{"world seed=7", "informer name=inf1 ns=default", "handler informer=inf1 name=h1", "start informer=inf1"} {
+	for _, l := range []string{fmt.Sprintf("world seed=7 replicas=%d", replicas), "informer name=inf1 ns=default", "handler informer=inf1 name=h1", "start informer=inf1"} {
 		d, err := scenarios.ParseDirective(l, "")
 		if err != nil {
 			t.Fatal(err)

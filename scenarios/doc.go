@@ -54,7 +54,8 @@
 //	workqueue name=q informer=inf1 workers=2 work=100ms fail=2
 //	controller name=c informer=inf1 workers=2 work=10ms    (one ConfigMap per pod, checked)
 //
-// Faults (the world's ops, then the apiserver's other knobs):
+// Faults, world ops too (world.Parse reads the line; a generator can draw each, see
+// world.GenConfig.Kinds):
 //
 //	close-watches [code=410|500|429]   compact   fail-next verb=list|watch code=410|429|500|504
 //	burn-revisions n=100   slow-consumer [informer=inf1]   trigger-bookmarks

@@ -355,19 +355,6 @@ func (e *Env) dispatch(d Directive, add func(string, ...any)) error {
 		return e.addWorkQueue(d, add)
 	case "populate":
 		return e.populate(d, add)
-	case "burn-revisions":
-		n := d.num("n", 0)
-		e.w.Sim().Emit("apiserver", "burn-revisions", sim.FInt("n", int64(n)))
-		e.w.Server().BurnRevisions(uint64(n))
-		e.w.Settle()
-	case "slow-consumer":
-		return e.slowConsumer(d, add)
-	case "trigger-bookmarks":
-		e.w.Sim().Emit("apiserver", "trigger-bookmarks")
-		e.w.Server().TriggerBookmarks()
-		e.w.Settle()
-	case "lag-replica", "freeze-replica", "resume-replica", "reinit-replica", "route-next":
-		return e.replica(d)
 	case "run":
 		return e.run(d, add)
 	case "generate":
@@ -698,70 +685,10 @@ func rvOf(obj any) string {
 	return m.GetResourceVersion()
 }
 
-func (e *Env) slowConsumer(d Directive, add func(string, ...any)) error {
-	srv := e.w.Server()
-	ids := srv.Watchers()
-	if name, ok := d.arg("informer"); ok {
-		if _, err := e.informer(d); err != nil {
-			return err
-		}
-		mine := map[uint64]bool{}
-		for _, r := range srv.Requests() {
-			if r.Verb == fakeapi.VerbWatch && r.WatchID != 0 && clientMatches(r.Client, name) {
-				mine[r.WatchID] = true
-			}
-		}
-		ids = slices.DeleteFunc(ids, func(id uint64) bool { return !mine[id] })
-	}
-	e.w.Sim().Emit("apiserver", "slow-consumer", sim.FInt("watches", int64(len(ids))))
-	for _, id := range ids {
-		if err := srv.CloseSlowConsumer(id); err != nil {
-			add("error: %v", err)
-		}
-	}
-	e.w.Settle()
-	return nil
-}
-
 // clientMatches says whether a request's client name is the informer's: the world names the
 // ListerWatcher after the informer.
 func clientMatches(client, informerName string) bool {
 	return client == informerName || strings.HasSuffix(client, "/"+informerName) || strings.HasPrefix(client, informerName+"/")
-}
-
-func (e *Env) replica(d Directive) error {
-	srv := e.w.Server()
-	i := d.num("replica", 0)
-	if i >= srv.Replicas() {
-		return fmt.Errorf("replica=%d: the apiserver has %d replicas (world replicas=N)", i, srv.Replicas())
-	}
-	s := e.w.Sim()
-	// The index was checked above, so the server's methods cannot refuse it; their error is
-	// still passed on rather than dropped.
-	var err error
-	switch d.Cmd {
-	case "lag-replica":
-		s.Emit("apiserver", "lag-replica", sim.FInt("replica", int64(i)), sim.FDur("by", d.dur("by", 0)))
-		err = srv.SetReplicaLag(i, d.dur("by", 0))
-	case "freeze-replica":
-		at, _ := srv.ReplicaRevision(i)
-		s.Emit("apiserver", "freeze-replica", sim.FInt("replica", int64(i)), sim.FInt("at", int64(at)))
-		err = srv.FreezeReplica(i)
-	case "resume-replica":
-		s.Emit("apiserver", "resume-replica", sim.FInt("replica", int64(i)))
-		err = srv.ResumeReplica(i)
-	case "reinit-replica":
-		s.Emit("apiserver", "reinit-replica", sim.FInt("replica", int64(i)), sim.FDur("not-ready", d.dur("not-ready", 0)))
-		err = srv.ReinitReplica(i, d.dur("not-ready", 0))
-	case "route-next":
-		s.Emit("apiserver", "route-next", sim.FInt("replica", int64(i)))
-		err = srv.RouteNext(i)
-	}
-	if err != nil {
-		return err
-	}
-	e.w.Settle()
-	return nil
 }
 
 const defaultBudget = time.Hour

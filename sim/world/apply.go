@@ -14,8 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/informersim/informersim/fakeapi"
-	"github.com/informersim/informersim/internal/invariant"
-	"github.com/informersim/informersim/sim"
 )
 
 // Apply performs op on the apiserver now and settles the world. Writes are narrated as actor
@@ -33,17 +31,21 @@ func (w *World) Apply(op Op) error {
 	return err
 }
 
-// check is everything the world can tell about op before running it: op.validate, and for a
-// write that the apiserver serves the resource and the namespace fits its scope. It returns the
-// op to run: op with its Content converted to unstructured's form in new maps (see Op.Content).
+// check is everything the world can tell about op before running it: op.validate, and what the
+// kind's row checks against the world (a write's resource is served and its namespace fits the
+// resource's scope, a replica exists, a named informer is the world's). It returns the op to
+// run: op with its Content converted to unstructured's form in new maps (see Op.Content).
 func (w *World) check(op Op) (Op, error) {
 	op, err := op.validate()
 	if err != nil {
 		return op, err
 	}
-	if op.Kind.write() {
-		if _, _, err := w.target(op); err != nil {
-			return op, err
+	if t := opRows[op.Kind].target; t != nil {
+		if err := t(w, op); err != nil {
+			if op.Kind.write() {
+				return op, err // target's errors name the op already
+			}
+			return op, fmt.Errorf("world: op %s: %w", op.Kind, err)
 		}
 	}
 	return op, nil
@@ -70,42 +72,6 @@ func (w *World) target(op Op) (fakeapi.Resource, string, error) {
 		ns = DefaultNamespace
 	}
 	return res, ns, nil
-}
-
-func (w *World) apply(op Op) error {
-	s := w.s
-	switch op.Kind {
-	case OpCreate, OpUpdate, OpPatch, OpDelete:
-		err := w.write(op)
-		if err != nil {
-			if cause := statusCause(err); cause != "" {
-				s.Emit("apiserver", "write-error", sim.F("op", op.String()), sim.F("err", err.Error()), sim.F("cause", cause))
-			} else {
-				s.Emit("apiserver", "write-error", sim.F("op", op.String()), sim.F("err", err.Error()))
-			}
-		}
-		return err
-	case OpCloseWatches:
-		var err error
-		if op.Code != 0 {
-			err = fakeapi.NewWatchError(op.Code)
-		}
-		s.Emit("apiserver", "close-watches", sim.FInt("watches", int64(len(w.srv.Watchers()))), sim.FInt("code", int64(op.Code)))
-		w.srv.CloseAllWatches(err)
-	case OpCompact:
-		rev := w.srv.Revision()
-		s.Emit("apiserver", "compact", sim.F("rv", fakeapi.FormatRV(rev)))
-		if err := w.srv.Compact(rev); err != nil {
-			return err
-		}
-	case OpFailNext:
-		s.Emit("apiserver", "fail-next", sim.F("verb", op.Verb.String()), sim.FInt("code", int64(op.Code)))
-		w.srv.FailNext(op.Verb, statusError(op.Code))
-	case OpSleep:
-	default:
-		invariant.Check(false, "world: apply: unvalidated op kind %v", op.Kind)
-	}
-	return nil
 }
 
 // write performs a write op through the apiserver's client API; the commit hook narrates it.

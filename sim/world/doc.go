@@ -48,9 +48,11 @@
 //
 // Ops: an Op is data. It creates, updates, patches or deletes any served resource (cluster-
 // scoped ones too) with full content (labels, annotations, finalizers, generateName, data or
-// spec), closes watches, compacts, fails the next request, or sleeps (in a Script). Its String
-// form parses back with Parse. Apply runs one now, Script schedules a list, Generate draws a
-// seeded random workload and records the ops it issued. Every write to the apiserver is
+// spec), sleeps (in a Script), or injects one of the apiserver's faults: close the watches,
+// compact, fail the next request, burn revisions, cut slow consumers off, send bookmarks, lag,
+// freeze, resume or reinitialise a replica, route the next request to one. Its String form
+// parses back with Parse. Apply runs one now, Script schedules a list, Generate draws a seeded
+// random workload (of every kind with GenConfig.Kinds) and records the ops it issued. Every write to the apiserver is
 // narrated, whoever made it: an op, a test, a handler or an actor through the server's client
 // API.
 //

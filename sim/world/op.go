@@ -4,7 +4,6 @@ import (
 	"encoding"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -19,50 +18,8 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/internal/invariant"
 )
-
-// OpKind is the kind of a workload operation.
-type OpKind int
-
-// The workload operations: writes (create, update, patch, delete), faults (close-watches,
-// compact, fail-next) and time (sleep).
-const (
-	// OpCreate creates an object from the Op's metadata (Name or GenerateName, Labels,
-	// Annotations, Finalizers) and Content.
-	OpCreate OpKind = iota + 1
-	// OpUpdate reads Name and writes it back with Labels and Annotations merged in, Finalizers
-	// replacing its finalizers when not nil, each Content field replacing the object's, and its
-	// "sim/gen" annotation bumped, so that every update is a real change with a new
-	// resourceVersion.
-	OpUpdate
-	// OpPatch patches Name with Patch, of PatchType.
-	OpPatch
-	// OpDelete deletes Name. Finalizers or a pod's grace period make it a MODIFIED first
-	// (fakeapi.md §5.3).
-	OpDelete
-	// OpCloseWatches ends every open watch: cleanly when Code is 0, else with an ERROR event of
-	// that HTTP code (410 makes the Reflector relist, informer.md §7.7).
-	OpCloseWatches
-	// OpCompact compacts the apiserver's history to its current revision (fakeapi.md §6 F-1):
-	// re-watching from an older resourceVersion then gets 410.
-	OpCompact
-	// OpFailNext makes the next request of Verb fail with HTTP Code (429, 500, 410...).
-	OpFailNext
-	// OpSleep only moves a Script's time forward by Duration.
-	OpSleep
-)
-
-var opKindNames = [...]string{OpCreate: "create", OpUpdate: "update", OpPatch: "patch", OpDelete: "delete",
-	OpCloseWatches: "close-watches", OpCompact: "compact", OpFailNext: "fail-next", OpSleep: "sleep"}
-
-func (k OpKind) String() string {
-	if k > 0 && int(k) < len(opKindNames) {
-		return opKindNames[k]
-	}
-	return "OpKind(" + strconv.Itoa(int(k)) + ")"
-}
-
-func (k OpKind) write() bool { return k >= OpCreate && k <= OpDelete }
 
 // Op is one workload operation on the world's apiserver, as data: it can be built, printed
 // (String), parsed back (Parse), scripted, generated and recorded.
@@ -111,8 +68,16 @@ type Op struct {
 	Code int32
 	// Verb is the request OpFailNext fails.
 	Verb fakeapi.Verb
-	// Duration is OpSleep's; it must not be negative.
+	// Duration is how long OpSleep sleeps, OpLagReplica's lag ("by" in the text form) and how
+	// long OpReinitReplica's replica stays not ready ("not-ready"); it must not be negative.
 	Duration time.Duration
+	// Replica is the apiserver replica of the replica faults (OpLagReplica to OpRouteNext),
+	// from 0.
+	Replica int
+	// Count is how many revisions OpBurnRevisions consumes ("n" in the text form).
+	Count int
+	// Informer names the informer whose watches OpSlowConsumer cuts off ("" for every watch).
+	Informer string
 }
 
 // validate checks what the world itself can tell is wrong with op: an unknown kind, a field the
@@ -132,73 +97,260 @@ func (op Op) validate() (Op, error) {
 	return op, nil
 }
 
-// validateFields is validate but for the conversion of Content's values.
+// validateFields is validate but for the conversion of Content's values: every field the
+// kind does not take is zero, and the kind's own check passes.
 func (op Op) validateFields() error {
-	errorCode := func(c int32) bool { return c >= 400 && c <= 599 }
-	fail := func(format string, a ...any) error {
-		return fmt.Errorf("world: op %s: "+format, append([]any{op.Kind}, a...)...)
+	if !op.Kind.valid() {
+		return fmt.Errorf("world: unknown op kind %v (want one of: %s)", op.Kind, strings.Join(kindNames(), ", "))
 	}
-	if op.Kind < OpCreate || op.Kind > OpSleep {
-		return fmt.Errorf("world: unknown op kind %v (want one of OpCreate to OpSleep: %s)", op.Kind, strings.Join(opKindNames[1:], ", "))
-	}
-	if !op.Kind.write() {
-		if op.Name != "" || op.Namespace != "" || !op.Resource.Empty() || op.GenerateName != "" || len(op.Labels) > 0 ||
-			len(op.Annotations) > 0 || op.Finalizers != nil || op.Content != nil {
-			return fail("object fields (Resource, Namespace, Name, metadata, Content) are only for writes")
+	row := &opRows[op.Kind]
+	for f := opField(0); f < numOpFields; f++ {
+		if !f.zero(&op) && row.arg(f) == nil {
+			return fmt.Errorf("world: op %s: %s", op.Kind, fieldNotFor(op.Kind, f))
 		}
 	}
-	switch {
-	case op.Kind == OpPatch && (len(op.Labels) > 0 || len(op.Annotations) > 0 || op.Finalizers != nil || op.Content != nil):
-		return fail("Labels, Annotations, Finalizers and Content are for create and update; a patch says its changes in Patch")
-	case op.Kind == OpDelete && (op.Finalizers != nil || op.Content != nil):
-		return fail("Finalizers and Content are for create and update; a delete only names its object")
-	}
-	if op.Kind != OpPatch && (op.PatchType != "" || op.Patch != "") {
-		return fail("PatchType and Patch are only for patch")
-	}
-	if op.Kind != OpCreate && op.GenerateName != "" {
-		return fail("GenerateName is only for create")
-	}
-	if op.Kind != OpCloseWatches && op.Kind != OpFailNext && op.Code != 0 {
-		return fail("Code is only for close-watches and fail-next")
-	}
-	if op.Kind != OpFailNext && op.Verb != 0 {
-		return fail("Verb is only for fail-next")
-	}
-	if op.Kind != OpSleep && op.Duration != 0 {
-		return fail("Duration is only for sleep")
-	}
-	switch op.Kind {
-	case OpCreate, OpUpdate, OpDelete:
-	case OpPatch:
-		if _, ok := patchNames[op.PatchType]; !ok {
-			return fail("unknown PatchType %q", op.PatchType)
-		}
-		if op.Patch == "" {
-			return fail("empty Patch")
-		}
-	case OpCompact:
-	case OpCloseWatches:
-		if op.Code != 0 && !errorCode(op.Code) {
-			return fail("Code must be 0 (a clean close) or an HTTP error code, 400 to 599")
-		}
-	case OpFailNext:
-		if op.Verb < fakeapi.VerbCreate || op.Verb > fakeapi.VerbWatch || !errorCode(op.Code) {
-			return fail("needs a Verb (fakeapi.VerbCreate to VerbWatch) and an HTTP error Code, 400 to 599")
-		}
-	case OpSleep:
-		if op.Duration < 0 {
-			return fail("negative Duration")
-		}
-	default:
-		return fmt.Errorf("world: unknown op kind %v", op.Kind)
-	}
-	for _, k := range []string{"apiVersion", "kind", "metadata"} {
-		if _, ok := op.Content[k]; ok {
-			return fail("Content must not hold %q: the op's other fields say it", k)
+	if row.check != nil {
+		if err := row.check(op); err != nil {
+			return fmt.Errorf("world: op %s: %w", op.Kind, err)
 		}
 	}
 	return nil
+}
+
+func kindNames() []string {
+	names := make([]string, 0, numOpKinds-1)
+	for _, k := range OpKinds() {
+		names = append(names, k.String())
+	}
+	return names
+}
+
+// fieldNotFor says why kind cannot take field f.
+func fieldNotFor(kind OpKind, f opField) string {
+	switch {
+	case !kind.write() && f.object():
+		return "object fields (Resource, Namespace, Name, metadata, Content) are only for writes"
+	case kind == OpPatch && (f == fieldLabels || f == fieldAnnotations || f == fieldFinalizers || f == fieldContent):
+		return "Labels, Annotations, Finalizers and Content are for create and update; a patch says its changes in Patch"
+	case kind == OpDelete && (f == fieldFinalizers || f == fieldContent):
+		return "Finalizers and Content are for create and update; a delete only names its object"
+	}
+	return opFieldNames[f] + " is only for " + kindsTaking(f)
+}
+
+func (r *opRow) arg(f opField) *opArg {
+	for i := range r.args {
+		if r.args[i].field == f {
+			return &r.args[i]
+		}
+	}
+	return nil
+}
+
+// opField is one field of Op, as the text form reads and writes it.
+type opField int
+
+const (
+	fieldResource opField = iota
+	fieldNamespace
+	fieldName
+	fieldGenerateName
+	fieldLabels
+	fieldAnnotations
+	fieldFinalizers
+	fieldContent
+	fieldPatchType
+	fieldPatch
+	fieldVerb
+	fieldCode
+	fieldDuration
+	fieldReplica
+	fieldCount
+	fieldInformer
+	numOpFields
+)
+
+var opFieldNames = [numOpFields]string{"Resource", "Namespace", "Name", "GenerateName", "Labels", "Annotations",
+	"Finalizers", "Content", "PatchType", "Patch", "Verb", "Code", "Duration", "Replica", "Count", "Informer"}
+
+// object reports whether f describes the object a write writes.
+func (f opField) object() bool { return f <= fieldContent }
+
+// prefix reports whether f is a map written as one key=value field per entry, under keys that
+// begin with the arg's key ("label:app=web").
+func (f opField) prefix() bool { return f == fieldLabels || f == fieldAnnotations }
+
+func (f opField) zero(op *Op) bool {
+	switch f {
+	case fieldResource:
+		return op.Resource.Empty()
+	case fieldNamespace:
+		return op.Namespace == ""
+	case fieldName:
+		return op.Name == ""
+	case fieldGenerateName:
+		return op.GenerateName == ""
+	case fieldLabels:
+		return len(op.Labels) == 0
+	case fieldAnnotations:
+		return len(op.Annotations) == 0
+	case fieldFinalizers:
+		return op.Finalizers == nil
+	case fieldContent:
+		return op.Content == nil
+	case fieldPatchType:
+		return op.PatchType == ""
+	case fieldPatch:
+		return op.Patch == ""
+	case fieldVerb:
+		return op.Verb == 0
+	case fieldCode:
+		return op.Code == 0
+	case fieldDuration:
+		return op.Duration == 0
+	case fieldReplica:
+		return op.Replica == 0
+	case fieldCount:
+		return op.Count == 0
+	case fieldInformer:
+		return op.Informer == ""
+	}
+	invariant.Check(false, "world: unknown op field %d", int(f))
+	return true
+}
+
+// format writes f's value under key with field(key, value): a map one field per entry, in key
+// order (never map order in output, style.md rule 9).
+func (f opField) format(op *Op, key string, field func(k, v string)) {
+	switch f {
+	case fieldResource:
+		field(key, formatGVR(op.Resource))
+	case fieldNamespace:
+		field(key, op.Namespace)
+	case fieldName:
+		field(key, op.Name)
+	case fieldGenerateName:
+		field(key, op.GenerateName)
+	case fieldLabels, fieldAnnotations:
+		m := op.Labels
+		if f == fieldAnnotations {
+			m = op.Annotations
+		}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			field(key+k, m[k])
+		}
+	case fieldFinalizers:
+		field(key, strings.Join(op.Finalizers, ","))
+	case fieldContent:
+		j, err := json.Marshal(op.Content) // map keys sorted by encoding/json
+		if err != nil {
+			j = []byte(fmt.Sprintf("%q", err.Error()))
+		}
+		field(key, string(j))
+	case fieldPatchType:
+		pt, ok := patchNames[op.PatchType]
+		if !ok {
+			pt = string(op.PatchType)
+		}
+		field(key, pt)
+	case fieldPatch:
+		field(key, op.Patch)
+	case fieldVerb:
+		field(key, op.Verb.String())
+	case fieldCode:
+		field(key, strconv.Itoa(int(op.Code)))
+	case fieldDuration:
+		field(key, op.Duration.String())
+	case fieldReplica:
+		field(key, strconv.Itoa(op.Replica))
+	case fieldCount:
+		field(key, strconv.Itoa(op.Count))
+	case fieldInformer:
+		field(key, op.Informer)
+	}
+}
+
+// parse sets f from the text v; sub is the part of the key after the arg's key (a map entry's
+// own key).
+func (f opField) parse(op *Op, sub, v string) error {
+	var err error
+	switch f {
+	case fieldResource:
+		op.Resource, err = ParseResource(v)
+	case fieldNamespace:
+		op.Namespace = v
+	case fieldName:
+		op.Name = v
+	case fieldGenerateName:
+		op.GenerateName = v
+	case fieldLabels:
+		if op.Labels == nil {
+			op.Labels = map[string]string{}
+		}
+		op.Labels[sub] = v
+	case fieldAnnotations:
+		if op.Annotations == nil {
+			op.Annotations = map[string]string{}
+		}
+		op.Annotations[sub] = v
+	case fieldFinalizers:
+		op.Finalizers = []string{}
+		if v != "" {
+			op.Finalizers = strings.Split(v, ",")
+		}
+	case fieldContent:
+		op.Content = map[string]any{}
+		// apimachinery's decoder keeps integers as int64, as unstructured objects hold them.
+		err = utiljson.Unmarshal([]byte(v), &op.Content)
+	case fieldPatchType:
+		op.PatchType = types.PatchType(v)
+		for pt, name := range patchNames {
+			if name == v {
+				op.PatchType = pt
+			}
+		}
+	case fieldPatch:
+		op.Patch = v
+	case fieldVerb:
+		err = fmt.Errorf("unknown verb %q", v)
+		for vb := fakeapi.VerbCreate; vb <= fakeapi.VerbWatch; vb++ {
+			if vb.String() == v {
+				op.Verb, err = vb, nil
+			}
+		}
+	case fieldCode:
+		var c int64
+		c, err = strconv.ParseInt(v, 10, 32)
+		op.Code = int32(c)
+	case fieldDuration:
+		op.Duration, err = time.ParseDuration(v)
+	case fieldReplica:
+		op.Replica, err = strconv.Atoi(v)
+	case fieldCount:
+		op.Count, err = strconv.Atoi(v)
+	case fieldInformer:
+		op.Informer = v
+	}
+	return err
+}
+
+// argKeys maps every key of every kind's text form to its field, so that a field given to a
+// kind that does not take it is refused as such, not as unknown.
+// It is built by opkinds.go's init, after opRows.
+var argKeys map[string]opField
+
+// lookupArg finds the arg of row that reads key, and the part of key after a map's prefix.
+func (r *opRow) lookupArg(key string) (*opArg, string) {
+	for i := range r.args {
+		a := &r.args[i]
+		if a.field.prefix() && strings.HasPrefix(key, a.key) {
+			return a, strings.TrimPrefix(key, a.key)
+		}
+		if !a.field.prefix() && key == a.key {
+			return a, ""
+		}
+	}
+	return nil, ""
 }
 
 // maxContentDepth bounds how deeply Content may nest (the apiserver's own bound, which also
@@ -433,72 +585,29 @@ var patchNames = map[types.PatchType]string{
 //	patch name=a patchType=merge patch="{\"metadata\":{\"labels\":{\"v\":\"2\"}}}"
 //	close-watches code=410
 //	fail-next verb=watch code=500
+//	lag-replica replica=1 by=30s
 //	sleep duration=1s
 //
-// Fields at their zero value are left out (the world's defaults then apply); labels and
-// annotations print in key order; values with spaces, quotes or '=' are Go-quoted.
+// The fields are those of the kind, in its order; a field at its zero value is left out (the
+// world's defaults then apply) unless the kind requires it; labels and annotations print in key
+// order; values with spaces, quotes or '=' are Go-quoted. A field the kind does not take is not
+// printed (such an op is invalid).
 func (op Op) String() string {
 	var b strings.Builder
 	b.WriteString(op.Kind.String())
+	if !op.Kind.valid() {
+		return b.String()
+	}
 	field := func(k, v string) {
 		b.WriteByte(' ')
 		b.WriteString(k)
 		b.WriteByte('=')
 		b.WriteString(quoteValue(v))
 	}
-	if !op.Resource.Empty() {
-		field("resource", formatGVR(op.Resource))
-	}
-	if op.Namespace != "" {
-		field("ns", op.Namespace)
-	}
-	if op.Name != "" {
-		field("name", op.Name)
-	}
-	if op.GenerateName != "" {
-		field("generateName", op.GenerateName)
-	}
-	for _, m := range []struct {
-		prefix string
-		m      map[string]string
-	}{{"label:", op.Labels}, {"annotation:", op.Annotations}} {
-		keys := make([]string, 0, len(m.m))
-		for k := range m.m {
-			keys = append(keys, k)
+	for _, a := range opRows[op.Kind].args {
+		if a.required || !a.field.zero(&op) {
+			a.field.format(&op, a.key, field)
 		}
-		slices.Sort(keys) // never map order in output (style.md rule 9)
-		for _, k := range keys {
-			field(m.prefix+k, m.m[k])
-		}
-	}
-	if op.Finalizers != nil {
-		field("finalizers", strings.Join(op.Finalizers, ","))
-	}
-	if op.Content != nil {
-		j, err := json.Marshal(op.Content) // map keys sorted by encoding/json
-		if err != nil {
-			j = []byte(fmt.Sprintf("%q", err.Error()))
-		}
-		field("content", string(j))
-	}
-	if op.PatchType != "" {
-		pt, ok := patchNames[op.PatchType]
-		if !ok {
-			pt = string(op.PatchType)
-		}
-		field("patchType", pt)
-	}
-	if op.Patch != "" {
-		field("patch", op.Patch)
-	}
-	if op.Verb != 0 {
-		field("verb", op.Verb.String())
-	}
-	if op.Code != 0 {
-		field("code", strconv.Itoa(int(op.Code)))
-	}
-	if op.Duration != 0 {
-		field("duration", op.Duration.String())
 	}
 	return b.String()
 }
@@ -537,15 +646,15 @@ func Parse(s string) (Op, error) {
 	if len(fields) == 0 {
 		return op, fmt.Errorf("world: Parse %q: empty op", s)
 	}
-	for k := OpCreate; k <= OpSleep; k++ {
-		if k.String() == fields[0].key && fields[0].value == nil {
-			op.Kind = k
-		}
+	if fields[0].value == nil {
+		op.Kind, _ = ParseOpKind(fields[0].key)
 	}
 	if op.Kind == 0 {
 		return op, fmt.Errorf("world: Parse %q: unknown op kind %q", s, fields[0].key)
 	}
+	row := &opRows[op.Kind]
 	seen := map[string]bool{}
+	given := map[opField]bool{}
 	for _, f := range fields[1:] {
 		if f.value == nil {
 			return op, fmt.Errorf("world: Parse %q: field %q has no value", s, f.key)
@@ -554,63 +663,30 @@ func Parse(s string) (Op, error) {
 			return op, fmt.Errorf("world: Parse %q: field %q given twice", s, f.key)
 		}
 		seen[f.key] = true
-		v := *f.value
-		var err error
-		switch k := f.key; {
-		case k == "resource":
-			op.Resource, err = ParseResource(v)
-		case k == "ns":
-			op.Namespace = v
-		case k == "name":
-			op.Name = v
-		case k == "generateName":
-			op.GenerateName = v
-		case strings.HasPrefix(k, "label:"):
-			if op.Labels == nil {
-				op.Labels = map[string]string{}
-			}
-			op.Labels[strings.TrimPrefix(k, "label:")] = v
-		case strings.HasPrefix(k, "annotation:"):
-			if op.Annotations == nil {
-				op.Annotations = map[string]string{}
-			}
-			op.Annotations[strings.TrimPrefix(k, "annotation:")] = v
-		case k == "finalizers":
-			op.Finalizers = []string{}
-			if v != "" {
-				op.Finalizers = strings.Split(v, ",")
-			}
-		case k == "content":
-			op.Content = map[string]any{}
-			// apimachinery's decoder keeps integers as int64, as unstructured objects hold them.
-			err = utiljson.Unmarshal([]byte(v), &op.Content)
-		case k == "patchType":
-			op.PatchType = types.PatchType(v)
-			for pt, name := range patchNames {
-				if name == v {
-					op.PatchType = pt
+		a, sub := row.lookupArg(f.key)
+		if a == nil {
+			field, known := argKeys[f.key]
+			for _, prefix := range []string{"label:", "annotation:"} {
+				if strings.HasPrefix(f.key, prefix) {
+					field, known = argKeys[prefix]
 				}
 			}
-		case k == "patch":
-			op.Patch = v
-		case k == "verb":
-			err = fmt.Errorf("unknown verb %q", v)
-			for vb := fakeapi.VerbCreate; vb <= fakeapi.VerbWatch; vb++ {
-				if vb.String() == v {
-					op.Verb, err = vb, nil
-				}
+			if known && row.arg(field) != nil {
+				return op, fmt.Errorf("world: Parse %q: field %q: %s takes its %s as %s=", s, f.key, op.Kind, opFieldNames[field], row.arg(field).key)
 			}
-		case k == "code":
-			var c int64
-			c, err = strconv.ParseInt(v, 10, 32)
-			op.Code = int32(c)
-		case k == "duration":
-			op.Duration, err = time.ParseDuration(v)
-		default:
-			err = errors.New("unknown field")
+			if known {
+				return op, fmt.Errorf("world: Parse %q: field %q: %s", s, f.key, fieldNotFor(op.Kind, field))
+			}
+			return op, fmt.Errorf("world: Parse %q: field %q: unknown field", s, f.key)
 		}
-		if err != nil {
+		given[a.field] = true
+		if err := a.field.parse(&op, sub, *f.value); err != nil {
 			return op, fmt.Errorf("world: Parse %q: field %q: %w", s, f.key, err)
+		}
+	}
+	for _, a := range row.args {
+		if a.required && !given[a.field] {
+			return op, fmt.Errorf("world: Parse %q: %s needs field %s=", s, op.Kind, a.key)
 		}
 	}
 	return op.validate()
@@ -629,14 +705,14 @@ func ParseResource(v string) (schema.GroupVersionResource, error) {
 	return schema.GroupVersionResource{}, fmt.Errorf("want version/resource or group/version/resource, got %q", v)
 }
 
-type opField struct {
+type textField struct {
 	key   string
 	value *string // nil for a bare word (the kind)
 }
 
 // splitFields splits s at spaces into key=value fields, reading Go-quoted values.
-func splitFields(s string) ([]opField, error) {
-	var out []opField
+func splitFields(s string) ([]textField, error) {
+	var out []textField
 	for {
 		s = strings.TrimLeft(s, " ")
 		if s == "" {
@@ -647,7 +723,7 @@ func splitFields(s string) ([]opField, error) {
 			if end < 0 {
 				end = len(s)
 			}
-			out = append(out, opField{key: s[:end]})
+			out = append(out, textField{key: s[:end]})
 			s = s[end:]
 			continue
 		}
@@ -671,6 +747,6 @@ func splitFields(s string) ([]opField, error) {
 			}
 			v, s = s[:sp], s[sp:]
 		}
-		out = append(out, opField{key: key, value: &v})
+		out = append(out, textField{key: key, value: &v})
 	}
 }

@@ -31,7 +31,8 @@ func randomOp(r *rand.Rand) Op {
 		return words[r.IntN(len(words))]
 	}
 	name := func() string { return []string{"a", "b-1", "cold-3", "x.y"}[r.IntN(4)] }
-	kind := OpKind(1 + r.IntN(int(OpSleep)))
+	kinds := OpKinds()
+	kind := kinds[r.IntN(len(kinds))]
 	op := Op{Kind: kind}
 	switch kind {
 	case OpCreate, OpUpdate, OpPatch, OpDelete:
@@ -88,6 +89,19 @@ func randomOp(r *rand.Rand) Op {
 		op.Code = []int32{429, 500, 410, 599, 400}[r.IntN(5)]
 	case OpSleep:
 		op.Duration = time.Duration(r.Int64N(int64(time.Hour)))
+	case OpBurnRevisions:
+		op.Count = r.IntN(3) * r.IntN(1000)
+	case OpSlowConsumer:
+		if r.IntN(2) == 0 {
+			op.Informer = name()
+		}
+	case OpLagReplica, OpReinitReplica:
+		op.Replica = r.IntN(3)
+		if r.IntN(3) != 0 {
+			op.Duration = time.Duration(r.Int64N(int64(time.Minute)))
+		}
+	case OpFreezeReplica, OpResumeReplica, OpRouteNext:
+		op.Replica = r.IntN(3)
 	}
 	return op
 }
@@ -114,7 +128,7 @@ func TestOpStringParsesBack(t *testing.T) {
 			t.Fatalf("op %d: Parse(op.String()) != op\n string: %s\n    got: %#v\n   want: %#v", i, s, got, op)
 		}
 	}
-	for k := OpCreate; k <= OpSleep; k++ {
+	for _, k := range OpKinds() {
 		if kinds[k] == 0 {
 			t.Errorf("no %s op drawn", k)
 		}
@@ -140,6 +154,14 @@ func TestParseRefusesBadInput(t *testing.T) {
 		{"patch name=a patchType=merge", "empty Patch"},
 		{"patch name=a patchType=yaml patch=x", `unknown PatchType "yaml"`},
 		{"compact name=a", "only for writes"},
+		{"lag-replica by=1s", "needs field replica="},
+		{"lag-replica replica=0", "needs field by="},
+		{"lag-replica replica=-1 by=1s", "negative Replica"},
+		{"reinit-replica replica=0 not-ready=-1s", "negative Duration"},
+		{"burn-revisions n=-3", "negative Count"},
+		{"sleep by=1s", "sleep takes its Duration as duration="},
+		{"route-next replica=1 code=410", "Code is only for close-watches and fail-next"},
+		{"slow-consumer informer=a/b", "invalid Informer name"},
 		{"create name=a code=410", "Code is only"},
 		{`patch name=a label:x=y patchType=merge patch="{}"`, "a patch says its changes in Patch"},
 		{`patch name=a content="{}" patchType=merge patch="{}"`, "a patch says its changes in Patch"},
@@ -435,7 +457,7 @@ func TestApplyRefusesFieldsItsKindDrops(t *testing.T) {
 		op   Op
 		want string
 	}{
-		{Op{Name: "a"}, "world: unknown op kind OpKind(0) (want one of OpCreate to OpSleep: create, update, patch, delete, close-watches, compact, fail-next, sleep)"},
+		{Op{Name: "a"}, "world: unknown op kind OpKind(0) (want one of: create, update, patch, delete, close-watches, compact, fail-next, sleep, burn-revisions"},
 		{Op{Kind: 42}, "world: unknown op kind OpKind(42)"},
 		{merge(Op{Kind: OpPatch, Name: "a", Labels: map[string]string{"x": "y"}}), "world: op patch: Labels, Annotations, Finalizers and Content are for create and update; a patch says its changes in Patch"},
 		{merge(Op{Kind: OpPatch, Name: "a", Annotations: map[string]string{"x": "y"}}), "a patch says its changes in Patch"},

@@ -96,8 +96,14 @@ type GenConfig struct {
 	// HotNames and ColdNames size the object-name pools: three quarters of the ops pick a hot
 	// name, so the same objects churn (style rule 11). Zero means 3 and 5.
 	HotNames, ColdNames int
-	// Disruptions adds watch closes (clean and 410) and compactions to the mix, one op in ten.
+	// Disruptions makes one op in ten a disruption, drawn from the "workload" stream: a watch
+	// close (clean or 410) or a compaction, or one of Kinds.
 	Disruptions bool
+	// Kinds, if not nil, are the kinds a disruption draws from, each as likely as its share of
+	// the list: any fault kind (OpKind.Fault), and OpPatch (a merge patch of a live object's
+	// labels). It needs Disruptions. A Generator leaves no replica frozen: after its last op it
+	// resumes the replicas it froze.
+	Kinds []OpKind
 	// Faults consults the fault points "watch/close", "watch/expire", "compact" and
 	// "request/fail" after each op, so seeds explore fault schedules (sim.Sim.Fault; off with
 	// SetFaultsEnabled(false)). Every fault decision, including which request fails and how,
@@ -117,6 +123,7 @@ type Generator struct {
 	rnd    *rand.Rand       // "workload": which op, which object, when
 	faults *rand.Rand       // "faults": how an injected fault fails
 	exists map[objName]bool // live objects
+	frozen map[int]bool     // replicas its ops froze
 	issued int
 	timer  *sim.Timer
 	ops    []GeneratedOp
@@ -176,6 +183,15 @@ func (w *World) Generate(cfg GenConfig) (*Generator, error) {
 	case c.MinInterval < 0 || c.MaxInterval < c.MinInterval:
 		return nil, fmt.Errorf("world: Generate: want 0 <= MinInterval <= MaxInterval, got [%v, %v]", c.MinInterval, c.MaxInterval)
 	}
+	if c.Kinds != nil && !c.Disruptions {
+		return nil, fmt.Errorf("world: Generate: Kinds %v needs Disruptions", c.Kinds)
+	}
+	c.Kinds = slices.Clone(c.Kinds)
+	for _, k := range c.Kinds {
+		if !k.valid() || opRows[k].draw == nil {
+			return nil, fmt.Errorf("world: Generate: Kinds: %v is not a kind a disruption can draw (a fault kind, or patch)", k)
+		}
+	}
 	for _, ns := range c.Namespaces {
 		if !res.Namespaced {
 			if ns != "" {
@@ -192,7 +208,15 @@ func (w *World) Generate(cfg GenConfig) (*Generator, error) {
 	// op), so the record of a short run is one allocation rather than a doubling series of
 	// large GeneratedOps; capped, so a huge Ops does not reserve memory it may never use.
 	g.ops = make([]GeneratedOp, 0, min(2*c.Ops, 1024))
-	w.s.SetKnob("workload", fmt.Sprintf("ops=%d names=%d+%d disruptions=%v faults=%v", c.Ops, c.HotNames, c.ColdNames, c.Disruptions, c.Faults))
+	knob := fmt.Sprintf("ops=%d names=%d+%d disruptions=%v faults=%v", c.Ops, c.HotNames, c.ColdNames, c.Disruptions, c.Faults)
+	if c.Kinds != nil {
+		names := make([]string, len(c.Kinds))
+		for i, k := range c.Kinds {
+			names[i] = k.String()
+		}
+		knob += " kinds=" + strings.Join(names, ",")
+	}
+	w.s.SetKnob("workload", knob)
 	if !g.Done() {
 		w.pendingOps++
 	}
@@ -242,14 +266,38 @@ func (g *Generator) step() {
 		g.injectFaults()
 	}
 	if g.Done() {
+		g.resumeFrozen()
 		g.w.pendingOps--
 	}
 	g.schedule()
 }
 
+// resumeFrozen resumes the replicas the Generator's ops left frozen, in replica order.
+func (g *Generator) resumeFrozen() {
+	for _, i := range slices.Sorted(maps.Keys(g.frozen)) {
+		_ = g.apply(Op{Kind: OpResumeReplica, Replica: i}, false)
+	}
+}
+
+// live returns the objects the Generator knows to exist, in namespace and name order.
+func (g *Generator) live() []objName {
+	return slices.SortedFunc(maps.Keys(g.exists), func(a, b objName) int {
+		return strings.Compare(a.namespace+"/"+a.name, b.namespace+"/"+b.name)
+	})
+}
+
 // apply applies op and records it.
 func (g *Generator) apply(op Op, fault bool) error {
 	err := g.w.apply(op)
+	switch op.Kind {
+	case OpFreezeReplica:
+		if g.frozen == nil {
+			g.frozen = map[int]bool{}
+		}
+		g.frozen[op.Replica] = true
+	case OpResumeReplica, OpReinitReplica:
+		delete(g.frozen, op.Replica)
+	}
 	rec := GeneratedOp{Time: g.w.s.Now(), Op: op, Fault: fault}
 	if err != nil {
 		rec.Err = err.Error()
@@ -262,6 +310,9 @@ func (g *Generator) apply(op Op, fault bool) error {
 func (g *Generator) next() Op {
 	r := g.rnd
 	if g.cfg.Disruptions && r.IntN(10) == 0 {
+		if g.cfg.Kinds != nil {
+			return opRows[g.cfg.Kinds[r.IntN(len(g.cfg.Kinds))]].draw(g, r)
+		}
 		switch r.IntN(3) {
 		case 0:
 			return Op{Kind: OpCloseWatches}
@@ -271,6 +322,12 @@ func (g *Generator) next() Op {
 			return Op{Kind: OpCompact}
 		}
 	}
+	return g.nextWrite()
+}
+
+// nextWrite draws a create, update or delete of one of the name pools' objects.
+func (g *Generator) nextWrite() Op {
+	r := g.rnd
 	ns := g.cfg.Namespaces[r.IntN(len(g.cfg.Namespaces))]
 	var name string
 	if g.cfg.ColdNames == 0 || (g.cfg.HotNames > 0 && r.IntN(4) != 0) {
