@@ -28,12 +28,19 @@
 // fakeapi.NewConnectionRefused) is RoundTrip's error on the in-process transport and a dropped
 // connection on a listener. No input makes the handler panic (FuzzHandler).
 //
-// Simplifications: request bodies are JSON only (protobuf gets 415, so client-go configurations
-// must select JSON, as clientgo.RESTConfig does); strategic merge patch and apply patches get
+// Media types other than JSON and the patch types fakeapi does not model are plugged in through
+// Options (the seam, seam.go): a Codec serves a media type (protobuf) for the kinds it supports,
+// chosen from Accept (in quality order) and Content-Type, and a Patcher computes a patch type
+// (strategic merge, apply) as a read-modify-write with the resourceVersion read as precondition.
+// The nested module kube/ fills both (kube.RESTOptions); `informersim serve` and the clientgo
+// module use it. Without them the front is JSON only: other media types get 406 (Accept) or 415
+// (Content-Type, DeleteOptions bodies included), strategic merge patch and apply patches
 // fakeapi's 405 for built-in kinds, and strategic merge 415 for custom resources, as from
-// kube-apiserver; the aggregated discovery format is not served (clients fall back to the legacy
-// documents, as with older servers); deletecollection answers a Success Status rather than the
-// list of deleted objects; and there is no authentication or authorisation.
+// kube-apiserver.
+//
+// Simplifications: the aggregated discovery format is not served (clients fall back to the
+// legacy documents, as with older servers); deletecollection answers a Success Status rather
+// than the list of deleted objects; and there is no authentication or authorisation.
 //
 // # Usage
 //

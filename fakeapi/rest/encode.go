@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,41 +19,117 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 )
 
-// format is the representation a client negotiated with its Accept header.
-type format int
+// representation is what a client asked for with its Accept header.
+type representation int
 
 const (
-	formatObject  format = iota // the objects themselves (application/json)
-	formatTable                 // meta.k8s.io Table (kubectl get)
-	formatPartial               // meta.k8s.io PartialObjectMetadata(List) (metadata clients)
+	repObject  representation = iota // the objects themselves
+	repTable                         // meta.k8s.io Table (kubectl get)
+	repPartial                       // meta.k8s.io PartialObjectMetadata(List) (metadata clients)
 )
 
-// negotiate picks the first representation of the Accept header that the front can produce.
-// Only JSON is served; protobuf or CBOR without a JSON alternative gets 406, as from an
-// apiserver that lacks the type.
-func negotiate(accept string) (format, error) {
+// format is a negotiated response: a representation in JSON (codec nil) or in a Codec's media
+// type.
+type format struct {
+	rep   representation
+	codec Codec
+}
+
+var (
+	formatObject  = format{rep: repObject}
+	formatTable   = format{rep: repTable}
+	formatPartial = format{rep: repPartial}
+)
+
+// acceptEntry is one media range of an Accept header.
+type acceptEntry struct {
+	mediaType string
+	params    map[string]string
+	q         float64
+}
+
+// parseAccept splits an Accept header into its media ranges, highest quality first (stable
+// among equals, so the client's order decides ties), leaving out malformed ranges and q=0.
+func parseAccept(accept string) []acceptEntry {
+	var out []acceptEntry
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if qs, ok := params["q"]; ok {
+			v, err := strconv.ParseFloat(qs, 64)
+			if err != nil || v < 0 || v > 1 {
+				continue
+			}
+			q = v
+			delete(params, "q")
+		}
+		if q == 0 {
+			continue
+		}
+		out = append(out, acceptEntry{mediaType: mt, params: params, q: q})
+	}
+	slices.SortStableFunc(out, func(a, b acceptEntry) int { return cmp.Compare(b.q, a.q) })
+	return out
+}
+
+// metaKinds are the meta.k8s.io kinds of the alternative representations.
+var (
+	tableGVK   = metav1.SchemeGroupVersion.WithKind("Table")
+	partialGVK = metav1.SchemeGroupVersion.WithKind("PartialObjectMetadata")
+)
+
+// negotiate picks the first representation of the Accept header, in quality order, that the
+// front can produce for t's kind: JSON always, a codec's media type when the codec supports the
+// kind (custom resources have no protobuf form, so a client listing JSON after protobuf gets
+// JSON, as from kube-apiserver). Nothing acceptable is 406.
+func (h *Handler) negotiate(accept string, t target) (format, error) {
 	if strings.TrimSpace(accept) == "" {
 		return formatObject, nil
 	}
-	for _, part := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil || (mt != "application/json" && mt != "application/*" && mt != "*/*") {
-			continue
+	for _, e := range parseAccept(accept) {
+		var f format
+		switch e.mediaType {
+		case "application/json", "application/*", "*/*":
+		default:
+			c := h.codecs[e.mediaType]
+			if c == nil {
+				continue
+			}
+			f.codec = c
 		}
-		as, g, v := params["as"], params["g"], params["v"]
+		as, g, v := e.params["as"], e.params["g"], e.params["v"]
 		switch {
 		case as == "":
-			return formatObject, nil
+			f.rep = repObject
+			if f.codec != nil && !f.codec.Supports(t.res.GVR.GroupVersion().WithKind(t.res.Kind)) {
+				continue
+			}
 		case g != metav1.GroupName || (v != "v1" && v != "v1beta1"):
 			continue
 		case as == "Table":
-			return formatTable, nil
+			f.rep = repTable
+			if f.codec != nil && !f.codec.Supports(tableGVK) {
+				continue
+			}
 		case as == "PartialObjectMetadata" || as == "PartialObjectMetadataList":
-			return formatPartial, nil
+			f.rep = repPartial
+			if f.codec != nil && !f.codec.Supports(partialGVK) {
+				continue
+			}
+		default:
+			continue
 		}
+		return f, nil
 	}
-	return 0, newStatus(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
-		"only the following media types are accepted: application/json")
+	accepted := "application/json"
+	for _, mt := range h.codecOrder {
+		accepted += ", " + mt
+	}
+	return format{}, newStatus(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+		"only the following media types are accepted: "+accepted)
 }
 
 // writeJSON writes v as a JSON response with code: the bytes of json.Marshal(v), produced by
@@ -65,6 +142,19 @@ func (h *Handler) writeJSON(w http.ResponseWriter, code int, v any) {
 		return
 	}
 	writeBody(w, code, e.buf)
+}
+
+// writeEncoded writes obj in c's media type.
+func (h *Handler) writeEncoded(w http.ResponseWriter, code int, c Codec, obj runtime.Object) {
+	body, err := c.Encode(obj)
+	if err != nil {
+		writeEncodingError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", c.MediaType())
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
 }
 
 func writeEncodingError(w http.ResponseWriter, err error) {
@@ -134,10 +224,21 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 
 // writeObject writes one object in the negotiated format.
 func (h *Handler) writeObject(w http.ResponseWriter, t target, code int, u *unstructured.Unstructured, f format) {
-	switch f {
-	case formatTable:
+	if f.codec != nil {
+		var obj runtime.Object = u
+		switch f.rep {
+		case repTable:
+			obj = toTable(t, []unstructured.Unstructured{*u}, listMeta(u.GetResourceVersion(), ""), true, h.now())
+		case repPartial:
+			obj = toPartialObject(u)
+		}
+		h.writeEncoded(w, code, f.codec, obj)
+		return
+	}
+	switch f.rep {
+	case repTable:
 		h.writeJSON(w, code, toTable(t, []unstructured.Unstructured{*u}, listMeta(u.GetResourceVersion(), ""), true, h.now()))
-	case formatPartial:
+	case repPartial:
 		h.writeJSON(w, code, toPartial(u))
 	default:
 		h.writeJSON(w, code, u.Object)
@@ -149,10 +250,29 @@ func (h *Handler) writeObject(w http.ResponseWriter, t target, code int, u *unst
 func (h *Handler) writeList(w http.ResponseWriter, t target, l *unstructured.UnstructuredList, f format) {
 	meta := listMeta(l.GetResourceVersion(), l.GetContinue())
 	meta.RemainingItemCount = l.GetRemainingItemCount()
-	switch f {
-	case formatTable:
+	if f.codec != nil {
+		var obj runtime.Object = l
+		switch f.rep {
+		case repTable:
+			obj = toTable(t, l.Items, meta, true, h.now())
+		case repPartial:
+			pl := &metav1.PartialObjectMetadataList{
+				TypeMeta: metav1.TypeMeta{APIVersion: metav1.SchemeGroupVersion.String(), Kind: "PartialObjectMetadataList"},
+				ListMeta: meta,
+				Items:    make([]metav1.PartialObjectMetadata, len(l.Items)),
+			}
+			for i := range l.Items {
+				pl.Items[i] = *toPartialObject(&l.Items[i])
+			}
+			obj = pl
+		}
+		h.writeEncoded(w, http.StatusOK, f.codec, obj)
+		return
+	}
+	switch f.rep {
+	case repTable:
 		h.writeJSON(w, http.StatusOK, toTable(t, l.Items, meta, true, h.now()))
-	case formatPartial:
+	case repPartial:
 		items := make([]any, len(l.Items))
 		for i := range l.Items {
 			items[i] = toPartial(&l.Items[i])
@@ -214,6 +334,16 @@ func toPartial(u *unstructured.Unstructured) map[string]any {
 		"kind":       "PartialObjectMetadata",
 		"metadata":   u.Object["metadata"],
 	}
+}
+
+// toPartialObject is the PartialObjectMetadata of u as a typed object, for codecs.
+func toPartialObject(u *unstructured.Unstructured) *metav1.PartialObjectMetadata {
+	p := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: metav1.SchemeGroupVersion.String(), Kind: "PartialObjectMetadata"}}
+	if md, ok := u.Object["metadata"].(map[string]any); ok {
+		// The stored metadata was validated on write, so it converts; a failure leaves it empty.
+		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(md, &p.ObjectMeta)
+	}
+	return p
 }
 
 // now reads the fake apiserver's clock (never the wall clock: ages agree with its timestamps).

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/utils/clock"
 )
@@ -23,6 +24,15 @@ const DefaultMaxRequestBodyBytes = 3 << 20
 type Options struct {
 	// MaxRequestBodyBytes bounds request bodies. Zero means DefaultMaxRequestBodyBytes.
 	MaxRequestBodyBytes int64
+	// Codecs serve media types besides JSON (kube.RESTOptions gives protobuf), each chosen from
+	// a request's Accept and Content-Type headers for the kinds it supports. None: JSON only,
+	// other media types answered 406 (Accept) or 415 (Content-Type).
+	Codecs []Codec
+	// Patchers compute the patch types fakeapi does not model (strategic merge patch, apply),
+	// by type (kube.RESTOptions gives both). A type without a Patcher gets fakeapi's answer:
+	// 405 for built-in kinds (and for apply on custom resources), and for strategic merge patch
+	// on custom resources, 415 as from kube-apiserver.
+	Patchers map[types.PatchType]Patcher
 }
 
 // Handler serves the Kubernetes REST API of one *fakeapi.Server. It is safe for concurrent use.
@@ -34,6 +44,11 @@ type Handler struct {
 	// legacy core group "" excluded). Both are fixed at construction.
 	byGV   map[schema.GroupVersion]*groupVersion
 	groups []string
+	// codecs are Options.Codecs by media type, codecOrder their media types in the order given;
+	// patchers is Options.Patchers. All fixed at construction.
+	codecs     map[string]Codec
+	codecOrder []string
+	patchers   map[types.PatchType]Patcher
 }
 
 type groupVersion struct {
@@ -60,8 +75,19 @@ func NewHandler(srv *fakeapi.Server, opts Options) (*Handler, error) {
 	if opts.MaxRequestBodyBytes == 0 {
 		opts.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
 	}
+	if err := validateSeam(opts); err != nil {
+		return nil, err
+	}
 	cfg := srv.Config()
-	h := &Handler{srv: srv, clock: cfg.Clock, maxBody: opts.MaxRequestBodyBytes, byGV: map[schema.GroupVersion]*groupVersion{}}
+	h := &Handler{srv: srv, clock: cfg.Clock, maxBody: opts.MaxRequestBodyBytes, byGV: map[schema.GroupVersion]*groupVersion{},
+		codecs: map[string]Codec{}, patchers: map[types.PatchType]Patcher{}}
+	for _, c := range opts.Codecs {
+		h.codecs[c.MediaType()] = c
+		h.codecOrder = append(h.codecOrder, c.MediaType())
+	}
+	for pt, p := range opts.Patchers {
+		h.patchers[pt] = p
+	}
 	builtin := map[schema.GroupVersionResource]bool{}
 	for _, r := range fakeapi.BuiltinResources() {
 		builtin[r.GVR] = true

@@ -11,13 +11,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // serveResource dispatches a resource request on its method and on whether it names an object.
 func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target) {
-	f, err := negotiate(r.Header.Get("Accept"))
+	f, err := h.negotiate(r.Header.Get("Accept"), t)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -73,7 +74,7 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target
 			h.fail(w, r, err)
 			return
 		}
-		h.writeJSON(w, http.StatusOK, successStatus(t, "", ""))
+		h.writeMeta(w, http.StatusOK, successStatus(t, "", ""), f)
 	case t.name == "":
 		writeError(w, errMethodNotAllowed(r.Method))
 	case r.Method == http.MethodGet:
@@ -110,7 +111,7 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target
 		case err != nil:
 			h.fail(w, r, err)
 		case removed:
-			h.writeJSON(w, http.StatusOK, successStatus(t, t.name, string(out.GetUID())))
+			h.writeMeta(w, http.StatusOK, successStatus(t, t.name, string(out.GetUID())), f)
 		default:
 			h.writeObject(w, t, http.StatusOK, out, f)
 		}
@@ -126,6 +127,15 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, t target, code
 		return
 	}
 	h.writeObject(w, t, code, out, f)
+}
+
+// writeMeta writes a meta.k8s.io object (a Status) in f's media type.
+func (h *Handler) writeMeta(w http.ResponseWriter, code int, obj runtime.Object, f format) {
+	if f.codec != nil {
+		h.writeEncoded(w, code, f.codec, obj)
+		return
+	}
+	h.writeJSON(w, code, obj)
 }
 
 // successStatus is the body kube-apiserver returns when a delete removed the object at once.
@@ -151,10 +161,10 @@ var patchTypes = map[string]types.PatchType{
 	string(types.ApplyCBORPatchType):      types.ApplyCBORPatchType,
 }
 
-// patch answers PATCH. JSON and merge patches reach fakeapi; strategic merge patch is answered
-// 415 for custom resources, as kube-apiserver does (they have no patch strategy), and 405 by
-// fakeapi for built-in kinds (fakeapi.md: it does not model the schemas); apply patches get
-// fakeapi's 405 too.
+// patch answers PATCH. JSON and merge patches reach fakeapi. A type with a Patcher (strategic
+// merge, apply: Options.Patchers) is computed by it (patchWith). Without one, strategic merge
+// patch is answered 415 for custom resources, as kube-apiserver does (they have no patch
+// strategy), and the rest get fakeapi's 405 (fakeapi.md: it does not model the schemas).
 func (h *Handler) patch(w http.ResponseWriter, r *http.Request, t target, subs []string, f format) {
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	pt, ok := patchTypes[mt]
@@ -177,8 +187,89 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, t target, subs [
 		writeError(w, err)
 		return
 	}
+	if p := h.patchers[pt]; p != nil {
+		code, out, err := h.patchWith(r, t, p, pt, body, opts)
+		h.respond(w, r, t, code, out, err, f)
+		return
+	}
 	out, err := h.srv.Resource(t.res.GVR).Namespace(t.namespace).Patch(r.Context(), t.name, pt, body, opts, subs...)
 	h.respond(w, r, t, http.StatusOK, out, err, f)
+}
+
+// maxPatchAttempts bounds the read-compute-write rounds of one patch when other writes keep
+// coming in between; kube-apiserver's patcher also gives up after a few conflicts.
+const maxPatchAttempts = 5
+
+// patchWith computes a patch with p as a read-modify-write: get the object (its status view for
+// /status), ask p for the result, then update it with the resourceVersion read as precondition,
+// or create it when it did not exist and p made one (apply). A write that lost to another
+// (409 Conflict on the precondition) is tried again from a fresh read; a patch that carried its
+// own resourceVersion keeps it, so its conflict is the client's. It returns the status code of
+// the answer (201 when it created).
+func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.PatchType, body []byte, opts metav1.PatchOptions) (int, *unstructured.Unstructured, error) {
+	ctx := r.Context()
+	rc := h.srv.Resource(t.res.GVR).Namespace(t.namespace)
+	var subs []string
+	if t.sub != "" {
+		subs = []string{t.sub}
+	}
+	req := &PatchRequest{
+		Type:        pt,
+		GVK:         t.res.GVR.GroupVersion().WithKind(t.res.Kind),
+		Builtin:     t.res.builtin,
+		Namespace:   t.namespace,
+		Name:        t.name,
+		Subresource: t.sub,
+		Patch:       body,
+		Options:     opts,
+		UserAgent:   r.UserAgent(),
+	}
+	var err error
+	for attempt := 0; attempt < maxPatchAttempts; attempt++ {
+		cur, gerr := rc.Get(ctx, t.name, metav1.GetOptions{}, subs...)
+		switch {
+		case gerr == nil:
+			req.Current = cur
+		case apierrors.IsNotFound(gerr):
+			req.Current = nil
+		default:
+			return 0, nil, gerr
+		}
+		out, perr := p.Patch(ctx, req)
+		if perr == nil && out == nil {
+			perr = errNilObject
+		}
+		if perr != nil {
+			var api apierrors.APIStatus
+			if !errors.As(perr, &api) {
+				perr = apierrors.NewBadRequest(perr.Error())
+			}
+			return 0, nil, perr
+		}
+		// The URL names the object: a patch cannot rename or move it.
+		out.SetName(t.name)
+		out.SetNamespace(t.namespace)
+		if req.Current == nil {
+			if t.sub != "" {
+				return 0, nil, apierrors.NewNotFound(t.res.GVR.GroupResource(), t.name)
+			}
+			created, err := rc.Create(ctx, out, metav1.CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation})
+			if apierrors.IsAlreadyExists(err) {
+				continue // created in between: patch what is there now
+			}
+			return http.StatusCreated, created, err
+		}
+		ownRV := out.GetResourceVersion() != "" && out.GetResourceVersion() != req.Current.GetResourceVersion()
+		if !ownRV {
+			out.SetResourceVersion(req.Current.GetResourceVersion())
+		}
+		var updated *unstructured.Unstructured
+		updated, err = rc.Update(ctx, out, metav1.UpdateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}, subs...)
+		if err == nil || !apierrors.IsConflict(err) || ownRV {
+			return http.StatusOK, updated, err
+		}
+	}
+	return 0, nil, err
 }
 
 // queryCodec decodes query parameters into metav1's option types. metav1.ParameterCodec only
@@ -214,15 +305,39 @@ func (h *Handler) readBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// readRequest decodes the options of a create or update from the query and its object from the
-// JSON body. Only JSON bodies are accepted (415 otherwise, as for a media type the apiserver
-// lacks); malformed JSON is a 400 naming the kind the URL expects.
-func (h *Handler) readRequest(r *http.Request, t target, opts runtime.Object) (*unstructured.Unstructured, error) {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			return nil, newStatus(http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType,
-				fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json"))
+// bodyCodec resolves a request's Content-Type: nil for JSON (or no Content-Type), the codec of
+// its media type when the codec supports gvk, and 415 otherwise (a media type the front lacks,
+// or protobuf for a custom resource, as kube-apiserver answers).
+func (h *Handler) bodyCodec(r *http.Request, gvk schema.GroupVersionKind) (Codec, error) {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return nil, nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil && mt == "application/json" {
+		return nil, nil
+	}
+	if c := h.codecs[mt]; err == nil && c != nil && c.Supports(gvk) {
+		return c, nil
+	}
+	accepted := "application/json"
+	for _, m := range h.codecOrder {
+		if h.codecs[m].Supports(gvk) {
+			accepted += ", " + m
 		}
+	}
+	return nil, newStatus(http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType,
+		"the body of the request was in an unknown format - accepted media types include: "+accepted)
+}
+
+// readRequest decodes the options of a create or update from the query and its object from the
+// body: JSON, or a codec's media type for the kinds it supports (415 for any other); a
+// malformed body is a 400 naming the kind the URL expects.
+func (h *Handler) readRequest(r *http.Request, t target, opts runtime.Object) (*unstructured.Unstructured, error) {
+	gvk := t.res.GVR.GroupVersion().WithKind(t.res.Kind)
+	c, err := h.bodyCodec(r, gvk)
+	if err != nil {
+		return nil, err
 	}
 	if err := decodeQuery(r, opts); err != nil {
 		return nil, err
@@ -230,6 +345,13 @@ func (h *Handler) readRequest(r *http.Request, t target, opts runtime.Object) (*
 	body, err := h.readBody(r)
 	if err != nil {
 		return nil, err
+	}
+	if c != nil {
+		u := &unstructured.Unstructured{}
+		if err := c.Decode(body, gvk, u); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", t.res.Kind, err, summarize(body)))
+		}
+		return u, nil
 	}
 	m, ok := decodeObject(body)
 	if ok {
@@ -245,8 +367,12 @@ func (h *Handler) readRequest(r *http.Request, t target, opts runtime.Object) (*
 	return &unstructured.Unstructured{Object: m}, nil
 }
 
-// readDeleteOptions reads DeleteOptions from the query and, if there is one, the JSON body (a
-// body wins, as in kube-apiserver, where clients such as client-go send the options there).
+// deleteOptionsGVK is the kind of a DeleteOptions body.
+var deleteOptionsGVK = metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+
+// readDeleteOptions reads DeleteOptions from the query and, if there is one, the body (JSON or
+// a codec's media type; a body wins, as in kube-apiserver, where clients such as client-go send
+// the options there).
 func (h *Handler) readDeleteOptions(r *http.Request, opts *metav1.DeleteOptions) error {
 	if err := decodeQuery(r, opts); err != nil {
 		return err
@@ -254,6 +380,16 @@ func (h *Handler) readDeleteOptions(r *http.Request, opts *metav1.DeleteOptions)
 	body, err := h.readBody(r)
 	if err != nil || len(body) == 0 {
 		return err
+	}
+	c, err := h.bodyCodec(r, deleteOptionsGVK)
+	if err != nil {
+		return err
+	}
+	if c != nil {
+		if err := c.Decode(body, deleteOptionsGVK, opts); err != nil {
+			return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type DeleteOptions): %v (%s)", err, summarize(body)))
+		}
+		return nil
 	}
 	if err := utiljson.Unmarshal(body, opts); err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type DeleteOptions): %v (%s)", err, summarize(body)))

@@ -7,10 +7,12 @@ import (
 	"github.com/informersim/informersim/fakeapi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// watch streams a watch as newline-delimited JSON events, one flush per event. Errors before
+// watch streams a watch as newline-delimited JSON events, or in a codec's framing (protobuf:
+// length-prefixed), one flush per event. Errors before
 // the stream starts are Status responses (400, 404, 422, 429...); errors after it starts are
 // ERROR events carrying a Status, after which the stream ends (fakeapi.md §4.6). The stream ends
 // when fakeapi closes the watch (deadline, fault, reinit, slow consumer) and the watch is
@@ -22,7 +24,11 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, rc *fakeapi.Reso
 		return
 	}
 	defer wi.Stop()
-	w.Header().Set("Content-Type", "application/json")
+	if f.codec != nil {
+		w.Header().Set("Content-Type", f.codec.StreamMediaType())
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
 	rcon := http.NewResponseController(w)
@@ -36,11 +42,25 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, rc *fakeapi.Reso
 			if !ok {
 				return
 			}
-			e.buf = e.buf[:0]
-			if err := e.event(ev.Type, eventObject(t, ev, f, &headers, h.now())); err != nil {
-				return // as json.Encoder would: nothing written, the stream ends
+			obj := eventObject(t, ev, f, &headers, h.now())
+			var frame []byte
+			if f.codec != nil {
+				ro, ok := obj.(runtime.Object)
+				if !ok {
+					return // not an object a codec encodes: the stream ends
+				}
+				var err error
+				if frame, err = f.codec.EncodeWatchEvent(ev.Type, ro); err != nil {
+					return // nothing written, the stream ends (as for JSON below)
+				}
+			} else {
+				e.buf = e.buf[:0]
+				if err := e.event(ev.Type, obj); err != nil {
+					return // as json.Encoder would: nothing written, the stream ends
+				}
+				frame = e.buf
 			}
-			if _, err := w.Write(e.buf); err != nil {
+			if _, err := w.Write(frame); err != nil {
 				return // the client is gone
 			}
 			if err := rcon.Flush(); err != nil {
@@ -61,16 +81,22 @@ func eventObject(t target, ev watch.Event, f format, headers *bool, now time.Tim
 	if !ok {
 		return ev.Object
 	}
-	switch f {
-	case formatTable:
+	switch f.rep {
+	case repTable:
 		if ev.Type == watch.Bookmark {
 			return toTable(t, nil, listMeta(u.GetResourceVersion(), ""), false, now)
 		}
 		tbl := toTable(t, []unstructured.Unstructured{*u}, listMeta(u.GetResourceVersion(), ""), *headers, now)
 		*headers = false
 		return tbl
-	case formatPartial:
+	case repPartial:
+		if f.codec != nil {
+			return toPartialObject(u)
+		}
 		return toPartial(u)
+	}
+	if f.codec != nil {
+		return u
 	}
 	return u.Object
 }

@@ -1,0 +1,115 @@
+package rest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// The seam: what the front cannot do without the Go types of k8s.io/api (which this module does
+// not import) is plugged in through Options. The nested module kube/ fills it (kube.RESTOptions):
+// a protobuf Codec and the strategic merge and apply Patchers. With nothing plugged in, the front
+// speaks JSON only and answers those patch types as fakeapi does.
+
+// A Codec serves one media type besides JSON (application/vnd.kubernetes.protobuf, say) for
+// request bodies, responses and watch streams. Its methods are called concurrently.
+type Codec interface {
+	// MediaType is the media type it serves, without parameters.
+	MediaType() string
+	// StreamMediaType is the Content-Type of a watch stream in this media type (for protobuf,
+	// "application/vnd.kubernetes.protobuf;stream=watch").
+	StreamMediaType() string
+	// Supports reports whether objects of kind gvk have this representation: the built-in kinds
+	// and the meta.k8s.io kinds (Status, Table, PartialObjectMetadata, DeleteOptions, WatchEvent)
+	// do in protobuf, custom resources do not.
+	Supports(gvk schema.GroupVersionKind) bool
+	// Encode returns the body of obj: an *unstructured.Unstructured or
+	// *unstructured.UnstructuredList of a supported kind, or a meta.k8s.io object (*metav1.Status,
+	// *metav1.Table, *metav1.PartialObjectMetadata, *metav1.PartialObjectMetadataList).
+	Encode(obj runtime.Object) ([]byte, error)
+	// Decode decodes a request body into into: an *unstructured.Unstructured whose kind must be
+	// gvk (it is filled with the object's JSON form), or a meta.k8s.io options type
+	// (*metav1.DeleteOptions). A body that is not a valid encoding is an error; the front answers
+	// it 400.
+	Decode(body []byte, gvk schema.GroupVersionKind, into runtime.Object) error
+	// EncodeWatchEvent returns one event of a watch stream, framed as the stream needs it (for
+	// protobuf, a length-prefixed metav1.WatchEvent). obj is as for Encode.
+	EncodeWatchEvent(typ watch.EventType, obj runtime.Object) ([]byte, error)
+}
+
+// A Patcher computes patches of one type (strategic merge, apply) that fakeapi does not model.
+// The front reads the current object, asks the Patcher for the result and writes it with the
+// current resourceVersion as a precondition, reading again and asking again when another write
+// came in between (as kube-apiserver's patch handler retries), so every fault of the server
+// reaches these patches as it reaches the others. Its methods are called concurrently.
+type Patcher interface {
+	// Patch returns the object that req's patch makes of req.Current. Current is nil when the
+	// object does not exist: a Patcher that creates (apply) returns the new object, any other
+	// returns a NotFound error. Errors that are API statuses are answered with their code; any
+	// other is a 400 BadRequest.
+	Patch(ctx context.Context, req *PatchRequest) (*unstructured.Unstructured, error)
+}
+
+// PatchRequest is one patch handed to a Patcher.
+type PatchRequest struct {
+	// Type is the patch type (the request's Content-Type).
+	Type types.PatchType
+	// GVK is the kind of the object; Builtin says it is one of fakeapi's built-in kinds (with a
+	// schema in k8s.io/api) rather than a custom resource.
+	GVK     schema.GroupVersionKind
+	Builtin bool
+	// Namespace and Name are the URL's; Subresource is "" or "status".
+	Namespace, Name, Subresource string
+	// Current is a private copy of the object as stored (nil when it does not exist).
+	Current *unstructured.Unstructured
+	// Patch is the request body; Options the decoded query.
+	Patch   []byte
+	Options metav1.PatchOptions
+	// UserAgent is the request's User-Agent header (kube-apiserver derives a default field
+	// manager from it).
+	UserAgent string
+}
+
+// validateSeam checks the codecs and patchers of opts.
+func validateSeam(opts Options) error {
+	seen := map[string]bool{}
+	for i, c := range opts.Codecs {
+		if c == nil {
+			return fmt.Errorf("rest: Codecs[%d] is nil", i)
+		}
+		mt, _, err := mime.ParseMediaType(c.MediaType())
+		switch {
+		case err != nil || mt != c.MediaType():
+			return fmt.Errorf("rest: Codecs[%d] has media type %q: want a media type without parameters", i, c.MediaType())
+		case mt == "application/json" || strings.Contains(mt, "*"):
+			return fmt.Errorf("rest: Codecs[%d]: the front serves %q itself", i, mt)
+		case seen[mt]:
+			return fmt.Errorf("rest: Codecs[%d]: media type %q given twice", i, mt)
+		}
+		seen[mt] = true
+	}
+	for pt, p := range opts.Patchers {
+		if p == nil {
+			return fmt.Errorf("rest: the Patcher of %q is nil", pt)
+		}
+		if _, ok := patchTypes[string(pt)]; !ok {
+			return fmt.Errorf("rest: Patchers: %q is not a patch type", pt)
+		}
+		if pt == types.JSONPatchType || pt == types.MergePatchType {
+			return fmt.Errorf("rest: Patchers: fakeapi applies %q itself", pt)
+		}
+	}
+	return nil
+}
+
+// errNilObject is a Patcher's answer of no object and no error.
+var errNilObject = errors.New("rest: the patcher returned no object")
