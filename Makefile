@@ -20,12 +20,15 @@ test-race:
 	$(GO) test -race $(RACE_PKGS)
 	$(GO) test -race -run 'TestWorldsRunInParallel' ./sim/world
 
-## test-nested: the nested modules with client-go: compare/ (client-go's informer beside ours,
-## the fidelity check), clientgo/ (typed clients, client-go's informers, controller-runtime and
-## kubectl over the REST front; client-go controllers inside the world) and examples/ (a
-## sample-controller tested with it). The harness couples goroutines to the world, so its tests
-## also run under -race.
+## test-nested: the nested modules: kube/ (what needs k8s.io/api: the REST front's protobuf
+## codec and patchers), cmd/informersim (the command, which links kube/), compare/ (client-go's
+## informer beside ours, the fidelity check), clientgo/ (typed clients, client-go's informers,
+## controller-runtime and kubectl over the REST front; client-go controllers inside the world)
+## and examples/ (a sample-controller tested with it). The harness couples goroutines to the
+## world, so its tests also run under -race.
 test-nested:
+	cd kube && $(GO) vet ./... && $(GO) test ./...
+	cd cmd/informersim && $(GO) vet ./... && $(GO) test ./...
 	cd compare && $(GO) vet ./... && $(GO) test ./...
 	cd clientgo && $(GO) vet ./... && $(GO) test ./...
 	cd clientgo && $(GO) test -race -run 'TestHarness|TestRunBadInput' .
@@ -39,17 +42,17 @@ verify:
 ## (SCENARIO=name picks another; informersim list prints the course).
 SCENARIO ?= 24-controller
 demo:
-	$(GO) run ./cmd/informersim explain $(SCENARIO)
+	cd cmd/informersim && $(GO) run . explain $(SCENARIO)
 
 ## course: the course as a site in COURSE_DIR: one page per lesson (concept, pipeline, timeline,
 ## narrated run) and an index.
 COURSE_DIR ?= course-site
 course:
-	$(GO) run ./cmd/informersim course --html $(COURSE_DIR)
+	cd cmd/informersim && $(GO) run . course --html $(abspath $(COURSE_DIR))
 
 ## sim: run the demo's scenario for a chosen seed, e.g. make sim SEED=42.
 sim:
-	$(GO) run ./cmd/informersim run $(SCENARIO) --seed $(SEED)
+	cd cmd/informersim && $(GO) run . run $(SCENARIO) --seed $(SEED)
 
 ## rewrite: regenerate every expected block of the scenario files (datadriven's -rewrite);
 ## review the diff before committing it.

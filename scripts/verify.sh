@@ -11,7 +11,9 @@
 #      (k8s.io/utils/clock); sim/world may import sim, fakeapi and informer; nothing imports
 #      scenarios except cmd/, timeline/ (the picture of a run, drawn above scenarios) and the
 #      root suite. Checked with `go list -deps`, tests included
-#      (the engine's Kubernetes rule on its non-test build).
+#      (the engine's Kubernetes rule on its non-test build). The nested modules (kube/,
+#      cmd/informersim/, compare/, clientgo/, examples/, browser/) are outside `./...`: the
+#      only places k8s.io/api and client-go may appear; `make test-nested` vets and tests them.
 #   5. A ban on wall clock, global randomness and goroutines on the simulation path. A line may be
 #      exempted with a `determinism:allow <reason>` comment; the goroutine driver of informer lives
 #      in files named *_run.go, the only non-test informer files allowed to start goroutines.

@@ -100,7 +100,7 @@ func demo(args []string, stdout, stderr io.Writer) int {
 	cfg := sim.Config{
 		Seed:   *seed,
 		Policy: policy,
-		Repro:  fmt.Sprintf("go run ./cmd/informersim demo -seed=%d -policy=%s", *seed, policy),
+		Repro:  fmt.Sprintf("cd cmd/informersim && go run . demo -seed=%d -policy=%s", *seed, policy),
 	}
 	w, hs, runErr := demoWorld(cfg)
 	if w == nil {

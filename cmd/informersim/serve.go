@@ -14,6 +14,7 @@ import (
 
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/fakeapi/rest"
+	"github.com/informersim/informersim/kube"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -104,7 +105,7 @@ protobuf and get 415; write the object as YAML and kubectl create -f it. Strateg
 		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
 		return 2
 	}
-	h, err := rest.NewHandler(srv, rest.Options{})
+	h, err := rest.NewHandler(srv, kube.RESTOptions())
 	if err != nil {
 		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
 		return 1

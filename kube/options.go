@@ -1,0 +1,11 @@
+package kube
+
+import (
+	"github.com/informersim/informersim/fakeapi/rest"
+)
+
+// RESTOptions returns the options of a REST front with every feature of this module. Pass them
+// to rest.NewHandler (set MaxRequestBodyBytes on the result if needed).
+func RESTOptions() rest.Options {
+	return rest.Options{}
+}
