@@ -53,25 +53,31 @@ spec:
         image: nginx
 `
 
-// TestKubectlAgainstServe runs the real kubectl binary against `informersim serve`: it creates
-// objects from a manifest, lists, labels, selects, watches and deletes them, as the README's
-// session does, and checks the server's state with client-go through the printed kubeconfig.
-func TestKubectlAgainstServe(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
+// served is a running `informersim serve` of startServe.
+type served struct {
+	dir        string // a temporary directory for the test's files
+	kubeconfig string // the kubeconfig serve wrote
+	url        string // the address serve printed
+}
+
+// startServe builds the command (a nested module: it links kube/), starts `informersim serve` on
+// a free port with a kubeconfig in a temporary directory, and stops it at the end of the test,
+// checking that it exits 0 and says it stopped. It skips the test when kubectl is not on PATH.
+func startServe(t *testing.T, ctx context.Context, args ...string) served {
+	t.Helper()
+	if _, err := exec.LookPath("kubectl"); err != nil {
 		t.Skip("kubectl is not on PATH: this test runs the real kubectl binary against `informersim serve`")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "informersim")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/informersim")
-	build.Dir = ".." // the main module, with its own go.sum (cmd imports more than this module does)
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	build.Dir = filepath.Join("..", "cmd", "informersim") // its own module, with its own go.sum
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	serve := exec.CommandContext(ctx, bin, "serve", "-addr=127.0.0.1:0", "-kubeconfig="+kubeconfig)
+	// Not tied to ctx: the test's context ends before the cleanup, which stops serve with SIGINT.
+	serve := exec.Command(bin, append([]string{"serve", "-addr=127.0.0.1:0", "-kubeconfig=" + kubeconfig}, args...)...)
 	stdout, err := serve.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +94,8 @@ func TestKubectlAgainstServe(t *testing.T) {
 		}
 	}
 	if url == "" {
+		_ = serve.Process.Kill()
+		_ = serve.Wait()
 		t.Fatal("informersim serve printed no address")
 	}
 	rest := make(chan string, 64)
@@ -97,19 +105,38 @@ func TestKubectlAgainstServe(t *testing.T) {
 		}
 		close(rest)
 	}()
-	defer func() {
+	t.Cleanup(func() {
 		_ = serve.Process.Signal(syscall.SIGINT)
-		if err := serve.Wait(); err != nil {
-			t.Errorf("informersim serve exited with %v", err)
-		}
+		kill := time.AfterFunc(30*time.Second, func() { _ = serve.Process.Kill() }) // a serve that hangs
+		defer kill.Stop()
+		// Read the output to its end before Wait: Wait closes the pipe, and a line still
+		// unread then (the final "stopped") would be lost.
 		stopped := false
 		for l := range rest {
 			stopped = stopped || l == "informersim: stopped"
 		}
+		if err := serve.Wait(); err != nil {
+			t.Errorf("informersim serve exited with %v", err)
+		}
 		if !stopped {
 			t.Error("informersim serve did not say it stopped")
 		}
-	}()
+	})
+	return served{dir: dir, kubeconfig: kubeconfig, url: url}
+}
+
+// TestKubectlAgainstServe runs the real kubectl binary against `informersim serve`: it creates
+// objects from a manifest, lists, labels, selects, watches and deletes them, as the README's
+// session does, and checks the server's state with client-go through the printed kubeconfig.
+func TestKubectlAgainstServe(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	srv := startServe(t, ctx)
+	dir, kubeconfig, url := srv.dir, srv.kubeconfig, srv.url
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	cacheDir := filepath.Join(dir, "kube-cache")
 	run := func(args ...string) string {
