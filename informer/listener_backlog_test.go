@@ -94,31 +94,25 @@ func TestListenerBacklogBeyond1024GoroutineDriver(t *testing.T) {
 	lw.set("p0")
 	e.start()
 	defer e.stop()
-	for !e.inf.HasSynced() {
-		time.Sleep(time.Millisecond)
-	}
+	waitWithin(t, "the informer to sync", e.inf.HasSynced)
 	for i := 1; i <= backlogEvents; i++ {
 		lw.set("p0")
 	}
 	// Wait until the cache holds the last write: every notification has been buffered.
-	for {
+	waitWithin(t, "the cache to hold the last write", func() bool {
 		obj, ok, _ := e.inf.GetStore().GetByKey("ns/p0")
-		if ok && infDescribe(obj) == "ns/p0@"+strconv.Itoa(backlogEvents+1) {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return ok && infDescribe(obj) == "ns/p0@"+strconv.Itoa(backlogEvents+1)
+	})
 	close(release)
-	for {
+	waitWithin(t, fmt.Sprintf("the handler to get all %d notifications", backlogEvents+1), func() bool {
 		mu.Lock()
-		n := len(seen)
-		mu.Unlock()
-		if n == backlogEvents+1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(seen) >= backlogEvents+1
+	})
 	mu.Lock()
+	if len(seen) != backlogEvents+1 {
+		t.Fatalf("the handler got %d notifications, want %d", len(seen), backlogEvents+1)
+	}
 	defer mu.Unlock()
 	for i, c := range seen {
 		want := "update ns/p0@" + strconv.Itoa(i+1)
@@ -128,5 +122,23 @@ func TestListenerBacklogBeyond1024GoroutineDriver(t *testing.T) {
 		if c != want {
 			t.Fatalf("notification %d is %q, want %q", i, c, want)
 		}
+	}
+}
+
+// backlogWait bounds each wait of the goroutine-driver test: far above what the wait takes on a
+// loaded machine (milliseconds), far below the test binary's timeout, so a lost notification
+// fails the test with what it was waiting for instead of hanging it.
+const backlogWait = 30 * time.Second
+
+// waitWithin polls cond every millisecond and fails the test if it is still false after
+// backlogWait, saying what it waited for.
+func waitWithin(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(backlogWait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up after %v waiting for %s", backlogWait, what)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
