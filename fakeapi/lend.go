@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 
@@ -36,13 +38,17 @@ import (
 // consumer holds of a lent object. Every committed object has a top-level map of its own.
 
 // lentRecord is what the server knows of one lent object: its fingerprint when lent, and, for
-// the report, whom it went to first and what it was (read at lending time, not from the object,
+// the report, whom it went to and what it was (read at lending time, not from the object,
 // which may have changed since).
 type lentRecord struct {
 	content map[string]any // the object's content, what the fingerprint covers
 	sum     uint64
 	seq     uint64 // the order of lending, which fixes the order checkAllLent_locked reports in
-	to      string
+	// first is the first consumer it was lent to; holders are those, observers (SnapshotLent)
+	// aside, in the order first lent: one committed object goes to every informer watching its
+	// key, so any of them may be the one that changed it.
+	first   string
+	holders []string
 	h       *keyHistory // its key and resource
 	rv      string
 }
@@ -65,8 +71,14 @@ type MutationError struct {
 	Resource        string
 	Namespace, Name string
 	ResourceVersion string
-	// LentTo is the name of the first consumer it was lent to (the ListerWatcher's Name).
+	// LentTo is the name of the first consumer it was lent to (the ListerWatcher's Name), an
+	// observer (SnapshotLent) only when nothing else holds it.
 	LentTo string
+	// Holders names every consumer it was lent to, LentTo first, in the order first lent,
+	// observers aside: the server shares one object between every informer that lists or
+	// watches it, so the change may come from any of them (the handler is named by NoticedBy
+	// when world.Config.CheckReadOnlyEachDelivery checks each delivery).
+	Holders []string
 	// NoticedBy says what found the change: a write to the object, the trimming of its history,
 	// or CheckLent.
 	NoticedBy string
@@ -77,8 +89,16 @@ func (e *MutationError) Error() string {
 	if e.Namespace != "" {
 		name = e.Namespace + "/" + name
 	}
-	return fmt.Sprintf("fakeapi: %s %s at resourceVersion %s, lent read-only to %q, was changed after it was handed out (noticed by %s): objects an informer hands to its cache and handlers are shared and must not be changed; DeepCopy one before changing it",
-		e.Resource, name, e.ResourceVersion, e.LentTo, e.NoticedBy)
+	to := strconv.Quote(e.LentTo)
+	if len(e.Holders) > 1 {
+		quoted := make([]string, len(e.Holders))
+		for i, h := range e.Holders {
+			quoted[i] = strconv.Quote(h)
+		}
+		to = "each of " + strings.Join(quoted, ", ") + " (any of them may have changed it)"
+	}
+	return fmt.Sprintf("fakeapi: %s %s at resourceVersion %s, lent read-only to %s, was changed after it was handed out (noticed by %s): objects an informer hands to its cache and handlers are shared and must not be changed; DeepCopy one before changing it",
+		e.Resource, name, e.ResourceVersion, to, e.NoticedBy)
 }
 
 // LentMutation returns the first change to a lent object the server has found (a
@@ -102,18 +122,28 @@ func (s *Server) CheckLent() error {
 }
 
 // lend_locked hands out obj, a committed object of h's key, to the consumer named to,
-// recording its fingerprint the first time; lending it again records and checks nothing.
-func (s *Server) lend_locked(obj *unstructured.Unstructured, h *keyHistory, to string) {
+// recording its fingerprint the first time; lending it again checks nothing and only adds a new
+// consumer to its holders. An observer (SnapshotLent) is not made a holder.
+func (s *Server) lend_locked(obj *unstructured.Unstructured, h *keyHistory, to string, observer bool) {
 	b := &s.lent
 	key := contentKey(obj.Object)
-	if _, ok := b.records[key]; ok {
-		return // checked when the server acts on it, drops it, or CheckLent runs
+	if r, ok := b.records[key]; ok {
+		// Checked when the server acts on it, drops it, or CheckLent runs.
+		if !observer && !slices.Contains(r.holders, to) {
+			r.holders = append(r.holders, to)
+			b.records[key] = r
+		}
+		return
 	}
 	if b.records == nil {
 		b.records = make(map[unsafe.Pointer]lentRecord)
 	}
 	b.seq++
-	b.records[key] = lentRecord{content: obj.Object, sum: fingerprint(obj.Object), seq: b.seq, to: to, h: h, rv: metaStr(obj, "resourceVersion")}
+	r := lentRecord{content: obj.Object, sum: fingerprint(obj.Object), seq: b.seq, first: to, h: h, rv: metaStr(obj, "resourceVersion")}
+	if !observer {
+		r.holders = []string{to}
+	}
+	b.records[key] = r
 }
 
 // checkLent_locked compares obj, a committed object the server is about to act on, with its
@@ -133,9 +163,13 @@ func (s *Server) verifyLent_locked(r lentRecord, what string) {
 	if fingerprint(r.content) == r.sum {
 		return
 	}
+	lentTo := r.first
+	if len(r.holders) > 0 {
+		lentTo = r.holders[0]
+	}
 	s.lent.mutation.CompareAndSwap(nil, &MutationError{
 		Resource: r.h.res.info.GVR.Resource, Namespace: r.h.key.ns, Name: r.h.key.name,
-		ResourceVersion: r.rv, LentTo: r.to, NoticedBy: what,
+		ResourceVersion: r.rv, LentTo: lentTo, Holders: slices.Clone(r.holders), NoticedBy: what,
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -120,15 +121,46 @@ func TestLentObjectChangesAreNoticed(t *testing.T) {
 				if err := s.LentMutation(); !errors.As(err, &me) {
 					t.Fatalf("after %s: LentMutation = %v, want a *MutationError", rname, err)
 				}
-				want := MutationError{Resource: "configmaps", Namespace: "ns", Name: "c", ResourceVersion: rv, LentTo: "inf1", NoticedBy: noticedBy}
-				if *me != want {
-					t.Errorf("got %+v, want %+v", *me, want)
+				holders, lentTo := []string{"inf1"}, `lent read-only to "inf1"`
+				if rname == "another lend, then CheckLent" {
+					// The second lend made inf2 a holder too (the server cannot tell that the
+					// change came before it).
+					holders, lentTo = []string{"inf1", "inf2"}, `lent read-only to each of "inf1", "inf2"`
 				}
-				if msg := me.Error(); !strings.Contains(msg, `configmaps ns/c at resourceVersion `+rv+`, lent read-only to "inf1"`) || !strings.Contains(msg, "DeepCopy") {
+				want := MutationError{Resource: "configmaps", Namespace: "ns", Name: "c", ResourceVersion: rv, LentTo: "inf1", Holders: holders, NoticedBy: noticedBy}
+				if diff := cmp.Diff(*me, want); diff != "" {
+					t.Errorf("(-got +want):\n%s", diff)
+				}
+				if msg := me.Error(); !strings.Contains(msg, `configmaps ns/c at resourceVersion `+rv+`, `+lentTo) || !strings.Contains(msg, "DeepCopy") {
 					t.Errorf("message %q does not say what and how to fix it", msg)
 				}
 			})
 		}
+	}
+}
+
+// TestLentToSeveralNamesEveryHolder lends one object to two informers' watches, changes it
+// through the second one's copy (the same object: the server shares it), and checks that the
+// report names both holders rather than only the first, which did not change it.
+func TestLentToSeveralNamesEveryHolder(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	mustCreate(t, s, cmGVR, cm("ns", "c", map[string]string{"a": "1"}))
+	w1, w2 := lentWatch(t, s, "inf1"), lentWatch(t, s, "inf2")
+	relabel(t, s, "c", "a", "2")
+	first, second := nextObject(t, w1, watch.Modified), nextObject(t, w2, watch.Modified)
+	if first != second {
+		t.Fatal("the two watches got different objects: nothing is shared, so the test shows nothing")
+	}
+	second.SetLabels(map[string]string{"a": "changed by inf2's handler"})
+	var me *MutationError
+	if err := s.CheckLent(); !errors.As(err, &me) {
+		t.Fatalf("CheckLent = %v, want a *MutationError", err)
+	}
+	if !slices.Equal(me.Holders, []string{"inf1", "inf2"}) || me.LentTo != "inf1" {
+		t.Errorf("holders %q, lent to %q; want both informers, inf1 first", me.Holders, me.LentTo)
+	}
+	if msg := me.Error(); !strings.Contains(msg, `lent read-only to each of "inf1", "inf2" (any of them may have changed it)`) {
+		t.Errorf("message %q does not name every holder", msg)
 	}
 }
 

@@ -202,7 +202,7 @@ func (s *Server) page_locked(res *resourceStore, ns string, req *request, rev ui
 		}
 		if req.lendTo != "" {
 			// Lent: the item shares the stored object's content, which the record guards.
-			s.lend_locked(obj, h, req.lendTo)
+			s.lend_locked(obj, h, req.lendTo, req.observer)
 			list.Items = append(list.Items, unstructured.Unstructured{Object: obj.Object})
 		} else {
 			// A deep copy of the content, built in place: copyObject would allocate an

@@ -44,7 +44,7 @@ func (s *Server) snapshot(gvr schema.GroupVersionResource, ns string, sel metav1
 	if !res.info.Namespaced {
 		ns = ""
 	}
-	req.lendTo = lendTo
+	req.lendTo, req.observer = lendTo, true
 	return s.page_locked(res, ns, req, s.rev, nil, 0), nil
 }
 

@@ -160,13 +160,13 @@ func (w *Watcher) next_locked() (watch.Event, bool) {
 			// the shared maps is noticed when the server reads it. A selector-leaving DELETED
 			// was built for this watch alone: only what it shares needs a record.
 			if !q.private {
-				w.srv.lend_locked(u, q.h, w.lendTo)
+				w.srv.lend_locked(u, q.h, w.lendTo, false)
 			}
 			if prev, _ := q.h.atRev(q.rev - 1); prev != nil {
-				w.srv.lend_locked(prev, q.h, w.lendTo)
+				w.srv.lend_locked(prev, q.h, w.lendTo, false)
 			}
 		default:
-			w.srv.lend_locked(u, q.h, w.lendTo)
+			w.srv.lend_locked(u, q.h, w.lendTo, false)
 		}
 	}
 	w.srv.recordEvent_locked(w, q)
