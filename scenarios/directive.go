@@ -49,6 +49,9 @@ type argSpec struct {
 	enum     []string
 }
 
+// directiveSpec is one directive of the language: its arguments and what it does, together. The
+// rows live with their handlers, one list per topic (env.go, env_objects.go, env_informers.go,
+// factory.go, workqueue.go, env_time.go, env_inspect.go); specs indexes them all.
 type directiveSpec struct {
 	name string
 	args []argSpec
@@ -59,98 +62,33 @@ type directiveSpec struct {
 	// input: the directive reads its input block (content JSON for create and update).
 	input bool
 	help  string
+	// handle runs the directive on the Env's world (which exists by then), reporting with add.
+	// An error means the directive does not fit the scenario (an unknown informer).
+	handle func(e *Env, d Directive, add func(string, ...any)) error
 }
 
-// opDirectives are the directives that are world ops: every kind but sleep (a scenario moves
-// time with run). A new kind of op is a new directive without a change here.
-var opDirectives = func() []string {
-	var names []string
-	for _, k := range world.OpKinds() {
-		if k != world.OpSleep {
-			names = append(names, k.String())
-		}
-	}
-	return names
-}()
+// The argument constructors of the rows.
+func strArg(k string) argSpec                  { return argSpec{key: k, kind: argString} }
+func durArg(k string) argSpec                  { return argSpec{key: k, kind: argDur} }
+func numArg(k string) argSpec                  { return argSpec{key: k, kind: argInt} }
+func boolArg(k string) argSpec                 { return argSpec{key: k, kind: argBool} }
+func listArg(k string) argSpec                 { return argSpec{key: k, kind: argList} }
+func flagArg(k string) argSpec                 { return argSpec{key: k, kind: argFlag} }
+func required(a argSpec) argSpec               { a.required = true; return a }
+func enumArg(k string, vals ...string) argSpec { return argSpec{key: k, kind: argEnum, enum: vals} }
 
-// specs lists every directive of the language, in the order the package documentation gives them.
+// directiveTopics are the lists of rows, in the order the package documentation gives them.
+var directiveTopics = [][]*directiveSpec{storyDirectives, objectDirectives, informerDirectives, factoryDirectives,
+	workqueueDirectives, timeDirectives, inspectDirectives}
+
+// specs indexes every directive of the language by name.
 var specs = func() map[string]*directiveSpec {
 	m := map[string]*directiveSpec{}
-	add := func(d *directiveSpec) { m[d.name] = d }
-	str := func(k string) argSpec { return argSpec{key: k, kind: argString} }
-	req := func(a argSpec) argSpec { a.required = true; return a }
-	dur := func(k string) argSpec { return argSpec{key: k, kind: argDur} }
-	num := func(k string) argSpec { return argSpec{key: k, kind: argInt} }
-	boolean := func(k string) argSpec { return argSpec{key: k, kind: argBool} }
-	enum := func(k string, vals ...string) argSpec { return argSpec{key: k, kind: argEnum, enum: vals} }
-	list := func(k string) argSpec { return argSpec{key: k, kind: argList} }
-	flag := func(k string) argSpec { return argSpec{key: k, kind: argFlag} }
-
-	// The world and the story.
-	add(&directiveSpec{name: "world", help: "build the world (first directive only)", args: []argSpec{
-		num("seed"), enum("policy", "random", "fifo", "pct"), num("pct-depth"), num("replicas"),
-		dur("min-latency"), dur("max-latency"), dur("bookmark-interval"), dur("compaction-interval"),
-		num("watch-cache-history"), num("max-watch-events"), num("max-in-flight"), dur("rv-wait"),
-	}})
-	add(&directiveSpec{name: "legend", help: "print the legend of the narration"})
-	add(&directiveSpec{name: "caption", text: true, help: "a caption between phases: the words after the directive"})
-
-	// Objects and faults: the world's ops.
-	for _, name := range opDirectives {
-		add(&directiveSpec{name: name, op: true, input: name == "create" || name == "update",
-			help: "a world op (world.Parse syntax: a write or a fault); create and update take optional content JSON as input"})
+	for _, topic := range directiveTopics {
+		for _, d := range topic {
+			m[d.name] = d
+		}
 	}
-
-	add(&directiveSpec{name: "populate", args: []argSpec{req(num("n")), str("prefix"), str("ns"), str("label")},
-		help: "create n pods at once (their n writes are summarised in one line)"})
-
-	// Informers and handlers.
-	add(&directiveSpec{name: "informer", help: "build an informer (not started)", args: []argSpec{
-		req(str("name")), str("resource"), str("ns"), str("labels"), str("fields"), dur("resync"),
-		enum("queue", "realfifo", "realfifo-nonatomic", "deltafifo"), boolean("batch"), enum("mode", "list-watch", "watch-list"),
-		enum("transform", "drop-annotations", "drop-content"), list("indexers"),
-	}})
-	add(&directiveSpec{name: "factory", help: "a SharedInformerFactory (informer.md §9) whose informers the world hosts", args: []argSpec{
-		req(str("name")), str("ns"), dur("resync"), list("resources"),
-	}})
-	add(&directiveSpec{name: "for-resource", args: []argSpec{req(str("factory")), req(str("resource"))},
-		help: "ask a factory for a resource's informer (created on first use, shared after)"})
-	add(&directiveSpec{name: "start", args: []argSpec{req(str("informer"))}, help: "start an informer"})
-	add(&directiveSpec{name: "stop", args: []argSpec{req(str("informer"))}, help: "stop an informer"})
-	add(&directiveSpec{name: "restart", args: []argSpec{req(str("informer")), req(str("as"))},
-		help: "stop an informer and start a new one with the same options and handlers, named as"})
-	add(&directiveSpec{name: "handler", help: "register a handler (late join after start)", args: []argSpec{
-		req(str("informer")), req(str("name")), dur("resync"), dur("slow"), str("filter"), flag("mutates"),
-	}})
-	add(&directiveSpec{name: "remove-handler", args: []argSpec{req(str("informer")), req(str("name"))},
-		help: "unregister a handler; its buffered notifications are dropped"})
-	add(&directiveSpec{name: "add-indexers", args: []argSpec{req(str("informer")), req(list("indexers"))},
-		help: "add indexers to an informer, before or after start"})
-	add(&directiveSpec{name: "workqueue", help: "a rate-limited workqueue fed by a handler, with workers", args: []argSpec{
-		req(str("name")), req(str("informer")), num("workers"), dur("work"), num("fail"),
-	}})
-	add(&directiveSpec{name: "controller", help: "a controller: handler, workqueue, workers reconciling pods into configmaps", args: []argSpec{
-		req(str("name")), req(str("informer")), num("workers"), dur("work"),
-	}})
-
-	// Time and scheduling.
-	add(&directiveSpec{name: "run", help: "run the simulation", args: []argSpec{
-		dur("for"), enum("until", "converged", "synced", "event"), str("informer"), str("event"), dur("budget"), num("steps"), list("show"),
-	}})
-	add(&directiveSpec{name: "generate", help: "start a seeded random workload", args: []argSpec{
-		num("ops"), boolean("disruptions"), boolean("faults"), dur("max-interval"),
-	}})
-	add(&directiveSpec{name: "faults", args: []argSpec{req(boolean("on"))}, help: "turn the fault points on or off"})
-
-	// Inspection.
-	add(&directiveSpec{name: "cache", args: []argSpec{req(str("informer")), str("index"), str("value"), flag("full")},
-		help: "an informer's cache (or one index value)"})
-	add(&directiveSpec{name: "log", args: []argSpec{req(str("handler")), flag("new")}, help: "what a handler was told"})
-	add(&directiveSpec{name: "queue", args: []argSpec{str("informer"), str("workqueue")}, help: "an informer's queue and handler buffers, or a workqueue"})
-	add(&directiveSpec{name: "rv", args: []argSpec{req(str("informer"))}, help: "the Reflector's last synced RV and the apiserver's revision"})
-	add(&directiveSpec{name: "requests", args: []argSpec{str("client"), flag("all")}, help: "the apiserver's request record (new ones unless all)"})
-	add(&directiveSpec{name: "objects", args: []argSpec{str("resource"), str("ns")}, help: "the apiserver's objects"})
-	add(&directiveSpec{name: "oracles", help: "the oracles' verdicts now"})
 	return m
 }()
 

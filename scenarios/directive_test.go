@@ -328,3 +328,74 @@ func TestMutatingHandlerFailsTheRun(t *testing.T) {
 		t.Error("mutates took a value")
 	}
 }
+
+// Goal: the world directive's check-each-delivery switch (world.Config.CheckReadOnlyEachDelivery)
+// stops the run at the delivery of the handler that changed an object it was lent; without it
+// the change is caught later (here by the convergence check).
+// Method: the same mutating-handler scenario with and without the switch; note the directive at
+// which the run fails and the actor of the violating event.
+func TestCheckEachDeliverySwitch(t *testing.T) {
+	failedAt := func(world string) (int, *world.Violation) {
+		env := scenarios.NewEnv(scenarios.Options{Name: "each-delivery"})
+		lines := []string{world, "create name=a label:app=web", "informer name=inf1 ns=default", "handler informer=inf1 name=bad mutates",
+			"start informer=inf1", "run until=converged", "update name=a label:app=db", "run until=converged"}
+		for i, l := range lines {
+			d, err := scenarios.ParseDirective(l, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := env.Handle(d); err != nil {
+				t.Fatal(err)
+			}
+			if env.Failure() != nil {
+				return i, env.Violation()
+			}
+		}
+		return -1, nil
+	}
+	at, v := failedAt("world seed=28 check-each-delivery")
+	if at != 5 || v == nil || v.Oracle != "read-only-objects" || v.Event.Actor != "inf1/bad" {
+		t.Errorf("with check-each-delivery: failed at directive %d with %v, want directive 5 (the first run) at inf1/bad's delivery", at, v)
+	}
+	if at, v := failedAt("world seed=28"); v == nil || v.Oracle != "read-only-objects" || v.Event.Actor == "inf1/bad" {
+		t.Errorf("without check-each-delivery: failed at directive %d with %v, want a violation noticed after the delivery (by the convergence check)", at, v)
+	}
+}
+
+// Goal: every directive of the language is one row holding its arguments and its handler: every
+// row has a handler, no name is given twice, there is no handler outside the rows (a directive
+// without a row is unknown to Handle too), and the package documentation lists every directive.
+func TestEveryDirectiveHasAHandler(t *testing.T) {
+	rows, unique := scenarios.DirectiveRows()
+	if rows != unique {
+		t.Errorf("%d directive rows for %d names: a name is given twice", rows, unique)
+	}
+	for _, name := range scenarios.DirectiveNames() {
+		if !scenarios.DirectiveHasHandler(name) {
+			t.Errorf("directive %q has no handler", name)
+		}
+	}
+	env := scenarios.NewEnv(scenarios.Options{})
+	if _, err := env.Handle(scenarios.Directive{Cmd: "explode"}); err == nil || !strings.Contains(err.Error(), `unknown directive "explode"`) {
+		t.Errorf("a directive without a row: %v", err)
+	}
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := string(doc)[strings.Index(string(doc), "# The directives"):strings.Index(string(doc), "# Implementation notes")]
+	words := map[string]bool{}
+	for _, l := range strings.Split(block, "\n") {
+		if !strings.HasPrefix(l, "//\t") {
+			continue
+		}
+		for _, f := range strings.FieldsFunc(l[3:], func(r rune) bool { return r == ' ' || r == '|' || r == '[' || r == ']' }) {
+			words[f] = true
+		}
+	}
+	for _, name := range scenarios.DirectiveNames() {
+		if !words[name] {
+			t.Errorf("doc.go's list of directives lacks %q", name)
+		}
+	}
+}

@@ -27,7 +27,10 @@
 //
 //	world seed=1 policy=random|fifo|pct pct-depth=N replicas=N min-latency=1ms max-latency=50ms
 //	      bookmark-interval=D compaction-interval=D watch-cache-history=N max-watch-events=N
-//	      max-in-flight=N rv-wait=D                  first directive only; defaults otherwise
+//	      max-in-flight=N rv-wait=D check-each-delivery   first directive only; defaults otherwise
+//	      (check-each-delivery: the apiserver checks the objects a handler was lent at the end of
+//	      each delivery, world.Config.CheckReadOnlyEachDelivery, so a handler that changes one
+//	      fails the run at its own delivery rather than at the object's next write)
 //	legend                                           the legend of the narration
 //	caption Some words                               a caption between phases (prints nothing)
 //
@@ -77,7 +80,11 @@
 // # Implementation notes
 //
 // Env is the interaction environment: it holds the world and turns directives into calls on
-// it. Narration is collected with sim.Sim.Subscribe, leaving out the scheduler's step events;
+// it. Each directive is one row (directiveSpec): its arguments and its handler together, in a
+// list per topic beside the handlers (env.go: the world and the story; env_objects.go: ops and
+// populate; env_informers.go, factory.go, workqueue.go; env_time.go: run, generate, faults;
+// env_inspect.go: what a scenario can look at). Env.dispatch looks the row up; there is no other
+// list of directives. Narration is collected with sim.Sim.Subscribe, leaving out the scheduler's step events;
 // show= keeps only some actors. Outside go test, Run feeds datadriven a testing.TB of its own
 // (runTB) and compares nothing itself: Result.Mismatches compares each output with the file's
 // block, so the command line and the Ginkgo suite share one runner.

@@ -23,6 +23,22 @@ type factoryState struct {
 	informers []string
 }
 
+// factoryDirectives build shared informer factories and ask them for informers.
+var factoryDirectives = []*directiveSpec{
+	{name: "factory", help: "a SharedInformerFactory (informer.md §9) whose informers the world hosts", args: []argSpec{
+		required(strArg("name")), strArg("ns"), durArg("resync"), listArg("resources"),
+	}, handle: (*Env).addFactory},
+	{name: "for-resource", args: []argSpec{required(strArg("factory")), required(strArg("resource"))},
+		help: "ask a factory for a resource's informer (created on first use, shared after)",
+		handle: func(e *Env, d Directive, add func(string, ...any)) error {
+			fs, ok := e.factories[d.str("factory", "")]
+			if !ok {
+				return fmt.Errorf("no factory named %q", d.str("factory", ""))
+			}
+			return e.forResource(fs, d.str("resource", ""), add)
+		}},
+}
+
 func (e *Env) addFactory(d Directive, add func(string, ...any)) error {
 	name := d.str("name", "")
 	if _, ok := e.factories[name]; ok {

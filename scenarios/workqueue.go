@@ -46,6 +46,16 @@ type worker struct {
 
 var configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
+// workqueueDirectives build workqueues and controllers fed by informers' handlers.
+var workqueueDirectives = []*directiveSpec{
+	{name: "workqueue", help: "a rate-limited workqueue fed by a handler, with workers", args: []argSpec{
+		required(strArg("name")), required(strArg("informer")), numArg("workers"), durArg("work"), numArg("fail"),
+	}, handle: (*Env).addWorkQueue},
+	{name: "controller", help: "a controller: handler, workqueue, workers reconciling pods into configmaps", args: []argSpec{
+		required(strArg("name")), required(strArg("informer")), numArg("workers"), durArg("work"),
+	}, handle: (*Env).addWorkQueue},
+}
+
 func (e *Env) addWorkQueue(d Directive, add func(string, ...any)) error {
 	name := d.str("name", "")
 	if _, ok := e.queues[name]; ok {
