@@ -4,7 +4,7 @@ GO ?= go
 RACE_PKGS ?= ./informer/... ./fakeapi/...
 SEED ?= 1
 
-.PHONY: all test test-unit test-race test-nested verify demo course bench sim fuzz fuzz-rest fuzz-scenarios rewrite compare
+.PHONY: all test test-unit test-race test-nested chromium verify demo course bench sim fuzz fuzz-rest fuzz-scenarios rewrite compare
 
 all: test
 
@@ -24,8 +24,10 @@ test-race:
 ## codec and patchers), cmd/informersim (the command, which links kube/), compare/ (client-go's
 ## informer beside ours, the fidelity check), clientgo/ (typed clients, client-go's informers,
 ## controller-runtime and kubectl over the REST front; client-go controllers inside the world)
-## and examples/ (a sample-controller tested with it). The harness couples goroutines to the
-## world, so its tests also run under -race.
+## and examples/ (a sample-controller tested with it); then browser/ (the run record against
+## its JSON Schema, the timelines and the course site in headless Chromium; screenshots in
+## browser/artifacts/). clientgo's harness couples goroutines to the world, so its tests also
+## run under -race.
 test-nested:
 	cd kube && $(GO) vet ./... && $(GO) test ./...
 	cd cmd/informersim && $(GO) vet ./... && $(GO) test ./...
@@ -33,6 +35,24 @@ test-nested:
 	cd clientgo && $(GO) vet ./... && $(GO) test ./...
 	cd clientgo && $(GO) test -race -run 'TestHarness|TestRunBadInput' .
 	cd examples && $(GO) vet ./... && $(GO) test ./...
+	$(MAKE) chromium
+	cd browser && $(GO) vet ./... && CHROMIUM=$(CHROMIUM) $(GO) test -count=1 ./...
+
+## chromium: the browser test (browser/: the timeline and the course site in a real headless
+## Chromium) needs Debian's chromium. Installed when missing and possible (root with apt-get);
+## otherwise this fails with the command that installs it: the browser test never skips.
+CHROMIUM ?= /usr/bin/chromium
+chromium:
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "make: installing chromium for the browser test (apt-get install -y chromium)"; \
+			apt-get install -y -qq chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } || \
+				{ echo "make: apt-get install -y chromium failed; the browser test needs it" >&2; exit 1; }; \
+			[ -x "$(CHROMIUM)" ] || { echo "make: chromium is installed but $(CHROMIUM) is not there; set CHROMIUM" >&2; exit 1; }; \
+		else \
+			echo "make: the browser test needs Chromium at $(CHROMIUM); install it with: sudo apt-get install -y chromium (or set CHROMIUM=/path/to/chromium)" >&2; exit 1; \
+		fi; \
+	fi
 
 ## verify: gofmt, vet, mod tidy, the import graph, the determinism ban list and the doc citations (scripts/doccite.go).
 verify:

@@ -5,7 +5,10 @@
 // followed by what the directive reports. github.com/cockroachdb/datadriven reads the framing
 // and rewrites the expected blocks (make rewrite). The course in testdata/ (docs/course.md)
 // teaches the informer's behavior one concept a file; the command line runs any file or course
-// scenario (informersim run, list, explain).
+// scenario (informersim run, list, explain). A file opens with comment lines: its title, then
+// optional "labels: a, b" and "pipeline: Reflector, Indexer" lines (the parts of client-go's
+// pipeline the lesson is about, highlighted on its page of the course site, package timeline),
+// then the concept text.
 //
 // # Contract
 //

@@ -74,7 +74,7 @@ func PipelineSVG(highlight []string) string {
 	if slices.Contains(highlight, StageInformer) {
 		cls += " hl"
 	}
-	fmt.Fprintf(&b, `<rect class="%s" data-stage="%s" x="%d" y="6" width="%d" height="%d" rx="8"/>`, cls, StageInformer, fx, fw, h+top+2)
+	fmt.Fprintf(&b, `<rect class="%s" data-stage="%s" data-parts="%s" x="%d" y="6" width="%d" height="%d" rx="8"/>`, cls, StageInformer, StageInformer, fx, fw, h+top+2)
 	fmt.Fprintf(&b, `<text class="frame-title" x="%d" y="22">SharedIndexInformer · HasSynced / WaitForCacheSync</text>`, fx+10)
 	for i, bx := range boxes {
 		x := 10 + i*(w+gap)
@@ -95,7 +95,7 @@ func PipelineSVG(highlight []string) string {
 				title = "RealFIFO"
 			}
 		}
-		fmt.Fprintf(&b, `<g class="%s" data-stage="%s"><rect x="%d" y="%d" width="%d" height="%d" rx="6"/>`, cls, html.EscapeString(bx.parts[0]), x, top, w, h)
+		fmt.Fprintf(&b, `<g class="%s" data-stage="%s" data-parts="%s"><rect x="%d" y="%d" width="%d" height="%d" rx="6"/>`, cls, html.EscapeString(bx.parts[0]), html.EscapeString(strings.Join(bx.parts, " ")), x, top, w, h)
 		fmt.Fprintf(&b, `<text class="name" x="%d" y="%d">%s</text>`, x+w/2, top+19, html.EscapeString(title))
 		fmt.Fprintf(&b, `<text class="short" x="%d" y="%d">%s</text></g>`, x+w/2, top+36, html.EscapeString(bx.short))
 		if i > 0 {

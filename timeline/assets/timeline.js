@@ -209,9 +209,11 @@
     this.sel.value = this.followed;
     var self = this, n = 0, lines = [], lanes = {};
     this.svg.querySelectorAll(".ev").forEach(function (r) {
-      var on = !!self.followed && r.__ev.object === self.followed;
-      r.classList.toggle("hl", on);
-      if (on) { n++; lines.push(r.__ev.text); lanes[r.__ev.lane] = true; }
+      r.classList.toggle("hl", !!self.followed && r.__ev.object === self.followed);
+    });
+    // The history in the trace's order (the marks are grouped by lane).
+    this.visible.forEach(function (e) {
+      if (self.followed && e.object === self.followed) { n++; lines.push(e.text); lanes[e.lane] = true; }
     });
     this.svg.classList.toggle("following", !!this.followed);
     this.followedBox.innerHTML = "";

@@ -1,0 +1,360 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/informersim/informersim/scenarios"
+	"github.com/informersim/informersim/timeline"
+)
+
+// chromium returns the browser to drive: $CHROMIUM, else Debian's /usr/bin/chromium. A missing
+// browser fails the test with the command that installs it; it never skips.
+func chromium(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv("CHROMIUM")
+	if p == "" {
+		p = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("no Chromium at %s (%v): install it with `apt-get install -y chromium` (make test does so when it runs as root), or set CHROMIUM to a Chromium binary", p, err)
+	}
+	return p
+}
+
+// watcher collects what a page did that it must not: console errors, uncaught exceptions,
+// browser log errors, and any request but the page's own file.
+type watcher struct {
+	mu       sync.Mutex
+	errors   []string
+	requests []string
+}
+
+func (w *watcher) reset() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.errors, w.requests = nil, nil
+}
+
+func (w *watcher) listen(ev any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch e := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		if e.Type == runtime.APITypeError || e.Type == runtime.APITypeAssert || e.Type == runtime.APITypeWarning {
+			var parts []string
+			for _, a := range e.Args {
+				parts = append(parts, string(a.Value)+a.Description)
+			}
+			w.errors = append(w.errors, fmt.Sprintf("console.%s: %s", e.Type, strings.Join(parts, " ")))
+		}
+	case *runtime.EventExceptionThrown:
+		msg := e.ExceptionDetails.Text
+		if e.ExceptionDetails.Exception != nil {
+			msg += " " + e.ExceptionDetails.Exception.Description
+		}
+		w.errors = append(w.errors, "exception: "+msg)
+	case *cdplog.EventEntryAdded:
+		if e.Entry.Level == cdplog.LevelError || e.Entry.Level == cdplog.LevelWarning {
+			w.errors = append(w.errors, fmt.Sprintf("log %s (%s): %s %s", e.Entry.Level, e.Entry.Source, e.Entry.Text, e.Entry.URL))
+		}
+	case *network.EventRequestWillBeSent:
+		w.requests = append(w.requests, e.Request.URL)
+	}
+}
+
+type browser struct {
+	ctx context.Context
+	w   *watcher
+	dir string // artifacts
+}
+
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium(t)),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1000),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-extensions", true),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	b := &browser{ctx: ctx, w: &watcher{}, dir: artifacts(t)}
+	chromedp.ListenTarget(ctx, b.w.listen)
+	if err := chromedp.Run(ctx, network.Enable(), cdplog.Enable()); err != nil {
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	return b
+}
+
+// run runs actions with a deadline (the browser outlives it).
+func (b *browser) run(t *testing.T, actions ...chromedp.Action) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+}
+
+// open loads a file and checks the page loaded nothing else and logged no error.
+func (b *browser) open(t *testing.T, file string, waitFor string) {
+	t.Helper()
+	b.w.reset()
+	u := (&url.URL{Scheme: "file", Path: file}).String()
+	b.run(t, chromedp.Navigate(u), chromedp.WaitReady(waitFor, chromedp.ByQuery))
+	// Let late work (timers, lazy loads) show itself before judging the page.
+	b.run(t, chromedp.Sleep(150*time.Millisecond))
+	b.w.mu.Lock()
+	defer b.w.mu.Unlock()
+	for _, e := range b.w.errors {
+		t.Errorf("%s: %s", filepath.Base(file), e)
+	}
+	for _, r := range b.w.requests {
+		if r != u {
+			t.Errorf("%s: a request for %s (the page must load nothing)", filepath.Base(file), r)
+		}
+	}
+	if !slices.Contains(b.w.requests, u) {
+		t.Errorf("%s: the browser saw no request for the page itself (is the network watched?): %q", filepath.Base(file), b.w.requests)
+	}
+}
+
+func (b *browser) screenshot(t *testing.T, name string) string {
+	t.Helper()
+	var png []byte
+	b.run(t, chromedp.FullScreenshot(&png, 100))
+	p := filepath.Join(b.dir, name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s", p)
+	return p
+}
+
+func eval[T any](t *testing.T, b *browser, js string) T {
+	t.Helper()
+	var v T
+	b.run(t, chromedp.Evaluate(js, &v))
+	return v
+}
+
+// objectPattern matches an event's narration line that is about key: an obj= or key= field
+// naming it, with or without the apiserver's resource, a resourceVersion or a tombstone. It
+// reads the text the user reads, not the record's Object, so it checks the page's follow
+// against the trace itself.
+func objectPattern(key string) *regexp.Regexp {
+	return regexp.MustCompile(`(^|\s)(obj|key)=(tomb\()?([a-z0-9.-]+/)?` + regexp.QuoteMeta(key) + `([@)\s]|$)`)
+}
+
+// checkTimeline checks the page in the browser against the run: one lane per component, in
+// order, covering the topology; every narrated event drawn once in its lane, faults marked;
+// following one object highlights exactly the trace's events about it and lists its history;
+// hovering shows the narration line; zoom widens the picture; a failure is marked.
+func checkTimeline(t *testing.T, b *browser, r *timeline.Run, topo scenarios.Topology, follow string) {
+	t.Helper()
+	var want []string
+	for _, c := range r.Components {
+		want = append(want, c.ID)
+	}
+	lanes := eval[[]string](t, b, `Array.from(document.querySelectorAll('svg.tl-svg g.lane')).map(g => g.dataset.lane)`)
+	labels := eval[int](t, b, `document.querySelectorAll('.tl-labels .lane-label').length`)
+	if !slices.Equal(lanes, want) || labels != len(want) {
+		t.Errorf("%s: lanes %q (%d labels), want one per component %q", r.Scenario.Name, lanes, labels, want)
+	}
+	for _, inf := range topo.Informers {
+		for _, id := range append([]string{inf.Name + "/reflector", inf.Name + "/network", inf.Name + "/queue", inf.Name + "/cache", inf.Name + "/processor"}, inf.Handlers...) {
+			if !slices.Contains(lanes, id) {
+				t.Errorf("%s: no lane for %s", r.Scenario.Name, id)
+			}
+		}
+	}
+	for _, q := range topo.WorkQueues {
+		for _, id := range append([]string{q.Name}, q.Workers...) {
+			if !slices.Contains(lanes, id) {
+				t.Errorf("%s: no lane for %s", r.Scenario.Name, id)
+			}
+		}
+	}
+	type drawn struct {
+		Seq  int64  `json:"seq"`
+		Lane string `json:"lane"`
+		Mark string `json:"mark"`
+	}
+	got := eval[[]drawn](t, b, `Array.from(document.querySelectorAll('rect.ev')).map(r => ({seq: +r.dataset.seq, lane: r.parentNode.dataset.lane,
+		mark: ['fault','error','violation'].find(m => r.classList.contains('mark-' + m)) || ''}))`)
+	var wantDrawn []drawn
+	byText := map[int64]string{}
+	for _, e := range r.Events {
+		byText[e.Seq] = e.Text
+		if !e.Scheduler {
+			wantDrawn = append(wantDrawn, drawn{e.Seq, e.Lane, e.Mark})
+		}
+	}
+	slices.SortFunc(got, func(a, b drawn) int { return int(a.Seq - b.Seq) }) // grouped by lane on the page
+	if !slices.Equal(got, wantDrawn) {
+		t.Errorf("%s: %d events drawn, want %d (each narrated event once, in its lane, with its mark)", r.Scenario.Name, len(got), len(wantDrawn))
+	}
+
+	// Follow one object: click its first event.
+	re := objectPattern(follow)
+	var wantSeqs []int64
+	var wantHistory []string
+	for _, e := range r.Events {
+		if !e.Scheduler && re.MatchString(e.Text) {
+			wantSeqs = append(wantSeqs, e.Seq)
+			wantHistory = append(wantHistory, e.Text)
+		}
+	}
+	if len(wantSeqs) == 0 {
+		t.Fatalf("%s: the trace has no event about %s", r.Scenario.Name, follow)
+	}
+	b.run(t, chromedp.Click(fmt.Sprintf(`rect.ev[data-seq="%d"]`, wantSeqs[0]), chromedp.ByQuery))
+	hl := eval[[]int64](t, b, `Array.from(document.querySelectorAll('rect.ev.hl')).map(r => +r.dataset.seq)`)
+	slices.Sort(hl) // the page groups its marks by lane
+	if !slices.Equal(hl, wantSeqs) {
+		t.Errorf("%s: following %s highlights events %v, the trace has %v", r.Scenario.Name, follow, hl, wantSeqs)
+	}
+	history := eval[string](t, b, `(document.querySelector('.followed-history') || {}).textContent || ''`)
+	if history != strings.Join(wantHistory, "\n") {
+		t.Errorf("%s: the history of %s lists:\n%s\nthe trace has:\n%s", r.Scenario.Name, follow, history, strings.Join(wantHistory, "\n"))
+	}
+	if sel := eval[string](t, b, `document.querySelector('select.tl-follow').value`); sel != follow {
+		t.Errorf("%s: the follow menu shows %q after clicking an event of %s", r.Scenario.Name, sel, follow)
+	}
+
+	// Hover over the last followed event: the tip shows its narration line.
+	last := wantSeqs[len(wantSeqs)-1]
+	box := eval[[]float64](t, b, fmt.Sprintf(`(() => { const r = document.querySelector('rect.ev[data-seq="%d"]'); r.scrollIntoView({block: 'center', inline: 'center'});
+		const b = r.getBoundingClientRect(); return [b.x + b.width / 2, b.y + b.height / 2]; })()`, last))
+	b.run(t, chromedp.MouseEvent(input.MouseMoved, box[0], box[1]))
+	tip := eval[string](t, b, `document.querySelector('.tl-tip').textContent`)
+	if first, _, _ := strings.Cut(tip, "\n"); first != byText[last] {
+		t.Errorf("%s: hovering event %d shows %q, want its narration line %q", r.Scenario.Name, last, first, byText[last])
+	}
+
+	w0 := eval[float64](t, b, `+document.querySelector('svg.tl-svg').getAttribute('width')`)
+	b.run(t, chromedp.Click(`button.tl-zoom[title="zoom in"]`, chromedp.ByQuery))
+	if w1 := eval[float64](t, b, `+document.querySelector('svg.tl-svg').getAttribute('width')`); w1 <= w0 {
+		t.Errorf("%s: zoom in left the width at %v (was %v)", r.Scenario.Name, w1, w0)
+	}
+	b.run(t, chromedp.Click(`button.tl-zoom[title="fit the run into the window"]`, chromedp.ByQuery))
+	if n := eval[int](t, b, `document.querySelectorAll('rect.ev.hl').length`); n != len(wantSeqs) {
+		t.Errorf("%s: after zooming %d events are highlighted, want %d", r.Scenario.Name, n, len(wantSeqs))
+	}
+
+	viol := eval[string](t, b, `Array.from(document.querySelectorAll('.viol-label')).map(e => e.textContent).join('|')`)
+	switch {
+	case r.Failure == nil && viol != "":
+		t.Errorf("%s: a passing run shows a violation: %q", r.Scenario.Name, viol)
+	case r.Failure != nil && viol != "oracle "+r.Failure.Oracle+" violated":
+		t.Errorf("%s: the failure is marked %q, want the oracle %s", r.Scenario.Name, viol, r.Failure.Oracle)
+	}
+}
+
+// Goal: three timelines (a passing lesson, a lesson with injected faults, a failing run) work in
+// a real Chromium, with nothing loaded from anywhere and no console error; screenshots are kept.
+func TestTimelinesInChromium(t *testing.T) {
+	b := newBrowser(t)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		sc     scenarios.Scenario
+		follow string
+	}{
+		{lesson(t, "05-tombstone"), "default/b"},
+		{lesson(t, "26-watch-faults"), "default/a"},
+		{failing(t), "default/a"},
+	} {
+		r, topo := record(t, c.sc)
+		p := filepath.Join(dir, c.sc.Name+".html")
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.WriteHTML(f); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		b.open(t, p, "svg.tl-svg rect.ev")
+		b.screenshot(t, "timeline-"+c.sc.Name)
+		checkTimeline(t, b, r, topo, c.follow)
+		b.screenshot(t, "timeline-"+c.sc.Name+"-following")
+	}
+}
+
+// Goal: the course site: the index lists every lesson in order; every lesson page loads with
+// nothing from the network and no console error, draws one lane per component of its run and
+// highlights exactly the pipeline parts the lesson names.
+func TestCourseSiteInChromium(t *testing.T) {
+	b := newBrowser(t)
+	dir := t.TempDir()
+	if _, err := timeline.WriteCourse(dir); err != nil {
+		t.Fatal(err)
+	}
+	course := scenarios.Course()
+	b.open(t, filepath.Join(dir, "index.html"), "ol.lessons")
+	links := eval[[]string](t, b, `Array.from(document.querySelectorAll('ol.lessons a')).map(a => a.getAttribute('href'))`)
+	var want []string
+	for _, sc := range course {
+		want = append(want, sc.Name+".html")
+	}
+	if !slices.Equal(links, want) {
+		t.Errorf("the index links %q, want %q", links, want)
+	}
+	b.screenshot(t, "course-index")
+	for i, sc := range course {
+		r, _ := record(t, sc)
+		b.open(t, filepath.Join(dir, sc.Name+".html"), "svg.tl-svg rect.ev")
+		lanes := eval[int](t, b, `document.querySelectorAll('svg.tl-svg g.lane').length`)
+		if lanes != len(r.Components) {
+			t.Errorf("%s: %d lanes, the run has %d components", sc.Name, lanes, len(r.Components))
+		}
+		hl := eval[[]string](t, b, `Array.from(document.querySelectorAll('svg.pipeline .hl')).map(e => e.dataset.parts)`)
+		for _, stage := range sc.Pipeline {
+			if !slices.ContainsFunc(hl, func(parts string) bool { return slices.Contains(strings.Fields(parts), stage) }) {
+				t.Errorf("%s: the pipeline does not highlight %s (highlighted: %q)", sc.Name, stage, hl)
+			}
+		}
+		for _, parts := range hl {
+			if !slices.ContainsFunc(strings.Fields(parts), func(p string) bool { return slices.Contains(sc.Pipeline, p) }) {
+				t.Errorf("%s: the pipeline highlights %s, which the lesson does not name (%q)", sc.Name, parts, sc.Pipeline)
+			}
+		}
+		if len(sc.Pipeline) == 0 {
+			t.Errorf("%s: the lesson names no part of the pipeline (its # pipeline: line)", sc.Name)
+		}
+		title := eval[string](t, b, `document.querySelector('h1').textContent`)
+		if want := fmt.Sprintf("Lesson %d: %s", i+1, sc.Title); title != want {
+			t.Errorf("%s: the page's title is %q, want %q", sc.Name, title, want)
+		}
+		if sc.Name == "12-deltafifo-vs-realfifo" {
+			b.screenshot(t, "lesson-"+sc.Name)
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package browser
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/informersim/informersim/scenarios"
+	"github.com/informersim/informersim/timeline"
+)
+
+// failingScenario is a run that fails on purpose (a handler that changes the cache's objects),
+// kept with package timeline's tests.
+const failingScenario = "../timeline/testdata/mutating-handler.txt"
+
+// record runs a scenario and returns its record and topology.
+func record(t *testing.T, sc scenarios.Scenario) (*timeline.Run, scenarios.Topology) {
+	t.Helper()
+	res, err := scenarios.Run(sc.Name, sc.Text, scenarios.Options{Name: sc.Name})
+	if err != nil {
+		t.Fatalf("%s: %v", sc.Name, err)
+	}
+	r, err := timeline.FromResult(sc, res)
+	if err != nil {
+		t.Fatalf("%s: %v", sc.Name, err)
+	}
+	return r, res.Env.Topology()
+}
+
+func lesson(t *testing.T, name string) scenarios.Scenario {
+	t.Helper()
+	sc, ok := scenarios.Lookup(name)
+	if !ok {
+		t.Fatalf("no lesson %s", name)
+	}
+	return sc
+}
+
+func failing(t *testing.T) scenarios.Scenario {
+	t.Helper()
+	b, err := os.ReadFile(failingScenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scenarios.NewScenario("mutating-handler", string(b))
+}
+
+// artifacts is where the browser test leaves its screenshots and pages (gitignored), or
+// $INFORMERSIM_ARTIFACTS.
+func artifacts(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("INFORMERSIM_ARTIFACTS")
+	if dir == "" {
+		dir = "artifacts"
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
