@@ -188,6 +188,12 @@ type Report struct {
 	ConcurrentCalls, MaxConcurrent, Ties int
 	// Trace is the run's narrated trace (sim.Narrate).
 	Trace string
+	// Failure is Run's error told for a person (world.World.Explain), "" when the run passed:
+	// the seed and replay command once, and for an oracle's violation the history of the object
+	// concerned (every event about it, from the apiserver to each handler) and the trace before
+	// it; otherwise the end of the trace. Print it rather than the one-line error:
+	// t.Fatal(rep.Failure).
+	Failure string
 }
 
 // String summarises the report on one line.
@@ -345,6 +351,9 @@ func run(cfg Config) (*Report, error) {
 	rep := &Report{Seed: cfg.Seed, Hash: s.Trace().Hash(), Steps: s.StepCount(), SimTime: s.Now(),
 		Calls: b.served, ConcurrentCalls: b.concurrentCalls, MaxConcurrent: b.maxConcurrent, Ties: b.ties,
 		Trace: sim.Narrate(s.Trace().Events())}
+	if err != nil {
+		rep.Failure = w.Explain(err)
+	}
 	return rep, err
 }
 

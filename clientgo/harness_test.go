@@ -2,6 +2,7 @@ package clientgo_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -316,5 +317,31 @@ func TestHarnessNarratesWrites(t *testing.T) {
 	}
 	if writes < 3 {
 		t.Fatalf("%d creations of mirrors narrated, want at least 3:\n%s", writes, rep.Trace)
+	}
+}
+
+// TestRunFailureIsToldForAPerson: a run whose check fails returns a one-line error and a
+// Report whose Failure states the error, the seed and the replay command once each, and the
+// end of the trace; a run that passes has no Failure.
+func TestRunFailureIsToldForAPerson(t *testing.T) {
+	cfg := mirrorConfig(1, 1, nil)
+	cfg.Check = func(*fakeapi.Server) error { return errors.New("the mirror is never right") }
+	rep, err := clientgo.Run(t, cfg)
+	if err == nil || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("got %v, want a one-line error", err)
+	}
+	for _, want := range []string{"clientgo: the controller did not converge within 10m0s after the faults stopped: the mirror is never right\n", "\nseed: 1\n", "\nreplay: ", "\ntrace before the failure:\n"} {
+		if !strings.Contains(rep.Failure, want) {
+			t.Errorf("Failure lacks %q:\n%s", want, rep.Failure)
+		}
+	}
+	for _, once := range []string{"seed", world.Repro(1)} {
+		if n := strings.Count(rep.Failure, once); n != 1 {
+			t.Errorf("%q is stated %d times, want once:\n%s", once, n, rep.Failure)
+		}
+	}
+	rep, err = clientgo.Run(t, mirrorConfig(1, 1, nil))
+	if err != nil || rep.Failure != "" {
+		t.Errorf("a passing run: %v, Failure %q", err, rep.Failure)
 	}
 }

@@ -274,7 +274,9 @@ func TestOracleViolationReported(t *testing.T) {
 	if v == nil || v.Oracle != "eventual-consistency" {
 		t.Fatalf("violation %v, failure %v", v, env.Failure())
 	}
-	for _, want := range []string{"FAIL: oracle eventual-consistency violated", "default/a", "replay: informersim run planted --seed 3"} {
+	// The report tells default/a's story (issue 23 item 5), not only the last events.
+	for _, want := range []string{"FAIL: oracle eventual-consistency violated", "default/a", "replay: informersim run planted --seed 3",
+		"history of default/a (every event about it, oldest first):", "apiserver    ADDED         obj=pods/default/a rv=2"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

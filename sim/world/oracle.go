@@ -121,14 +121,19 @@ func (w *World) RunUntilConverged(budget time.Duration) error {
 // a run with and without checks is the same run.
 func (w *World) CheckConverged() error {
 	if err := w.srv.CheckLent(); err != nil {
-		return NewViolation(w.s, OracleReadOnlyObjects, err.Error(), w.convergedEvent(), DefaultViolationWindow)
+		return w.violationAbout(OracleReadOnlyObjects, err.Error(), mutatedKey(err), w.convergedEvent())
 	}
 	for _, n := range w.informers {
 		if !n.started || n.stopped {
 			continue
 		}
 		if err := n.checkConverged(); err != nil {
-			return NewViolation(w.s, OracleEventualConsistency, err.Error(), w.convergedEvent(), DefaultViolationWindow)
+			var d *divergence
+			key := ""
+			if errors.As(err, &d) {
+				key = d.key
+			}
+			return w.violationAbout(OracleEventualConsistency, err.Error(), key, w.convergedEvent())
 		}
 	}
 	for _, c := range w.checks {
@@ -206,22 +211,27 @@ func diffStates(want, got map[string]any, equal func(got, want any) bool, matche
 		g, inGot := got[k]
 		switch {
 		case !inGot:
-			return fmt.Errorf("key %s: missing, apiserver has rv=%s", k, rvOf(wo))
+			return &divergence{k, fmt.Sprintf("missing, apiserver has rv=%s", rvOf(wo))}
 		case !inWant:
-			return fmt.Errorf("key %s: present at rv=%s, apiserver has none", k, rvOf(g))
+			return &divergence{k, fmt.Sprintf("present at rv=%s, apiserver has none", rvOf(g))}
 		case equal == nil && sameObject(g, matched[k]):
 		case equal != nil:
 			if !equal(g, wo) {
-				return fmt.Errorf("key %s: not Equal to the apiserver's (rv=%s, apiserver has rv=%s)", k, rvOf(g), rvOf(wo))
+				return &divergence{k, fmt.Sprintf("not Equal to the apiserver's (rv=%s, apiserver has rv=%s)", rvOf(g), rvOf(wo))}
 			}
 		case rvOf(wo) != rvOf(g):
-			return fmt.Errorf("key %s: rv=%s, apiserver has rv=%s", k, rvOf(g), rvOf(wo))
+			return &divergence{k, fmt.Sprintf("rv=%s, apiserver has rv=%s", rvOf(g), rvOf(wo))}
 		case !sameContent(wo, g):
-			return fmt.Errorf("key %s: same rv=%s but different content", k, rvOf(wo))
+			return &divergence{k, fmt.Sprintf("same rv=%s but different content", rvOf(wo))}
 		}
 	}
 	return nil
 }
+
+// divergence is diffStates' finding: the first key whose state differs, and how.
+type divergence struct{ key, msg string }
+
+func (d *divergence) Error() string { return "key " + d.key + ": " + d.msg }
 
 // sameObject reports whether a and b are the same *unstructured.Unstructured.
 func sameObject(a, b any) bool {

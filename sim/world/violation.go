@@ -1,9 +1,11 @@
 package world
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/internal/invariant"
 	"github.com/informersim/informersim/sim"
 )
@@ -49,7 +51,19 @@ type Violation struct {
 	// Seed is the run's seed, Repro the one command that replays it (sim.Config.Repro).
 	Seed  uint64
 	Repro string
+	// Key is the object the violation is about ("ns/name", "name" when cluster-scoped), ""
+	// when it is about no one object. History is every kept trace event about it, oldest first,
+	// up to the violating event (at most MaxHistory, the latest; HistoryDropped says how many
+	// earlier ones were left out): the object's story through the apiserver, each informer's
+	// Reflector, queue and cache, and each handler, where Window shows only the last events of
+	// every component.
+	Key            string
+	History        []sim.Event
+	HistoryDropped int
 }
+
+// MaxHistory is how many events of the object's history a Violation keeps.
+const MaxHistory = 60
 
 // Error is one line: the oracle, the message, the event, the seed and the repro command.
 func (v *Violation) Error() string {
@@ -69,11 +83,38 @@ func (v *Violation) Report() string {
 	return b.String()
 }
 
+// Format prints the violation's Error line for %v and %s, and its Report (the seed, the replay
+// command, the object's history and the trace before the violating event) for %+v, so that
+// t.Fatalf("%+v", err) shows the story of the failure.
+func (v *Violation) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('+') {
+		fmt.Fprint(f, v.Report())
+		return
+	}
+	fmt.Fprint(f, v.Error())
+}
+
 // GomegaString is how Gomega shows a Violation after its Error line, when an assertion such as
 // Expect(w.RunUntilConverged(d)).To(Succeed()) fails with one: the trace before the violating
 // event, which is marked with ">", instead of a dump of the fields the Error line already says.
 func (v *Violation) GomegaString() string {
 	var b strings.Builder
+	if v.Key != "" {
+		fmt.Fprintf(&b, "history of %s (every event about it, oldest first", v.Key)
+		if v.HistoryDropped > 0 {
+			fmt.Fprintf(&b, "; %d earlier events left out", v.HistoryDropped)
+		}
+		b.WriteString("):\n")
+		if len(v.History) == 0 {
+			b.WriteString("  (no event about it in the kept trace)\n")
+		}
+		for _, e := range v.History {
+			b.WriteString("  " + e.String() + "\n")
+		}
+		if EventObject(v.Event) == v.Key {
+			b.WriteString("> " + v.Event.String() + "\n")
+		}
+	}
 	b.WriteString("trace before the violation:\n")
 	for _, e := range v.Window {
 		b.WriteString("  " + e.String() + "\n")
@@ -93,8 +134,58 @@ func NewViolation(s *sim.Sim, oracle, message string, e sim.Event, window int) *
 	if window < 0 {
 		window = 0
 	}
-	evs = evs[max(0, len(evs)-window):]
-	return &Violation{Oracle: oracle, Message: message, Event: e, Window: evs, Seed: s.Seed(), Repro: s.Config().Repro}
+	v := &Violation{Oracle: oracle, Message: message, Event: e, Window: evs[max(0, len(evs)-window):], Seed: s.Seed(), Repro: s.Config().Repro}
+	if key := EventObject(e); key != "" {
+		v.about(evs, key)
+	}
+	return v
+}
+
+// about makes the violation about the object key: it keeps the object's history from evs,
+// the kept trace before the violating event.
+func (v *Violation) about(evs []sim.Event, key string) *Violation {
+	h := ObjectHistory(evs, key)
+	v.Key, v.HistoryDropped = key, max(0, len(h)-MaxHistory)
+	v.History = h[v.HistoryDropped:]
+	return v
+}
+
+// ObjectHistory returns the events of evs about the object key ("ns/name", or "name" for a
+// cluster-scoped object), in order: the apiserver's writes of it (obj=<resource>/<key>), each
+// Reflector's watch events, each queue's pops, cache writes and buffered notifications
+// (obj=<key>@<rv>, tomb(<key>@<rv>)), and each handler's calls. Events about many objects at
+// once (a LIST, a ReplacedAll pop) are not in it: they name no object.
+func ObjectHistory(evs []sim.Event, key string) []sim.Event {
+	var out []sim.Event
+	for _, e := range evs {
+		if EventObject(e) == key {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// EventObject returns the key ("ns/name" or "name") of the object event e is about, read from
+// its obj= or key= field in any of the narration's forms, or "" when it names none.
+func EventObject(e sim.Event) string {
+	for _, f := range e.Fields {
+		if f.Key != "obj" && f.Key != "key" {
+			continue
+		}
+		v := f.Value
+		if in, ok := strings.CutPrefix(v, "tomb("); ok {
+			v = strings.TrimSuffix(in, ")")
+		}
+		if i := strings.LastIndexByte(v, '@'); i >= 0 {
+			v = v[:i]
+		}
+		if e.Actor == "apiserver" && (e.Kind == "ADDED" || e.Kind == "MODIFIED" || e.Kind == "DELETED") {
+			// A write: "<resource>/<ns>/<name>" or "<resource>/<name>"; drop the resource.
+			_, v, _ = strings.Cut(v, "/")
+		}
+		return v
+	}
+	return ""
 }
 
 func sameEvent(a, b sim.Event) bool {
@@ -105,6 +196,32 @@ func sameEvent(a, b sim.Event) bool {
 // being checked), which ends the run with a *sim.RunError.
 func (w *World) violate(oracle, format string, args ...any) {
 	panic(NewViolation(w.s, oracle, fmt.Sprintf(format, args...), w.lastEvent(), DefaultViolationWindow))
+}
+
+// violationAbout is NewViolation about the object key (its history in the report), at event e.
+func (w *World) violationAbout(oracle, message, key string, e sim.Event) *Violation {
+	v := NewViolation(w.s, oracle, message, e, DefaultViolationWindow)
+	if key != "" && v.Key == "" {
+		evs := w.s.Trace().Events()
+		if n := len(evs); n > 0 && sameEvent(evs[n-1], e) {
+			evs = evs[:n-1]
+		}
+		v.about(evs, key)
+	}
+	return v
+}
+
+// mutatedKey is the key of the object a read-only violation (a *fakeapi.MutationError) is
+// about, "" for another error.
+func mutatedKey(err error) string {
+	var me *fakeapi.MutationError
+	if !errors.As(err, &me) {
+		return ""
+	}
+	if me.Namespace == "" {
+		return me.Name
+	}
+	return me.Namespace + "/" + me.Name
 }
 
 // lastEvent is the last event of the trace, or a placeholder naming the step and time when the

@@ -262,7 +262,7 @@ func (w *World) settle() {
 	}
 	w.delivered = w.delivered[:0]
 	if err := w.srv.LentMutation(); err != nil {
-		w.violate(OracleReadOnlyObjects, "%v", err)
+		panic(w.violationAbout(OracleReadOnlyObjects, err.Error(), mutatedKey(err), w.lastEvent()))
 	}
 	for _, n := range w.informers {
 		n.settle()

@@ -62,6 +62,16 @@ func ExampleHaveObservedInOrder() {
 	// first difference at #2: observed upd(default/a@2->3), expected del(default/a@3)
 	// seed: 1
 	// replay: informersim run example --seed 1
+	// history of default/a (every event about it, oldest first):
+	//        0        +0.000s  apiserver    ADDED         obj=configmaps/default/a rv=2
+	//        4  +0.017110946s  inf1/queue   buffer        to=h1 call=add obj=default/a@2 init=true
+	//        5  +0.017110946s  inf1/h1      OnAdd         obj=default/a rv=2 initial=true
+	//        6  +0.038584089s  apiserver    MODIFIED      obj=configmaps/default/a rv=3
+	//        8  +0.085806789s  inf1/reflector MODIFIED      obj=default/a rv=3
+	//        9  +0.085806789s  inf1/queue   pop           delta=Updated obj=default/a@3
+	//        9  +0.085806789s  inf1/queue   cache-update  obj=default/a@3
+	//        9  +0.085806789s  inf1/queue   buffer        to=h1 call=update obj=default/a rv=2->3
+	//       10  +0.085806789s  inf1/h1      OnUpdate      obj=default/a rv=2->3
 }
 
 // A spec rarely knows the resourceVersions the apiserver will assign: notes without them (and
@@ -133,6 +143,17 @@ func ExampleSatisfyEveryOracle() {
 	// oracle watch-guarantees violated: watch 1: DELETED default/a@3 after rv=3 (out of order or duplicate)
 	// seed: 1
 	// replay: informersim run example --seed 1
+	// history of default/a (every event about it, oldest first):
+	//        0        +0.000s  apiserver    ADDED         obj=configmaps/default/a rv=2
+	//        4  +0.017110946s  inf1/queue   buffer        to=h1 call=add obj=default/a@2 init=true
+	//        5  +0.017110946s  inf1/h1      OnAdd         obj=default/a rv=2 initial=true
+	//        6  +0.038584089s  apiserver    DELETED       obj=configmaps/default/a rv=3
+	//        8  +0.085806789s  inf1/reflector DELETED       obj=default/a rv=3
+	//        9  +0.085806789s  inf1/queue   pop           delta=Deleted obj=default/a@3
+	//        9  +0.085806789s  inf1/queue   cache-delete  obj=default/a@3
+	//        9  +0.085806789s  inf1/queue   buffer        to=h1 call=delete obj=default/a@3
+	//       10  +0.085806789s  inf1/h1      OnDelete      obj=default/a rv=3
+	// >     11  +0.085806789s  apiserver    watch-event   watch=1 type=DELETED obj=default/a rv=3
 }
 
 // HaveConverged runs the world (here, with its oracles) in simulated time until it is quiet,

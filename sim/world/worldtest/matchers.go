@@ -123,7 +123,9 @@ func (m *oraclesMatcher) NegatedFailureMessage(any) string {
 // that is not in this notation, or names another key, is an error, not a mismatch.
 //
 // The failure message lists what it observed, the first difference, the seed, the replay
-// command and the trace around the handler's call where the difference begins.
+// command, the history of key (every trace event about it: the apiserver's writes, each
+// Reflector's, queue's and handler's) and the trace around the handler's call where the
+// difference begins.
 func HaveObservedInOrder(key string, notes ...string) types.GomegaMatcher {
 	return &observedMatcher{key: key, want: notes}
 }
@@ -248,8 +250,21 @@ func (m *observedMatcher) FailureMessage(any) string {
 	}
 	w := m.h.World()
 	b.WriteString(runLines(w))
+	evs := w.Sim().Trace().Events()
+	fmt.Fprintf(&b, "history of %s (every event about it, oldest first):\n", m.key)
+	history := world.ObjectHistory(evs, m.key)
+	if len(history) == 0 {
+		b.WriteString("  (no event about it in the kept trace)\n")
+	}
+	if drop := len(history) - world.MaxHistory; drop > 0 {
+		fmt.Fprintf(&b, "  (%d earlier events left out)\n", drop)
+		history = history[drop:]
+	}
+	for _, e := range history {
+		b.WriteString("  " + e.String() + "\n")
+	}
 	b.WriteString("trace around the difference:\n")
-	b.WriteString(around(w.Sim().Trace().Events(), m.h.Actor(), m.key, i))
+	b.WriteString(around(evs, m.h.Actor(), m.key, i))
 	return b.String()
 }
 
@@ -257,65 +272,8 @@ func (m *observedMatcher) NegatedFailureMessage(any) string {
 	return fmt.Sprintf("Expected %s not to have observed, for %s, in order:\n%sbut it did\n%s", m.h.Actor(), m.key, list(m.want), runLines(m.h.World()))
 }
 
-// explain renders a run's error: a violation's own report, or the error (without the seed and
-// replay command it carries, which the lines after it state once), the seed, the replay
-// command, a panic's stack, and the end of the trace.
-func explain(w *world.World, err error) string {
-	var v *world.Violation
-	if errors.As(err, &v) {
-		return v.Report()
-	}
-	s := w.Sim()
-	evs := s.Trace().Events()
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n%s", withoutRunFacts(err.Error(), s.Seed(), s.Config().Repro), runLines(w))
-	var re *sim.RunError
-	if errors.As(err, &re) && len(re.Stack) > 0 {
-		b.WriteString("stack of the panic, from the panicking call to the engine's step:\n")
-		for _, line := range panicFrames(string(re.Stack)) {
-			b.WriteString("  " + line + "\n")
-		}
-	}
-	b.WriteString("trace before the failure:\n")
-	for _, e := range evs[max(0, len(evs)-traceWindow):] {
-		b.WriteString("  " + e.String() + "\n")
-	}
-	return b.String()
-}
-
-// panicFrames returns the lines of a sim.RunError's stack from the frame that panicked to the
-// engine's step that ran it, the part that is the user's (all of it when those frames are not
-// found): the recovery's own frames above and the test's below say nothing about the failure.
-func panicFrames(stack string) []string {
-	lines := strings.Split(strings.TrimRight(stack, "\n"), "\n")
-	from, to := 0, len(lines)
-	for i, l := range lines {
-		if strings.HasPrefix(l, "panic(") && from == 0 {
-			from = min(i+2, len(lines)) // the frame after panic's own (its function and file lines)
-		}
-		if strings.HasPrefix(l, "github.com/informersim/informersim/sim.(*Sim).run(") && from > 0 && i >= from {
-			to = i
-			break
-		}
-	}
-	return lines[from:to]
-}
-
-// withoutRunFacts removes from msg the seed and replay command that the engine's and the
-// world's errors append, in each of their forms, so that a failure message, which states them on
-// lines of their own, says them once.
-func withoutRunFacts(msg string, seed uint64, repro string) string {
-	sd := strconv.FormatUint(seed, 10)
-	for _, fact := range []string{
-		" (seed " + sd + "; repro: " + repro + ")", // world: checks, Violation.Error
-		" (seed " + sd + "; " + repro + ")",        // sim: step and time limits
-		"; seed " + sd + "; " + repro,              // sim: RunUntil's budget
-		"\nrepro: " + repro,                        // sim.RunError
-	} {
-		msg = strings.ReplaceAll(msg, fact, "")
-	}
-	return strings.ReplaceAll(msg, " (seed "+sd+", policy ", " (policy ") // sim.RunError
-}
+// explain renders a run's error for a person (world.World.Explain).
+func explain(w *world.World, err error) string { return w.Explain(err) }
 
 // runLines names the run's seed and replay command.
 func runLines(w *world.World) string {
