@@ -775,7 +775,7 @@ func (s *sharedIndexInformer) handleDeltas(obj any, isInInitialList bool) error 
 func (s *sharedIndexInformer) handleDeltas_locked(obj any, isInInitialList bool) error {
 	deltas, ok := obj.(Deltas)
 	invariant.Check(ok, "informer: queue popped %T, want Deltas", obj)
-	s.emitPopped(deltas, isInInitialList)
+	s.emitPoppedGroup(deltas, isInInitialList, true)
 	s.latchIfQueueSynced()
 	return processDeltas(s.handler(), s.cacheForProcessing(), deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc, s.shuffle)
 }

@@ -287,6 +287,10 @@ type StepEvent struct {
 	Sync bool
 	// Count is a number of objects (StepPopped of ReplacedAll, StepCacheReplaced, StepJoined).
 	Count int
+	// PopIndex and PopSize place a StepPopped delta in the Deltas one Pop of a DeltaFIFO handed
+	// out (a key's deltas, grouped: informer.md §5): delta PopIndex of PopSize. Both are 0
+	// when the Pop handed out one delta, and for a RealFIFO's batches.
+	PopIndex, PopSize int
 	// Reflector is the Reflector's event (StepReflector).
 	Reflector ReflectorEvent
 	// Object is the object the handler is given (StepDelivered): the new object of an add or
@@ -485,11 +489,20 @@ func describeRVTombstone(obj any) (rv string, tomb bool) {
 }
 
 func (s *sharedIndexInformer) emitPopped(deltas []Delta, isInInitialList bool) {
+	s.emitPoppedGroup(deltas, isInInitialList, false)
+}
+
+// emitPoppedGroup is emitPopped; grouped says deltas are what one Pop handed out (a DeltaFIFO
+// key's Deltas), which PopIndex and PopSize then say when there are several.
+func (s *sharedIndexInformer) emitPoppedGroup(deltas []Delta, isInInitialList, grouped bool) {
 	if s.observer == nil {
 		return
 	}
-	for _, d := range deltas {
+	for i, d := range deltas {
 		e := StepEvent{Kind: StepPopped, Delta: d.Type, InInitialList: isInInitialList}
+		if grouped && len(deltas) > 1 {
+			e.PopIndex, e.PopSize = i, len(deltas)
+		}
 		switch o := d.Object.(type) {
 		case ReplacedAllInfo:
 			e.ResourceVersion, e.Count = o.ResourceVersion, len(o.Objects)

@@ -32,7 +32,7 @@ var fieldTypes = map[string]fieldType{
 	"by": typeDuration, "check": typeDuration, "delay": typeDuration, "not-ready": typeDuration,
 	"requested": typeDuration, "resync": typeDuration, "timeout": typeDuration,
 
-	"to": typeList, "due": typeList,
+	"to": typeList, "due": typeList, "deltas": typeList,
 
 	"rv":  typeRV,
 	"obj": typeObject,

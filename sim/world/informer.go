@@ -185,6 +185,9 @@ type Informer struct {
 	timer *deadlineTimer
 
 	reflectorActor, watchActor, netActor, queueActor string
+	// popGroup holds the narration of the deltas of a DeltaFIFO Pop seen so far
+	// (narratePopGroup).
+	popGroup []string
 	// The reflector, watch and queue actors are cached actors of the engine
 	// (sim.Sim.AddCachedActor), like the handlers' actors: the engine asks one for its actions
 	// only after a step of its own or a Wake, so the many steps that touch neither the

@@ -49,7 +49,9 @@ func (n *Informer) observe(e informer.StepEvent) {
 			// The per-event narration, counted but not built: nobody reads it.
 			switch e.Kind {
 			case informer.StepPopped:
-				s.Emit(n.queueActor, "pop")
+				if e.PopSize == 0 || e.PopIndex == e.PopSize-1 {
+					s.Emit(n.queueActor, "pop") // one event per Pop, as narrated
+				}
 			case informer.StepDistributed:
 				s.Emit(n.queueActor, "buffer")
 			default:
@@ -60,6 +62,10 @@ func (n *Informer) observe(e informer.StepEvent) {
 	}
 	switch e.Kind {
 	case informer.StepPopped:
+		if e.PopSize > 0 {
+			n.narratePopGroup(&e)
+			return
+		}
 		// Field lists are built in arrays of this frame: Emit copies what it keeps, so they
 		// need no heap (here and below).
 		var buf [4]sim.Field
@@ -122,6 +128,30 @@ func (n *Informer) observe(e informer.StepEvent) {
 	default:
 		s.Emit(n.Name(), e.String())
 	}
+}
+
+// narratePopGroup narrates one Pop of a DeltaFIFO that handed out several deltas (one key's,
+// grouped in the order they were queued) as one line, "pop key=default/a
+// deltas=Updated@4,Deleted@5", once the last of them is seen: the informer reports them one by
+// one, before it processes any.
+func (n *Informer) narratePopGroup(e *informer.StepEvent) {
+	d := string(e.Delta) + "@" + e.ResourceVersion
+	if e.Tombstone {
+		d += "(tomb)"
+	}
+	if e.PopIndex == 0 {
+		n.popGroup = n.popGroup[:0]
+	}
+	n.popGroup = append(n.popGroup, d)
+	if e.PopIndex < e.PopSize-1 {
+		return
+	}
+	invariant.Check(len(n.popGroup) == e.PopSize, "world: a Pop of %d deltas narrated from %d", e.PopSize, len(n.popGroup))
+	f := []sim.Field{sim.F("key", e.Key), sim.F("deltas", strings.Join(n.popGroup, ","))}
+	if e.InInitialList {
+		f = append(f, sim.FBool("init", true))
+	}
+	n.w.s.Emit(n.queueActor, "pop", f...)
 }
 
 func (n *Informer) observeReflector(e informer.ReflectorEvent) {
