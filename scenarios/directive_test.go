@@ -164,7 +164,28 @@ explain it, then a story of directives whose expected blocks are the simulator's
 Read one with ` + "`informersim explain NAME`" + ` (or open the file), replay it with
 ` + "`informersim run NAME --seed N`" + `, and regenerate the expected blocks with ` + "`make rewrite`" + `
 (which rewrites this list too). The directives are listed in the documentation of package
-` + "`scenarios`" + ` (` + "`go doc ./scenarios`" + `).
+` + "`scenarios`" + ` (` + "`go doc ./scenarios`" + `). ` + "`informersim course --html DIR`" + ` (or ` + "`make course`" + `)
+writes the course as a site: a page per lesson with its concept, the pipeline picture with the
+parts the lesson is about highlighted, the run's timeline and its narration (docs/timeline.md).
+
+The narration uses short names; client-go's are these:
+
+| narration | client-go |
+|---|---|
+| ` + "`apiserver`" + ` | kube-apiserver (and its watch cache, per replica) |
+| ` + "`inf1/reflector`" + ` | the Reflector: ListAndWatch, relist, resync |
+| ` + "`inf1/net`" + `, ` + "`inf1/watch`" + ` | the ListerWatcher's LIST responses and watch stream (watch.Interface) |
+| ` + "`inf1/queue: pop`" + ` | processLoop popping the DeltaFIFO or RealFIFO |
+| ` + "`inf1/queue: cache-*`" + ` | the Indexer (the informer's store, what a lister reads) |
+| ` + "`inf1/queue: buffer`" + ` | sharedProcessor.distribute, to each listener's buffer |
+| ` + "`inf1/h1`" + ` | a processorListener (its pendingNotifications buffer and run loop) and the ResourceEventHandler it calls |
+| ` + "`inf1: synced`" + ` | the informer's HasSynced, what cache.WaitForCacheSync waits for |
+| ` + "`tomb(ns/name@rv)`" + ` | cache.DeletedFinalStateUnknown |
+| ` + "`q`" + `, ` + "`q/w1`" + ` | a rate-limited workqueue and its workers |
+
+Four misconceptions have a lesson each: a resync is not a relist (28); synced does not mean your
+write is visible (29); a handler added late gets an add for everything cached (10); a delete may
+arrive as a tombstone that must be unwrapped (05).
 
 `
 

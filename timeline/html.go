@@ -30,7 +30,7 @@ type page struct {
 }
 
 type lesson struct {
-	Number     int
+	Number     string
 	Paragraphs []string
 	Prev, Next string // file names of the neighbouring lessons, "" at the ends
 	PrevTitle  string
@@ -112,7 +112,7 @@ func (r *Run) writePage(w io.Writer, l *lesson) error {
 	}
 	title := r.Scenario.Name + " · informersim timeline"
 	if l != nil {
-		title = fmt.Sprintf("Lesson %d: %s · informersim course", l.Number, r.Scenario.Title)
+		title = fmt.Sprintf("Lesson %s: %s · informersim course", l.Number, r.Scenario.Title)
 	}
 	var b bytes.Buffer
 	err = pageTemplate.Execute(&b, page{

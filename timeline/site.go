@@ -60,7 +60,7 @@ func WriteCourse(dir string) ([]string, error) {
 		return os.WriteFile(p, b, 0o644)
 	}
 	for i, r := range runs {
-		l := &lesson{Number: i + 1, Paragraphs: paragraphs(r.Scenario.Concept), Narration: narration(r)}
+		l := &lesson{Number: LessonNumber(r.Scenario.Name), Paragraphs: paragraphs(r.Scenario.Concept), Narration: narration(r)}
 		if i > 0 {
 			l.Prev, l.PrevTitle = runs[i-1].Scenario.Name+".html", runs[i-1].Scenario.Title
 		}
@@ -83,6 +83,16 @@ func WriteCourse(dir string) ([]string, error) {
 		return nil, err
 	}
 	return files, nil
+}
+
+// LessonNumber is a lesson's number as its file name gives it: "12a" for
+// "12a-deltafifo-grouping", "5" for "05-tombstone".
+func LessonNumber(name string) string {
+	num, _, _ := strings.Cut(name, "-")
+	if t := strings.TrimLeft(num, "0"); t != "" {
+		return t
+	}
+	return num
 }
 
 type indexPage struct {
