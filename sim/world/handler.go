@@ -11,7 +11,8 @@ import (
 	"github.com/informersim/informersim/sim"
 )
 
-// HandlerOptions configures a registration made with World.AddHandler.
+// HandlerOptions configures a registration made with World.AddHandler, or the next one made
+// on the informer directly (Informer.NameNextHandler: a controller's own registration).
 type HandlerOptions struct {
 	// ResyncPeriod requests a resync period for the handler (informer.md §2.2 adjusts it); nil
 	// means the informer's default, as with informer.HandlerOptions.
@@ -92,14 +93,17 @@ func (w *World) AddHandler(n *Informer, name string, handler informer.ResourceEv
 		return nil, fmt.Errorf("world: AddHandler: invalid name %q (no '/', '=', '\"' or spaces)", name)
 	case name != "" && w.actors[n.Name()+"/"+name]:
 		return nil, fmt.Errorf("world: AddHandler: actor name %q is already in use", n.Name()+"/"+name)
+	case name != "" && n.announce != nil && n.announce.name == name:
+		return nil, fmt.Errorf("world: AddHandler: name %q is announced for the next direct registration of %s (NameNextHandler)", name, n.Name())
 	}
 	if handler == nil {
 		handler = informer.ResourceEventHandlerFuncs{}
 	}
 	a := &announcedHandler{name: name, opts: o}
+	pending := n.announce // NameNextHandler's, kept for the registration it was made for
 	n.announce = a
 	reg, err := n.inf.AddEventHandlerWithOptions(handler, informer.HandlerOptions{ResyncPeriod: o.ResyncPeriod})
-	n.announce = nil
+	n.announce = pending
 	if err != nil {
 		return nil, fmt.Errorf("world: AddHandler %s: %w", name, err)
 	}
@@ -112,6 +116,34 @@ func (w *World) AddHandler(n *Informer, name string, handler informer.ResourceEv
 	n.unresolved--
 	w.settle()
 	return h, nil
+}
+
+// NameNextHandler names the next registration made on n's informer directly, by code that is
+// not the world's (a controller's own AddEventHandler, a factory's), and gives it o's
+// CallDuration, as AddHandler would: its actor is "<informer>/<name>" instead of "<informer>/h<ID>",
+// and with a CallDuration it is a slow handler. Call it just before the controller registers.
+// o.ResyncPeriod must be nil (the registration's own call sets its resync period). A bad or
+// taken name, a negative CallDuration, a stopped informer, or a name announced already and not
+// yet used is an error.
+func (n *Informer) NameNextHandler(name string, o HandlerOptions) error {
+	switch {
+	case n == nil:
+		return fmt.Errorf("world: NameNextHandler %s: nil informer", name)
+	case name == "" || !validName(name):
+		return fmt.Errorf("world: NameNextHandler: invalid name %q (non-empty; no '/', '=', '\"' or spaces)", name)
+	case n.w.actors[n.Name()+"/"+name]:
+		return fmt.Errorf("world: NameNextHandler: actor name %q is already in use", n.Name()+"/"+name)
+	case n.stopped || n.inf.IsStopped():
+		return fmt.Errorf("world: NameNextHandler %s: informer %s is stopped", name, n.Name())
+	case o.ResyncPeriod != nil:
+		return fmt.Errorf("world: NameNextHandler %s: ResyncPeriod is set by the registration's own call", name)
+	case o.CallDuration < 0:
+		return fmt.Errorf("world: NameNextHandler %s: negative CallDuration %v", name, o.CallDuration)
+	case n.announce != nil:
+		return fmt.Errorf("world: NameNextHandler %s: the next registration of %s is named %q already", name, n.Name(), n.announce.name)
+	}
+	n.announce = &announcedHandler{name: name, opts: o}
+	return nil
 }
 
 // discover hosts registration id: it names it (after the announcement, if AddHandler is making
@@ -127,6 +159,7 @@ func (n *Informer) discover(id int) *Handler {
 	if a := n.announce; a != nil && a.h == nil {
 		h.name, h.callDuration = a.name, a.opts.CallDuration
 		a.h = h
+		n.announce = nil
 	}
 	if h.name == "" {
 		h.name = "h" + strconv.Itoa(id)

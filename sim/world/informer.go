@@ -162,7 +162,7 @@ type Informer struct {
 
 	handlers []*Handler        // every registration seen, removed ones included, in ID order
 	byID     []*Handler        // registration ID → handler (IDs count from 1); see handler
-	announce *announcedHandler // set by AddHandler while its registration call runs
+	announce *announcedHandler // set by AddHandler while its registration call runs, or by NameNextHandler until the next registration
 	regs     int               // registrations seen, for MaxHandlers
 	// cacheLookup is the informer's cache as its handlers' Recorders read it (shared: see
 	// cacheLookup), with the keyIndex that numbers the keys the informer distributes (see
