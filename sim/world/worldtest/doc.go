@@ -16,6 +16,10 @@
 //     (and, once the world is quiet, none of their liveness halves either).
 //   - NewWorld is world.New whose repro line (SpecRepro) replays the current Ginkgo spec alone:
 //     -ginkgo.focus with the spec's text, so a failure in a full suite run names its spec.
+//     NewWorldFromConfig does the same with engine and apiserver settings (replicas, a policy).
+//   - Outside an assertion (a seed loop that counts the seeds a bug is caught on), call
+//     World.RunUntilConverged and print World.Explain(err): the same message as HaveConverged's,
+//     with no failure registered.
 //
 // Every failure message names the seed, the one command that replays the run
 // (sim.Config.Repro: world.Repro's line under go test, the scenario runner's own otherwise) and

@@ -18,6 +18,19 @@ func NewWorld(seed uint64, cfg world.Config) (*world.World, error) {
 	return world.NewFromConfig(sim.Config{Seed: seed, Repro: SpecRepro(seed)}, fakeapi.Config{}, cfg)
 }
 
+// NewWorldFromConfig is world.NewFromConfig for a Ginkgo spec: engine settings (simCfg: the
+// policy, limits, the trace level) and apiserver settings (apiCfg: replicas, latencies, the
+// watch cache) beside the world's, with simCfg.Repro, when empty, set to SpecRepro(simCfg.Seed)
+// so that the replay line names the spec. A spec with three apiserver replicas:
+//
+//	w, err := worldtest.NewWorldFromConfig(sim.Config{Seed: seed}, fakeapi.Config{Replicas: 3}, world.Config{})
+func NewWorldFromConfig(simCfg sim.Config, apiCfg fakeapi.Config, cfg world.Config) (*world.World, error) {
+	if simCfg.Repro == "" {
+		simCfg.Repro = SpecRepro(simCfg.Seed)
+	}
+	return world.NewFromConfig(simCfg, apiCfg, cfg)
+}
+
 // SpecRepro returns world.Repro(seed) focused on the current Ginkgo spec: under go test, inside a
 // spec,
 //
@@ -25,8 +38,8 @@ func NewWorld(seed uint64, cfg world.Config) (*world.World, error) {
 //
 // (the spec's full text, regexp-quoted, in place of any focus the binary was given; a spec
 // whose full text ends another's, after a space, runs too). Outside a
-// spec, or outside go test, it is world.Repro(seed). Pass it as sim.Config.Repro to
-// world.NewFromConfig to build a world with other engine settings.
+// spec, or outside go test, it is world.Repro(seed). NewWorldFromConfig passes it as
+// sim.Config.Repro for you.
 func SpecRepro(seed uint64) string {
 	line := world.Repro(seed)
 	text := ginkgo.CurrentSpecReport().FullText()

@@ -10,7 +10,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
+	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
 	"github.com/informersim/informersim/sim/world/worldtest"
 )
@@ -49,6 +51,20 @@ var _ = Describe("NewWorld's repro line", func() {
 		err = w.RunUntilConverged(time.Minute)
 		Expect(err).To(HaveOccurred())
 		Expect(err.Error()).To(ContainSubstring("repro: " + line))
+	})
+
+	It("is NewWorldFromConfig's too, with the apiserver's and the engine's settings", func() {
+		w, err := worldtest.NewWorldFromConfig(sim.Config{Seed: 7, Policy: sim.PolicyFIFO}, fakeapi.Config{Replicas: 3}, world.Config{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(w.Server().Replicas()).To(Equal(3))
+		Expect(w.Sim().Config().Policy).To(Equal(sim.PolicyFIFO))
+		Expect(w.Sim().Config().Repro).To(Equal(worldtest.SpecRepro(7)))
+		Expect(w.Sim().Config().Repro).To(ContainSubstring("-ginkgo.focus="))
+
+		// A repro line given is kept.
+		w, err = worldtest.NewWorldFromConfig(sim.Config{Seed: 7, Repro: "my own line"}, fakeapi.Config{}, world.Config{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(w.Sim().Config().Repro).To(Equal("my own line"))
 	})
 })
 
