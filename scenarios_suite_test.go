@@ -1,6 +1,7 @@
 package informersim_test
 
 import (
+	"bytes"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/informersim/informersim/scenarios"
 	"github.com/informersim/informersim/sim/world"
+	"github.com/informersim/informersim/timeline"
 )
 
 // SweepEnv sets how many seeds each concept family's sweep runs; the default keeps make test
@@ -107,12 +109,32 @@ func runRecorded(sc scenarios.Scenario, opts scenarios.Options) *scenarios.Resul
 	AddReportEntry(fmt.Sprintf("%s seed %d", sc.Name, res.Seed), res.Hash)
 	if res.Failure != nil || len(res.Mismatches()) > 0 && opts.Seed == nil {
 		path := writeTrace(res)
+		page := writeTimeline(sc, res)
 		if res.Failure != nil {
-			Fail(fmt.Sprintf("%s seed %d failed: %v\nreplay: %s\nwhole trace: %s", sc.Name, res.Seed, res.Failure, res.Env.ReplayCommand(), path))
+			Fail(fmt.Sprintf("%s seed %d failed: %v\nreplay: %s\nwhole trace: %s\ntimeline: %s", sc.Name, res.Seed, res.Failure, res.Env.ReplayCommand(), path, page))
 		}
 		AddReportEntry("whole trace", path)
+		AddReportEntry("timeline", page)
 	}
 	return res
+}
+
+// writeTimeline writes the run's timeline (package timeline: one self-contained HTML page) next
+// to its trace and returns its path.
+func writeTimeline(sc scenarios.Scenario, res *scenarios.Result) string {
+	r, err := timeline.FromResult(sc, res)
+	if err != nil {
+		return "(not written: " + err.Error() + ")"
+	}
+	var b bytes.Buffer
+	if err := r.WriteHTML(&b); err != nil {
+		return "(not written: " + err.Error() + ")"
+	}
+	path := filepath.Join(GinkgoT().ArtifactDir(), fmt.Sprintf("%s-seed-%d.html", res.Name, res.Seed))
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return "(not written: " + err.Error() + ")"
+	}
+	return path
 }
 
 // writeTrace writes the run's narration and its full trace to a file in Ginkgo's artifact

@@ -42,3 +42,15 @@ func ExampleFromResult() {
 	// inf1/h1 · handler      processorListener → ResourceEventHandler
 	// passed: true - default/a is seen in 6 lanes
 }
+
+// A lesson names the parts of the pipeline it is about by client-go's names; CheckStages
+// refuses any other name, and the page draws the named boxes highlighted.
+func ExampleCheckStages() {
+	fmt.Println(timeline.CheckStages([]string{"DeltaFIFO", "processorListener"}))
+	fmt.Println(timeline.CheckStages([]string{"Informer"}) != nil)
+	fmt.Println(timeline.LessonNumber("05-tombstone"), timeline.LessonNumber("12a-deltafifo-grouping"))
+	// Output:
+	// <nil>
+	// true
+	// 5 12a
+}

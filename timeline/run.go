@@ -283,6 +283,9 @@ func newFailure(res *scenarios.Result, evs []Event) *Failure {
 
 // WriteJSON writes the document, indented, with a final newline.
 func (r *Run) WriteJSON(w io.Writer) error {
+	if r == nil {
+		return errors.New("timeline: no run")
+	}
 	b, err := json.MarshalIndent(r, "", " ")
 	if err != nil {
 		return err

@@ -96,7 +96,7 @@
     }, this);
     this.xs = xs; this.col = col;
     // Room on the right for the violation's label.
-    this.width = Math.ceil(x + col + 220);
+    this.width = Math.ceil(x + col + 320);
   };
 
   Timeline.prototype.draw = function () {
@@ -147,7 +147,10 @@
       if (e.object) r.setAttribute("data-object", e.object);
       r.__ev = e;
       if (self.col >= LABEL_MIN) {
-        el("text", { "class": "ev-label", x: x + 2, y: y + 12 }, self.laneG[e.lane]).textContent = e.kind.slice(0, Math.floor(self.col / 6));
+        // The kind and, when the event has one, its resourceVersion (an update's new one).
+        var rv = e.fields.rv, label = e.kind;
+        if (typeof rv === "number") label += " " + rv; else if (rv && typeof rv === "object") label += " " + rv.to;
+        el("text", { "class": "ev-label", x: x + 2, y: y + 12 }, self.laneG[e.lane]).textContent = label.slice(0, Math.floor(self.col / 6));
       }
     });
     if (run.failure) {
