@@ -101,7 +101,7 @@ type indexPage struct {
 	Pipeline template.HTML
 }
 
-var indexTemplate = template.Must(template.New("index").Parse(`<!DOCTYPE html>
+var indexTemplate = template.Must(template.New("index").Funcs(template.FuncMap{"lessonNumber": LessonNumber}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -126,7 +126,7 @@ and the sharedProcessor (buffer), <code>inf/h1</code> a processorListener and it
 <h2>Lessons</h2>
 <ol class="lessons">
 {{- range .Runs}}
-<li><a href="{{.Scenario.Name}}.html">{{.Scenario.Title}}</a> <code class="meta">{{.Scenario.Name}}</code>{{range .Scenario.Pipeline}}<span class="chip">{{.}}</span>{{end}}</li>
+<li><span class="num">{{lessonNumber .Scenario.Name}}.</span> <a href="{{.Scenario.Name}}.html">{{.Scenario.Title}}</a> <code class="meta">{{.Scenario.Name}}</code>{{range .Scenario.Pipeline}}<span class="chip">{{.}}</span>{{end}}</li>
 {{- end}}
 </ol>
 </main>
