@@ -151,10 +151,23 @@ func FromResult(sc scenarios.Scenario, res *scenarios.Result) (*Run, error) {
 	}
 	lanes := newLaneMap(res.Env.Topology())
 	r.Events = make([]Event, len(evs))
+	lastStep := int64(0)
+	for i := range evs {
+		e := &evs[i]
+		out, err := newEvent(e, tr.Dropped()+int64(i), lanes)
+		if err != nil {
+			return nil, fmt.Errorf("timeline: %s: event %d (%s): %w", sc.Name, tr.Dropped()+int64(i), e, err)
+		}
+		// The scheduler's step event is the first event of each step (sim.Narrate).
+		out.Scheduler = e.Step != lastStep
+		lastStep = e.Step
+		r.Events[i] = out
+	}
+	// Each directive owns the events recorded while it ran: from the previous directive's end
+	// to its own (events dropped from the kept trace belong to none).
 	first := 0
 	for i, st := range res.Steps {
-		end := int(st.TraceEnd - tr.Dropped())
-		end = min(max(end, first), len(evs))
+		end := min(max(int(st.TraceEnd-tr.Dropped()), first), len(evs))
 		d := Directive{Pos: st.Pos, Cmd: st.Directive.Cmd, Line: st.Directive.Line(),
 			Caption: st.Directive.Caption(), Output: trimNL(st.Output),
 			Matches: trimNL(st.Output) == trimNL(st.Expected), FirstEvent: first, EndEvent: end}
@@ -167,22 +180,8 @@ func FromResult(sc scenarios.Scenario, res *scenarios.Result) (*Run, error) {
 		}
 		first = end
 	}
-	lastStep := int64(0)
-	for i := range evs {
-		e := &evs[i]
-		out, err := newEvent(e, tr.Dropped()+int64(i), lanes)
-		if err != nil {
-			return nil, fmt.Errorf("timeline: %s: event %d (%s): %w", sc.Name, tr.Dropped()+int64(i), e, err)
-		}
-		// The scheduler's step event is the first event of each step (sim.Narrate).
-		out.Scheduler = e.Step != lastStep
-		lastStep = e.Step
-		out.Directive = r.Events[i].Directive
-		if first < len(evs) && i >= first {
-			// Events after the last directive (none in a finished run) belong to it.
-			out.Directive = len(r.Directives) - 1
-		}
-		r.Events[i] = out
+	if first != len(evs) {
+		return nil, fmt.Errorf("timeline: %s: %d events were recorded after the last directive", sc.Name, len(evs)-first)
 	}
 	r.Components = lanes.components()
 	for _, v := range res.Env.Verdicts() {
