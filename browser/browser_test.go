@@ -278,8 +278,8 @@ func checkTimeline(t *testing.T, b *browser, r *timeline.Run, topo scenarios.Top
 	}
 }
 
-// Goal: three timelines (a passing lesson, a lesson with injected faults, a failing run) work in
-// a real Chromium, with nothing loaded from anywhere and no console error; screenshots are kept.
+// Goal: four timelines (a passing lesson, a lesson with injected faults, a failing run whose
+// violation was found between events, and one found at an event) work in a real Chromium, with nothing loaded from anywhere and no console error; screenshots are kept.
 func TestTimelinesInChromium(t *testing.T) {
 	b := newBrowser(t)
 	dir := t.TempDir()
@@ -290,6 +290,7 @@ func TestTimelinesInChromium(t *testing.T) {
 		{lesson(t, "05-tombstone"), "default/b"},
 		{lesson(t, "26-watch-faults"), "default/a"},
 		{failing(t), "default/a"},
+		{failingAtDelivery(t), "default/a"},
 	} {
 		r, topo := record(t, c.sc)
 		p := filepath.Join(dir, c.sc.Name+".html")

@@ -3,6 +3,7 @@ package browser
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/informersim/informersim/scenarios"
@@ -43,6 +44,18 @@ func failing(t *testing.T) scenarios.Scenario {
 		t.Fatal(err)
 	}
 	return scenarios.NewScenario("mutating-handler", string(b))
+}
+
+// failingAtDelivery is the failing run with the apiserver checking each delivery: the violation
+// is then found at the bad handler's own call, an event of the trace.
+func failingAtDelivery(t *testing.T) scenarios.Scenario {
+	t.Helper()
+	sc := failing(t)
+	text := strings.Replace(sc.Text, "world seed=3\n", "world seed=3 check-each-delivery\n", 1)
+	if text == sc.Text {
+		t.Fatalf("%s: no world seed=3 line to add check-each-delivery to", failingScenario)
+	}
+	return scenarios.NewScenario("mutating-handler-at-delivery", text)
 }
 
 // artifacts is where the browser test leaves its screenshots and pages (gitignored), or

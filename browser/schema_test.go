@@ -44,7 +44,7 @@ func instance(t *testing.T, r *timeline.Run) any {
 func TestRecordsMatchSchema(t *testing.T) {
 	doc := compileSchema(t, "")
 	event := compileSchema(t, "#/$defs/event")
-	runs := []scenarios.Scenario{failing(t)}
+	runs := []scenarios.Scenario{failing(t), failingAtDelivery(t)}
 	runs = append(runs, scenarios.Course()...)
 	events := 0
 	for _, sc := range runs {

@@ -140,6 +140,36 @@ func TestFailingRun(t *testing.T) {
 	if !strings.Contains(h.String(), "oracle read-only-objects violated") {
 		t.Error("the page does not say which oracle was violated")
 	}
+	// Found at the convergence check, between events: no event is the violating one.
+	for _, e := range r.Events {
+		if e.Mark == MarkViolation || r.Failure.Event != nil {
+			t.Errorf("a violation found between events marks event %v (failure.event %v)", e.Seq, r.Failure.Event)
+			break
+		}
+	}
+
+	// Checked at each delivery, the violation is found at the bad handler's own call: that
+	// event, and only it, is marked.
+	sc = scenarios.NewScenario("mutating-handler", strings.Replace(string(b), "world seed=3\n", "world seed=3 check-each-delivery\n", 1))
+	res, err = scenarios.Run(sc.Name, sc.Text, scenarios.Options{Name: sc.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err = FromResult(sc, res); err != nil {
+		t.Fatal(err)
+	}
+	var marked []string
+	for _, e := range r.Events {
+		if e.Mark == MarkViolation {
+			marked = append(marked, e.Text)
+			if r.Failure.Event == nil || *r.Failure.Event != e.Seq {
+				t.Errorf("event %d is marked, the failure names %v", e.Seq, r.Failure.Event)
+			}
+		}
+	}
+	if len(marked) != 1 || !strings.Contains(marked[0], "inf1/bad: OnAdd") {
+		t.Errorf("marked as the violation: %q, want the bad handler's OnAdd", marked)
+	}
 }
 
 // Goal: fields get their types; a value that does not fit its key's type is an error.
