@@ -1,0 +1,167 @@
+package kube
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/applyconfigurations"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// Kind says which field manager a write needs: kube-apiserver keeps one per kind and
+// subresource, with the schema of the kind.
+type Kind struct {
+	GVK schema.GroupVersionKind
+	// Builtin says the kind is one of k8s.io/api's (its schema is known); otherwise it is a
+	// custom resource, merged with the structural schema given for it in Options, or with a
+	// deduced schema (every field atomic) if none was given.
+	Builtin bool
+	// Status says the resource has a /status subresource: a write to the main resource then owns
+	// no status field, and one to /status owns only status fields (kube-apiserver's reset
+	// fields).
+	Status bool
+	// Subresource is "" or "status".
+	Subresource string
+}
+
+// fieldManagers builds kube-apiserver's field manager (apimachinery's managedfields) for each
+// Kind on first use and keeps it. It is safe for concurrent use.
+type fieldManagers struct {
+	builtin managedfields.TypeConverter
+	schemas map[schema.GroupVersionKind]managedfields.TypeConverter // custom resources with a schema
+
+	mu    sync.Mutex
+	built map[Kind]*managedfields.FieldManager
+}
+
+func newFieldManagers(schemas map[schema.GroupVersionKind]managedfields.TypeConverter) *fieldManagers {
+	return &fieldManagers{
+		builtin: applyconfigurations.NewTypeConverter(scheme.Scheme),
+		schemas: schemas,
+		built:   map[Kind]*managedfields.FieldManager{},
+	}
+}
+
+// statusResetPaths are the fields a write to /status never owns: fakeapi's /status writes
+// change only .status (docs/fakeapi.md §5.5), so whatever else an applied or updated object
+// says is dropped, and must not be owned either.
+var statusResetPaths = []fieldpath.Path{
+	fieldpath.MakePathOrDie("spec"),
+	fieldpath.MakePathOrDie("metadata", "labels"),
+	fieldpath.MakePathOrDie("metadata", "annotations"),
+	fieldpath.MakePathOrDie("metadata", "finalizers"),
+	fieldpath.MakePathOrDie("metadata", "ownerReferences"),
+}
+
+// get returns the field manager of k.
+func (m *fieldManagers) get(k Kind) (*managedfields.FieldManager, error) {
+	if k.Subresource != "" && (k.Subresource != "status" || !k.Status) {
+		return nil, fmt.Errorf("kube: no field manager for subresource %q of %v", k.Subresource, k.GVK)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if fm := m.built[k]; fm != nil {
+		return fm, nil
+	}
+	var reset map[fieldpath.APIVersion]fieldpath.Filter
+	if k.Status {
+		set := fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
+		if k.Subresource == "status" {
+			set = fieldpath.NewSet(statusResetPaths...)
+		}
+		reset = map[fieldpath.APIVersion]fieldpath.Filter{
+			fieldpath.APIVersion(k.GVK.GroupVersion().String()): fieldpath.NewExcludeSetFilter(set),
+		}
+	}
+	gv := k.GVK.GroupVersion()
+	var fm *managedfields.FieldManager
+	var err error
+	switch tc, hasSchema := m.schemas[k.GVK]; {
+	case k.Builtin:
+		fm, err = managedfields.NewDefaultFieldManager(m.builtin, sameVersion{}, noDefaults{}, unstructuredCreater{}, k.GVK, gv, k.Subresource, reset)
+	case hasSchema:
+		fm, err = managedfields.NewDefaultCRDFieldManager(tc, sameVersion{}, noDefaults{}, unstructuredCreater{}, k.GVK, gv, k.Subresource, reset)
+	default:
+		fm, err = managedfields.NewDefaultCRDFieldManager(managedfields.NewDeducedTypeConverter(), sameVersion{}, noDefaults{}, unstructuredCreater{}, k.GVK, gv, k.Subresource, reset)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.built[k] = fm
+	return fm, nil
+}
+
+// newObject is the empty object of k a create or an apply that creates starts from.
+func newObject(gvk schema.GroupVersionKind) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetGroupVersionKind(gvk)
+	return u
+}
+
+// The field manager converts objects between the version of a request and the storage
+// version, defaults them, and creates empty ones. fakeapi serves each kind in one version, stores
+// what it is given and defaults nothing, so the three are identities on unstructured objects.
+type (
+	sameVersion         struct{}
+	noDefaults          struct{}
+	unstructuredCreater struct{}
+)
+
+func (sameVersion) Convert(in, out, context any) error {
+	return errors.New("kube: conversion between types is not supported")
+}
+
+func (sameVersion) ConvertToVersion(in runtime.Object, _ runtime.GroupVersioner) (runtime.Object, error) {
+	return in, nil
+}
+
+func (sameVersion) ConvertFieldLabel(_ schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
+}
+
+func (noDefaults) Default(runtime.Object) {}
+
+func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	return newObject(gvk), nil
+}
+
+// stampTimes sets the time of every managedFields entry of out that the write changed (one that
+// is not an entry of live, unchanged) to now. The field manager stamps them with the wall clock;
+// fakeapi's timestamps come from its own clock, so a run is the same whatever the time of day.
+func stampTimes(live, out *unstructured.Unstructured, now time.Time) {
+	entries := out.GetManagedFields()
+	if len(entries) == 0 {
+		return
+	}
+	var before []metav1.ManagedFieldsEntry
+	if live != nil {
+		before = live.GetManagedFields()
+	}
+	stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
+	changed := false
+	for i := range entries {
+		kept := false
+		for j := range before {
+			if reflect.DeepEqual(entries[i], before[j]) {
+				kept = true
+				break
+			}
+		}
+		if !kept && (entries[i].Time == nil || !entries[i].Time.Equal(&stamp)) {
+			entries[i].Time = &stamp
+			changed = true
+		}
+	}
+	if changed {
+		out.SetManagedFields(entries)
+	}
+}
