@@ -308,35 +308,9 @@ func (c *ResourceClient) Patch(ctx context.Context, name string, pt types.PatchT
 		if cur == nil {
 			return nil, apierrors.NewNotFound(c.gvr.GroupResource(), name)
 		}
-		p, err := decodeJSON(data)
+		u, err := PatchObject(c.gvr.GroupResource(), name, cur, pt, data)
 		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("fakeapi: invalid patch: %v", err))
-		}
-		doc, _ := normalize(cur.Object, 0) // a private copy to patch in place
-		var out any
-		if pt == types.MergePatchType {
-			if _, isObj := p.(map[string]any); !isObj {
-				return nil, apierrors.NewBadRequest("fakeapi: a merge patch must be a JSON object")
-			}
-			out = mergePatch(doc, p)
-		} else if out, err = jsonPatch(doc, p); err != nil {
-			var pe *patchError
-			if errors.As(err, &pe) {
-				// kube-apiserver's answer, message and all, plus the cause it drops (it builds
-				// the 422 with no causes): why the patch failed, in Details.Causes.
-				se := apierrors.NewGenericServerResponse(422, "patch", c.gvr.GroupResource(), name, pe.msg, 0, false)
-				se.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Message: pe.msg}}
-				return nil, se
-			}
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("fakeapi: invalid patch: %v", err))
-		}
-		m, ok := out.(map[string]any)
-		if !ok {
-			return nil, apierrors.NewBadRequest("fakeapi: patched document is not an object")
-		}
-		u := &unstructured.Unstructured{Object: m}
-		if u.Object["metadata"] == nil {
-			u.Object["metadata"] = map[string]any{}
+			return nil, err
 		}
 		if md, ok := u.Object["metadata"].(map[string]any); ok {
 			if _, has := md["resourceVersion"]; !has {
@@ -493,3 +467,50 @@ func (lw *ListerWatcher) openWatch(options metav1.ListOptions, lendTo string) (*
 // IsWatchListSemanticsUnSupported reports WatchListUnsupported (client-go's
 // util/watchlist.DoesClientNotSupportWatchListSemantics looks for this method).
 func (lw *ListerWatcher) IsWatchListSemanticsUnSupported() bool { return lw.WatchListUnsupported }
+
+// PatchObject returns what a JSON patch (RFC 6902) or JSON merge patch (RFC 7386) makes of obj,
+// which it does not change, with the answers of [ResourceClient.Patch] for a bad patch: 400 for
+// one that does not parse, 422 for one that does not apply (a failed test, a missing path). The
+// result always has a metadata object. gr and name qualify the errors. Other patch types are a
+// 415: they need schemas (see [Mutation]).
+func PatchObject(gr schema.GroupResource, name string, obj *unstructured.Unstructured, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {
+	if pt != types.JSONPatchType && pt != types.MergePatchType {
+		return nil, apierrors.NewGenericServerResponse(415, "patch", gr, name, fmt.Sprintf("fakeapi: patch type %q needs a schema", pt), 0, false)
+	}
+	if obj == nil || obj.Object == nil {
+		return nil, apierrors.NewBadRequest("fakeapi: no object to patch")
+	}
+	p, err := decodeJSON(data)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("fakeapi: invalid patch: %v", err))
+	}
+	doc, err := normalize(obj.Object, 0) // a private copy to patch in place
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("fakeapi: invalid object: %v", err))
+	}
+	var out any
+	if pt == types.MergePatchType {
+		if _, isObj := p.(map[string]any); !isObj {
+			return nil, apierrors.NewBadRequest("fakeapi: a merge patch must be a JSON object")
+		}
+		out = mergePatch(doc, p)
+	} else if out, err = jsonPatch(doc, p); err != nil {
+		var pe *patchError
+		if errors.As(err, &pe) {
+			// kube-apiserver's answer, message and all, plus the cause it drops (it builds the
+			// 422 with no causes): why the patch failed, in Details.Causes.
+			se := apierrors.NewGenericServerResponse(422, "patch", gr, name, pe.msg, 0, false)
+			se.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Message: pe.msg}}
+			return nil, se
+		}
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("fakeapi: invalid patch: %v", err))
+	}
+	m, ok := out.(map[string]any)
+	if !ok {
+		return nil, apierrors.NewBadRequest("fakeapi: patched document is not an object")
+	}
+	if m["metadata"] == nil {
+		m["metadata"] = map[string]any{}
+	}
+	return &unstructured.Unstructured{Object: m}, nil
+}

@@ -123,7 +123,7 @@ func (c *ResourceClient) Mutate(ctx context.Context, name string, m Mutation) (*
 		if errs := validateMeta(res, in, cur); len(errs) > 0 {
 			return nil, s.invalid(res, name, errs)
 		}
-		w, err := s.applyUpdate_locked(res, key, cur, in, true, status, m.DryRun)
+		w, err := s.applyUpdateManaged_locked(res, key, cur, in, true, status, m.DryRun, true)
 		if err != nil {
 			return nil, err
 		}

@@ -552,6 +552,13 @@ func (s *Server) replaced_locked(res *resourceStore, ns string, obj *unstructure
 // equal to one of cur's already is cur's (normalizeObject) and shareUnchanged has nothing left
 // to do.
 func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unstructured.Unstructured, sharesCur, status, dryRun bool) (*unstructured.Unstructured, error) {
+	return s.applyUpdateManaged_locked(res, key, cur, u, sharesCur, status, dryRun, false)
+}
+
+// applyUpdateManaged_locked is applyUpdate_locked; with keepManaged, a status write also takes
+// u's metadata.managedFields, which a field manager computed for it ([Mutation]): the one
+// metadata field a /status write changes in kube-apiserver too.
+func (s *Server) applyUpdateManaged_locked(res *resourceStore, key objKey, cur, u *unstructured.Unstructured, sharesCur, status, dryRun, keepManaged bool) (*unstructured.Unstructured, error) {
 	gr := res.info.GVR.GroupResource()
 	name := key.name
 	switch rv := metaStr(u, "resourceVersion"); {
@@ -580,6 +587,13 @@ func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unst
 			setField(next.Object, "status", st)
 		} else {
 			delete(next.Object, "status")
+		}
+		if keepManaged {
+			if mf := metaValue(u, "managedFields"); mf != nil {
+				setMeta(next, "managedFields", mf)
+			} else {
+				removeMeta(next, "managedFields")
+			}
 		}
 	} else {
 		next = u
