@@ -33,6 +33,9 @@ type Options struct {
 	// 405 for built-in kinds (and for apply on custom resources), and for strategic merge patch
 	// on custom resources, 415 as from kube-apiserver.
 	Patchers map[types.PatchType]Patcher
+	// Tracker records managedFields on creates, updates and patches (kube.RESTOptions gives
+	// apimachinery's field manager). None: no managedFields are recorded.
+	Tracker FieldTracker
 }
 
 // Handler serves the Kubernetes REST API of one *fakeapi.Server. It is safe for concurrent use.
@@ -49,6 +52,7 @@ type Handler struct {
 	codecs     map[string]Codec
 	codecOrder []string
 	patchers   map[types.PatchType]Patcher
+	tracker    FieldTracker
 }
 
 type groupVersion struct {
@@ -80,7 +84,7 @@ func NewHandler(srv *fakeapi.Server, opts Options) (*Handler, error) {
 	}
 	cfg := srv.Config()
 	h := &Handler{srv: srv, clock: cfg.Clock, maxBody: opts.MaxRequestBodyBytes, byGV: map[schema.GroupVersion]*groupVersion{},
-		codecs: map[string]Codec{}, patchers: map[types.PatchType]Patcher{}}
+		codecs: map[string]Codec{}, patchers: map[types.PatchType]Patcher{}, tracker: opts.Tracker}
 	for _, c := range opts.Codecs {
 		h.codecs[c.MediaType()] = c
 		h.codecOrder = append(h.codecOrder, c.MediaType())

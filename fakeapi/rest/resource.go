@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -57,7 +58,7 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target
 			writeError(w, err)
 			return
 		}
-		out, err := rc.Create(ctx, obj, opts)
+		out, err := h.create(r, t, obj, opts)
 		h.respond(w, r, t, http.StatusCreated, out, err, f)
 	case t.name == "" && r.Method == http.MethodDelete:
 		var opts metav1.DeleteOptions
@@ -96,7 +97,7 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target
 			writeError(w, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, t.name)))
 			return
 		}
-		out, err := rc.Update(ctx, obj, opts, subs...)
+		out, err := h.update(r, t, obj, opts, subs)
 		h.respond(w, r, t, http.StatusOK, out, err, f)
 	case r.Method == http.MethodPatch:
 		h.patch(w, r, t, subs, f)
@@ -152,13 +153,15 @@ func successStatus(t target, name, uid string) *metav1.Status {
 	}
 }
 
-// patchTypes are the patch media types kube-apiserver knows.
+// patchTypes are the patch media types kube-apiserver accepts by default. CBOR apply
+// (application/apply-patch+cbor) is not one: it needs the alpha feature gate
+// CBORServingAndStorage, off by default, so it gets the 415 of an unknown type, and neither
+// kubectl nor client-go sends it unless told to.
 var patchTypes = map[string]types.PatchType{
 	string(types.JSONPatchType):           types.JSONPatchType,
 	string(types.MergePatchType):          types.MergePatchType,
 	string(types.StrategicMergePatchType): types.StrategicMergePatchType,
 	string(types.ApplyYAMLPatchType):      types.ApplyYAMLPatchType,
-	string(types.ApplyCBORPatchType):      types.ApplyCBORPatchType,
 }
 
 // patch answers PATCH. JSON and merge patches reach fakeapi. A type with a Patcher (strategic
@@ -187,89 +190,17 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, t target, subs [
 		writeError(w, err)
 		return
 	}
-	if p := h.patchers[pt]; p != nil {
+	if errs := validation.ValidatePatchOptions(&opts, pt); len(errs) > 0 {
+		writeError(w, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "", errs))
+		return
+	}
+	if p := h.patchers[pt]; p != nil || (h.tracker != nil && (pt == types.JSONPatchType || pt == types.MergePatchType)) {
 		code, out, err := h.patchWith(r, t, p, pt, body, opts)
 		h.respond(w, r, t, code, out, err, f)
 		return
 	}
 	out, err := h.srv.Resource(t.res.GVR).Namespace(t.namespace).Patch(r.Context(), t.name, pt, body, opts, subs...)
 	h.respond(w, r, t, http.StatusOK, out, err, f)
-}
-
-// maxPatchAttempts bounds the read-compute-write rounds of one patch when other writes keep
-// coming in between; kube-apiserver's patcher also gives up after a few conflicts.
-const maxPatchAttempts = 5
-
-// patchWith computes a patch with p as a read-modify-write: get the object (its status view for
-// /status), ask p for the result, then update it with the resourceVersion read as precondition,
-// or create it when it did not exist and p made one (apply). A write that lost to another
-// (409 Conflict on the precondition) is tried again from a fresh read; a patch that carried its
-// own resourceVersion keeps it, so its conflict is the client's. It returns the status code of
-// the answer (201 when it created).
-func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.PatchType, body []byte, opts metav1.PatchOptions) (int, *unstructured.Unstructured, error) {
-	ctx := r.Context()
-	rc := h.srv.Resource(t.res.GVR).Namespace(t.namespace)
-	var subs []string
-	if t.sub != "" {
-		subs = []string{t.sub}
-	}
-	req := &PatchRequest{
-		Type:        pt,
-		GVK:         t.res.GVR.GroupVersion().WithKind(t.res.Kind),
-		Builtin:     t.res.builtin,
-		Namespace:   t.namespace,
-		Name:        t.name,
-		Subresource: t.sub,
-		Patch:       body,
-		Options:     opts,
-		UserAgent:   r.UserAgent(),
-	}
-	var err error
-	for attempt := 0; attempt < maxPatchAttempts; attempt++ {
-		cur, gerr := rc.Get(ctx, t.name, metav1.GetOptions{}, subs...)
-		switch {
-		case gerr == nil:
-			req.Current = cur
-		case apierrors.IsNotFound(gerr):
-			req.Current = nil
-		default:
-			return 0, nil, gerr
-		}
-		out, perr := p.Patch(ctx, req)
-		if perr == nil && out == nil {
-			perr = errNilObject
-		}
-		if perr != nil {
-			var api apierrors.APIStatus
-			if !errors.As(perr, &api) {
-				perr = apierrors.NewBadRequest(perr.Error())
-			}
-			return 0, nil, perr
-		}
-		// The URL names the object: a patch cannot rename or move it.
-		out.SetName(t.name)
-		out.SetNamespace(t.namespace)
-		if req.Current == nil {
-			if t.sub != "" {
-				return 0, nil, apierrors.NewNotFound(t.res.GVR.GroupResource(), t.name)
-			}
-			created, err := rc.Create(ctx, out, metav1.CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation})
-			if apierrors.IsAlreadyExists(err) {
-				continue // created in between: patch what is there now
-			}
-			return http.StatusCreated, created, err
-		}
-		ownRV := out.GetResourceVersion() != "" && out.GetResourceVersion() != req.Current.GetResourceVersion()
-		if !ownRV {
-			out.SetResourceVersion(req.Current.GetResourceVersion())
-		}
-		var updated *unstructured.Unstructured
-		updated, err = rc.Update(ctx, out, metav1.UpdateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}, subs...)
-		if err == nil || !apierrors.IsConflict(err) || ownRV {
-			return http.StatusOK, updated, err
-		}
-	}
-	return 0, nil, err
 }
 
 // queryCodec decodes query parameters into metav1's option types. metav1.ParameterCodec only

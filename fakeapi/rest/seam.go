@@ -47,10 +47,10 @@ type Codec interface {
 }
 
 // A Patcher computes patches of one type (strategic merge, apply) that fakeapi does not model.
-// The front reads the current object, asks the Patcher for the result and writes it with the
-// current resourceVersion as a precondition, reading again and asking again when another write
-// came in between (as kube-apiserver's patch handler retries), so every fault of the server
-// reaches these patches as it reaches the others. Its methods are called concurrently.
+// The front calls it under the fake apiserver's lock with the object as stored (through
+// fakeapi.Mutation), so a patch is atomic with respect to the resourceVersion, is recorded as a
+// patch and takes every fault injected for patches, as JSON patches do. It must therefore not
+// call back into the server. Its methods are called concurrently for different servers.
 type Patcher interface {
 	// Patch returns the object that req's patch makes of req.Current. Current is nil when the
 	// object does not exist: a Patcher that creates (apply) returns the new object, any other
@@ -61,22 +61,17 @@ type Patcher interface {
 
 // PatchRequest is one patch handed to a Patcher.
 type PatchRequest struct {
+	// Write says what the object's kind is and who patches it (for an apply, Manager is the
+	// fieldManager parameter, which the front requires).
+	Write
 	// Type is the patch type (the request's Content-Type).
 	Type types.PatchType
-	// GVK is the kind of the object; Builtin says it is one of fakeapi's built-in kinds (with a
-	// schema in k8s.io/api) rather than a custom resource.
-	GVK     schema.GroupVersionKind
-	Builtin bool
-	// Namespace and Name are the URL's; Subresource is "" or "status".
-	Namespace, Name, Subresource string
-	// Current is a private copy of the object as stored (nil when it does not exist).
+	// Current is a private copy of the object as stored (nil when it does not exist); the
+	// Patcher may change it and return it.
 	Current *unstructured.Unstructured
 	// Patch is the request body; Options the decoded query.
 	Patch   []byte
 	Options metav1.PatchOptions
-	// UserAgent is the request's User-Agent header (kube-apiserver derives a default field
-	// manager from it).
-	UserAgent string
 }
 
 // validateSeam checks the codecs and patchers of opts.

@@ -76,17 +76,13 @@ func (c testCodec) EncodeWatchEvent(typ watch.EventType, obj runtime.Object) ([]
 }
 
 // labelPatcher is a Patcher that sets the label the patch body names ("key=value"), and counts
-// its calls; before is run before each call (to race another write in).
+// its calls.
 type labelPatcher struct {
-	calls  atomic.Int32
-	before func()
+	calls atomic.Int32
 }
 
 func (p *labelPatcher) Patch(_ context.Context, req *PatchRequest) (*unstructured.Unstructured, error) {
 	p.calls.Add(1)
-	if p.before != nil {
-		p.before()
-	}
 	k, v, ok := strings.Cut(string(req.Patch), "=")
 	if !ok {
 		return nil, errors.New("want key=value")
@@ -186,8 +182,9 @@ func TestCodecWatch(t *testing.T) {
 	}
 }
 
-// Goal: a patch type with a Patcher is computed by it as a read-modify-write that retries when
-// another write comes in between, creates for apply, and keeps fakeapi's answers without one.
+// Goal: a patch type with a Patcher is computed by it under the server's lock (one patch in the
+// record, the faults injected for patches), creates for apply, and keeps fakeapi's answers
+// without one.
 func TestPatcher(t *testing.T) {
 	p := &labelPatcher{}
 	srv, h := newSeamHandler(t, Options{Patchers: map[types.PatchType]Patcher{
@@ -201,27 +198,18 @@ func TestPatcher(t *testing.T) {
 	if w.Code != 200 || !strings.Contains(w.Body.String(), `"labels":{"a":"1"}`) {
 		t.Fatalf("strategic merge patch: %d %s", w.Code, w.Body)
 	}
-	// Another write between the read and the write: the patch is computed again on top of it.
-	cms := srv.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("ns")
-	raced := false
-	p.before = func() {
-		if raced {
-			return
-		}
-		raced = true
-		_, err := cms.Patch(context.Background(), "c", types.MergePatchType, []byte(`{"metadata":{"labels":{"other":"x"}}}`), metav1.PatchOptions{})
-		if err != nil {
-			t.Error(err)
-		}
+	recs := srv.Requests()
+	if last := recs[len(recs)-1]; last.Verb != fakeapi.VerbPatch || last.Name != "c" || last.Code != 0 {
+		t.Errorf("the patch was recorded as %+v, want one patch of c", last)
 	}
+	// A failure injected for patches reaches it before the Patcher is asked.
+	srv.FailNext(fakeapi.VerbPatch, apierrors.NewTooManyRequests("injected", 1))
 	calls := p.calls.Load()
-	w = do(h, call{method: "PATCH", path: "/api/v1/namespaces/ns/configmaps/c", contentType: smp, body: "b=2"})
-	if w.Code != 200 || !strings.Contains(w.Body.String(), `"labels":{"a":"1","b":"2","other":"x"}`) || p.calls.Load()-calls != 2 {
-		t.Fatalf("patch raced by a write: %d %s after %d calls", w.Code, w.Body, p.calls.Load()-calls)
+	if w := do(h, call{method: "PATCH", path: "/api/v1/namespaces/ns/configmaps/c", contentType: smp, body: "b=2"}); w.Code != 429 || p.calls.Load() != calls {
+		t.Fatalf("injected failure: %d %s after %d calls", w.Code, w.Body, p.calls.Load()-calls)
 	}
-	p.before = nil
 	// Apply creates a missing object (201); a strategic merge patch of one is 404.
-	if w := do(h, call{method: "PATCH", path: "/api/v1/namespaces/ns/configmaps/new", contentType: apply, body: "c=3"}); w.Code != 201 || !strings.Contains(w.Body.String(), `"name":"new"`) {
+	if w := do(h, call{method: "PATCH", path: "/api/v1/namespaces/ns/configmaps/new?fieldManager=m", contentType: apply, body: "c=3"}); w.Code != 201 || !strings.Contains(w.Body.String(), `"name":"new"`) {
 		t.Fatalf("apply of a missing object: %d %s", w.Code, w.Body)
 	}
 	if w := do(h, call{method: "PATCH", path: "/api/v1/namespaces/ns/configmaps/none", contentType: smp, body: "c=3"}); w.Code != 404 {

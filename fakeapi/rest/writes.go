@@ -1,0 +1,207 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/informersim/informersim/fakeapi"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// A FieldTracker records managedFields on the writes that are not applies, as kube-apiserver's
+// field manager does on every create, update and patch: the manager named by the request's
+// fieldManager (or its User-Agent) becomes an Update manager of the fields it changed. kube/
+// provides one (apimachinery's managedfields with the schemas of k8s.io/api). Without one the
+// front records no managedFields, as fakeapi alone does.
+//
+// Track is called under the fake apiserver's lock (see fakeapi.Mutation), with the object as
+// stored, so it must not call back into the server; it is called concurrently for different
+// servers.
+type FieldTracker interface {
+	// Track returns req.Object with its managedFields updated for the write. An error is the
+	// request's answer (a Status; any other error is a 500).
+	Track(ctx context.Context, req *TrackRequest) (*unstructured.Unstructured, error)
+}
+
+// TrackRequest is one write handed to a FieldTracker.
+type TrackRequest struct {
+	// Write says what the object's kind is and who writes it.
+	Write
+	// Live is a private copy of the object as stored, nil for a create. Object is what the
+	// write will store; the tracker may change it in place and return it.
+	Live, Object *unstructured.Unstructured
+}
+
+// Write is what a Patcher or a FieldTracker knows of a write besides the objects.
+type Write struct {
+	// GVK is the kind of the object; Builtin says it is one of fakeapi's built-in kinds (with a
+	// schema in k8s.io/api) rather than a custom resource; Status says its resource has the
+	// status subresource.
+	GVK     schema.GroupVersionKind
+	Builtin bool
+	Status  bool
+	// Namespace and Name are the URL's (Name is empty for a create); Subresource is "" or
+	// "status".
+	Namespace, Name, Subresource string
+	// Manager is the field manager of the write: the fieldManager query parameter or, without
+	// one, the User-Agent up to its first "/", as kube-apiserver derives it.
+	Manager string
+	// Now is the fake apiserver's clock at the write (managedFields timestamps).
+	Now time.Time
+}
+
+// writeOf describes a write to t by the request r.
+func (h *Handler) writeOf(r *http.Request, t target, fieldManager string) Write {
+	return Write{
+		GVK:         t.res.GVR.GroupVersion().WithKind(t.res.Kind),
+		Builtin:     t.res.builtin,
+		Status:      t.res.Status,
+		Namespace:   t.namespace,
+		Name:        t.name,
+		Subresource: t.sub,
+		Manager:     managerOrUserAgent(fieldManager, r.UserAgent()),
+		Now:         h.now(),
+	}
+}
+
+// managerOrUserAgent is kube-apiserver's default field manager: the fieldManager parameter if
+// set (validated before), else the User-Agent's product ("kubectl" for "kubectl/v1.32 ..."),
+// its unprintable characters dropped, cut to the longest valid manager.
+func managerOrUserAgent(manager, userAgent string) string {
+	if manager != "" {
+		return manager
+	}
+	product, _, _ := strings.Cut(userAgent, "/")
+	var b bytes.Buffer
+	for _, c := range product {
+		if !unicode.IsPrint(c) {
+			continue
+		}
+		if b.Len()+utf8.RuneLen(c) > validation.FieldManagerMaxLength {
+			break
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// asStatus answers a Patcher's or tracker's error: API statuses as they are, anything else as
+// a 400 (what they reject is the request's content).
+func asStatus(err error) error {
+	var api apierrors.APIStatus
+	if errors.As(err, &api) {
+		return err
+	}
+	return apierrors.NewBadRequest(err.Error())
+}
+
+// create stores obj (POST), recording its managedFields first when a FieldTracker is set.
+func (h *Handler) create(r *http.Request, t target, obj *unstructured.Unstructured, opts metav1.CreateOptions) (*unstructured.Unstructured, error) {
+	if errs := validation.ValidateCreateOptions(&opts); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "CreateOptions"}, "", errs)
+	}
+	rc := h.srv.Resource(t.res.GVR).Namespace(t.namespace)
+	if h.tracker != nil {
+		// The tracker needs the object's kind; fakeapi would fill in the same.
+		if obj.GetAPIVersion() == "" && obj.GetKind() == "" {
+			obj.SetGroupVersionKind(t.res.GVR.GroupVersion().WithKind(t.res.Kind))
+		}
+		wr := h.writeOf(r, t, opts.FieldManager)
+		tracked, err := h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Object: obj})
+		if err != nil {
+			return nil, asStatus(err)
+		}
+		obj = tracked
+	}
+	return rc.Create(r.Context(), obj, opts)
+}
+
+// update replaces the object (PUT), recording its managedFields under the server's lock when a
+// FieldTracker is set.
+func (h *Handler) update(r *http.Request, t target, obj *unstructured.Unstructured, opts metav1.UpdateOptions, subs []string) (*unstructured.Unstructured, error) {
+	if errs := validation.ValidateUpdateOptions(&opts); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "UpdateOptions"}, "", errs)
+	}
+	rc := h.srv.Resource(t.res.GVR).Namespace(t.namespace)
+	if h.tracker == nil {
+		return rc.Update(r.Context(), obj, opts, subs...)
+	}
+	verb := fakeapi.VerbUpdate
+	if t.sub != "" {
+		verb = fakeapi.VerbUpdateStatus
+	}
+	wr := h.writeOf(r, t, opts.FieldManager)
+	out, _, err := rc.Mutate(r.Context(), t.name, fakeapi.Mutation{
+		Verb: verb, Subresource: t.sub, DryRun: len(opts.DryRun) > 0,
+		Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			wr.Now = h.now()
+			tracked, err := h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: live, Object: obj.DeepCopy()})
+			if err != nil {
+				return nil, asStatus(err)
+			}
+			return tracked, nil
+		},
+	})
+	return out, err
+}
+
+// patchWith answers a patch of type pt: with a Patcher for pt (strategic merge, apply) or, for
+// JSON and merge patches, fakeapi's own computation followed by the FieldTracker. Either runs
+// under the server's lock through fakeapi.Mutation, on the object as stored, so the patch is
+// atomic with respect to the resourceVersion (kube-apiserver retries a conflict on a fresh read
+// to the same effect), is recorded as a patch, and takes the faults injected for patches. It
+// returns the status code of the answer (201 when an apply created the object).
+func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.PatchType, body []byte, opts metav1.PatchOptions) (int, *unstructured.Unstructured, error) {
+	rc := h.srv.Resource(t.res.GVR).Namespace(t.namespace)
+	wr := h.writeOf(r, t, opts.FieldManager)
+	apply := pt == types.ApplyYAMLPatchType || pt == types.ApplyCBORPatchType
+	if apply {
+		wr.Manager = opts.FieldManager // required for apply, never derived
+	}
+	out, created, err := rc.Mutate(r.Context(), t.name, fakeapi.Mutation{
+		Verb: fakeapi.VerbPatch, Subresource: t.sub, Create: apply, DryRun: len(opts.DryRun) > 0,
+		Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			wr.Now = h.now()
+			if p != nil {
+				out, err := p.Patch(r.Context(), &PatchRequest{Write: wr, Type: pt, Current: live, Patch: body, Options: opts})
+				if err == nil && out == nil {
+					err = errNilObject
+				}
+				if err != nil {
+					return nil, asStatus(err)
+				}
+				return out, nil
+			}
+			patched, err := fakeapi.PatchObject(t.res.GVR.GroupResource(), t.name, live, pt, body)
+			if err != nil {
+				return nil, err
+			}
+			// As fakeapi's own patch: the URL names the object, a patch cannot move it.
+			patched.SetName(t.name)
+			patched.SetNamespace(live.GetNamespace())
+			tracked, err := h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: live.DeepCopy(), Object: patched})
+			if err != nil {
+				return nil, asStatus(err)
+			}
+			return tracked, nil
+		},
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	if created {
+		return http.StatusCreated, out, nil
+	}
+	return http.StatusOK, out, nil
+}
