@@ -7,5 +7,7 @@ import (
 // RESTOptions returns the options of a REST front with every feature of this module. Pass them
 // to rest.NewHandler (set MaxRequestBodyBytes on the result if needed).
 func RESTOptions() rest.Options {
-	return rest.Options{}
+	opts := rest.Options{}
+	addWrites(&opts, &writer{fields: newFieldManagers(nil)})
+	return opts
 }

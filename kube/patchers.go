@@ -1,0 +1,49 @@
+package kube
+
+import (
+	"context"
+
+	"github.com/informersim/informersim/fakeapi/rest"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// addWrites plugs strategic merge patch, server-side apply and managedFields into opts.
+func addWrites(opts *rest.Options, w *writer) {
+	if opts.Patchers == nil {
+		opts.Patchers = map[types.PatchType]rest.Patcher{}
+	}
+	opts.Patchers[types.StrategicMergePatchType] = strategicPatcher{w}
+	opts.Patchers[types.ApplyYAMLPatchType] = applyPatcher{w}
+	opts.Tracker = tracker{w}
+}
+
+func kindOf(wr rest.Write) Kind {
+	return Kind{GVK: wr.GVK, Builtin: wr.Builtin, Status: wr.Status, Subresource: wr.Subresource}
+}
+
+// strategicPatcher answers application/strategic-merge-patch+json.
+type strategicPatcher struct{ w *writer }
+
+func (p strategicPatcher) Patch(_ context.Context, req *rest.PatchRequest) (*unstructured.Unstructured, error) {
+	if req.Current == nil {
+		return nil, apierrors.NewNotFound(req.GVK.GroupVersion().WithResource("").GroupResource(), req.Name)
+	}
+	return p.w.strategicMergePatch(kindOf(req.Write), req.Current, req.Patch, req.Manager, req.Now)
+}
+
+// applyPatcher answers application/apply-patch+yaml: server-side apply.
+type applyPatcher struct{ w *writer }
+
+func (p applyPatcher) Patch(_ context.Context, req *rest.PatchRequest) (*unstructured.Unstructured, error) {
+	force := req.Options.Force != nil && *req.Options.Force
+	return p.w.apply(kindOf(req.Write), req.Current, req.Patch, req.Manager, force, req.Now)
+}
+
+// tracker records the managedFields of creates, updates, JSON and merge patches.
+type tracker struct{ w *writer }
+
+func (t tracker) Track(_ context.Context, req *rest.TrackRequest) (*unstructured.Unstructured, error) {
+	return t.w.track(kindOf(req.Write), req.Live, req.Object, req.Manager, req.Now)
+}
