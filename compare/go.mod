@@ -62,3 +62,5 @@ require (
 replace github.com/informersim/informersim => ../
 
 replace github.com/informersim/informersim/clientgo => ../clientgo
+
+replace github.com/informersim/informersim/kube => ../kube

@@ -61,3 +61,5 @@ replace (
 	github.com/informersim/informersim => ../
 	github.com/informersim/informersim/clientgo => ../clientgo
 )
+
+replace github.com/informersim/informersim/kube => ../kube
