@@ -11,6 +11,7 @@ const Legend = `legend:
   inf/net, inf/watch    the ListerWatcher's side: responses arriving (LIST-ok, WATCH-ok), watch events pulled and their stream's end
   inf/queue             the process loop: pop from the DeltaFIFO/RealFIFO, write the Indexer (cache-add/update/delete/replace), buffer (sharedProcessor.distribute)
   pop key=k deltas=...  one DeltaFIFO Pop that handed out several deltas of key k at once
+  pop, pop, then cache  a RealFIFO batch (PopBatch): one pop line per delta of the batch, then its cache writes and buffers
   inf                   the SharedIndexInformer: start, synced (HasSynced: what WaitForCacheSync waits for), stop
   inf/<handler>         a processorListener and its ResourceEventHandler: OnAdd/OnUpdate/OnDelete as called, register, join (late), synced, remove
   ReplacedAll           one queue item for a whole LIST (atomic relist): the cache is replaced at once, then notifications
