@@ -131,6 +131,9 @@ func FromResult(sc scenarios.Scenario, res *scenarios.Result) (*Run, error) {
 	if w == nil {
 		return nil, fmt.Errorf("timeline: scenario %s built no world", sc.Name)
 	}
+	if err := CheckStages(sc.Pipeline); err != nil {
+		return nil, fmt.Errorf("%w (scenario %s's pipeline: line)", err, sc.Name)
+	}
 	s := w.Sim()
 	tr := s.Trace()
 	r := &Run{

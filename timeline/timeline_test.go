@@ -172,6 +172,23 @@ func TestFailingRun(t *testing.T) {
 	}
 }
 
+// Goal: a scenario that names a part of the pipeline that does not exist is an error, not a
+// page with nothing highlighted.
+func TestUnknownStage(t *testing.T) {
+	sc, _ := scenarios.Lookup("01")
+	res, err := scenarios.Run(sc.Name, sc.Text, scenarios.Options{Name: sc.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Pipeline = []string{"Reflector", "Informer"}
+	if _, err := FromResult(sc, res); err == nil || !strings.Contains(err.Error(), `"Informer" is not a part of the pipeline`) {
+		t.Errorf("FromResult with an unknown stage: %v", err)
+	}
+	if _, err := FromResult(sc, nil); err == nil {
+		t.Error("FromResult(nil) succeeded")
+	}
+}
+
 // Goal: fields get their types; a value that does not fit its key's type is an error.
 func TestTypedFields(t *testing.T) {
 	rv := int64(3)
