@@ -44,14 +44,14 @@
 //
 //	w, _ := world.New(1, world.Config{})
 //	_ = w.Apply(world.Op{Kind: world.OpCreate, Name: "a"})
-//	inf, _ := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+//	inf, _ := w.AddInformer("inf1", world.InformerSpec{Namespace: "default"})
 //	h, _ := w.AddHandler(inf, "h1", myHandler, world.HandlerOptions{})
 //	_ = inf.Start()
 //	_ = w.RunUntilConverged(time.Minute)    // list, sync, watch
 //	_ = w.Apply(world.Op{Kind: world.OpCloseWatches, Code: 410})
 //	_ = w.Apply(world.Op{Kind: world.OpDelete, Name: "a"})
 //	err := w.RunUntilConverged(time.Minute) // simulated time; nil once converged
-//	fmt.Println(h.Recorder().Strings())      // [add(default/a@2,true) del(tomb default/a@2)]
+//	fmt.Println(h.Deliveries().Strings())      // [add(default/a@2,true) del(tomb default/a@2)]
 //	fmt.Print(w.Sim().Trace())               // the narrated run; the same seed prints the same
 //
 // Run `make demo` for a narrated run and `make test` for the whole suite. The behaviour the code

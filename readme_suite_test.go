@@ -100,10 +100,10 @@ var _ = Describe("the README example", func() {
 			for _, name := range []string{"a", "b"} {
 				Expect(w.Apply(world.Op{Kind: world.OpCreate, Name: name, Labels: map[string]string{"app": "web"}})).To(Succeed())
 			}
-			inf, err := w.AddInformer("pods", world.InformerOptions{Namespace: "default", LabelSelector: "app=web"})
+			inf, err := w.AddInformer("pods", world.InformerSpec{Namespace: "default", LabelSelector: "app=web"})
 			Expect(err).NotTo(HaveOccurred())
 
-			ctrl := &podController{w: w, cache: inf.Informer().GetStore(), known: map[string]bool{}}
+			ctrl := &podController{w: w, cache: inf.SharedIndexInformer().GetStore(), known: map[string]bool{}}
 			_, err = w.AddHandler(inf, "ctrl", ctrl.handler(), world.HandlerOptions{CallDuration: 5 * time.Millisecond})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(w.AddActor(ctrl)).To(Succeed())

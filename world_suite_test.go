@@ -39,7 +39,7 @@ var _ = Describe("the world", func() {
 		for _, name := range []string{"a", "b", "c"} {
 			Expect(w.Apply(world.Op{Kind: world.OpCreate, Name: name})).To(Succeed())
 		}
-		inf, err := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+		inf, err := w.AddInformer("inf1", world.InformerSpec{Namespace: "default"})
 		Expect(err).NotTo(HaveOccurred())
 		var hs []*world.Handler
 		for _, name := range names {
@@ -56,7 +56,7 @@ var _ = Describe("the world", func() {
 			w, inf, hs := newWorld(seed, "h1", "h2")
 			Expect(w).To(worldtest.HaveConverged(), "seed %d", seed)
 			for _, h := range hs {
-				h.Recorder().Take()
+				h.Deliveries().Take()
 			}
 			// The watch ends with 410 Expired while b is deleted and c updated: the Reflector
 			// backs off and relists at its last RV (informer.md §7.7, §14 T5). These are pods,
@@ -69,11 +69,11 @@ var _ = Describe("the world", func() {
 			Expect(w.Apply(world.Op{Kind: world.OpUpdate, Name: "c"})).To(Succeed())
 			Expect(w).To(worldtest.HaveConverged(), "seed %d", seed)
 			for _, h := range hs {
-				Expect(h.Recorder().Take()).To(Equal([]string{
+				Expect(h.Deliveries().Take()).To(Equal([]string{
 					"del(tomb default/b@3)", "upd(default/a@2->2)", "upd(default/c@4->7)",
 				}), "seed %d %s", seed, h.Actor())
 			}
-			Expect(inf.Informer().LastSyncResourceVersion()).To(Equal("7"))
+			Expect(inf.SharedIndexInformer().LastSyncResourceVersion()).To(Equal("7"))
 			record(w)
 		}
 	})
@@ -87,7 +87,7 @@ var _ = Describe("the world", func() {
 			Expect(late.HasSynced()).To(BeFalse())
 			Expect(w.Apply(world.Op{Kind: world.OpUpdate, Name: "a"})).To(Succeed())
 			Expect(w).To(worldtest.HaveConverged(), "seed %d", seed)
-			got := late.Recorder().Strings()
+			got := late.Deliveries().Strings()
 			Expect(got).To(HaveLen(4))
 			Expect(got[:3]).To(ConsistOf("add(default/a@2,true)", "add(default/b@3,true)", "add(default/c@4,true)"))
 			Expect(got[3]).To(Equal("upd(default/a@2->5)"))
@@ -105,16 +105,16 @@ var _ = Describe("the world", func() {
 			Expect(err).NotTo(HaveOccurred())
 			oracles, err := oracle.Attach(w) // every named oracle, on every step
 			Expect(err).NotTo(HaveOccurred())
-			inf, err := w.AddInformer("inf1", world.InformerOptions{Namespace: "", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 30 * time.Second}, WatchList: watchList})
+			inf, err := w.AddInformer("inf1", world.InformerSpec{Namespace: "", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 30 * time.Second}, WatchList: watchList})
 			Expect(err).NotTo(HaveOccurred())
 			for _, name := range []string{"h1", "h2"} {
 				_, err := w.AddHandler(inf, name, nil, world.HandlerOptions{})
 				Expect(err).NotTo(HaveOccurred())
 			}
 			Expect(inf.Start()).To(Succeed())
-			gen, err := w.Generate(world.GenConfig{Namespaces: []string{"default", "other"}, Ops: 60, Disruptions: true, Faults: true})
+			gen, err := w.Generate(world.GenConfig{Namespaces: []string{"default", "other"}, Ops: 60, FaultOps: true, FaultPoints: true})
 			Expect(err).NotTo(HaveOccurred())
-			Expect(oracles.Check(w.Sim().RunUntil(gen.Done, time.Hour))).To(Succeed(), "seed %d", seed)
+			Expect(oracles.Check(w.Sim().RunUntil(gen.Finished, time.Hour))).To(Succeed(), "seed %d", seed)
 			w.Sim().SetFaultsEnabled(false)
 			Expect(oracles).To(worldtest.HaveConverged(time.Hour), "seed %d", seed)
 			Expect(oracles).To(worldtest.SatisfyEveryOracle(), "seed %d", seed)
@@ -138,7 +138,7 @@ var _ = Describe("the world", func() {
 		ghost.SetNamespace("default")
 		ghost.SetName("ghost")
 		ghost.SetResourceVersion("1")
-		Expect(inf.Informer().GetStore().Add(ghost)).To(Succeed())
+		Expect(inf.SharedIndexInformer().GetStore().Add(ghost)).To(Succeed())
 		m := worldtest.HaveConverged()
 		ok, err := m.Match(w)
 		Expect(err).NotTo(HaveOccurred())

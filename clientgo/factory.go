@@ -129,14 +129,14 @@ func (f *Informers) build(obj runtime.Object) (*sharedIndexInformer, error) {
 	}
 	name := f.env.informerName(res.GVR, ns)
 	t := &typed{scheme: f.env.scheme, gvk: gvk}
-	src, err := f.b.w.NewSource(name, world.InformerOptions{
+	src, err := f.b.w.NewSource(name, world.InformerSpec{
 		Resource: res.GVR, Namespace: ns, LabelSelector: lo.LabelSelector, FieldSelector: lo.FieldSelector,
 		Transform: t.transform,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("clientgo: InformerFor %T: %w", obj, err)
 	}
-	inf := informer.NewSharedIndexInformerWithOptions(src.ListerWatcher(), src.ExampleObject(), src.InformerOptions(informer.SharedIndexInformerOptions{
+	inf := informer.NewSharedIndexInformerWithOptions(src.ListerWatcher(), src.ExampleObject(), src.Options(informer.SharedIndexInformerOptions{
 		ResyncPeriod: f.opts.ResyncPeriod,
 		Indexers:     informer.Indexers{cache.NamespaceIndex: informer.MetaNamespaceIndexFunc},
 	}))

@@ -157,7 +157,7 @@ func mirrorConfig(seed uint64, workers int, deletes *map[string]int) clientgo.Co
 					return err
 				}
 			}
-			_, err := w.Generate(world.GenConfig{Ops: 40, Disruptions: true, Faults: true, HotNames: 2, ColdNames: 3})
+			_, err := w.Generate(world.GenConfig{Ops: 40, FaultOps: true, FaultPoints: true, HotNames: 2, ColdNames: 3})
 			return err
 		},
 		New: func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {

@@ -270,7 +270,7 @@ func worldRig(b *testing.B, handlers []*e2eHandler) e2eRig {
 	}
 	writer := newE2EWriter(b, w.Server())
 	w.Settle()
-	n, err := w.AddInformer("inf1", world.InformerOptions{Resource: podsGVR, Namespace: "default"})
+	n, err := w.AddInformer("inf1", world.InformerSpec{Resource: podsGVR, Namespace: "default"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func Example_controllerLoop() {
 			}
 		case st.QueueLen() > 0:
 			_ = st.ProcessNext()
-		case st.Pending(st.Listeners()[0].Registration) > 0:
+		case st.Buffered(st.Listeners()[0].Registration) > 0:
 			st.DeliverNext(st.Listeners()[0].Registration)
 		case queue.Len() > 0:
 			key, _ := queue.Get()

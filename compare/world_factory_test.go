@@ -25,7 +25,7 @@ func hostFactory(w *world.World, namespace string, tweak informer.TweakListOptio
 		tweak(&sel)
 	}
 	client := informer.ClientFunc(func(gvr schema.GroupVersionResource, ns string) informer.ListerWatcher {
-		src, err := w.NewSource("f-"+gvr.Resource, world.InformerOptions{Resource: gvr, Namespace: ns,
+		src, err := w.NewSource("f-"+gvr.Resource, world.InformerSpec{Resource: gvr, Namespace: ns,
 			LabelSelector: sel.LabelSelector, FieldSelector: sel.FieldSelector, WatchList: watchList})
 		if err != nil {
 			return nil // ForResource reports "no ListerWatcher"
@@ -36,7 +36,7 @@ func hostFactory(w *world.World, namespace string, tweak informer.TweakListOptio
 	opts := []informer.SharedInformerOption{
 		informer.WithNamespace(namespace),
 		informer.WithInformerOptions(func(gvr schema.GroupVersionResource, o *informer.SharedIndexInformerOptions) {
-			*o = sources[gvr].InformerOptions(*o)
+			*o = sources[gvr].Options(*o)
 		}),
 		informer.WithStepDriver(func(fi informer.FactoryInformer) (func() error, error) {
 			n, err := w.HostInformer(sources[fi.GVR], fi.Informer)

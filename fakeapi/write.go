@@ -492,8 +492,7 @@ func (s *Server) current_locked(res *resourceStore, key objKey) *unstructured.Un
 	return nil
 }
 
-// update_locked implements PUT and PUT /status (fakeapi.md §5.2, §5.5). forcedRV, when set,
-// pins the precondition (patches without a resourceVersion use the current one).
+// update_locked implements PUT and PUT /status (fakeapi.md §5.2, §5.5).
 func (s *Server) update_locked(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured, status bool, dryRun bool) (*unstructured.Unstructured, error) {
 	res, ok := s.lookup_locked(gvr)
 	if !ok || (status && !res.info.Status) {

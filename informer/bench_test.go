@@ -62,7 +62,7 @@ func benchPipelineStep(b *testing.B, observed bool) {
 					_ = e.st.ProcessNext()
 				}
 				for _, reg := range regs {
-					for e.st.Pending(reg) > 0 {
+					for e.st.Buffered(reg) > 0 {
 						e.st.DeliverNext(reg)
 					}
 				}

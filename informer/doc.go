@@ -66,7 +66,7 @@
 //	        st.Reflector().WatchEvent(ev) or WatchClosed()
 //	    case st.QueueLen() > 0:
 //	        st.ProcessNext()               // pop, update the cache, buffer notifications
-//	    case some l in st.Listeners() has l.Pending > 0:
+//	    case some l in st.Listeners() has l.Buffered > 0:
 //	        st.DeliverNext(l.Registration) // one handler call
 //	    case a deadline (st.NextDeadline()) is due after advancing the clock:
 //	        st.Tick()                      // backoff end, resync tick

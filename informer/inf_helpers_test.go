@@ -393,7 +393,7 @@ func (e *infStep) quiesce() {
 		}
 		delivered := false
 		for _, l := range e.st.Listeners() {
-			if l.Pending > 0 {
+			if l.Buffered > 0 {
 				e.st.DeliverNext(l.Registration)
 				delivered = true
 				break

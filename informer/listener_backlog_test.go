@@ -31,14 +31,14 @@ func TestListenerBacklogBeyond1024LosesNothing(t *testing.T) {
 		for e.st.QueueLen() > 0 {
 			_ = e.st.ProcessNext()
 		}
-		for e.st.Pending(promptReg) > 0 {
+		for e.st.Buffered(promptReg) > 0 {
 			e.st.DeliverNext(promptReg)
 		}
 	}
-	if got := e.st.Pending(lagReg); got != backlogEvents {
+	if got := e.st.Buffered(lagReg); got != backlogEvents {
 		t.Fatalf("lagging handler has %d pending, want %d", got, backlogEvents)
 	}
-	for e.st.Pending(lagReg) > 0 {
+	for e.st.Buffered(lagReg) > 0 {
 		e.st.DeliverNext(lagReg)
 	}
 	got, want := lagging.take(), prompt.take()

@@ -109,7 +109,7 @@ func (tw *keyedTwin) addHandler(period time.Duration) {
 func (tw *keyedTwin) state() string {
 	s := fmt.Sprintf("queue=%d", tw.e.st.QueueLen())
 	for _, l := range tw.e.st.Listeners() {
-		s += fmt.Sprintf(" h%d:%d:%v", l.ID, l.Pending, l.Synced)
+		s += fmt.Sprintf(" h%d:%d:%v", l.ID, l.Buffered, l.Synced)
 	}
 	for i, r := range tw.recs {
 		s += fmt.Sprintf(" rec%d=%q", i, r.take())
@@ -157,7 +157,7 @@ func keyedVersusUnkeyed(t *testing.T, seed uint64, opts SharedIndexInformerOptio
 			k := rng.IntN(8)
 			both(func(tw *keyedTwin) {
 				ls := tw.e.st.Listeners()
-				if len(ls) > 0 && ls[k%len(ls)].Pending > 0 {
+				if len(ls) > 0 && ls[k%len(ls)].Buffered > 0 {
 					tw.e.st.DeliverNext(ls[k%len(ls)].Registration)
 				}
 			})

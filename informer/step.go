@@ -28,7 +28,7 @@ import (
 //	    the apiserver and feed the outcome (ListDone, WatchOpened), and later the stream's events
 //	    (WatchEvent, WatchClosed) while st.Reflector().Watching();
 //	  - st.QueueLen() > 0: st.ProcessNext()  (pop, update the cache, buffer notifications);
-//	  - a listener has Pending > 0: st.DeliverNext(reg)  (calls the handler once);
+//	  - a listener has Buffered > 0: st.DeliverNext(reg)  (calls the handler once);
 //	  - a timer is due (st.NextDeadline() ≤ now, after advancing the fake clock): st.Tick().
 //	st.Stop()
 //
@@ -124,8 +124,8 @@ type ListenerState struct {
 	Registration ResourceEventHandlerRegistration
 	// ID numbers the informer's registrations from 1 in registration order; traces say "h<ID>".
 	ID int
-	// Pending is the number of buffered notifications DeliverNext can deliver.
-	Pending int
+	// Buffered is the number of buffered notifications DeliverNext can deliver.
+	Buffered int
 	// Synced is Registration.HasSynced().
 	Synced bool
 	// ResyncPeriod is the effective resync period (informer.md §2.2); 0 means never.
@@ -140,13 +140,13 @@ func (st *Stepper) Listeners() []ListenerState {
 	defer s.procLock.Unlock()
 	out := make([]ListenerState, 0, len(s.processor.listeners))
 	for _, l := range s.processor.listeners {
-		out = append(out, ListenerState{Registration: l, ID: l.id, Pending: l.pending(), Synced: l.HasSynced(), ResyncPeriod: l.resyncPeriod})
+		out = append(out, ListenerState{Registration: l, ID: l.id, Buffered: l.pending(), Synced: l.HasSynced(), ResyncPeriod: l.resyncPeriod})
 	}
 	return out
 }
 
-// Pending is the number of notifications buffered for reg; 0 for a removed or foreign handle.
-func (st *Stepper) Pending(reg ResourceEventHandlerRegistration) int {
+// Buffered is the number of notifications buffered for reg; 0 for a removed or foreign handle.
+func (st *Stepper) Buffered(reg ResourceEventHandlerRegistration) int {
 	l, ok := reg.(*listener)
 	if !ok {
 		return 0
@@ -159,7 +159,7 @@ func (st *Stepper) Pending(reg ResourceEventHandlerRegistration) int {
 // DeliverNext delivers the oldest notification buffered for reg to its handler, synchronously:
 // one OnAdd, OnUpdate or OnDelete call (informer.md §4.4). Notifications reach each handler in
 // exactly the order they were distributed (§4.5). When it returns, an initial-list add counts as
-// finished, which may latch reg synced (§4.6). Calling it with Pending(reg) == 0 panics.
+// finished, which may latch reg synced (§4.6). Calling it with Buffered(reg) == 0 panics.
 func (st *Stepper) DeliverNext(reg ResourceEventHandlerRegistration) {
 	l, ok := reg.(*listener)
 	invariant.Check(ok, "informer: DeliverNext: foreign registration %T", reg)

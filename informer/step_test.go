@@ -244,15 +244,15 @@ func TestInfT9Stop(t *testing.T) {
 	for e.serveOne() {
 	}
 	_ = e.st.ProcessNext() // the update is buffered, not delivered
-	if e.st.Pending(regs[0]) != 1 {
-		t.Fatalf("pending %d, want 1", e.st.Pending(regs[0]))
+	if e.st.Buffered(regs[0]) != 1 {
+		t.Fatalf("pending %d, want 1", e.st.Buffered(regs[0]))
 	}
 	hs[0].take()
 	e.st.Stop()
 	if !e.inf.IsStopped() {
 		t.Fatal("not stopped after Stop")
 	}
-	if got := e.st.Pending(regs[0]); got != 0 {
+	if got := e.st.Buffered(regs[0]); got != 0 {
 		t.Errorf("pending %d after stop, want 0 (buffers dropped)", got)
 	}
 	if got := len(e.st.Listeners()); got != 0 {

@@ -84,11 +84,6 @@ func (t *syncTracker) HasSynced() bool {
 	return t.synced.Load()
 }
 
-// Pending is the number of initial-list adds still outstanding.
-func (t *syncTracker) Pending() int {
-	return t.count
-}
-
 func (t *syncTracker) check() bool {
 	if t.synced.Load() || !t.upstreamSynced || t.count != 0 {
 		return false

@@ -45,7 +45,7 @@ func TestDirectivesRoundTrip(t *testing.T) {
 
 // Goal: a generated run written out as a scenario file runs again and issues the same ops, and
 // the file runs identically twice (same narration, same hash); the writer's file parses back.
-// Twice: with the historical disruptions, and with every kind a generator can draw (every fault
+// Twice: with the historical fault ops, and with every kind a generator can draw (every fault
 // kind, on three replicas), so a written file holds every kind of op.
 func TestGeneratedRunWrittenOut(t *testing.T) {
 	var every []world.OpKind
@@ -54,7 +54,7 @@ func TestGeneratedRunWrittenOut(t *testing.T) {
 			every = append(every, k)
 		}
 	}
-	t.Run("disruptions", func(t *testing.T) { testGeneratedRunWrittenOut(t, 40, 1, nil) })
+	t.Run("fault-ops", func(t *testing.T) { testGeneratedRunWrittenOut(t, 40, 1, nil) })
 	t.Run("every-kind", func(t *testing.T) { testGeneratedRunWrittenOut(t, 600, 3, every) })
 }
 
@@ -63,11 +63,11 @@ func testGeneratedRunWrittenOut(t *testing.T, ops, replicas int, kinds []world.O
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen, err := w.Generate(world.GenConfig{Ops: ops, Disruptions: true, Kinds: kinds})
+	gen, err := w.Generate(world.GenConfig{Ops: ops, FaultOps: true, FaultOpKinds: kinds})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Sim().RunUntil(gen.Done, time.Hour); err != nil {
+	if err := w.Sim().RunUntil(gen.Finished, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	drawn := map[world.OpKind]bool{}
@@ -282,7 +282,7 @@ func TestOracleViolationReported(t *testing.T) {
 	if env.Failure() != nil {
 		t.Fatalf("the run failed before the bug was planted: %v", env.Failure())
 	}
-	cache := env.World().Informers()[0].Informer().GetIndexer()
+	cache := env.World().Informers()[0].SharedIndexInformer().GetIndexer()
 	obj, ok, err := cache.GetByKey("default/a")
 	if err != nil || !ok {
 		t.Fatalf("default/a not cached: %v", err)

@@ -61,7 +61,7 @@
 //	controller name=c informer=inf1 workers=2 work=10ms    (one ConfigMap per pod, checked)
 //
 // Faults, world ops too (world.Parse reads the line; a generator can draw each, see
-// world.GenConfig.Kinds):
+// world.GenConfig.FaultOpKinds):
 //
 //	close-watches [code=410|500|429]   compact   fail-next verb=list|watch code=410|429|500|504
 //	burn-revisions n=100   slow-consumer [informer=inf1]   trigger-bookmarks
@@ -72,7 +72,7 @@
 //
 //	run for=1s | until=converged [budget=1h] | until=synced informer=inf1
 //	    | until=event event=inf1/reflector:list-page | steps=N     [show=(reflector, h1)]
-//	generate ops=50 disruptions=true faults=true max-interval=2s   faults on=false
+//	generate ops=50 fault-ops=true fault-points=true max-interval=2s   faults on=false
 //
 // Inspection:
 //

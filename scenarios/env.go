@@ -70,7 +70,7 @@ type Env struct {
 	pending  []sim.Event
 	lastStep int64
 	reqSeen  int
-	// waitFor is the "actor:kind" a run until=event waits for; observe clears it when seen.
+	// waitFor is the "actor:kind" a run until=event waits for; keepNarration clears it when seen.
 	waitFor string
 
 	// failure stops the run: the first oracle violation, run error or failed convergence.
@@ -232,7 +232,7 @@ func (e *Env) buildWorld(d Directive) (string, error) {
 	}
 	e.w = w
 	e.lastStep = w.Sim().StepCount()
-	w.Sim().Subscribe(e.observe)
+	w.Sim().Subscribe(e.keepNarration)
 	if e.named, err = oracle.Attach(w); err != nil {
 		return "", err
 	}
@@ -249,9 +249,10 @@ func (e *Env) dispatch(d Directive, add func(string, ...any)) error {
 	return spec.handle(e, d, add)
 }
 
-// observe keeps the narration: every event but the scheduler's step events, which are the first
-// event of each step (narration emitted outside a step carries the last step's number).
-func (e *Env) observe(ev sim.Event) {
+// keepNarration keeps the narration: every event but the scheduler's step events, which are
+// the first event of each step (narration emitted outside a step carries the last step's
+// number).
+func (e *Env) keepNarration(ev sim.Event) {
 	if ev.Step != e.lastStep {
 		e.lastStep = ev.Step
 		return

@@ -90,7 +90,7 @@ func (e *Env) addIndexers(d Directive, add func(string, ...any)) error {
 	if err != nil {
 		return err
 	}
-	if err := st.n.Informer().AddIndexers(idx); err != nil {
+	if err := st.n.SharedIndexInformer().AddIndexers(idx); err != nil {
 		add("error: %v", err)
 	}
 	return nil
@@ -104,7 +104,7 @@ func (e *Env) addInformer(d Directive, name string, add func(string, ...any)) er
 	if err != nil {
 		return err
 	}
-	o := world.InformerOptions{
+	o := world.InformerSpec{
 		Resource: gvr, Namespace: d.str("ns", ""),
 		LabelSelector: d.str("labels", ""), FieldSelector: d.str("fields", ""),
 	}

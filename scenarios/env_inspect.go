@@ -49,7 +49,7 @@ func (e *Env) rv(d Directive, add func(string, ...any)) error {
 		return err
 	}
 	srv := e.w.Server()
-	add("%s: last synced rv=%q apiserver revision=%d compacted=%d", st.name, st.n.Informer().LastSyncResourceVersion(),
+	add("%s: last synced rv=%q apiserver revision=%d compacted=%d", st.name, st.n.SharedIndexInformer().LastSyncResourceVersion(),
 		srv.Revision(), srv.CompactedRevision())
 	return nil
 }
@@ -59,7 +59,7 @@ func (e *Env) cache(d Directive, add func(string, ...any)) error {
 	if err != nil {
 		return err
 	}
-	idx := st.n.Informer().GetIndexer()
+	idx := st.n.SharedIndexInformer().GetIndexer()
 	var objs []any
 	if index, ok := d.arg("index"); ok {
 		objs, err = idx.ByIndex(index, d.str("value", ""))
@@ -118,7 +118,7 @@ func describe(obj any, full bool) string {
 }
 
 func (e *Env) log(hs *handlerState, onlyNew bool, add func(string, ...any)) {
-	rec := hs.h.Recorder()
+	rec := hs.h.Deliveries()
 	calls := rec.Strings()
 	if onlyNew {
 		calls = calls[max(len(calls)-(rec.Total()-hs.shown), 0):]
@@ -156,7 +156,7 @@ func (e *Env) queue(d Directive, add func(string, ...any)) error {
 	if err != nil {
 		return err
 	}
-	stp, err := informer.Steps(st.n.Informer())
+	stp, err := informer.Steps(st.n.SharedIndexInformer())
 	if err != nil {
 		return err
 	}
@@ -281,7 +281,7 @@ func (e *Env) verdicts(add func(string, ...any)) {
 	deliveries := 0
 	for _, name := range e.infOrder {
 		for _, h := range e.informers[name].n.Handlers() {
-			deliveries += h.Recorder().Total()
+			deliveries += h.Deliveries().Total()
 		}
 	}
 	add("%d deliveries checked", deliveries)

@@ -15,14 +15,14 @@ var timeDirectives = []*directiveSpec{
 		durArg("for"), enumArg("until", "converged", "synced", "event"), strArg("informer"), strArg("event"), durArg("budget"), numArg("steps"), listArg("show"),
 	}, handle: (*Env).run},
 	{name: "generate", help: "start a seeded random workload", args: []argSpec{
-		numArg("ops"), boolArg("disruptions"), boolArg("faults"), durArg("max-interval"),
+		numArg("ops"), boolArg("fault-ops"), boolArg("fault-points"), durArg("max-interval"),
 	}, handle: (*Env).generate},
 	{name: "faults", args: []argSpec{required(boolArg("on"))}, help: "turn the fault points on or off", handle: (*Env).faults},
 }
 
 func (e *Env) generate(d Directive, _ func(string, ...any)) error {
-	g, err := e.w.Generate(world.GenConfig{Ops: d.num("ops", 0), Disruptions: d.boolean("disruptions", false),
-		Faults: d.boolean("faults", false), MaxInterval: d.dur("max-interval", 0)})
+	g, err := e.w.Generate(world.GenConfig{Ops: d.num("ops", 0), FaultOps: d.boolean("fault-ops", false),
+		FaultPoints: d.boolean("fault-points", false), MaxInterval: d.dur("max-interval", 0)})
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func (e *Env) run(d Directive, add func(string, ...any)) error {
 		if err != nil {
 			return err
 		}
-		inf := st.n.Informer()
+		inf := st.n.SharedIndexInformer()
 		if err := s.RunUntil(inf.HasSynced, d.dur("budget", time.Minute)); err != nil {
 			e.fail(fmt.Errorf("%s did not sync: %w", st.name, err))
 			return nil

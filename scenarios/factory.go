@@ -49,7 +49,7 @@ func (e *Env) addFactory(d Directive, add func(string, ...any)) error {
 	}
 	fs := &factoryState{name: name, ns: d.str("ns", ""), sources: map[schema.GroupVersionResource]*world.Source{}}
 	client := informer.ClientFunc(func(gvr schema.GroupVersionResource, ns string) informer.ListerWatcher {
-		src, err := e.w.NewSource(infName(name, gvr), world.InformerOptions{Resource: gvr, Namespace: ns})
+		src, err := e.w.NewSource(infName(name, gvr), world.InformerSpec{Resource: gvr, Namespace: ns})
 		if err != nil {
 			fs.hostErr = err
 			return nil
@@ -61,7 +61,7 @@ func (e *Env) addFactory(d Directive, add func(string, ...any)) error {
 		informer.WithNamespace(fs.ns),
 		informer.WithInformerOptions(func(gvr schema.GroupVersionResource, o *informer.SharedIndexInformerOptions) {
 			if src := fs.sources[gvr]; src != nil {
-				*o = src.InformerOptions(*o)
+				*o = src.Options(*o)
 			}
 		}),
 		informer.WithStepDriver(func(fi informer.FactoryInformer) (func() error, error) {
@@ -119,7 +119,7 @@ func (e *Env) forResource(fs *factoryState, resource string, add func(string, ..
 	iname := infName(fs.name, gvr)
 	if len(fs.informers) > before {
 		add("%s: new informer %s for %s", fs.name, iname, gvr.Resource)
-	} else if st := e.informers[iname]; st != nil && st.n.Informer() == gi.Informer() {
+	} else if st := e.informers[iname]; st != nil && st.n.SharedIndexInformer() == gi.Informer() {
 		add("%s: the same informer %s, shared", fs.name, iname)
 	}
 	return nil

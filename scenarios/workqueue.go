@@ -166,7 +166,7 @@ func (wq *workQueue) reconcile(key string) error {
 	if !wq.mirror {
 		return nil
 	}
-	obj, exists, err := wq.inf.n.Informer().GetStore().GetByKey(key)
+	obj, exists, err := wq.inf.n.SharedIndexInformer().GetStore().GetByKey(key)
 	if err != nil {
 		return err
 	}

@@ -117,7 +117,7 @@ func demo(args []string, stdout, stderr io.Writer) int {
 		b.WriteString(sim.Narrate(s.Trace().Events()))
 		b.WriteString("\n")
 		for _, h := range hs {
-			fmt.Fprintf(&b, "%s saw %s\n", h.Actor(), strings.Join(h.Recorder().Strings(), " "))
+			fmt.Fprintf(&b, "%s saw %s\n", h.Actor(), strings.Join(h.Deliveries().Strings(), " "))
 		}
 		if runErr == nil {
 			fmt.Fprintf(&b, "converged: the cache and every handler's view equal the apiserver at rv=%d\n", w.Server().Revision())
@@ -153,7 +153,7 @@ func demoWorld(cfg sim.Config) (*world.World, []*world.Handler, error) {
 			return nil, nil, err
 		}
 	}
-	inf, err := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+	inf, err := w.AddInformer("inf1", world.InformerSpec{Namespace: "default"})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,7 +13,7 @@ import (
 // BenchmarkWorldPipeline measures watch events per second of wall time through the whole
 // simulated pipeline on the sim driver: an apiserver write, its watch event pulled and carried
 // over the network, the Reflector, the queue's pop and cache update, and one delivery to each of
-// 1, 4 or 16 handlers (each wrapped in a Recorder checking the order oracle). Writes go in
+// 1, 4 or 16 handlers (each wrapped in a DeliveryLog checking the order oracle). Writes go in
 // batches of 100 over 100 objects, and the world runs until Quiet after each batch. Trace
 // hashing is off (sim.TraceNone) and the apiserver's record is disabled, so the figure is the
 // pipeline's own cost.
@@ -31,7 +31,7 @@ func BenchmarkWorldPipeline(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			n, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
+			n, err := w.AddInformer("inf1", InformerSpec{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -54,8 +54,8 @@ func TestInformerActorsMissedWakesAreCaught(t *testing.T) {
 			switch {
 			case c.want == "" && got != "":
 				t.Fatalf("control run failed: %s", got)
-			case c.want == "" && h.Recorder().Total() != 1:
-				t.Fatalf("control run: the handler saw %d notifications, want the add of p1", h.Recorder().Total())
+			case c.want == "" && h.Deliveries().Total() != 1:
+				t.Fatalf("control run: the handler saw %d notifications, want the add of p1", h.Deliveries().Total())
 			case c.want != "" && !strings.Contains(got, c.want):
 				t.Fatalf("got %q, want the missed wake reported: %q", got, c.want)
 			}
@@ -137,7 +137,7 @@ func convergedPodsWorld(t *testing.T, seed uint64, handlers ...string) (*World, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := w.AddInformer("inf", InformerOptions{Resource: pods, Namespace: "default"})
+	n, err := w.AddInformer("inf", InformerSpec{Resource: pods, Namespace: "default"})
 	if err != nil {
 		t.Fatal(err)
 	}

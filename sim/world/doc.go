@@ -9,16 +9,16 @@
 //	w, _ := world.New(seed, world.Config{})                   // apiserver on the sim's clock
 //	_ = w.Apply(world.Op{Kind: world.OpCreate, Name: "a",      // narrated "apiserver: ADDED ..."
 //		Labels: map[string]string{"app": "web"}})
-//	inf, _ := w.AddInformer("inf1", world.InformerOptions{Namespace: "default", LabelSelector: "app=web"})
+//	inf, _ := w.AddInformer("inf1", world.InformerSpec{Namespace: "default", LabelSelector: "app=web"})
 //	h, _ := w.AddHandler(inf, "ctrl", myHandler, world.HandlerOptions{})
 //	_ = w.AddActor(myWorker)                                  // a controller's worker
 //	_ = w.AddCheck("derived state", func() error { ... })     // reported like an oracle
 //	_ = inf.Start()
-//	gen, _ := w.Generate(world.GenConfig{Disruptions: true, Faults: true})
-//	_ = w.Sim().RunUntil(gen.Done, time.Hour)                 // safety phase
+//	gen, _ := w.Generate(world.GenConfig{FaultOps: true, FaultPoints: true})
+//	_ = w.Sim().RunUntil(gen.Finished, time.Hour)             // safety phase
 //	w.Sim().SetFaultsEnabled(false)
 //	err := w.RunUntilConverged(time.Hour)                     // liveness phase, then the checks
-//	fmt.Print(sim.Narrate(w.Sim().Trace().Events()), h.Recorder().Strings())
+//	fmt.Print(sim.Narrate(w.Sim().Trace().Events()), h.Deliveries().Strings())
 //
 // A seed sweep takes its seeds from Seeds(first, n); a failing run's error ends with a repro
 // line (Repro) such as `INFORMERSIM_SEED=42 go test -run '^TestX$' ./pkg`, which runs that
@@ -30,13 +30,13 @@
 // the informer's own options); NewFactory returns a SharedInformerFactory whose informers are
 // the world's; a controller that builds its own informers asks NewSource for a ListerWatcher,
 // clock and random stream on the world, builds the informer, and hands it to HostInformer. Either way the world drives it step by step, in classic list+watch
-// or, with InformerOptions.WatchList, the watch-list start-up. Converging with an informer that
+// or, with InformerSpec.WatchList, the watch-list start-up. Converging with an informer that
 // was never started is an error.
 //
 // Handlers: every registration of an informer is the world's, however it was made (AddHandler,
 // the informer's own AddEventHandler, a factory): the world discovers registrations from the
 // informer's listeners, gives each an actor that delivers its notifications one at a time, a
-// Recorder that narrates and checks each delivery, and counts its buffer in Quiet.
+// DeliveryLog that narrates and checks each delivery, and counts its buffer in Quiet.
 // HandlerOptions.CallDuration makes each call take simulated time (a slow handler).
 //
 // Work of the user's own: AddActor (a worker that offers "work" while its queue has items),
@@ -52,13 +52,13 @@
 // compact, fail the next request, burn revisions, cut slow consumers off, send bookmarks, lag,
 // freeze, resume or reinitialise a replica, route the next request to one. Its String form
 // parses back with Parse. Apply runs one now, Script schedules a list, Generate draws a seeded
-// random workload (of every kind with GenConfig.Kinds) and records the ops it issued. Every write to the apiserver is
+// random workload (of every kind with GenConfig.FaultOpKinds) and records the ops it issued. Every write to the apiserver is
 // narrated, whoever made it: an op, a test, a handler or an actor through the server's client
 // API.
 //
 // # Oracles
 //
-// Each Recorder checks per-object order and cache-before-notify on every delivery; a violation
+// Each DeliveryLog checks per-object order and cache-before-notify on every delivery; a violation
 // panics with a *Violation naming the oracle (OraclePerObjectOrder, OracleCacheBeforeNotify),
 // the violating event and the trace before it, which ends the run with a *sim.RunError that
 // unwraps to it, as a panicking handler does. CheckConverged is eventual consistency
@@ -121,9 +121,9 @@
 //
 // Discovery: the informer's step observer reports each registration (StepRegistered,
 // StepJoined) from inside the registration call, with the informer's locks held, so the world
-// only records it there (name, actor, Recorder) and looks its handle up in Stepper.Listeners
+// only records it there (name, actor, DeliveryLog) and looks its handle up in Stepper.Listeners
 // once the call has returned. AddHandler announces the name it wants before calling the
-// informer, so nothing predicts registration IDs. Deliveries reach the Recorder as
+// informer, so nothing predicts registration IDs. Deliveries reach the DeliveryLog as
 // StepDelivered events, which carry the object handed to the handler, just before the call.
 //
 // Narration of writes hangs on fakeapi.Server.OnCommit, called inside the apiserver's commit,
@@ -142,7 +142,7 @@
 // open stream wakes the watch actor itself whenever its buffer grows or it closes
 // (fakeapi.Watcher.OnReady, called inside the write, the clock advance or the fault, whoever
 // made it), so a handler's delivery, most steps of a busy world, asks none of them. Per
-// delivery, a handler's Recorder finds its state for the key by a number the world gave the key
+// delivery, a handler's DeliveryLog finds its state for the key by a number the world gave the key
 // once, when the informer distributed the notification to every handler (Handler's mirror of
 // its buffer keeps the numbers in order), rather than by hashing the key once per handler.
 // After every step the world re-arms the apiserver's timer at its NextDeadline, which it asks

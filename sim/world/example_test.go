@@ -23,7 +23,7 @@ import (
 func ExampleNew() {
 	w, _ := world.New(1, world.Config{})
 	_ = w.Apply(world.Op{Kind: world.OpCreate, Name: "a"})
-	inf, _ := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+	inf, _ := w.AddInformer("inf1", world.InformerSpec{Namespace: "default"})
 	h, _ := w.AddHandler(inf, "h1", nil, world.HandlerOptions{})
 	_ = inf.Start()
 	w.Script(time.Second,
@@ -35,7 +35,7 @@ func ExampleNew() {
 		fmt.Println(err)
 	}
 	fmt.Print(sim.Narrate(w.Sim().Trace().Events()))
-	fmt.Println(h.Recorder().Strings())
+	fmt.Println(h.Deliveries().Strings())
 	// Output:
 	// +0.000s apiserver: ADDED obj=pods/default/a rv=2
 	// +0.000s inf1/h1: register

@@ -19,7 +19,7 @@ func ExampleWorld_Explain() {
 	caught, first := 0, ""
 	for seed := uint64(1); seed <= 3; seed++ {
 		w, _ := world.New(seed, world.Config{})
-		inf, _ := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+		inf, _ := w.AddInformer("inf1", world.InformerSpec{Namespace: "default"})
 		_, _ = w.AddHandler(inf, "labeller", informer.ResourceEventHandlerFuncs{UpdateFunc: func(_, obj any) {
 			obj.(*unstructured.Unstructured).SetLabels(map[string]string{"seen": "yes"}) // the bug
 		}}, world.HandlerOptions{})

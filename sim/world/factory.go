@@ -20,7 +20,7 @@ type FactoryOptions struct {
 	DefaultResync time.Duration
 	CustomResync  map[schema.GroupVersionResource]time.Duration
 	// Namespace, LabelSelector, FieldSelector, Transform, Equal and WatchList apply to every
-	// informer the factory creates, as the InformerOptions fields of the same names.
+	// informer the factory creates, as the InformerSpec fields of the same names.
 	Namespace     string
 	LabelSelector string
 	FieldSelector string
@@ -53,7 +53,7 @@ func (w *World) NewFactory(o FactoryOptions) (informer.SharedInformerFactory, er
 			if o.Informer != nil {
 				o.Informer(gvr, io)
 			}
-			*io = f.pending.InformerOptions(*io)
+			*io = f.pending.Options(*io)
 		}),
 		informer.WithStepDriver(func(fi informer.FactoryInformer) (func() error, error) {
 			n, err := w.HostInformer(f.pending, fi.Informer)
@@ -110,7 +110,7 @@ func (f *worldFactory) ForResource(gvr schema.GroupVersionResource) (informer.Ge
 			return nil, fmt.Errorf("world: factory ForResource %v: actor name %q is already in use", gvr, name+a)
 		}
 	}
-	src, err := w.NewSource(name, InformerOptions{Resource: gvr, Namespace: f.o.Namespace, LabelSelector: f.o.LabelSelector,
+	src, err := w.NewSource(name, InformerSpec{Resource: gvr, Namespace: f.o.Namespace, LabelSelector: f.o.LabelSelector,
 		FieldSelector: f.o.FieldSelector, Transform: f.o.Transform, Equal: f.o.Equal, WatchList: f.o.WatchList})
 	if err != nil {
 		return nil, fmt.Errorf("world: factory ForResource %v: %w", gvr, err)

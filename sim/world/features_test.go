@@ -25,7 +25,7 @@ func TestWorldDiscoversRegistrationsMadeOnTheInformer(t *testing.T) {
 	for _, seed := range traceSeeds {
 		w := newTraceWorld(t, seed)
 		mustApply(t, w, create(configMaps, "a"), create(configMaps, "b"))
-		n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps, Namespace: "default"})
+		n, err := w.AddInformer("inf1", InformerSpec{Resource: configMaps, Namespace: "default"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,14 +36,14 @@ func TestWorldDiscoversRegistrationsMadeOnTheInformer(t *testing.T) {
 				UpdateFunc: func(_, obj any) { *into = append(*into, "upd "+obj.(*unstructured.Unstructured).GetName()) },
 			}
 		}
-		if _, err := n.Informer().AddEventHandler(record(&early)); err != nil {
+		if _, err := n.SharedIndexInformer().AddEventHandler(record(&early)); err != nil {
 			t.Fatal(err)
 		}
 		if err := n.Start(); err != nil {
 			t.Fatal(err)
 		}
 		mustConverge(t, w)
-		lateReg, err := n.Informer().AddEventHandler(record(&late)) // joins late, outside any step
+		lateReg, err := n.SharedIndexInformer().AddEventHandler(record(&late)) // joins late, outside any step
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +69,7 @@ func TestWorldDiscoversRegistrationsMadeOnTheInformer(t *testing.T) {
 			t.Errorf("seed %d: the late registration's calls (-got +want):\n%s", seed, diff)
 		}
 		for _, h := range hs {
-			if got := len(h.Recorder().Notifications()); got != 3 {
+			if got := len(h.Deliveries().Notifications()); got != 3 {
 				t.Errorf("seed %d %s: %d notifications recorded, want 3", seed, h.Actor(), got)
 			}
 		}
@@ -79,7 +79,7 @@ func TestWorldDiscoversRegistrationsMadeOnTheInformer(t *testing.T) {
 				t.Errorf("seed %d: narration lacks %q", seed, want)
 			}
 		}
-		if err := n.Informer().RemoveEventHandler(lateReg); err != nil {
+		if err := n.SharedIndexInformer().RemoveEventHandler(lateReg); err != nil {
 			t.Fatal(err)
 		}
 		if !hs[1].Removed() {
@@ -89,16 +89,16 @@ func TestWorldDiscoversRegistrationsMadeOnTheInformer(t *testing.T) {
 }
 
 // Goal (item 2, oracle side): a registration made on the informer is order-checked: a delivery
-// that breaks per-object order fails the run. Method: feed the discovered handler's Recorder a
+// that breaks per-object order fails the run. Method: feed the discovered handler's DeliveryLog a
 // stale update right after a real delivery and expect the violation.
 func TestWorldDiscoveredRegistrationsAreOrderChecked(t *testing.T) {
 	w := newTraceWorld(t, 1)
 	mustApply(t, w, create(configMaps, "a"))
-	n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps, Namespace: "default"})
+	n, err := w.AddInformer("inf1", InformerSpec{Resource: configMaps, Namespace: "default"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.Informer().AddEventHandler(informer.ResourceEventHandlerFuncs{}); err != nil {
+	if _, err := n.SharedIndexInformer().AddEventHandler(informer.ResourceEventHandlerFuncs{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := n.Start(); err != nil {
@@ -113,7 +113,7 @@ func TestWorldDiscoveredRegistrationsAreOrderChecked(t *testing.T) {
 		u.SetResourceVersion(rv)
 		return u
 	}
-	msg := violation(t, func() { recFeed{h.Recorder()}.OnUpdate(obj("2"), obj("1")) })
+	msg := violation(t, func() { recFeed{h.Deliveries()}.OnUpdate(obj("2"), obj("1")) })
 	if !strings.Contains(msg, "rv went from 2 to 1") {
 		t.Errorf("violation %q", msg)
 	}
@@ -167,7 +167,7 @@ func (k *worker) work() {
 func TestWorldUserWorkCountsForQuiet(t *testing.T) {
 	for _, seed := range traceSeeds {
 		w := newTraceWorld(t, seed)
-		n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps, Namespace: "default"})
+		n, err := w.AddInformer("inf1", InformerSpec{Resource: configMaps, Namespace: "default"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +234,7 @@ func TestWorldUserWorkCountsForQuiet(t *testing.T) {
 func TestWorldSlowHandler(t *testing.T) {
 	for _, seed := range traceSeeds {
 		w := newTraceWorld(t, seed)
-		n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps, Namespace: "default"})
+		n, err := w.AddInformer("inf1", InformerSpec{Resource: configMaps, Namespace: "default"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,13 +255,13 @@ func TestWorldSlowHandler(t *testing.T) {
 		if w.Sim().Now()-start < 5*time.Second {
 			t.Errorf("seed %d: five 1s calls converged after %v", seed, w.Sim().Now()-start)
 		}
-		notes := slow.Recorder().Notifications()
+		notes := slow.Deliveries().Notifications()
 		for i := 1; i < len(notes); i++ {
 			if gap := notes[i].Time - notes[i-1].Time; gap < time.Second {
 				t.Errorf("seed %d: slow handler calls %d and %d only %v apart", seed, i-1, i, gap)
 			}
 		}
-		if last := fast.Recorder().Notifications(); last[len(last)-1].Time-start > time.Second {
+		if last := fast.Deliveries().Notifications(); last[len(last)-1].Time-start > time.Second {
 			t.Errorf("seed %d: the fast handler was held up by the slow one", seed)
 		}
 	}
@@ -279,7 +279,7 @@ func TestWorldObservationChangesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.Server().SetReplicaLag(1, 300*time.Millisecond)
-		n, err := w.AddInformer("inf1", InformerOptions{Namespace: "default"})
+		n, err := w.AddInformer("inf1", InformerSpec{Namespace: "default"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,11 +295,11 @@ func TestWorldObservationChangesNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		gen, err := w.Generate(GenConfig{Ops: 40, Disruptions: true, Faults: true})
+		gen, err := w.Generate(GenConfig{Ops: 40, FaultOps: true, FaultPoints: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for !gen.Done() {
+		for !gen.Finished() {
 			if err := w.Sim().RunFor(100 * time.Millisecond); err != nil {
 				t.Fatal(err)
 			}
@@ -330,22 +330,22 @@ func TestWorldFaultsDoNotShiftTheWorkload(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := w.AddInformer("inf1", InformerOptions{})
+		n, err := w.AddInformer("inf1", InformerSpec{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := n.Start(); err != nil {
 			t.Fatal(err)
 		}
-		gen, err := w.Generate(GenConfig{Namespaces: []string{"default", "other"}, Ops: 60, Disruptions: true, Faults: genFaults})
+		gen, err := w.Generate(GenConfig{Namespaces: []string{"default", "other"}, Ops: 60, FaultOps: true, FaultPoints: genFaults})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Sim().RunUntil(gen.Done, time.Hour); err != nil {
+		if err := w.Sim().RunUntil(gen.Finished, time.Hour); err != nil {
 			t.Fatal(err)
 		}
 		for _, g := range gen.Ops() {
-			if g.Fault {
+			if g.FaultPoint {
 				faults++
 				continue
 			}
@@ -384,19 +384,19 @@ func TestWorldFaultsDoNotShiftTheWorkload(t *testing.T) {
 func TestWorldSelectorsAndTransforms(t *testing.T) {
 	for _, seed := range traceSeeds {
 		w := newTraceWorld(t, seed)
-		web, err := w.AddInformer("web", InformerOptions{Resource: configMaps, LabelSelector: "app=web"})
+		web, err := w.AddInformer("web", InformerSpec{Resource: configMaps, LabelSelector: "app=web"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		named, err := w.AddInformer("named", InformerOptions{Resource: configMaps, FieldSelector: "metadata.name=b"})
+		named, err := w.AddInformer("named", InformerSpec{Resource: configMaps, FieldSelector: "metadata.name=b"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		slimInf, err := w.AddInformer("slim", InformerOptions{Resource: configMaps, Transform: toSlim})
+		slimInf, err := w.AddInformer("slim", InformerSpec{Resource: configMaps, Transform: toSlim})
 		if err != nil {
 			t.Fatal(err)
 		}
-		eq, err := w.AddInformer("eq", InformerOptions{Resource: configMaps, Transform: toSlim,
+		eq, err := w.AddInformer("eq", InformerSpec{Resource: configMaps, Transform: toSlim,
 			Equal: func(got, want any) bool { return got.(*slim).Name == want.(*slim).Name }})
 		if err != nil {
 			t.Fatal(err)
@@ -416,7 +416,7 @@ func TestWorldSelectorsAndTransforms(t *testing.T) {
 		mustConverge(t, w)
 		keys := func(n *Informer) []string {
 			var out []string
-			for _, o := range n.Informer().GetStore().List() {
+			for _, o := range n.SharedIndexInformer().GetStore().List() {
 				k, _ := describe(o)
 				out = append(out, k)
 			}
@@ -436,18 +436,18 @@ func TestWorldSelectorsAndTransforms(t *testing.T) {
 		if got := keys(web); !slices.Equal(got, []string{"default/b", "default/c"}) {
 			t.Errorf("seed %d: label-selected cache after relabelling %v", seed, got)
 		}
-		if _, ok := hs["slim"].Recorder().View()["default/a"].(*slim); !ok {
+		if _, ok := hs["slim"].Deliveries().View()["default/a"].(*slim); !ok {
 			t.Errorf("seed %d: the transformed informer's handler did not get typed objects", seed)
 		}
 	}
 	// A transform the world does not know about: the oracle sees typed objects where the
 	// apiserver has unstructured ones, and says so.
 	w := newTraceWorld(t, 1)
-	src, err := w.NewSource("hidden", InformerOptions{Resource: configMaps})
+	src, err := w.NewSource("hidden", InformerSpec{Resource: configMaps})
 	if err != nil {
 		t.Fatal(err)
 	}
-	inf := informer.NewSharedIndexInformerWithOptions(src.ListerWatcher(), src.ExampleObject(), src.InformerOptions(informer.SharedIndexInformerOptions{}))
+	inf := informer.NewSharedIndexInformerWithOptions(src.ListerWatcher(), src.ExampleObject(), src.Options(informer.SharedIndexInformerOptions{}))
 	if err := inf.SetTransform(toSlim); err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +481,7 @@ func toSlim(obj any) (any, error) {
 // and the new entry points refuse bad input with an error naming them.
 func TestWorldClearErrors(t *testing.T) {
 	w := newTraceWorld(t, 1)
-	n, err := w.AddInformer("inf1", InformerOptions{})
+	n, err := w.AddInformer("inf1", InformerSpec{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,11 +489,11 @@ func TestWorldClearErrors(t *testing.T) {
 		t.Errorf("RunUntilConverged with an unstarted informer: %v", err)
 	}
 	other := newTraceWorld(t, 2)
-	otherSrc, err := other.NewSource("o", InformerOptions{})
+	otherSrc, err := other.NewSource("o", InformerSpec{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := w.NewSource("s", InformerOptions{})
+	src, err := w.NewSource("s", InformerSpec{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,13 +512,13 @@ func TestWorldClearErrors(t *testing.T) {
 		{"AddQuietCondition(no name)", w.AddQuietCondition("", func() bool { return true }), "empty name"},
 		{"AddQuietCondition(nil)", w.AddQuietCondition("x", nil), `AddQuietCondition "x": nil condition`},
 		{"RunUntilConverged(-1s)", w.RunUntilConverged(-time.Second), "negative budget"},
-		{"NewSource(bad selector)", errOf(w.NewSource("x", InformerOptions{LabelSelector: "a in ("})), "selectors"},
-		{"NewSource(bad field)", errOf(w.NewSource("x", InformerOptions{FieldSelector: "spec.colour=red"})), "field label not supported"},
-		{"NewSource(cluster-scoped with namespace)", errOf(w.NewSource("x", InformerOptions{Resource: nodesGVR, Namespace: "default"})), "cluster-scoped"},
-		{"NewSource(unserved)", errOf(w.NewSource("x", InformerOptions{Resource: nodesGVR.GroupVersion().WithResource("widgets")})), "does not serve"},
+		{"NewSource(bad selector)", errOf(w.NewSource("x", InformerSpec{LabelSelector: "a in ("})), "selectors"},
+		{"NewSource(bad field)", errOf(w.NewSource("x", InformerSpec{FieldSelector: "spec.colour=red"})), "field label not supported"},
+		{"NewSource(cluster-scoped with namespace)", errOf(w.NewSource("x", InformerSpec{Resource: nodesGVR, Namespace: "default"})), "cluster-scoped"},
+		{"NewSource(unserved)", errOf(w.NewSource("x", InformerSpec{Resource: nodesGVR.GroupVersion().WithResource("widgets")})), "does not serve"},
 		{"HostInformer(nil)", errOf(w.HostInformer(nil, nil)), "nil Source"},
-		{"HostInformer(other world)", errOf(w.HostInformer(otherSrc, n.Informer())), "another world"},
-		{"HostInformer(driven informer)", errOf(w.HostInformer(src, n.Informer())), "informer"},
+		{"HostInformer(other world)", errOf(w.HostInformer(otherSrc, n.SharedIndexInformer())), "another world"},
+		{"HostInformer(driven informer)", errOf(w.HostInformer(src, n.SharedIndexInformer())), "informer"},
 		{"AddHandler(CallDuration -1s)", errOf(w.AddHandler(n, "x", nil, HandlerOptions{CallDuration: -time.Second})), "negative CallDuration"},
 		{"SetCallDuration(-1s)", h.SetCallDuration(-time.Second), "negative duration"},
 		{"Apply(patch on create)", w.Apply(Op{Kind: OpCreate, Name: "a", Patch: "{}"}), "only for patch"},
@@ -549,7 +549,7 @@ func TestWorldReproLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := w.AddInformer("inf1", InformerOptions{})
+	n, err := w.AddInformer("inf1", InformerSpec{})
 	if err != nil {
 		t.Fatal(err)
 	}

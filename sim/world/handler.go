@@ -27,7 +27,7 @@ type HandlerOptions struct {
 // Handler is one registration on an informer of the world, made through World.AddHandler or
 // directly on the informer (by a test, a factory, a controller's own code): the world discovers
 // every registration from the informer's own listeners. Its actor "<informer>/<name>" delivers
-// the registration's buffered notifications one at a time; its Recorder narrates, checks and
+// the registration's buffered notifications one at a time; its DeliveryLog narrates, checks and
 // keeps each one.
 type Handler struct {
 	n     *Informer
@@ -35,7 +35,7 @@ type Handler struct {
 	actor string
 	id    int
 	reg   informer.ResourceEventHandlerRegistration // nil until resolved from the listeners
-	rec   *Recorder
+	rec   *DeliveryLog
 
 	removed      bool
 	callDuration time.Duration
@@ -169,7 +169,7 @@ func (n *Informer) discover(id int) *Handler {
 	}
 	h.actor = n.Name() + "/" + h.name
 	w.actors[h.actor] = true
-	h.rec = newRecorder(w, h.actor, n.cacheLookup, w.cfg.MaxRecordedNotifications)
+	h.rec = newDeliveryLog(w, h.actor, n.cacheLookup, w.cfg.MaxRecordedNotifications)
 	for len(n.byID) <= id {
 		n.byID = append(n.byID, nil)
 	}
@@ -248,8 +248,8 @@ func (h *Handler) ID() int { return h.id }
 // matchers that report on a handler).
 func (h *Handler) World() *World { return h.n.w }
 
-// Recorder returns the handler's recorder: its notifications and replayed view.
-func (h *Handler) Recorder() *Recorder { return h.rec }
+// Deliveries returns the handler's delivery log: its notifications and replayed view.
+func (h *Handler) Deliveries() *DeliveryLog { return h.rec }
 
 // Removed reports whether the handler was removed, or dropped by Stop.
 func (h *Handler) Removed() bool { return h.removed || h.n.stopped }
@@ -263,7 +263,7 @@ func (h *Handler) Buffered() int {
 	if h.reg == nil {
 		return 0
 	}
-	return h.n.st.Pending(h.reg)
+	return h.n.st.Buffered(h.reg)
 }
 
 // HasSynced reports whether the registration has synced (informer.md §4.6): every initial-list

@@ -28,9 +28,9 @@ func handlerOpts(resync time.Duration) HandlerOptions {
 	return HandlerOptions{ResyncPeriod: &resync}
 }
 
-// recFeed feeds a Recorder deliveries as the informer's observer would, for tests of the order
+// recFeed feeds a DeliveryLog deliveries as the informer's observer would, for tests of the order
 // oracle on hand-made sequences.
-type recFeed struct{ r *Recorder }
+type recFeed struct{ r *DeliveryLog }
 
 func (f recFeed) OnAdd(obj any, initial bool) {
 	key, rv := describe(obj)
@@ -57,7 +57,7 @@ func (f recFeed) OnDelete(obj any) {
 func ptrTo[T any](v T) *T { return &v }
 
 // defaultObject is an object named name in namespace "default" at resourceVersion rv, as the
-// Recorder tests feed them.
+// DeliveryLog tests feed them.
 func defaultObject(name, rv string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetNamespace("default")

@@ -47,7 +47,7 @@ func TestEventObject(t *testing.T) {
 // it, as %+v does.
 func TestViolationCarriesTheObjectsHistory(t *testing.T) {
 	w := newTraceWorld(t, 1)
-	n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps})
+	n, err := w.AddInformer("inf1", InformerSpec{Resource: configMaps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,8 +59,8 @@ func TestViolationCarriesTheObjectsHistory(t *testing.T) {
 	mustConverge(t, w)
 	mustApply(t, w, update(configMaps, "a"), update(configMaps, "b"))
 	mustConverge(t, w)
-	obj, _, _ := n.Informer().GetStore().GetByKey("default/a")
-	if err := n.Informer().GetStore().Delete(obj); err != nil {
+	obj, _, _ := n.SharedIndexInformer().GetStore().GetByKey("default/a")
+	if err := n.SharedIndexInformer().GetStore().Delete(obj); err != nil {
 		t.Fatal(err)
 	}
 	err = w.RunUntilConverged(time.Minute)
@@ -97,7 +97,7 @@ func TestViolationCarriesTheObjectsHistory(t *testing.T) {
 // noticed it at.
 func TestReadOnlyViolationCarriesTheObjectsHistory(t *testing.T) {
 	w := newTraceWorld(t, 1)
-	n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps})
+	n, err := w.AddInformer("inf1", InformerSpec{Resource: configMaps})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,9 +18,11 @@ import (
 	"github.com/informersim/informersim/sim"
 )
 
-// InformerOptions says what an informer of the world watches and how the convergence oracle
-// compares its cache with the apiserver.
-type InformerOptions struct {
+// InformerSpec says what an informer of the world watches, how the convergence oracle compares
+// its cache with the apiserver, and the informer's own options. (informer.InformerOptions and
+// informer.SharedIndexInformerOptions are client-go's names for the options of an informer
+// alone.)
+type InformerSpec struct {
 	// Resource is the resource watched; zero means the world's Config.DefaultResource.
 	Resource schema.GroupVersionResource
 	// Namespace is the namespace watched; "" means all (and must be "" for a cluster-scoped
@@ -53,14 +55,14 @@ type InformerOptions struct {
 // apiserver, a clock on the world's engine and a random stream of its own. AddInformer makes
 // one and builds the informer itself; a caller that builds informers elsewhere (a factory, a
 // controller's own code) asks NewSource for one, builds the informer with ListerWatcher,
-// ExampleObject and InformerOptions, and hands it to HostInformer.
+// ExampleObject and Options, and hands it to HostInformer.
 type Source struct {
 	w       *World
 	name    string
 	gvr     schema.GroupVersionResource
 	ns      string
 	kind    string
-	opts    InformerOptions
+	opts    InformerSpec
 	lw      *fakeapi.ListerWatcher
 	clk     *sim.Clock
 	hosted  bool
@@ -69,7 +71,7 @@ type Source struct {
 
 // NewSource checks o and returns the source of an informer to be called name (the prefix of its
 // actors). Nothing joins the world until HostInformer.
-func (w *World) NewSource(name string, o InformerOptions) (*Source, error) {
+func (w *World) NewSource(name string, o InformerSpec) (*Source, error) {
 	switch {
 	case !validName(name):
 		return nil, fmt.Errorf("world: informer: invalid name %q (non-empty, no '/', '=', '\"' or spaces)", name)
@@ -128,9 +130,9 @@ func (src *Source) ListerWatcher() informer.ListerWatcher { return src.lw }
 // ExampleObject returns the informer's expected type: an Unstructured of the resource's kind.
 func (src *Source) ExampleObject() runtime.Object { return exampleObject(src.gvr, src.kind) }
 
-// InformerOptions returns o with the world's clock (ClockFor("informer/<name>")) and random
+// Options returns o with the world's clock (ClockFor("informer/<name>")) and random
 // stream ("jitter/<name>") set: the options to build the informer with.
-func (src *Source) InformerOptions(o informer.SharedIndexInformerOptions) informer.SharedIndexInformerOptions {
+func (src *Source) Options(o informer.SharedIndexInformerOptions) informer.SharedIndexInformerOptions {
 	o.Clock = src.clk
 	o.Rand = src.w.s.Rand("jitter/" + src.name)
 	return o
@@ -215,12 +217,12 @@ func (n *Informer) wakeParts() {
 // AddInformer builds an informer named name as o says, with informer.NewSharedIndexInformerWithOptions
 // over the world's apiserver, clock and a random stream of its own, and hosts it (HostInformer).
 // Register handlers with AddHandler (or on the informer itself), then call Start.
-func (w *World) AddInformer(name string, o InformerOptions) (*Informer, error) {
+func (w *World) AddInformer(name string, o InformerSpec) (*Informer, error) {
 	src, err := w.NewSource(name, o)
 	if err != nil {
 		return nil, err
 	}
-	inf := informer.NewSharedIndexInformerWithOptions(src.lw, src.example, src.InformerOptions(o.Informer))
+	inf := informer.NewSharedIndexInformerWithOptions(src.lw, src.example, src.Options(o.Informer))
 	if o.Transform != nil {
 		if err := inf.SetTransform(o.Transform); err != nil {
 			return nil, fmt.Errorf("world: informer %s: %w", name, err)
@@ -269,7 +271,7 @@ func (w *World) HostInformer(src *Source, inf informer.SharedIndexInformer) (*In
 		return nil, fmt.Errorf("world: HostInformer %s: the informer is stopped", name)
 	}
 	n.st = st
-	st.SetObserver(n.observe)
+	st.SetObserver(n.onStepEvent)
 	src.hosted = true
 	n.timer = &deadlineTimer{s: w.s, actor: n.reflectorActor, kind: "tick", fire: n.tick}
 	for _, a := range []string{n.reflectorActor, n.watchActor, n.netActor, n.queueActor} {
@@ -301,9 +303,10 @@ func (n *Informer) Name() string { return n.src.name }
 // Resource returns the informer's resource and namespace ("" for all).
 func (n *Informer) Resource() (schema.GroupVersionResource, string) { return n.src.gvr, n.src.ns }
 
-// Informer returns the informer itself: its cache, HasSynced, LastSyncResourceVersion, and
-// AddEventHandler (a registration made there is hosted like one made with World.AddHandler).
-func (n *Informer) Informer() informer.SharedIndexInformer { return n.inf }
+// SharedIndexInformer returns the informer itself: its cache, HasSynced,
+// LastSyncResourceVersion, and AddEventHandler (a registration made there is hosted like one
+// made with World.AddHandler).
+func (n *Informer) SharedIndexInformer() informer.SharedIndexInformer { return n.inf }
 
 // Handlers returns every registration the world has seen on the informer, removed ones
 // included, in registration order.

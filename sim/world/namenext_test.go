@@ -13,7 +13,7 @@ import (
 // registration after it is named h<ID> again.
 func TestNameNextHandlerNamesAControllersOwnRegistration(t *testing.T) {
 	w := newTraceWorld(t, 1)
-	n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps})
+	n, err := w.AddInformer("inf1", InformerSpec{Resource: configMaps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,10 +21,10 @@ func TestNameNextHandlerNamesAControllersOwnRegistration(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := 0
-	if _, err := n.Informer().AddEventHandler(informer.ResourceEventHandlerFuncs{AddFunc: func(any) { calls++ }}); err != nil {
+	if _, err := n.SharedIndexInformer().AddEventHandler(informer.ResourceEventHandlerFuncs{AddFunc: func(any) { calls++ }}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.Informer().AddEventHandler(informer.ResourceEventHandlerFuncs{}); err != nil {
+	if _, err := n.SharedIndexInformer().AddEventHandler(informer.ResourceEventHandlerFuncs{}); err != nil {
 		t.Fatal(err)
 	}
 	w.Settle()
@@ -54,7 +54,7 @@ func TestNameNextHandlerNamesAControllersOwnRegistration(t *testing.T) {
 
 func TestNameNextHandlerRefusesBadInput(t *testing.T) {
 	w := newTraceWorld(t, 1)
-	n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps})
+	n, err := w.AddInformer("inf1", InformerSpec{Resource: configMaps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestNameNextHandlerRefusesBadInput(t *testing.T) {
 	}
 	// An AddHandler in between leaves the announcement for the direct registration.
 	mustAddHandler(t, w, n, "other", useInformerResync)
-	if _, err := n.Informer().AddEventHandler(informer.ResourceEventHandlerFuncs{}); err != nil {
+	if _, err := n.SharedIndexInformer().AddEventHandler(informer.ResourceEventHandlerFuncs{}); err != nil {
 		t.Fatal(err)
 	}
 	w.Settle()

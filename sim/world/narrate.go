@@ -10,11 +10,13 @@ import (
 	"github.com/informersim/informersim/sim"
 )
 
-// observe turns the informer's step events into trace events, under the actor of the component
-// that acted: the queue for pops, cache writes and buffering; the Reflector for its decisions and
-// resync checks; the handler for registrations and deliveries. It also hosts registrations as
-// they appear (discovery), and feeds each delivery to its handler's Recorder.
-func (n *Informer) observe(e informer.StepEvent) {
+// onStepEvent acts on each of the informer's step events, so it changes the world as well as
+// narrating: it turns the event into trace events under the actor of the component that acted
+// (the queue for pops, cache writes and buffering; the Reflector for its decisions and resync
+// checks; the handler for registrations and deliveries), hosts registrations as they appear
+// (discovery), buffers distributed notifications in their handlers and wakes their actors, and
+// feeds each delivery to its handler's DeliveryLog.
+func (n *Informer) onStepEvent(e informer.StepEvent) {
 	s := n.w.s
 	if e.Kind == informer.StepDistributed {
 		ref := n.cacheLookup.keys.ref(e.Key, e.ResourceVersion) // once for all the handlers it goes to

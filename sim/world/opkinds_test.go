@@ -80,7 +80,7 @@ func worldWithReplicas(t *testing.T, seed uint64) *World {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := w.AddInformer("inf1", InformerOptions{})
+	n, err := w.AddInformer("inf1", InformerSpec{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func worldWithReplicas(t *testing.T, seed uint64) *World {
 	return w
 }
 
-// drawable is every kind a Generator's disruptions can draw.
+// drawable is every kind a Generator's fault ops can draw.
 func drawable() []OpKind {
 	var out []OpKind
 	for _, k := range OpKinds() {
@@ -103,17 +103,17 @@ func drawable() []OpKind {
 }
 
 // Goal: a Generator can draw every kind: its own writes (create, update, delete) and, listed in
-// GenConfig.Kinds, every fault kind and patch; the run still converges (the generator resumes the
-// replicas it froze). Without Kinds, the historical mix is unchanged (the pinned hashes say so).
+// GenConfig.FaultOpKinds, every fault kind and patch; the run still converges (the generator resumes the
+// replicas it froze). Without FaultOpKinds, the historical mix is unchanged (the pinned hashes say so).
 // Method: 1,000 ops with every drawable kind listed, on a world of three replicas; collect the
 // kinds of Generator.Ops.
 func TestGeneratorDrawsEveryKind(t *testing.T) {
 	w := worldWithReplicas(t, 3)
-	g, err := w.Generate(GenConfig{Ops: 1000, Disruptions: true, Kinds: drawable(), MaxInterval: 100 * time.Millisecond})
+	g, err := w.Generate(GenConfig{Ops: 1000, FaultOps: true, FaultOpKinds: drawable(), MaxInterval: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Sim().RunUntil(g.Done, time.Hour); err != nil {
+	if err := w.Sim().RunUntil(g.Finished, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[OpKind]int{}
@@ -131,10 +131,10 @@ func TestGeneratorDrawsEveryKind(t *testing.T) {
 		cfg  GenConfig
 		want string
 	}{
-		{GenConfig{Kinds: []OpKind{OpCompact}}, "needs Disruptions"},
-		{GenConfig{Disruptions: true, Kinds: []OpKind{OpCreate}}, "not a kind a disruption can draw"},
-		{GenConfig{Disruptions: true, Kinds: []OpKind{OpSleep}}, "not a kind a disruption can draw"},
-		{GenConfig{Disruptions: true, Kinds: []OpKind{0}}, "not a kind a disruption can draw"},
+		{GenConfig{FaultOpKinds: []OpKind{OpCompact}}, "needs FaultOps"},
+		{GenConfig{FaultOps: true, FaultOpKinds: []OpKind{OpCreate}}, "not a kind a fault op can draw"},
+		{GenConfig{FaultOps: true, FaultOpKinds: []OpKind{OpSleep}}, "not a kind a fault op can draw"},
+		{GenConfig{FaultOps: true, FaultOpKinds: []OpKind{0}}, "not a kind a fault op can draw"},
 	} {
 		if _, err := w.Generate(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Generate(%+v) = %v, want an error containing %q", c.cfg, err, c.want)

@@ -26,7 +26,7 @@ func TestReadOnlyViolationNamesTheRightHolder(t *testing.T) {
 			}
 			mustApply(t, w, create(configMaps, "a"))
 			for _, name := range []string{"inf1", "inf2"} {
-				n, err := w.AddInformer(name, InformerOptions{Resource: configMaps})
+				n, err := w.AddInformer(name, InformerSpec{Resource: configMaps})
 				if err != nil {
 					t.Fatal(err)
 				}

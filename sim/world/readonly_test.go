@@ -55,7 +55,7 @@ func checkChangeFailsTheRun(t *testing.T, seed uint64, h informer.ResourceEventH
 		t.Fatal(err)
 	}
 	mustApply(t, w, create(configMaps, "a")) // there before the informer: listed
-	n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps})
+	n, err := w.AddInformer("inf1", InformerSpec{Resource: configMaps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,11 +93,11 @@ func TestCopyingBeforeChangingAndInPlaceTransformsPass(t *testing.T) {
 			u.SetAnnotations(map[string]string{"transformed": "yes"})
 			return u, nil
 		}
-		marked, err := w.AddInformer("marked", InformerOptions{Resource: configMaps, Transform: mark})
+		marked, err := w.AddInformer("marked", InformerSpec{Resource: configMaps, Transform: mark})
 		if err != nil {
 			t.Fatal(err)
 		}
-		plain, err := w.AddInformer("plain", InformerOptions{Resource: configMaps})
+		plain, err := w.AddInformer("plain", InformerSpec{Resource: configMaps})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +118,7 @@ func TestCopyingBeforeChangingAndInPlaceTransformsPass(t *testing.T) {
 		mustApply(t, w, Op{Kind: OpUpdate, Resource: configMaps, Name: "a", Labels: map[string]string{"v": "2"}},
 			Op{Kind: OpDelete, Resource: configMaps, Name: "b"})
 		mustConverge(t, w)
-		if got := marked.Informer().GetStore().List()[0].(*unstructured.Unstructured).GetAnnotations()["transformed"]; got != "yes" {
+		if got := marked.SharedIndexInformer().GetStore().List()[0].(*unstructured.Unstructured).GetAnnotations()["transformed"]; got != "yes" {
 			t.Errorf("seed %d: the transform did not run", seed)
 		}
 	}
@@ -130,19 +130,19 @@ func TestCopyingBeforeChangingAndInPlaceTransformsPass(t *testing.T) {
 // to serve a custom one.
 func TestUserFacingMessages(t *testing.T) {
 	w := newTraceWorld(t, 1)
-	if _, err := w.AddInformer("pods", InformerOptions{}); err != nil {
+	if _, err := w.AddInformer("pods", InformerSpec{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.AddInformer("pods", InformerOptions{}); err == nil || err.Error() != "world: informer pods: the world has an informer of that name already" {
+	if _, err := w.AddInformer("pods", InformerSpec{}); err == nil || err.Error() != "world: informer pods: the world has an informer of that name already" {
 		t.Errorf("second informer named pods: %v", err)
 	}
-	_, err := w.AddInformer("widgets", InformerOptions{Resource: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}})
+	_, err := w.AddInformer("widgets", InformerSpec{Resource: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}})
 	if err == nil || !strings.Contains(err.Error(), "fakeapi.Config.Resources") {
 		t.Errorf("unserved resource: %v", err)
 	}
 
 	w = newTraceWorld(t, 1)
-	n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps})
+	n, err := w.AddInformer("inf1", InformerSpec{Resource: configMaps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestCheckingEachDeliveryChangesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, name := range []string{"inf1", "inf2"} {
-			n, err := w.AddInformer(name, InformerOptions{Resource: pods})
+			n, err := w.AddInformer(name, InformerSpec{Resource: pods})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +182,7 @@ func TestCheckingEachDeliveryChangesNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := w.Generate(GenConfig{Ops: 40, Disruptions: true, Faults: true}); err != nil {
+		if _, err := w.Generate(GenConfig{Ops: 40, FaultOps: true, FaultPoints: true}); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.RunUntilConverged(time.Hour); err != nil {

@@ -15,7 +15,7 @@ func TestResourceAndSelectorErrorsSayWhatIsServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	noVersion := fakeapiGVR("", "", "configmaps")
-	_, err = w.AddInformer("x", InformerOptions{Resource: noVersion})
+	_, err = w.AddInformer("x", InformerSpec{Resource: noVersion})
 	if err == nil || !strings.Contains(err.Error(), `does not serve "/configmaps" (it has no Version`) || !strings.Contains(err.Error(), `it serves "apps/v1/deployments"`) || !strings.Contains(err.Error(), `"v1/configmaps"`) {
 		t.Errorf("AddInformer(no version) = %v", err)
 	}
@@ -25,15 +25,15 @@ func TestResourceAndSelectorErrorsSayWhatIsServed(t *testing.T) {
 	if _, err := w.Generate(GenConfig{Resource: fakeapiGVR("apps", "v1", "widgets")}); err == nil || !strings.Contains(err.Error(), `does not serve "apps/v1/widgets"; it serves`) {
 		t.Errorf("Generate(apps/v1/widgets) = %v", err)
 	}
-	_, err = w.AddInformer("x", InformerOptions{LabelSelector: "app in (("})
+	_, err = w.AddInformer("x", InformerSpec{LabelSelector: "app in (("})
 	if err == nil || !strings.HasPrefix(err.Error(), `world: informer x: selectors: LabelSelector "app in ((": `) || strings.Contains(err.Error(), "Snapshot") {
 		t.Errorf("AddInformer(bad label selector) = %v", err)
 	}
-	_, err = w.AddInformer("x", InformerOptions{FieldSelector: "a=b=c=="})
+	_, err = w.AddInformer("x", InformerSpec{FieldSelector: "a=b=c=="})
 	if err == nil || !strings.HasPrefix(err.Error(), `world: informer x: selectors: FieldSelector "a=b=c==": `) {
 		t.Errorf("AddInformer(bad field selector) = %v", err)
 	}
-	_, err = w.AddInformer("x", InformerOptions{FieldSelector: "spec.nope=1"})
+	_, err = w.AddInformer("x", InformerSpec{FieldSelector: "spec.nope=1"})
 	if err == nil || !strings.HasPrefix(err.Error(), "world: informer x: selectors: ") || strings.Contains(err.Error(), "Selector \"") {
 		t.Errorf("AddInformer(unsupported field) = %v", err)
 	}

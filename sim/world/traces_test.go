@@ -40,7 +40,7 @@ import (
 // other latencies, never another outcome.
 var traceSeeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8, 42, 1234}
 
-// startModes are the Reflector's two start-ups, as the world's InformerOptions.WatchList.
+// startModes are the Reflector's two start-ups, as the world.s InformerSpec.WatchList.
 var startModes = []struct {
 	name      string
 	watchList bool
@@ -114,7 +114,7 @@ func t1(t *testing.T, seed uint64, gvr schema.GroupVersionResource, opts informe
 	t.Helper()
 	w := newTraceWorld(t, seed)
 	mustApply(t, w, create(gvr, "p1"), create(gvr, "p2"))
-	n, err := w.AddInformer("inf1", InformerOptions{Resource: gvr, Namespace: "default", Informer: opts, WatchList: watchList})
+	n, err := w.AddInformer("inf1", InformerSpec{Resource: gvr, Namespace: "default", Informer: opts, WatchList: watchList})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestWorldT1InitialSync(t *testing.T) {
 			want := []string{"add(default/p1@2,true)", "add(default/p2@3,true)"}
 			var first []string
 			for i, h := range hs {
-				got := h.Recorder().Take()
+				got := h.Deliveries().Take()
 				if i == 0 {
 					first = slices.Clone(got)
 				} else if diff := cmp.Diff(got, first); diff != "" {
@@ -166,7 +166,7 @@ func TestWorldT1InitialSync(t *testing.T) {
 			if got := requests(w, "inf1"); !slices.Equal(got, wantReqs) {
 				t.Errorf("seed %d requests %q, want %q", seed, got, wantReqs)
 			}
-			if got := n.Informer().LastSyncResourceVersion(); got != "3" {
+			if got := n.SharedIndexInformer().LastSyncResourceVersion(); got != "3" {
 				t.Errorf("seed %d LastSyncResourceVersion %q, want 3", seed, got)
 			}
 		}
@@ -202,13 +202,13 @@ func TestWorldT2WatchEvents(t *testing.T) {
 	inEachMode(t, func(t *testing.T, watchList bool) {
 		for _, seed := range traceSeeds {
 			w, n, hs := t1(t, seed, configMaps, informer.SharedIndexInformerOptions{}, watchList)
-			hs[0].Recorder().Take()
-			hs[1].Recorder().Take()
+			hs[0].Deliveries().Take()
+			hs[1].Deliveries().Take()
 			mustApply(t, w, update(configMaps, "p1"), del(configMaps, "p2"), create(configMaps, "p3"))
 			mustConverge(t, w)
 			want := []string{"upd(default/p1@2->4)", "del(default/p2@5)", "add(default/p3@6,false)"}
 			for _, h := range hs {
-				if diff := cmp.Diff(h.Recorder().Take(), want); diff != "" {
+				if diff := cmp.Diff(h.Deliveries().Take(), want); diff != "" {
 					t.Errorf("seed %d %s (-got +want):\n%s", seed, h.Actor(), diff)
 				}
 			}
@@ -217,11 +217,11 @@ func TestWorldT2WatchEvents(t *testing.T) {
 			w.Server().TriggerBookmarks()
 			w.Settle()
 			mustConverge(t, w)
-			if got := n.Informer().LastSyncResourceVersion(); got != "8" {
+			if got := n.SharedIndexInformer().LastSyncResourceVersion(); got != "8" {
 				t.Errorf("seed %d LastSyncResourceVersion %q after the bookmark, want 8", seed, got)
 			}
 			for _, h := range hs {
-				if got := h.Recorder().Take(); len(got) != 0 {
+				if got := h.Deliveries().Take(); len(got) != 0 {
 					t.Errorf("seed %d %s notified of a bookmark: %q", seed, h.Actor(), got)
 				}
 			}
@@ -240,14 +240,14 @@ func TestWorldT2PodDelete(t *testing.T) {
 		for _, seed := range traceSeeds {
 			w, _, hs := t1(t, seed, pods, informer.SharedIndexInformerOptions{}, watchList)
 			for _, h := range hs {
-				h.Recorder().Take()
+				h.Deliveries().Take()
 			}
 			mustApply(t, w, update(pods, "p1"), del(pods, "p2"), create(pods, "p3"))
 			mustConverge(t, w)
 			want := []string{"upd(default/p1@2->4)", "upd(default/p2@3->5)", "del(default/p2@6)", "add(default/p3@7,false)"}
 			for _, h := range hs {
 				var terminating []string
-				for _, no := range h.Recorder().Notifications() {
+				for _, no := range h.Deliveries().Notifications() {
 					u, ok := no.Object.(*unstructured.Unstructured)
 					if !ok || u.GetDeletionTimestamp() == nil {
 						continue
@@ -259,7 +259,7 @@ func TestWorldT2PodDelete(t *testing.T) {
 				if diff := cmp.Diff(terminating, wantTerm); diff != "" {
 					t.Errorf("seed %d %s objects with deletionTimestamp (-got +want):\n%s", seed, h.Actor(), diff)
 				}
-				if diff := cmp.Diff(h.Recorder().Take(), want); diff != "" {
+				if diff := cmp.Diff(h.Deliveries().Take(), want); diff != "" {
 					t.Errorf("seed %d %s (-got +want):\n%s", seed, h.Actor(), diff)
 				}
 			}
@@ -279,14 +279,14 @@ func TestWorldT5RelistAfterMissedEvents(t *testing.T) {
 		for _, seed := range traceSeeds {
 			w := newTraceWorld(t, seed)
 			mustApply(t, w, create(configMaps, "p1"), create(configMaps, "p3"), create(configMaps, "p4")) // p1@2 p3@3 p4@4
-			n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}, WatchList: watchList})
+			n, err := w.AddInformer("inf1", InformerSpec{Resource: configMaps, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}, WatchList: watchList})
 			if err != nil {
 				t.Fatal(err)
 			}
 			cacheAtFirst := -1
 			h1, err := w.AddHandler(n, "h1", informer.ResourceEventHandlerFuncs{DeleteFunc: func(any) {
 				if cacheAtFirst < 0 {
-					cacheAtFirst = len(n.Informer().GetStore().List())
+					cacheAtFirst = len(n.SharedIndexInformer().GetStore().List())
 				}
 			}}, HandlerOptions{})
 			if err != nil {
@@ -298,7 +298,7 @@ func TestWorldT5RelistAfterMissedEvents(t *testing.T) {
 			}
 			mustConverge(t, w)
 			for _, h := range hs {
-				h.Recorder().Take()
+				h.Deliveries().Take()
 			}
 			mustApply(t, w, Op{Kind: OpCloseWatches, Code: 410}, del(configMaps, "p4"), update(configMaps, "p3"), create(configMaps, "p9"))
 			mustConverge(t, w)
@@ -308,7 +308,7 @@ func TestWorldT5RelistAfterMissedEvents(t *testing.T) {
 			}
 			var first []string
 			for i, h := range hs {
-				got := h.Recorder().Take()
+				got := h.Deliveries().Take()
 				if i == 0 {
 					first = slices.Clone(got)
 					orders[strings.Join(got, " ")] = true
@@ -353,7 +353,7 @@ func TestWorldT6ResyncAlignment(t *testing.T) {
 		for _, seed := range traceSeeds {
 			w := newTraceWorld(t, seed)
 			mustApply(t, w, create(pods, "p1"))
-			n, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 10 * time.Second}, WatchList: watchList})
+			n, err := w.AddInformer("inf1", InformerSpec{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 10 * time.Second}, WatchList: watchList})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -370,7 +370,7 @@ func TestWorldT6ResyncAlignment(t *testing.T) {
 			}
 			syncTimes := func(h *Handler) []time.Duration {
 				var out []time.Duration
-				for _, no := range h.Recorder().Notifications() {
+				for _, no := range h.Deliveries().Notifications() {
 					if no.Sync {
 						out = append(out, no.Time-listAt)
 					}
@@ -389,7 +389,7 @@ func TestWorldT6ResyncAlignment(t *testing.T) {
 				if diff := cmp.Diff(syncTimes(c.h), c.want); diff != "" {
 					t.Errorf("seed %d %s resyncs after the LIST (-got +want):\n%s", seed, c.h.Actor(), diff)
 				}
-				c.h.Recorder().Take()
+				c.h.Deliveries().Take()
 			}
 			// A relist now (before the tick at 80s): the flags of the tick at 70s decide.
 			mustApply(t, w, Op{Kind: OpCloseWatches, Code: 410})
@@ -401,7 +401,7 @@ func TestWorldT6ResyncAlignment(t *testing.T) {
 				h    *Handler
 				want []string
 			}{{h1, nil}, {h2, []string{"upd(default/p1@2->2)"}}, {h3, nil}} {
-				if diff := cmp.Diff(c.h.Recorder().Take(), c.want, cmpNilEmpty); diff != "" {
+				if diff := cmp.Diff(c.h.Deliveries().Take(), c.want, cmpNilEmpty); diff != "" {
 					t.Errorf("seed %d %s after the relist (-got +want):\n%s", seed, c.h.Actor(), diff)
 				}
 			}
@@ -431,7 +431,7 @@ func TestWorldT7LateJoin(t *testing.T) {
 				t.Errorf("seed %d: h4 synced before its initial adds were delivered", seed)
 			}
 			mustConverge(t, w)
-			got := h4.Recorder().Take()
+			got := h4.Deliveries().Take()
 			orders[got[0]] = true
 			slices.Sort(got)
 			if diff := cmp.Diff(got, []string{"add(default/p1@4,true)", "add(default/p3@6,true)"}); diff != "" {
@@ -442,10 +442,10 @@ func TestWorldT7LateJoin(t *testing.T) {
 			}
 			mustApply(t, w, create(configMaps, "p5"), update(configMaps, "p3"))
 			mustConverge(t, w)
-			if diff := cmp.Diff(h4.Recorder().Take(), []string{"add(default/p5@7,false)", "upd(default/p3@6->8)"}); diff != "" {
+			if diff := cmp.Diff(h4.Deliveries().Take(), []string{"add(default/p5@7,false)", "upd(default/p3@6->8)"}); diff != "" {
 				t.Errorf("seed %d h4 live events (-got +want):\n%s", seed, diff)
 			}
-			if got := len(hs[0].Recorder().Notifications()); got != 7 {
+			if got := len(hs[0].Deliveries().Notifications()); got != 7 {
 				t.Errorf("seed %d h1 got %d notifications, want 7", seed, got)
 			}
 		}
@@ -462,13 +462,13 @@ func TestWorldT9Stop(t *testing.T) {
 	inEachMode(t, func(t *testing.T, watchList bool) {
 		for _, seed := range traceSeeds {
 			w, n, hs := t1(t, seed, pods, informer.SharedIndexInformerOptions{}, watchList)
-			hs[0].Recorder().Take()
+			hs[0].Deliveries().Take()
 			mustApply(t, w, update(pods, "p1"))
 			if err := w.Sim().RunUntil(func() bool { return hs[0].Buffered() > 0 }, time.Minute); err != nil {
 				t.Fatal(err)
 			}
 			n.Stop()
-			if !n.Informer().IsStopped() {
+			if !n.SharedIndexInformer().IsStopped() {
 				t.Errorf("seed %d: IsStopped false after Stop", seed)
 			}
 			if got := hs[0].Buffered(); got != 0 {
@@ -487,7 +487,7 @@ func TestWorldT9Stop(t *testing.T) {
 			if err := w.Sim().RunFor(10 * time.Minute); err != nil {
 				t.Fatal(err)
 			}
-			if got := hs[0].Recorder().Take(); len(got) != 0 {
+			if got := hs[0].Deliveries().Take(); len(got) != 0 {
 				t.Errorf("seed %d: h1 notified after Stop: %q", seed, got)
 			}
 			if err := w.Sim().RunUntilQuiescent(); err != nil {

@@ -11,7 +11,7 @@ import (
 )
 
 // The names of the oracles (design.md "Oracles"). The world checks these four itself: the
-// Recorder of every registration checks per-object order and cache-before-notify on each
+// DeliveryLog of every registration checks per-object order and cache-before-notify on each
 // delivery, CheckConverged is eventual consistency, and every step ends with the apiserver's
 // verdict on read-only objects. Package world/oracle names the others
 // and checks them over the trace and the apiserver's record.

@@ -20,7 +20,7 @@ func TestViolationGomegaString(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustApply(t, w, Op{Kind: OpCreate, Name: "a"})
-	n, err := w.AddInformer("inf1", InformerOptions{Namespace: "default"})
+	n, err := w.AddInformer("inf1", InformerSpec{Namespace: "default"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestViolationGomegaString(t *testing.T) {
 	g.SetNamespace("default")
 	g.SetName("ghost")
 	g.SetResourceVersion("1")
-	if err := n.Informer().GetStore().Add(g); err != nil {
+	if err := n.SharedIndexInformer().GetStore().Add(g); err != nil {
 		t.Fatal(err)
 	}
 	err = w.RunUntilConverged(time.Minute)

@@ -19,7 +19,7 @@ func TestWorldWatchList(t *testing.T) {
 	for _, seed := range traceSeeds {
 		w := newTraceWorld(t, seed)
 		mustApply(t, w, create(configMaps, "a"), create(configMaps, "b"))
-		n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps, Namespace: "default", WatchList: true})
+		n, err := w.AddInformer("inf1", InformerSpec{Resource: configMaps, Namespace: "default", WatchList: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +37,7 @@ func TestWorldWatchList(t *testing.T) {
 		if strings.Contains(narration, "inf1/reflector: LIST") {
 			t.Errorf("seed %d: the watch-list informer listed:\n%s", seed, narration)
 		}
-		if got := len(h.Recorder().Notifications()); got < 4 {
+		if got := len(h.Deliveries().Notifications()); got < 4 {
 			t.Errorf("seed %d: %d notifications", seed, got)
 		}
 	}
@@ -58,7 +58,7 @@ func TestWorldWatchListNarration(t *testing.T) {
 			Op{Kind: OpFailNext, Verb: fakeapi.VerbWatch, Code: 429},
 			Op{Kind: OpFailNext, Verb: fakeapi.VerbWatch, Code: 410},
 			Op{Kind: OpFailNext, Verb: fakeapi.VerbWatch, Code: 500})
-		n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps, Namespace: "default", WatchList: true})
+		n, err := w.AddInformer("inf1", InformerSpec{Resource: configMaps, Namespace: "default", WatchList: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func TestWorldWatchListNarration(t *testing.T) {
 			t.Fatal(err)
 		}
 		mustConverge(t, w)
-		n2, err := w.AddInformer("inf2", InformerOptions{Resource: configMaps, Namespace: "default", WatchList: true})
+		n2, err := w.AddInformer("inf2", InformerSpec{Resource: configMaps, Namespace: "default", WatchList: true})
 		if err != nil {
 			t.Fatal(err)
 		}

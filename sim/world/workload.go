@@ -96,20 +96,23 @@ type GenConfig struct {
 	// HotNames and ColdNames size the object-name pools: three quarters of the ops pick a hot
 	// name, so the same objects churn (style rule 11). Zero means 3 and 5.
 	HotNames, ColdNames int
-	// Disruptions makes one op in ten a disruption, drawn from the "workload" stream: a watch
-	// close (clean or 410) or a compaction, or one of Kinds.
-	Disruptions bool
-	// Kinds, if not nil, are the kinds a disruption draws from, each as likely as its share of
-	// the list: any fault kind (OpKind.Fault), and OpPatch (a merge patch of a live object's
-	// labels). It needs Disruptions. A Generator leaves no replica frozen: after its last op it
-	// resumes the replicas it froze.
-	Kinds []OpKind
-	// Faults consults the fault points "watch/close", "watch/expire", "compact" and
+	// FaultOps makes one op in ten a fault op, drawn, like the writes, from the "workload"
+	// stream (so it changes which writes follow): a watch close (clean or 410) or a compaction,
+	// or one of FaultOpKinds. (It was called Disruptions. Drawing it from the "faults" stream
+	// instead would change every generated run with it, and the course's expected output.)
+	FaultOps bool
+	// FaultOpKinds, if not nil, are the kinds a fault op draws from, each as likely as its share
+	// of the list: any fault kind (OpKind.Fault), and OpPatch, though not a fault (a merge patch
+	// of a live object's labels; the workload's own draws are creates, updates and deletes). It
+	// needs FaultOps. A Generator leaves no replica frozen: after its last op it resumes the
+	// replicas it froze.
+	FaultOpKinds []OpKind
+	// FaultPoints consults the fault points "watch/close", "watch/expire", "compact" and
 	// "request/fail" after each op, so seeds explore fault schedules (sim.Sim.Fault; off with
-	// SetFaultsEnabled(false)). Every fault decision, including which request fails and how,
-	// draws from the "faults" stream, never from "workload": turning faults off leaves the
-	// workload's ops unchanged.
-	Faults bool
+	// SetFaultsEnabled(false)). Every fault point decision, including which request fails and
+	// how, draws from the "faults" stream, never from "workload": turning fault points off leaves
+	// the workload's ops unchanged. (It was called Faults.)
+	FaultPoints bool
 }
 
 // Generator is a seeded random workload: a chain of "workload" steps drawing from the "workload"
@@ -137,8 +140,9 @@ type GeneratedOp struct {
 	// Time is when it was applied (since the epoch).
 	Time time.Duration
 	Op   Op
-	// Fault says a fault point issued it (GenConfig.Faults), not the workload's draw.
-	Fault bool
+	// FaultPoint says a fault point issued it (GenConfig.FaultPoints), not the workload's draw
+	// (a fault op of GenConfig.FaultOps is the workload's).
+	FaultPoint bool
 	// Err is the apiserver's answer to a write, "" for success.
 	Err string
 }
@@ -183,13 +187,13 @@ func (w *World) Generate(cfg GenConfig) (*Generator, error) {
 	case c.MinInterval < 0 || c.MaxInterval < c.MinInterval:
 		return nil, fmt.Errorf("world: Generate: want 0 <= MinInterval <= MaxInterval, got [%v, %v]", c.MinInterval, c.MaxInterval)
 	}
-	if c.Kinds != nil && !c.Disruptions {
-		return nil, fmt.Errorf("world: Generate: Kinds %v needs Disruptions", c.Kinds)
+	if c.FaultOpKinds != nil && !c.FaultOps {
+		return nil, fmt.Errorf("world: Generate: FaultOpKinds %v needs FaultOps", c.FaultOpKinds)
 	}
-	c.Kinds = slices.Clone(c.Kinds)
-	for _, k := range c.Kinds {
+	c.FaultOpKinds = slices.Clone(c.FaultOpKinds)
+	for _, k := range c.FaultOpKinds {
 		if !k.valid() || opRows[k].draw == nil {
-			return nil, fmt.Errorf("world: Generate: Kinds: %v is not a kind a disruption can draw (a fault kind, or patch)", k)
+			return nil, fmt.Errorf("world: Generate: FaultOpKinds: %v is not a kind a fault op can draw (a fault kind, or patch)", k)
 		}
 	}
 	for _, ns := range c.Namespaces {
@@ -208,31 +212,31 @@ func (w *World) Generate(cfg GenConfig) (*Generator, error) {
 	// op), so the record of a short run is one allocation rather than a doubling series of
 	// large GeneratedOps; capped, so a huge Ops does not reserve memory it may never use.
 	g.ops = make([]GeneratedOp, 0, min(2*c.Ops, 1024))
-	knob := fmt.Sprintf("ops=%d names=%d+%d disruptions=%v faults=%v", c.Ops, c.HotNames, c.ColdNames, c.Disruptions, c.Faults)
-	if c.Kinds != nil {
-		names := make([]string, len(c.Kinds))
-		for i, k := range c.Kinds {
+	knob := fmt.Sprintf("ops=%d names=%d+%d fault-ops=%v fault-points=%v", c.Ops, c.HotNames, c.ColdNames, c.FaultOps, c.FaultPoints)
+	if c.FaultOpKinds != nil {
+		names := make([]string, len(c.FaultOpKinds))
+		for i, k := range c.FaultOpKinds {
 			names[i] = k.String()
 		}
-		knob += " kinds=" + strings.Join(names, ",")
+		knob += " fault-op-kinds=" + strings.Join(names, ",")
 	}
 	w.s.SetKnob("workload", knob)
-	if !g.Done() {
+	if !g.Finished() {
 		w.pendingOps++
 	}
 	g.schedule()
 	return g, nil
 }
 
-// Done reports whether every op has been issued.
-func (g *Generator) Done() bool { return g.issued >= g.cfg.Ops }
+// Finished reports whether every op has been issued.
+func (g *Generator) Finished() bool { return g.issued >= g.cfg.Ops }
 
 // Issued is the number of ops issued so far.
 func (g *Generator) Issued() int { return g.issued }
 
 // Stop cancels the ops not yet issued.
 func (g *Generator) Stop() {
-	if g.Done() {
+	if g.Finished() {
 		return
 	}
 	g.timer.Stop()
@@ -241,7 +245,7 @@ func (g *Generator) Stop() {
 }
 
 func (g *Generator) schedule() {
-	if g.Done() {
+	if g.Finished() {
 		return
 	}
 	lo, hi := g.cfg.MinInterval, g.cfg.MaxInterval
@@ -262,10 +266,10 @@ func (g *Generator) step() {
 	if err := g.apply(op, false); err != nil && apierrors.IsNotFound(err) {
 		delete(g.exists, objName{op.Namespace, op.Name}) // keep the model honest
 	}
-	if g.cfg.Faults {
+	if g.cfg.FaultPoints {
 		g.injectFaults()
 	}
-	if g.Done() {
+	if g.Finished() {
 		g.resumeFrozen()
 		g.w.pendingOps--
 	}
@@ -287,7 +291,7 @@ func (g *Generator) live() []objName {
 }
 
 // apply applies op and records it.
-func (g *Generator) apply(op Op, fault bool) error {
+func (g *Generator) apply(op Op, fromFaultPoint bool) error {
 	err := g.w.apply(op)
 	switch op.Kind {
 	case OpFreezeReplica:
@@ -298,7 +302,7 @@ func (g *Generator) apply(op Op, fault bool) error {
 	case OpResumeReplica, OpReinitReplica:
 		delete(g.frozen, op.Replica)
 	}
-	rec := GeneratedOp{Time: g.w.s.Now(), Op: op, Fault: fault}
+	rec := GeneratedOp{Time: g.w.s.Now(), Op: op, FaultPoint: fromFaultPoint}
 	if err != nil {
 		rec.Err = err.Error()
 	}
@@ -309,9 +313,9 @@ func (g *Generator) apply(op Op, fault bool) error {
 // next draws one op.
 func (g *Generator) next() Op {
 	r := g.rnd
-	if g.cfg.Disruptions && r.IntN(10) == 0 {
-		if g.cfg.Kinds != nil {
-			return opRows[g.cfg.Kinds[r.IntN(len(g.cfg.Kinds))]].draw(g, r)
+	if g.cfg.FaultOps && r.IntN(10) == 0 {
+		if g.cfg.FaultOpKinds != nil {
+			return opRows[g.cfg.FaultOpKinds[r.IntN(len(g.cfg.FaultOpKinds))]].draw(g, r)
 		}
 		switch r.IntN(3) {
 		case 0:

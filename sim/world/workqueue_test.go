@@ -16,7 +16,7 @@ import (
 func TestWorldHostsAWorkqueueController(t *testing.T) {
 	for _, seed := range traceSeeds {
 		w := newTraceWorld(t, seed)
-		n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps, Namespace: "default"})
+		n, err := w.AddInformer("inf1", InformerSpec{Resource: configMaps, Namespace: "default"})
 		if err != nil {
 			t.Fatal(err)
 		}

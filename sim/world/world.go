@@ -67,7 +67,7 @@ type Config struct {
 	// fills and it may cut the watch off as a slow consumer. Zero means
 	// DefaultMaxInFlightEvents (1000).
 	MaxInFlightEvents int
-	// MaxRecordedNotifications bounds the notifications each handler's Recorder keeps for
+	// MaxRecordedNotifications bounds the notifications each handler's DeliveryLog keeps for
 	// assertions (the oldest are dropped first; the oracles keep working on every one).
 	// Zero means DefaultMaxRecordedNotifications (100,000).
 	MaxRecordedNotifications int

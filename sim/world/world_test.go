@@ -42,11 +42,11 @@ func swarmWorldOn(seed uint64, level sim.TraceLevel, apiCfg fakeapi.Config) (*Wo
 	if err != nil {
 		return nil, err
 	}
-	inf1, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}, WatchList: swarmWatchList(seed, 0)})
+	inf1, err := w.AddInformer("inf1", InformerSpec{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}, WatchList: swarmWatchList(seed, 0)})
 	if err != nil {
 		return nil, err
 	}
-	inf2, err := w.AddInformer("inf2", InformerOptions{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 20 * time.Second}, WatchList: swarmWatchList(seed, 1)})
+	inf2, err := w.AddInformer("inf2", InformerSpec{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 20 * time.Second}, WatchList: swarmWatchList(seed, 1)})
 	if err != nil {
 		return nil, err
 	}
@@ -65,12 +65,12 @@ func swarmWorldOn(seed uint64, level sim.TraceLevel, apiCfg fakeapi.Config) (*Wo
 	if err := inf2.Start(); err != nil {
 		return nil, err
 	}
-	gen, err := w.Generate(GenConfig{Namespaces: []string{"default", "other"}, Ops: 40, Disruptions: true, Faults: true})
+	gen, err := w.Generate(GenConfig{Namespaces: []string{"default", "other"}, Ops: 40, FaultOps: true, FaultPoints: true})
 	if err != nil {
 		return nil, err
 	}
 	// Safety phase: the workload and its faults, every delivery checked by the order oracle.
-	if err := w.Sim().RunUntil(gen.Done, time.Hour); err != nil {
+	if err := w.Sim().RunUntil(gen.Finished, time.Hour); err != nil {
 		return w, err
 	}
 	// Liveness phase: faults off, converge.
@@ -171,7 +171,7 @@ func scriptedWorld(t *testing.T, seed uint64) (*World, hash.Hash) {
 			h.Write([]byte(e.Actor + " " + e.Kind + "\n"))
 		}
 	})
-	n, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
+	n, err := w.AddInformer("inf1", InformerSpec{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestWorldHandlerPanicIsARunError(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustApply(t, w, create(pods, "p1"))
-	n, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
+	n, err := w.AddInformer("inf1", InformerSpec{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,13 +224,13 @@ func TestWorldHandlerPanicIsARunError(t *testing.T) {
 	if !strings.Contains(err.Error(), "seed 7") {
 		t.Errorf("error does not name the seed: %v", err)
 	}
-	if got := good.Recorder().Notifications(); len(got) == 0 {
+	if got := good.Deliveries().Notifications(); len(got) == 0 {
 		t.Errorf("the good handler saw nothing")
 	}
 }
 
 // Goal: the per-object order oracle and the cache-before-notify oracle catch each kind of
-// violation. Method: feed a Recorder sequences no informer may produce, first without a cache,
+// violation. Method: feed a DeliveryLog sequences no informer may produce, first without a cache,
 // then with a cache set up to be behind or ahead of the notification.
 func TestWorldRecorderOrderOracle(t *testing.T) {
 	w, err := New(1, Config{})
@@ -287,13 +287,13 @@ func TestWorldRecorderOrderOracle(t *testing.T) {
 		}, `unparsable resourceVersion "x"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := violation(t, func() { c.feed(recFeed{newRecorder(w, "t/h", nil, 10)}) })
+			got := violation(t, func() { c.feed(recFeed{newDeliveryLog(w, "t/h", nil, 10)}) })
 			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 				t.Errorf("violation %q, want one containing %q", got, c.want)
 			}
 		})
 	}
-	// Cache before notify: the recorder compares each notification with the informer's cache.
+	// Cache before notify: the delivery log compares each notification with the informer's cache.
 	cache := informer.NewStore(informer.MetaNamespaceKeyFunc)
 	cachedA5 := obj("a", "5")
 	for _, c := range []struct {
@@ -330,7 +330,7 @@ func TestWorldRecorderOrderOracle(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got := violation(t, func() { c.feed(recFeed{newRecorder(w, "t/h", newCacheLookup(cache), 10)}) })
+			got := violation(t, func() { c.feed(recFeed{newDeliveryLog(w, "t/h", newCacheLookup(cache), 10)}) })
 			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 				t.Errorf("violation %q, want one containing %q", got, c.want)
 			}
@@ -355,7 +355,7 @@ func TestWorldRecorderOrderOracle(t *testing.T) {
 				t.Fatal(err)
 			}
 			lookup := newCacheLookup(c.store)
-			first, second := newRecorder(w, "t/h1", lookup, 10), newRecorder(w, "t/h2", lookup, 10)
+			first, second := newDeliveryLog(w, "t/h1", lookup, 10), newDeliveryLog(w, "t/h2", lookup, 10)
 			if got := violation(t, func() { recFeed{first}.OnAdd(obj("a", "5"), false) }); got != "" {
 				t.Fatalf("first handler: violation %q", got)
 			}
@@ -400,7 +400,7 @@ func TestWorldTightWindowConverges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{}})
+		n, err := w.AddInformer("inf1", InformerSpec{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -412,11 +412,11 @@ func TestWorldTightWindowConverges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Sim().RunUntil(gen.Done, time.Hour); err != nil {
+		if err := w.Sim().RunUntil(gen.Finished, time.Hour); err != nil {
 			t.Fatal(err)
 		}
 		mustConverge(t, w)
-		if h.Recorder().Total() == 0 {
+		if h.Deliveries().Total() == 0 {
 			t.Errorf("seed %d: h1 saw nothing", seed)
 		}
 	}
@@ -448,17 +448,17 @@ func TestWorldConfigValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.AddInformer("a/b", InformerOptions{}); err == nil {
+	if _, err := w.AddInformer("a/b", InformerSpec{}); err == nil {
 		t.Error("AddInformer accepted a name with '/'")
 	}
-	if _, err := w.AddInformer("x", InformerOptions{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{Clock: s.Clock()}}); err == nil {
+	if _, err := w.AddInformer("x", InformerSpec{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{Clock: s.Clock()}}); err == nil {
 		t.Error("AddInformer accepted a Clock")
 	}
-	n, err := w.AddInformer("x", InformerOptions{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{}})
+	n, err := w.AddInformer("x", InformerSpec{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.AddInformer("y", InformerOptions{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{}}); err == nil {
+	if _, err := w.AddInformer("y", InformerSpec{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{}}); err == nil {
 		t.Error("AddInformer went past MaxInformers")
 	}
 	mustAddHandler(t, w, n, "h", useInformerResync)
@@ -511,11 +511,11 @@ func TestWorldSwarmPresets(t *testing.T) {
 			pr.lag(w.Server())
 		}
 		opts := informer.SharedIndexInformerOptions{QueueMode: qm, DisableBatchPop: !batch}
-		inf1, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{QueueMode: qm, DisableBatchPop: !batch, ResyncPeriod: 7 * time.Second}, WatchList: swarmWatchList(seed, 0)})
+		inf1, err := w.AddInformer("inf1", InformerSpec{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{QueueMode: qm, DisableBatchPop: !batch, ResyncPeriod: 7 * time.Second}, WatchList: swarmWatchList(seed, 0)})
 		if err != nil {
 			return err
 		}
-		inf2, err := w.AddInformer("inf2", InformerOptions{Resource: pods, Namespace: "", Informer: opts, WatchList: swarmWatchList(seed, 1)})
+		inf2, err := w.AddInformer("inf2", InformerSpec{Resource: pods, Namespace: "", Informer: opts, WatchList: swarmWatchList(seed, 1)})
 		if err != nil {
 			return err
 		}
@@ -531,7 +531,7 @@ func TestWorldSwarmPresets(t *testing.T) {
 		if err := errors.Join(inf1.Start(), inf2.Start()); err != nil {
 			return err
 		}
-		gen, err := w.Generate(GenConfig{Namespaces: []string{"default", "other"}, Ops: 80, MaxInterval: 500 * time.Millisecond, Disruptions: true, Faults: true})
+		gen, err := w.Generate(GenConfig{Namespaces: []string{"default", "other"}, Ops: 80, MaxInterval: 500 * time.Millisecond, FaultOps: true, FaultPoints: true})
 		if err != nil {
 			return err
 		}
@@ -539,7 +539,7 @@ func TestWorldSwarmPresets(t *testing.T) {
 		if _, err := w.After(3*time.Second, "test", "join", func() { _, joinErr = w.AddHandler(inf1, "late", nil, handlerOpts(useInformerResync)) }); err != nil {
 			return err
 		}
-		if err := w.Sim().RunUntil(gen.Done, time.Hour); err != nil {
+		if err := w.Sim().RunUntil(gen.Finished, time.Hour); err != nil {
 			return err
 		}
 		w.Sim().SetFaultsEnabled(false)
@@ -572,7 +572,7 @@ func TestWorldStreamKeepsOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
+		n, err := w.AddInformer("inf1", InformerSpec{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -630,15 +630,15 @@ func TestWorldRefusesBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	foreign, err := other.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{}})
+	foreign, err := other.AddInformer("inf1", InformerSpec{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := w.AddInformer("inf1", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
+	n, err := w.AddInformer("inf1", InformerSpec{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopped, err := w.AddInformer("inf2", InformerOptions{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
+	stopped, err := w.AddInformer("inf2", InformerSpec{Resource: pods, Namespace: "default", Informer: informer.SharedIndexInformerOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -662,8 +662,8 @@ func TestWorldRefusesBadInput(t *testing.T) {
 		{"AddHandler(stopped)", errOf(w.AddHandler(stopped, "h", nil, handlerOpts(useInformerResync))), "informer inf2 is stopped"},
 		{"AddHandler(resync -5s)", errOf(w.AddHandler(n, "h", nil, HandlerOptions{ResyncPeriod: ptrTo(-5 * time.Second)})), "negative ResyncPeriod -5s"},
 		{"AddHandler(name a b)", errOf(w.AddHandler(n, "a b", nil, handlerOpts(useInformerResync))), `invalid name "a b"`},
-		{"AddInformer(namespace a/b)", errOf(w.AddInformer("inf3", InformerOptions{Resource: pods, Namespace: "a/b", Informer: informer.SharedIndexInformerOptions{}})), `invalid namespace "a/b"`},
-		{"AddInformer(resync -1s)", errOf(w.AddInformer("inf3", InformerOptions{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: -time.Second}})), "negative ResyncPeriod"},
+		{"AddInformer(namespace a/b)", errOf(w.AddInformer("inf3", InformerSpec{Resource: pods, Namespace: "a/b", Informer: informer.SharedIndexInformerOptions{}})), `invalid namespace "a/b"`},
+		{"AddInformer(resync -1s)", errOf(w.AddInformer("inf3", InformerSpec{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: -time.Second}})), "negative ResyncPeriod"},
 		{"Start(stopped)", stopped.Start(), "Start on a started or stopped informer"},
 		{"RunUntilConverged(-1ns)", w.RunUntilConverged(-1), "negative budget"},
 		{"After(-1s)", errOf(w.After(-time.Second, "test", "x", func() {})), "negative delay"},
@@ -701,9 +701,9 @@ func TestWorldRefusesBadInput(t *testing.T) {
 // errOf keeps the error of a call that returns a value and an error.
 func errOf[T any](_ T, err error) error { return err }
 
-// Goal: a Recorder keeps the last MaxRecordedNotifications notifications, oldest first, across
+// Goal: a DeliveryLog keeps the last MaxRecordedNotifications notifications, oldest first, across
 // many wraps of its window, counts the dropped ones in Total, and Take empties the window and
-// starts it again. Method: feed a Recorder bounded at 3 with 3, then 8, then 2 updates of one
+// starts it again. Method: feed a DeliveryLog bounded at 3 with 3, then 8, then 2 updates of one
 // object and compare its kept notifications with the last ones fed.
 func TestWorldRecorderKeepsTheLastNotifications(t *testing.T) {
 	w, err := New(1, Config{})
@@ -717,7 +717,7 @@ func TestWorldRecorderKeepsTheLastNotifications(t *testing.T) {
 		u.SetResourceVersion(strconv.Itoa(rv))
 		return u
 	}
-	r := newRecorder(w, "t/h", nil, 3)
+	r := newDeliveryLog(w, "t/h", nil, 3)
 	feed := recFeed{r}
 	feed.OnAdd(obj(1), true)
 	rv := 1

@@ -9,12 +9,12 @@ import (
 	"github.com/informersim/informersim/sim"
 )
 
-// authority is the half of the PerObjectOrder oracle the world's Recorder does not check
+// authority is the half of the PerObjectOrder oracle the world's DeliveryLog does not check
 // (design.md "Oracles": each handler sees a subsequence of each object's authoritative states):
 // every state a handler is told about, the object of an add or update, the deleted object, a
 // tombstone's last known state, is one the apiserver committed for that key at that
 // resourceVersion. The apiserver narrates every write ("apiserver ADDED obj=pods/default/a
-// rv=2"), and a revision belongs to exactly one write, whatever its resource. The Recorder
+// rv=2"), and a revision belongs to exactly one write, whatever its resource. The DeliveryLog
 // checks the order of these states; this checks that they are real.
 type authority struct {
 	floor uint64   // states at or below it predate the oracle (Attach): not checked
@@ -44,7 +44,7 @@ func (c *authority) Event(e sim.Event) string {
 		n := deliveredNote(e)
 		rv, err := strconv.ParseUint(n.rv, 10, 64)
 		if err != nil || rv <= c.floor {
-			return "" // unparsable: the Recorder reports it
+			return "" // unparsable: the DeliveryLog reports it
 		}
 		i, ok := slices.BinarySearch(c.revs, rv)
 		switch {

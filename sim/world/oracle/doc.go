@@ -4,7 +4,7 @@
 // # Contract
 //
 // Eight oracles, each with a name (All lists them): per-object-order and cache-before-notify
-// (safety, checked by the world's Recorder on every delivery; this package adds per-object
+// (safety, checked by the world's DeliveryLog on every delivery; this package adds per-object
 // order's other half, that every state a handler is told about is one the apiserver committed
 // for that key), read-only-objects (safety, checked by the apiserver on the objects it lent the
 // world's informers, fakeapi.md §10.5), eventual-consistency (liveness,
@@ -23,7 +23,7 @@
 //	w, _ := world.New(seed, world.Config{})
 //	h, _ := oracle.Attach(w)                       // every oracle; or name some
 //	... build the informers and handlers, start them, script the workload ...
-//	err := h.Check(w.Sim().RunUntil(gen.Done, time.Hour)) // safety phase
+//	err := h.Check(w.Sim().RunUntil(gen.Finished, time.Hour)) // safety phase
 //	w.Sim().SetFaultsEnabled(false)
 //	err = h.RunUntilConverged(time.Hour)           // liveness phase, then every oracle
 //	if v := h.Violation(); v != nil { fmt.Print(v.Report()) }

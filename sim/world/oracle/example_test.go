@@ -17,7 +17,7 @@ func ExampleAttach() {
 	w, _ := world.NewFromConfig(sim.Config{Seed: 1, Repro: "informersim run example --seed 1"}, fakeapi.Config{}, world.Config{})
 	h, _ := oracle.Attach(w)
 	_ = w.Apply(world.Op{Kind: world.OpCreate, Name: "a"})
-	inf, _ := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+	inf, _ := w.AddInformer("inf1", world.InformerSpec{Namespace: "default"})
 	_, _ = w.AddHandler(inf, "h1", nil, world.HandlerOptions{})
 	_ = inf.Start()
 	_ = w.Apply(world.Op{Kind: world.OpUpdate, Name: "a"})

@@ -269,7 +269,7 @@ func TestAttachRefusesBadInput(t *testing.T) {
 	if _, err := Attach(w, LateJoin, LateJoin); err == nil || !strings.Contains(err.Error(), "named twice") {
 		t.Errorf("Attach(late-join twice): %v", err)
 	}
-	if _, err := w.AddInformer("inf1", world.InformerOptions{}); err != nil {
+	if _, err := w.AddInformer("inf1", world.InformerSpec{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Attach(w); err == nil || !strings.Contains(err.Error(), "already has informers") {

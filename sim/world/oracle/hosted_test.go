@@ -24,11 +24,11 @@ func TestOraclesKnowRegistrationsMadeBeforeHosting(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src, err := w.NewSource("inf1", world.InformerOptions{Namespace: "default"})
+		src, err := w.NewSource("inf1", world.InformerSpec{Namespace: "default"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		inf := informer.NewSharedIndexInformerWithOptions(src.ListerWatcher(), src.ExampleObject(), src.InformerOptions(informer.SharedIndexInformerOptions{ResyncPeriod: 4 * time.Second}))
+		inf := informer.NewSharedIndexInformerWithOptions(src.ListerWatcher(), src.ExampleObject(), src.Options(informer.SharedIndexInformerOptions{ResyncPeriod: 4 * time.Second}))
 		if _, err := inf.AddEventHandler(informer.ResourceEventHandlerFuncs{}); err != nil {
 			t.Fatal(err)
 		}
@@ -42,11 +42,11 @@ func TestOraclesKnowRegistrationsMadeBeforeHosting(t *testing.T) {
 		if err := n.Start(); err != nil {
 			t.Fatal(err)
 		}
-		gen, err := w.Generate(world.GenConfig{Ops: 30, Disruptions: true})
+		gen, err := w.Generate(world.GenConfig{Ops: 30, FaultOps: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := h.Check(w.Sim().RunUntil(gen.Done, time.Hour)); err != nil {
+		if err := h.Check(w.Sim().RunUntil(gen.Finished, time.Hour)); err != nil {
 			if v := h.Violation(); v != nil {
 				t.Fatalf("seed %d: %s", seed, v.Report())
 			}

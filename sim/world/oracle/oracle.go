@@ -49,9 +49,9 @@ func (k Kind) String() string {
 type Info struct {
 	Name string
 	Kind Kind
-	// Where says who checks it: "world" (the world's Recorder or CheckConverged), "oracle"
+	// Where says who checks it: "world" (the world's DeliveryLog or CheckConverged), "oracle"
 	// (this package, over the trace and the apiserver's record), or both ("world+oracle": the
-	// Recorder checks per-object order, this package that each state told was committed).
+	// DeliveryLog checks per-object order, this package that each state told was committed).
 	Where string
 	// Doc is one line saying what it holds the run to.
 	Doc string
@@ -102,7 +102,7 @@ type Checker interface {
 
 // NewChecker returns a fresh checker of the trace oracle called name: ResyncAlignment, LateJoin,
 // Tombstones, or PerObjectOrder's half that this package checks (every state a handler is told
-// about was committed by the apiserver; the order is the world's Recorder's). Cache before
+// about was committed by the apiserver; the order is the world's DeliveryLog's). Cache before
 // notify and eventual consistency (the world's) and WatchGuarantees (which reads the
 // apiserver's record, not the trace) have none.
 func NewChecker(name string) (Checker, error) {

@@ -54,7 +54,7 @@ func planted(t *testing.T, seed uint64, informerOpts informer.SharedIndexInforme
 			t.Fatal(err)
 		}
 	}
-	inf, err := w.AddInformer("inf1", world.InformerOptions{Namespace: "default", Informer: informerOpts})
+	inf, err := w.AddInformer("inf1", world.InformerSpec{Namespace: "default", Informer: informerOpts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func wantViolation(t *testing.T, h *oracle.Handle, err error, name, msg string) 
 
 func cached(t *testing.T, inf *world.Informer, key string) *unstructured.Unstructured {
 	t.Helper()
-	obj, ok, err := inf.Informer().GetStore().GetByKey(key)
+	obj, ok, err := inf.SharedIndexInformer().GetStore().GetByKey(key)
 	if err != nil || !ok {
 		t.Fatalf("%s not cached: %v", key, err)
 	}
@@ -113,7 +113,7 @@ func TestPlantedDuplicateEvent(t *testing.T) {
 			t.Fatal(err)
 		}
 		heard := func() bool {
-			n := hd.Recorder().Notifications()
+			n := hd.Deliveries().Notifications()
 			return len(n) > 0 && n[len(n)-1].Kind == informer.NotificationDelete
 		}
 		if err := w.Sim().RunUntil(heard, time.Minute); err != nil {
@@ -149,7 +149,7 @@ func TestPlantedStaleCache(t *testing.T) {
 	if err := w.Sim().RunUntil(func() bool { return hd.Buffered() > 0 }, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if err := inf.Informer().GetStore().Update(old); err != nil {
+	if err := inf.SharedIndexInformer().GetStore().Update(old); err != nil {
 		t.Fatal(err)
 	}
 	wantViolation(t, h, w.RunUntilConverged(time.Minute), oracle.CacheBeforeNotify, "the cache holds an older rv")
@@ -161,7 +161,7 @@ func TestPlantedGhost(t *testing.T) {
 	_, inf, _, h := planted(t, 3, informer.SharedIndexInformerOptions{}, oracle.EventualConsistency)
 	ghost := cached(t, inf, "default/a")
 	ghost.SetName("ghost")
-	if err := inf.Informer().GetStore().Add(ghost); err != nil {
+	if err := inf.SharedIndexInformer().GetStore().Add(ghost); err != nil {
 		t.Fatal(err)
 	}
 	wantViolation(t, h, h.RunUntilConverged(time.Minute), oracle.EventualConsistency, "key default/ghost: present")
@@ -173,7 +173,7 @@ func TestPlantedLateJoinSnapshot(t *testing.T) {
 	w, inf, _, h := planted(t, 4, informer.SharedIndexInformerOptions{}, oracle.LateJoin)
 	ghost := cached(t, inf, "default/a")
 	ghost.SetName("ghost")
-	if err := inf.Informer().GetStore().Add(ghost); err != nil {
+	if err := inf.SharedIndexInformer().GetStore().Add(ghost); err != nil {
 		t.Fatal(err)
 	}
 	_, err := w.After(time.Second, "test", "join", func() {
@@ -194,7 +194,7 @@ func TestPlantedTombstone(t *testing.T) {
 	w, inf, _, h := planted(t, 5, informer.SharedIndexInformerOptions{}, oracle.Tombstones)
 	a := cached(t, inf, "default/a")
 	a.SetResourceVersion("1")
-	if err := inf.Informer().GetStore().Update(a); err != nil {
+	if err := inf.SharedIndexInformer().GetStore().Update(a); err != nil {
 		t.Fatal(err)
 	}
 	for _, op := range []world.Op{{Kind: world.OpCloseWatches, Code: 410}, {Kind: world.OpDelete, Name: "a"}} {
@@ -209,7 +209,7 @@ func TestPlantedTombstone(t *testing.T) {
 // cache behind the informer's back just before a resync tick: SyncAll then resyncs only a.
 func TestPlantedResyncSkip(t *testing.T) {
 	w, inf, _, h := planted(t, 6, informer.SharedIndexInformerOptions{ResyncPeriod: 5 * time.Second}, oracle.ResyncAlignment)
-	if err := inf.Informer().GetStore().Delete(cached(t, inf, "default/b")); err != nil {
+	if err := inf.SharedIndexInformer().GetStore().Delete(cached(t, inf, "default/b")); err != nil {
 		t.Fatal(err)
 	}
 	wantViolation(t, h, w.Sim().RunFor(10*time.Second), oracle.ResyncAlignment, "a resync gave no sync update for the cached default/b")
@@ -225,7 +225,7 @@ func TestViolationCarriesTheRunnersRepro(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inf, err := w.AddInformer("inf1", world.InformerOptions{})
+	inf, err := w.AddInformer("inf1", world.InformerSpec{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestViolationCarriesTheRunnersRepro(t *testing.T) {
 	ghost.SetNamespace("default")
 	ghost.SetName("ghost")
 	ghost.SetResourceVersion("1")
-	if err := inf.Informer().GetStore().Add(ghost); err != nil {
+	if err := inf.SharedIndexInformer().GetStore().Add(ghost); err != nil {
 		t.Fatal(err)
 	}
 	err = h.RunUntilConverged(time.Minute)
@@ -271,7 +271,7 @@ func TestPlantedFabricatedState(t *testing.T) {
 		}
 		return obj, nil
 	}
-	inf, err := w.AddInformer("inf1", world.InformerOptions{Namespace: "default", Transform: shift})
+	inf, err := w.AddInformer("inf1", world.InformerSpec{Namespace: "default", Transform: shift})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func busyWorld(t testing.TB, seed uint64, attach bool) (*world.World, *oracle.Ha
 			t.Fatal(err)
 		}
 	}
-	inf, err := w.AddInformer("inf1", world.InformerOptions{Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 3 * time.Second}})
+	inf, err := w.AddInformer("inf1", world.InformerSpec{Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 3 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func busyWorld(t testing.TB, seed uint64, attach bool) (*world.World, *oracle.Ha
 	}); err != nil {
 		t.Fatal(err)
 	}
-	gen, err := w.Generate(world.GenConfig{Namespaces: []string{"default", "other"}, Ops: 60, Disruptions: true, Faults: true})
+	gen, err := w.Generate(world.GenConfig{Namespaces: []string{"default", "other"}, Ops: 60, FaultOps: true, FaultPoints: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func busyWorld(t testing.TB, seed uint64, attach bool) (*world.World, *oracle.Ha
 
 func runBusy(t testing.TB, w *world.World, h *oracle.Handle, gen *world.Generator) error {
 	t.Helper()
-	err := w.Sim().RunUntil(gen.Done, time.Hour)
+	err := w.Sim().RunUntil(gen.Finished, time.Hour)
 	if h != nil {
 		err = h.Check(err)
 	}
@@ -100,15 +100,15 @@ func TestOraclesHoldOnCorrectRuns(t *testing.T) {
 func TestOraclesHoldAcrossConfigurations(t *testing.T) {
 	type config struct {
 		name string
-		opts world.InformerOptions
+		opts world.InformerSpec
 		res  bool // configmaps instead of pods
 	}
 	configs := []config{
-		{"deltafifo", world.InformerOptions{Informer: informer.SharedIndexInformerOptions{QueueMode: informer.QueueDeltaFIFO, ResyncPeriod: 2 * time.Second}}, false},
-		{"realfifo-nonatomic", world.InformerOptions{Informer: informer.SharedIndexInformerOptions{QueueMode: informer.QueueRealFIFONonAtomic, ResyncPeriod: 2 * time.Second}}, true},
-		{"single-pop", world.InformerOptions{Informer: informer.SharedIndexInformerOptions{DisableBatchPop: true, ResyncPeriod: 1500 * time.Millisecond}}, true},
-		{"watch-list", world.InformerOptions{WatchList: true, Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 5 * time.Second}}, false},
-		{"selector", world.InformerOptions{Namespace: "default", LabelSelector: "v!=1", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 4 * time.Second}}, true},
+		{"deltafifo", world.InformerSpec{Informer: informer.SharedIndexInformerOptions{QueueMode: informer.QueueDeltaFIFO, ResyncPeriod: 2 * time.Second}}, false},
+		{"realfifo-nonatomic", world.InformerSpec{Informer: informer.SharedIndexInformerOptions{QueueMode: informer.QueueRealFIFONonAtomic, ResyncPeriod: 2 * time.Second}}, true},
+		{"single-pop", world.InformerSpec{Informer: informer.SharedIndexInformerOptions{DisableBatchPop: true, ResyncPeriod: 1500 * time.Millisecond}}, true},
+		{"watch-list", world.InformerSpec{WatchList: true, Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 5 * time.Second}}, false},
+		{"selector", world.InformerSpec{Namespace: "default", LabelSelector: "v!=1", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 4 * time.Second}}, true},
 	}
 	for _, c := range configs {
 		for seed := uint64(1); seed <= 8; seed++ {
@@ -128,7 +128,7 @@ func TestOraclesHoldAcrossConfigurations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			other, err := w.AddInformer("inf2", world.InformerOptions{Namespace: "other", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 3 * time.Second}})
+			other, err := w.AddInformer("inf2", world.InformerSpec{Namespace: "other", Informer: informer.SharedIndexInformerOptions{ResyncPeriod: 3 * time.Second}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -166,11 +166,11 @@ func TestOraclesHoldAcrossConfigurations(t *testing.T) {
 				}
 			})
 			at(40*time.Second, "stop", other.Stop)
-			gen, err := w.Generate(world.GenConfig{Namespaces: []string{"default", "other"}, Ops: 50, Disruptions: true, Faults: true})
+			gen, err := w.Generate(world.GenConfig{Namespaces: []string{"default", "other"}, Ops: 50, FaultOps: true, FaultPoints: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = h.Check(w.Sim().RunUntil(gen.Done, time.Hour))
+			err = h.Check(w.Sim().RunUntil(gen.Finished, time.Hour))
 			if err == nil {
 				w.Sim().SetFaultsEnabled(false)
 				err = h.RunUntilConverged(time.Hour)

@@ -35,7 +35,7 @@ func upTo(msg, marker string) {
 func ExampleHaveObservedInOrder() {
 	w := newExampleWorld(1)
 	_ = w.Apply(world.Op{Kind: world.OpCreate, Name: "a"})
-	inf, _ := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+	inf, _ := w.AddInformer("inf1", world.InformerSpec{Namespace: "default"})
 	h, _ := w.AddHandler(inf, "h1", nil, world.HandlerOptions{})
 	_ = inf.Start()
 	_ = w.RunUntilConverged(time.Minute)
@@ -79,7 +79,7 @@ func ExampleHaveObservedInOrder() {
 func ExampleHaveObservedInOrder_withoutResourceVersions() {
 	w := newExampleWorld(1)
 	_ = w.Apply(world.Op{Kind: world.OpCreate, Name: "a"})
-	inf, _ := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+	inf, _ := w.AddInformer("inf1", world.InformerSpec{Namespace: "default"})
 	h, _ := w.AddHandler(inf, "h1", nil, world.HandlerOptions{})
 	_ = inf.Start()
 	_ = w.RunUntilConverged(time.Minute)
@@ -120,7 +120,7 @@ func ExampleSatisfyEveryOracle() {
 	w := newExampleWorld(1)
 	h, _ := oracle.Attach(w)
 	_ = w.Apply(world.Op{Kind: world.OpCreate, Name: "a"})
-	inf, _ := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+	inf, _ := w.AddInformer("inf1", world.InformerSpec{Namespace: "default"})
 	_, _ = w.AddHandler(inf, "h1", nil, world.HandlerOptions{})
 	_ = inf.Start()
 	_ = h.RunUntilConverged(time.Minute)
@@ -129,7 +129,7 @@ func ExampleSatisfyEveryOracle() {
 	fmt.Println("every oracle holds:", ok)
 
 	_ = w.Apply(world.Op{Kind: world.OpDelete, Name: "a"})
-	_ = w.Sim().RunUntil(func() bool { return len(inf.Informer().GetStore().ListKeys()) == 0 }, time.Minute)
+	_ = w.Sim().RunUntil(func() bool { return len(inf.SharedIndexInformer().GetStore().ListKeys()) == 0 }, time.Minute)
 	_ = w.Server().DuplicateEvent(w.Server().Watchers()[0])
 	w.Settle()
 	_ = h.RunUntilConverged(time.Minute)
@@ -162,10 +162,10 @@ func ExampleHaveConverged() {
 	w := newExampleWorld(1)
 	h, _ := oracle.Attach(w)
 	_ = w.Apply(world.Op{Kind: world.OpCreate, Name: "a"})
-	inf, _ := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+	inf, _ := w.AddInformer("inf1", world.InformerSpec{Namespace: "default"})
 	_ = inf.Start()
 	ok, _ := worldtest.HaveConverged(time.Minute).Match(h)
-	fmt.Println("converged:", ok, "keys:", inf.Informer().GetStore().ListKeys())
+	fmt.Println("converged:", ok, "keys:", inf.SharedIndexInformer().GetStore().ListKeys())
 	// Output:
 	// converged: true keys: [default/a]
 }

@@ -111,7 +111,7 @@ func (m *oraclesMatcher) NegatedFailureMessage(any) string {
 }
 
 // HaveObservedInOrder succeeds for a *world.Handler whose notifications for key, among those its
-// Recorder keeps (Take forgets them), are exactly notes, in this order, in informer.md §14's
+// DeliveryLog keeps (Take forgets them), are exactly notes, in this order, in informer.md §14's
 // notation: "add(default/a@2,true)", "upd(default/a@2->3)", "upd(default/a@3->3)" (a sync),
 // "del(default/a@4)", "del(tomb default/a@3)". No notes means the handler heard nothing of key.
 //
@@ -220,7 +220,7 @@ func (m *observedMatcher) Match(actual any) (bool, error) {
 		patterns[i] = p
 	}
 	m.h, m.got, m.diff = h, nil, -1
-	for _, n := range h.Recorder().Notifications() {
+	for _, n := range h.Deliveries().Notifications() {
 		if n.Key != m.key {
 			continue
 		}

@@ -26,7 +26,7 @@ func converged(t *testing.T, seed uint64) (*world.World, *world.Informer, *world
 	if err := w.Apply(world.Op{Kind: world.OpCreate, Name: "a"}); err != nil {
 		t.Fatal(err)
 	}
-	inf, err := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+	inf, err := w.AddInformer("inf1", world.InformerSpec{Namespace: "default"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func ghost(t *testing.T, inf *world.Informer) {
 	g.SetNamespace("default")
 	g.SetName("ghost")
 	g.SetResourceVersion("1")
-	if err := inf.Informer().GetStore().Add(g); err != nil {
+	if err := inf.SharedIndexInformer().GetStore().Add(g); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -132,7 +132,7 @@ func TestHaveConvergedSaysEachFactOnce(t *testing.T) {
 		if err := w.Apply(world.Op{Kind: world.OpCreate, Name: "a"}); err != nil {
 			t.Fatal(err)
 		}
-		n, err := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+		n, err := w.AddInformer("inf1", world.InformerSpec{Namespace: "default"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,7 +218,7 @@ func TestHaveObservedInOrderWithoutResourceVersions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	observed := hd.Recorder().Strings()
+	observed := hd.Deliveries().Strings()
 	for _, notes := range [][]string{
 		{"add(default/a,true)", "upd(default/a)", "del(tomb default/a)", "add(default/a,false)"},
 		{"add(default/a)", "upd(default/a)", "del(tomb default/a)", "add(default/a)"},

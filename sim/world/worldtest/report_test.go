@@ -30,13 +30,13 @@ func TestConvergedFailureStatesSeedAndReplayOnce(t *testing.T) {
 		{"a world that does not quiesce in time", time.Millisecond, func(*world.World, *world.Informer) {}, false},
 		{"an eventual-consistency violation", time.Minute, func(w *world.World, inf *world.Informer) {
 			_ = w.RunUntilConverged(time.Minute)
-			_ = inf.Informer().GetStore().Delete(inf.Informer().GetStore().List()[0])
+			_ = inf.SharedIndexInformer().GetStore().Delete(inf.SharedIndexInformer().GetStore().List()[0])
 		}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := newExampleWorld(1)
 			_ = w.Apply(world.Op{Kind: world.OpCreate, Name: "a"})
-			inf, _ := w.AddInformer("inf1", world.InformerOptions{Namespace: "default"})
+			inf, _ := w.AddInformer("inf1", world.InformerSpec{Namespace: "default"})
 			_ = inf.Start()
 			c.setup(w, inf)
 			m := worldtest.HaveConverged(c.budget)

@@ -42,7 +42,7 @@ var _ = Describe("NewWorld's repro line", func() {
 		// A failing run's error carries it.
 		w, err := worldtest.NewWorld(42, world.Config{})
 		Expect(err).NotTo(HaveOccurred())
-		inf, err := w.AddInformer("inf1", world.InformerOptions{})
+		inf, err := w.AddInformer("inf1", world.InformerSpec{})
 		Expect(err).NotTo(HaveOccurred())
 		_, err = w.AddHandler(inf, "bad", informer.ResourceEventHandlerFuncs{AddFunc: func(any) { panic("boom") }}, world.HandlerOptions{})
 		Expect(err).NotTo(HaveOccurred())

@@ -40,7 +40,7 @@ func TestRecordersShareKeyNumbersNotState(t *testing.T) {
 	}
 	obj := defaultObject
 	lookup := newCacheLookup(informer.NewStore(informer.MetaNamespaceKeyFunc)) // empty: nothing to check
-	first, second := newRecorder(w, "t/h1", lookup, 10), newRecorder(w, "t/h2", lookup, 10)
+	first, second := newDeliveryLog(w, "t/h1", lookup, 10), newDeliveryLog(w, "t/h2", lookup, 10)
 	recFeed{first}.OnAdd(obj("a", "2"), false)
 	recFeed{first}.OnAdd(obj("b", "3"), false)
 	recFeed{second}.OnAdd(obj("b", "3"), false)

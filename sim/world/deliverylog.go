@@ -12,7 +12,7 @@ import (
 	"github.com/informersim/informersim/sim"
 )
 
-// Notification is one handler call as a Recorder saw it.
+// Notification is one handler call as a DeliveryLog saw it.
 type Notification struct {
 	// Kind is the method called: add, update or delete.
 	Kind informer.NotificationKind
@@ -53,7 +53,7 @@ func (n Notification) String() string {
 	return n.Kind.String()
 }
 
-// Recorder watches the deliveries of one registration (World hosts one per Handler): it
+// DeliveryLog watches the deliveries of one registration (World hosts one per Handler): it
 // narrates each notification as a trace event of the handler's actor ("OnAdd obj=ns/a rv=2
 // initial=true"), keeps it for assertions, applies it to a replayed view of the cache, and checks
 // the per-object order oracle (design.md "Oracles") just before the handler is called:
@@ -72,7 +72,7 @@ func (n Notification) String() string {
 // OraclePerObjectOrder or OracleCacheBeforeNotify (it unwraps to an invariant.Violation), which
 // the engine turns into a failed run (*sim.RunError) with the seed. A panic of the handler
 // propagates the same way.
-type Recorder struct {
+type DeliveryLog struct {
 	w     *World
 	actor string
 	cache *cacheLookup // the informer's cache, for cache-before-notify; nil skips the check
@@ -99,8 +99,8 @@ type Recorder struct {
 
 // keyIndex numbers keys from 0 in the order first seen. The Recorders of an informer's handlers
 // share one: the world numbers a notification's key once, when the informer distributes it
-// (see Handler.buffered), and each handler's Recorder then finds its entry by that number at
-// the delivery, instead of every Recorder hashing the key into a map of its own.
+// (see Handler.buffered), and each handler's DeliveryLog then finds its entry by that number at
+// the delivery, instead of every DeliveryLog hashing the key into a map of its own.
 type keyIndex struct {
 	ids   map[string]int // never iterated
 	names []string       // by number
@@ -158,15 +158,15 @@ func (st *keyState) isRV(text string) bool {
 	return text == string(strconv.AppendUint(buf[:0], st.rv, 10))
 }
 
-// newRecorder returns a Recorder checking cache-before-notify against cache (nil: no check).
+// newDeliveryLog returns a DeliveryLog checking cache-before-notify against cache (nil: no check).
 // The Recorders of one informer's handlers share its cacheLookup, and with it the keyIndex
-// that numbers their keys; without a cache the Recorder numbers them itself.
-func newRecorder(w *World, actor string, cache *cacheLookup, maxNotes int) *Recorder {
+// that numbers their keys; without a cache the DeliveryLog numbers them itself.
+func newDeliveryLog(w *World, actor string, cache *cacheLookup, maxNotes int) *DeliveryLog {
 	keys := newKeyIndex()
 	if cache != nil {
 		keys = cache.keys
 	}
-	return &Recorder{w: w, actor: actor, cache: cache, max: maxNotes, keys: keys}
+	return &DeliveryLog{w: w, actor: actor, cache: cache, max: maxNotes, keys: keys}
 }
 
 // cacheLookup is the informer's cache as cache-before-notify reads it: the last lookup of each
@@ -239,14 +239,14 @@ func (c *cacheLookup) read(key string, told any, toldRV uint64) (found bool, rv 
 }
 
 // Notifications returns the kept notifications, oldest first.
-func (r *Recorder) Notifications() []Notification {
+func (r *DeliveryLog) Notifications() []Notification {
 	out := make([]Notification, 0, len(r.notes))
 	out = append(out, r.notes[r.head:]...)
 	return append(out, r.notes[:r.head]...)
 }
 
 // Strings returns the kept notifications in informer.md §14's notation.
-func (r *Recorder) Strings() []string {
+func (r *DeliveryLog) Strings() []string {
 	notes := r.Notifications()
 	out := make([]string, len(notes))
 	for i, n := range notes {
@@ -257,7 +257,7 @@ func (r *Recorder) Strings() []string {
 
 // Take returns the kept notifications in notation and forgets them (the view and the oracle's
 // state stay).
-func (r *Recorder) Take() []string {
+func (r *DeliveryLog) Take() []string {
 	out := r.Strings()
 	clear(r.notes) // let the objects be collected
 	r.notes, r.head = r.notes[:0], 0
@@ -265,10 +265,10 @@ func (r *Recorder) Take() []string {
 }
 
 // Total is the number of notifications received, dropped ones included.
-func (r *Recorder) Total() int { return r.total }
+func (r *DeliveryLog) Total() int { return r.total }
 
 // View returns the replayed cache: key → the last object the handler was told about.
-func (r *Recorder) View() map[string]any {
+func (r *DeliveryLog) View() map[string]any {
 	out := make(map[string]any, r.live)
 	for id, st := range r.states {
 		if st.seen && !st.deleted {
@@ -279,14 +279,14 @@ func (r *Recorder) View() map[string]any {
 }
 
 // deliver narrates, checks and records the delivery e, just before the handler is called.
-func (r *Recorder) deliver(e informer.StepEvent) {
+func (r *DeliveryLog) deliver(e informer.StepEvent) {
 	r.deliverRef(&e, r.keys.ref(e.Key, e.ResourceVersion))
 }
 
 // deliverRef is deliver with e's noteRef (in r.keys) already worked out: the world does it once
 // per notification, when it is distributed. The event and the notification go down by pointer,
 // here and below: copying them at each call was a tenth of a delivery's cost with 16 handlers.
-func (r *Recorder) deliverRef(e *informer.StepEvent, ref noteRef) {
+func (r *DeliveryLog) deliverRef(e *informer.StepEvent, ref noteRef) {
 	n := Notification{Kind: e.Notification, Key: e.Key, ResourceVersion: e.ResourceVersion, Object: e.Object}
 	s := r.w.s
 	narrated := s.Narrated() // if not, each call is emitted bare: counted, nobody reads it
@@ -328,7 +328,7 @@ func (r *Recorder) deliverRef(e *informer.StepEvent, ref noteRef) {
 	r.record(&n, ref)
 }
 
-func (r *Recorder) record(n *Notification, ref noteRef) {
+func (r *DeliveryLog) record(n *Notification, ref noteRef) {
 	n.Time = r.w.s.Now()
 	st := r.check(n, ref)
 	switch n.Kind {
@@ -352,7 +352,7 @@ func (r *Recorder) record(n *Notification, ref noteRef) {
 // check is the per-object order oracle and the cache-before-notify oracle (design.md
 // "Oracles"); a violation panics with a *Violation naming the oracle. It returns the key's
 // entry, updated with n's resourceVersion and whether n deletes the key.
-func (r *Recorder) check(n *Notification, ref noteRef) *keyState {
+func (r *DeliveryLog) check(n *Notification, ref noteRef) *keyState {
 	// Every check tests its condition before calling violate: the formatting arguments are
 	// built (and allocated) only for a violation, not for each of the many correct deliveries.
 	// They get a copy of *n: the pointer itself in an argument would move n to the heap.
