@@ -4,10 +4,12 @@ import (
 	"github.com/informersim/informersim/fakeapi/rest"
 )
 
-// RESTOptions returns the options of a REST front with every feature of this module. Pass them
-// to rest.NewHandler (set MaxRequestBodyBytes on the result if needed).
+// RESTOptions returns the options of a REST front with every feature of this module: the
+// protobuf codec of the built-in kinds, strategic merge patch, server-side apply and the
+// managedFields of every write. Pass them to rest.NewHandler (set MaxRequestBodyBytes on the
+// result if needed).
 func RESTOptions() rest.Options {
-	opts := rest.Options{}
+	opts := rest.Options{Codecs: []rest.Codec{NewProtobufCodec()}}
 	addWrites(&opts, &writer{fields: newFieldManagers(nil)})
 	return opts
 }

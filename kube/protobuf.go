@@ -1,0 +1,155 @@
+package kube
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/informersim/informersim/fakeapi/rest"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	clientscheme "k8s.io/client-go/kubernetes/scheme"
+)
+
+// ProtobufMediaType is kube-apiserver's protobuf media type; ProtobufStreamMediaType the
+// Content-Type of its protobuf watch streams.
+const (
+	ProtobufMediaType       = runtime.ContentTypeProtobuf
+	ProtobufStreamMediaType = runtime.ContentTypeProtobuf + ";stream=watch"
+)
+
+// ProtobufCodec is the rest.Codec of application/vnd.kubernetes.protobuf: the protobuf
+// marshalling k8s.io/api generates for the built-in kinds, in apimachinery's envelope (the "k8s"
+// magic, then a runtime.Unknown carrying the type), and watch streams as kube-apiserver writes
+// them: each event a metav1.WatchEvent without the envelope, preceded by its length as four
+// big-endian bytes, its object enveloped inside. It knows every kind of client-go's scheme (the
+// built-in API) and the meta.k8s.io kinds; custom resources have no protobuf form. Objects move
+// between the front's JSON form and the Go types through the scheme's unstructured conversion,
+// so fields a kind does not have are dropped on the way out, as protobuf cannot carry them.
+type ProtobufCodec struct {
+	scheme *runtime.Scheme
+	enc    *protobuf.Serializer    // enveloped: bodies and the objects inside watch events
+	raw    *protobuf.RawSerializer // bare: the watch events themselves
+}
+
+var _ rest.Codec = (*ProtobufCodec)(nil)
+
+// NewProtobufCodec returns the protobuf codec of the built-in API.
+func NewProtobufCodec() *ProtobufCodec {
+	s := newScheme()
+	return &ProtobufCodec{scheme: s, enc: protobuf.NewSerializer(s, s), raw: protobuf.NewRawSerializer(s, s)}
+}
+
+// newScheme is client-go's scheme of the built-in API plus what kube-apiserver also knows of
+// meta.k8s.io: Table and PartialObjectMetadata (server-side printing, metadata clients) and the
+// options kinds in meta.k8s.io/v1 (a DeleteOptions body may name either group).
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientscheme.AddToScheme(s))
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
+	metav1.AddToGroupVersion(s, metav1.SchemeGroupVersion)
+	utilruntime.Must(metav1.AddMetaToScheme(s))
+	return s
+}
+
+// MediaType implements rest.Codec.
+func (c *ProtobufCodec) MediaType() string { return ProtobufMediaType }
+
+// StreamMediaType implements rest.Codec.
+func (c *ProtobufCodec) StreamMediaType() string { return ProtobufStreamMediaType }
+
+// Supports implements rest.Codec: the kinds of the built-in API and of meta.k8s.io.
+func (c *ProtobufCodec) Supports(gvk schema.GroupVersionKind) bool {
+	return gvk.Kind != "" && c.scheme.Recognizes(gvk)
+}
+
+// Encode implements rest.Codec.
+func (c *ProtobufCodec) Encode(obj runtime.Object) ([]byte, error) {
+	typed, err := c.typed(obj)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := c.enc.Encode(typed, &b); err != nil {
+		return nil, fmt.Errorf("kube: protobuf encoding of %s: %w", typed.GetObjectKind().GroupVersionKind().Kind, err)
+	}
+	return b.Bytes(), nil
+}
+
+// typed returns obj as a Go type of the scheme: unstructured objects and lists are converted,
+// anything else (the meta.k8s.io types) is returned as it is.
+func (c *ProtobufCodec) typed(obj runtime.Object) (runtime.Object, error) {
+	var content map[string]any
+	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		content = o.Object
+	case *unstructured.UnstructuredList:
+		content = o.UnstructuredContent()
+	default:
+		if obj.GetObjectKind().GroupVersionKind().Empty() {
+			return nil, fmt.Errorf("kube: protobuf encoding of a %T without its kind", obj)
+		}
+		return obj, nil
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	out, err := c.scheme.New(gvk)
+	if err != nil {
+		return nil, fmt.Errorf("kube: no protobuf form for %v: %w", gvk, err)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, out); err != nil {
+		return nil, fmt.Errorf("kube: the object does not fit the schema of %s: %w", gvk.Kind, err)
+	}
+	out.GetObjectKind().SetGroupVersionKind(gvk)
+	return out, nil
+}
+
+// Decode implements rest.Codec: an object body must be of kind gvk; an options body
+// (DeleteOptions) is decoded into into.
+func (c *ProtobufCodec) Decode(body []byte, gvk schema.GroupVersionKind, into runtime.Object) error {
+	if u, ok := into.(*unstructured.Unstructured); ok {
+		obj, actual, err := c.enc.Decode(body, &gvk, nil)
+		if err != nil {
+			return err
+		}
+		if *actual != gvk {
+			return fmt.Errorf("%s cannot be handled as a %s", actual.Kind, gvk.Kind)
+		}
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return err
+		}
+		u.Object = m
+		u.SetGroupVersionKind(gvk)
+		return nil
+	}
+	obj, actual, err := c.enc.Decode(body, &gvk, into)
+	if err != nil {
+		return err
+	}
+	if obj != into {
+		return fmt.Errorf("%s cannot be handled as a %s", actual.Kind, gvk.Kind)
+	}
+	return nil
+}
+
+// EncodeWatchEvent implements rest.Codec: one frame of a protobuf watch stream.
+func (c *ProtobufCodec) EncodeWatchEvent(typ watch.EventType, obj runtime.Object) ([]byte, error) {
+	inner, err := c.Encode(obj)
+	if err != nil {
+		return nil, err
+	}
+	ev := &metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: inner}}
+	var b bytes.Buffer
+	b.Write([]byte{0, 0, 0, 0}) // the length, filled in below
+	if err := c.raw.Encode(ev, &b); err != nil {
+		return nil, fmt.Errorf("kube: protobuf encoding of a watch event: %w", err)
+	}
+	frame := b.Bytes()
+	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
+	return frame, nil
+}

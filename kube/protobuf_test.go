@@ -1,0 +1,177 @@
+package kube_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/fakeapi/rest"
+	"github.com/informersim/informersim/kube"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+var widgets = fakeapi.Resource{
+	GVR:  schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"},
+	Kind: "Widget", Namespaced: true,
+}
+
+func newFront(t testing.TB) (*fakeapi.Server, *rest.Handler) {
+	t.Helper()
+	srv, err := fakeapi.New(fakeapi.Config{Resources: []fakeapi.Resource{widgets}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := rest.NewHandler(srv, kube.RESTOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, h
+}
+
+// pb encodes obj as kube-apiserver's protobuf body.
+func pb(t testing.TB, obj runtime.Object) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Encode(obj, &b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func serve(h http.Handler, method, path, contentType, accept string, body []byte) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, path, bytes.NewReader(body))
+	if contentType != "" {
+		r.Header.Set("Content-Type", contentType)
+	}
+	if accept != "" {
+		r.Header.Set("Accept", accept)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// Goal: bodies in protobuf decode to the objects JSON would give, responses come back in the
+// envelope client-go reads, and custom resources stay JSON-only (415 for a protobuf body, JSON
+// for a client that also accepts it, 406 for one that accepts only protobuf).
+func TestProtobufBodies(t *testing.T) {
+	_, h := newFront(t)
+	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: "c", Labels: map[string]string{"a": "b"}}, Data: map[string]string{"k": "v"}}
+	w := serve(h, "POST", "/api/v1/namespaces/ns/configmaps", kube.ProtobufMediaType, kube.ProtobufMediaType, pb(t, cm))
+	if w.Code != 201 || w.Header().Get("Content-Type") != kube.ProtobufMediaType || !bytes.HasPrefix(w.Body.Bytes(), []byte("k8s\x00")) {
+		t.Fatalf("create: %d %q %q", w.Code, w.Header().Get("Content-Type"), w.Body.String())
+	}
+	obj, _, err := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Decode(w.Body.Bytes(), nil, nil)
+	got, ok := obj.(*corev1.ConfigMap)
+	if err != nil || !ok || got.Data["k"] != "v" || got.Labels["a"] != "b" || got.UID == "" || got.Namespace != "ns" {
+		t.Fatalf("created %#v %v", obj, err)
+	}
+	// The same object read as JSON.
+	w = serve(h, "GET", "/api/v1/namespaces/ns/configmaps/c", "", "application/json", nil)
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `"data":{"k":"v"}`) {
+		t.Fatalf("JSON get: %d %s", w.Code, w.Body)
+	}
+	// A body of another kind: 400.
+	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+	if w := serve(h, "POST", "/api/v1/namespaces/ns/configmaps", kube.ProtobufMediaType, "", pb(t, pod)); w.Code != 400 {
+		t.Fatalf("a Pod posted as a ConfigMap: %d %s", w.Code, w.Body)
+	}
+	// Garbage: 400, a Status.
+	if w := serve(h, "POST", "/api/v1/namespaces/ns/configmaps", kube.ProtobufMediaType, "", []byte("k8s\x00\xff\xff")); w.Code != 400 || !strings.Contains(w.Body.String(), `"kind":"Status"`) {
+		t.Fatalf("garbage: %d %s", w.Code, w.Body)
+	}
+	// Custom resources.
+	if w := serve(h, "POST", "/apis/example.com/v1/namespaces/ns/widgets", kube.ProtobufMediaType, "", pb(t, cm)); w.Code != 415 {
+		t.Fatalf("protobuf widget: %d %s", w.Code, w.Body)
+	}
+	if w := serve(h, "GET", "/apis/example.com/v1/namespaces/ns/widgets", "", kube.ProtobufMediaType+", application/json", nil); w.Code != 200 || w.Header().Get("Content-Type") != "application/json" {
+		t.Fatalf("widget list with JSON as a fallback: %d %q", w.Code, w.Header().Get("Content-Type"))
+	}
+	if w := serve(h, "GET", "/apis/example.com/v1/namespaces/ns/widgets", "", kube.ProtobufMediaType, nil); w.Code != 406 {
+		t.Fatalf("widget list in protobuf only: %d %s", w.Code, w.Body)
+	}
+	// A protobuf DeleteOptions body (client-go's default): its precondition is honoured.
+	wrongUID := types.UID("nope")
+	del := &metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "DeleteOptions"}, Preconditions: &metav1.Preconditions{UID: &wrongUID}}
+	if w := serve(h, "DELETE", "/api/v1/namespaces/ns/configmaps/c", kube.ProtobufMediaType, "", pb(t, del)); w.Code != 409 {
+		t.Fatalf("delete with a failing precondition: %d %s", w.Code, w.Body)
+	}
+	del.Preconditions = nil
+	if w := serve(h, "DELETE", "/api/v1/namespaces/ns/configmaps/c", kube.ProtobufMediaType, kube.ProtobufMediaType, pb(t, del)); w.Code != 200 || !bytes.HasPrefix(w.Body.Bytes(), []byte("k8s\x00")) {
+		t.Fatalf("delete: %d %q", w.Code, w.Body)
+	}
+}
+
+// Goal: a protobuf watch is kube-apiserver's stream: frames of a 4-byte big-endian length and a
+// bare metav1.WatchEvent whose object is enveloped; a 410 after the stream started is an ERROR
+// frame carrying the Status, then the stream ends.
+func TestProtobufWatchFrames(t *testing.T) {
+	srv, h := newFront(t)
+	cms := srv.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("ns")
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}}
+	if _, err := cms.Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tr, _ := rest.NewTransport(h)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://x/api/v1/namespaces/ns/configmaps?watch=1&resourceVersion=0", nil)
+	req.Header.Set("Accept", kube.ProtobufMediaType+", application/json")
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != kube.ProtobufStreamMediaType {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	raw := protobuf.NewRawSerializer(scheme.Scheme, scheme.Scheme)
+	enc := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
+	next := func() (string, runtime.Object) {
+		t.Helper()
+		var n [4]byte
+		if _, err := io.ReadFull(resp.Body, n[:]); err != nil {
+			t.Fatalf("frame length: %v", err)
+		}
+		frame := make([]byte, binary.BigEndian.Uint32(n[:]))
+		if _, err := io.ReadFull(resp.Body, frame); err != nil {
+			t.Fatalf("frame: %v", err)
+		}
+		var ev metav1.WatchEvent
+		if _, _, err := raw.Decode(frame, &schema.GroupVersionKind{Version: "v1", Kind: "WatchEvent"}, &ev); err != nil {
+			t.Fatalf("watch event: %v", err)
+		}
+		obj, _, err := enc.Decode(ev.Object.Raw, nil, nil)
+		if err != nil {
+			t.Fatalf("event object: %v", err)
+		}
+		return ev.Type, obj
+	}
+	if typ, obj := next(); typ != "ADDED" || obj.(*corev1.ConfigMap).Name != "a" {
+		t.Fatalf("first event %s %#v", typ, obj)
+	}
+	srv.CloseAllWatches(apierrors.NewResourceExpired("too old resource version: 1 (2)"))
+	typ, obj := next()
+	st, ok := obj.(*metav1.Status)
+	if typ != "ERROR" || !ok || st.Code != 410 || st.Reason != metav1.StatusReasonExpired {
+		t.Fatalf("after the 410: %s %#v", typ, obj)
+	}
+	if n, err := resp.Body.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+		t.Fatalf("the stream goes on after the ERROR event: %d %v", n, err)
+	}
+}
