@@ -3,6 +3,8 @@ package fakeapi
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -111,6 +113,23 @@ type Resource struct {
 	FieldLabels []string
 	// Names is the name rule checked on create (fakeapi.md §5.1); zero means DNS-1123 subdomain.
 	Names NameRule
+	// Scale, when set, gives the resource a scale subresource (autoscaling/v1 Scale), served by
+	// the REST front: the paths of the replica counts and of the label selector in the object,
+	// as a CustomResourceDefinition declares them (fakeapi.md §5.6).
+	Scale *ScaleSubresource
+}
+
+// ScaleSubresource locates what a Scale reads and writes in an object, as JSON paths of the
+// form ".spec.replicas" (a CustomResourceDefinition's subresources.scale).
+type ScaleSubresource struct {
+	// SpecReplicasPath is the desired count, which a Scale update writes (required).
+	SpecReplicasPath string
+	// StatusReplicasPath is the observed count (required; absent in an object means 0).
+	StatusReplicasPath string
+	// LabelSelectorPath is the selector, optional: a string in label-selector syntax, or for the
+	// built-in workloads a metav1.LabelSelector object (".spec.selector"), which the Scale
+	// reports in its string form.
+	LabelSelectorPath string
 }
 
 // NameRule is the validation applied to metadata.name.
@@ -205,6 +224,9 @@ func BuiltinResources() []Resource {
 	apps := func(r string) schema.GroupVersionResource {
 		return schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: r}
 	}
+	workloadScale := func() *ScaleSubresource {
+		return &ScaleSubresource{SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas", LabelSelectorPath: ".spec.selector"}
+	}
 	return []Resource{
 		{GVR: core("pods"), Kind: "Pod", Namespaced: true, Status: true, Generation: true, GracefulDelete: true,
 			FieldLabels: []string{"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"}},
@@ -213,9 +235,17 @@ func BuiltinResources() []Resource {
 		{GVR: core("services"), Kind: "Service", Namespaced: true, Status: true, Names: NameLabel1035},
 		{GVR: core("nodes"), Kind: "Node", Status: true, FieldLabels: []string{"spec.unschedulable"}},
 		{GVR: core("namespaces"), Kind: "Namespace", Status: true, Names: NameLabel, FieldLabels: []string{"status.phase"}},
-		{GVR: apps("deployments"), Kind: "Deployment", Namespaced: true, Status: true, Generation: true},
-		{GVR: apps("replicasets"), Kind: "ReplicaSet", Namespaced: true, Status: true, Generation: true, FieldLabels: []string{"status.replicas"}},
-		{GVR: apps("statefulsets"), Kind: "StatefulSet", Namespaced: true, Status: true, Generation: true},
+		{GVR: apps("deployments"), Kind: "Deployment", Namespaced: true, Status: true, Generation: true, Scale: workloadScale()},
+		{GVR: apps("replicasets"), Kind: "ReplicaSet", Namespaced: true, Status: true, Generation: true, FieldLabels: []string{"status.replicas"}, Scale: workloadScale()},
+		{GVR: apps("statefulsets"), Kind: "StatefulSet", Namespaced: true, Status: true, Generation: true, Scale: workloadScale()},
+		// Events, which clients write (client-go's event recorders) and read (kubectl describe).
+		// kube-apiserver keeps the two versions in one store; here they are two collections.
+		{GVR: core("events"), Kind: "Event", Namespaced: true, FieldLabels: []string{
+			"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
+			"involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath",
+			"reason", "reportingComponent", "type"}},
+		{GVR: schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}, Kind: "Event", Namespaced: true,
+			FieldLabels: []string{"regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid", "reason", "type"}},
 	}
 }
 
@@ -282,6 +312,13 @@ func (c Config) validated() (Config, error) {
 			r.Names = NameSubdomain
 		}
 		r.FieldLabels = append([]string(nil), r.FieldLabels...)
+		if r.Scale != nil {
+			sc := *r.Scale
+			if err := sc.validate(); err != nil {
+				return c, fmt.Errorf("fakeapi: resource %v: %w", r.GVR, err)
+			}
+			r.Scale = &sc
+		}
 		replaced := false
 		for i := range table {
 			if table[i].GVR == r.GVR {
@@ -299,4 +336,25 @@ func (c Config) validated() (Config, error) {
 	}
 	c.Resources = table
 	return c, nil
+}
+
+// validate checks the paths of a scale subresource: each of the form ".a.b", the two counts
+// required.
+func (sc ScaleSubresource) validate() error {
+	check := func(name, p string, required bool) error {
+		if p == "" && !required {
+			return nil
+		}
+		if !strings.HasPrefix(p, ".") || slices.Contains(strings.Split(p[1:], "."), "") {
+			return fmt.Errorf("scale %s %q: want a path of the form .spec.replicas", name, p)
+		}
+		return nil
+	}
+	if err := check("SpecReplicasPath", sc.SpecReplicasPath, true); err != nil {
+		return err
+	}
+	if err := check("StatusReplicasPath", sc.StatusReplicasPath, true); err != nil {
+		return err
+	}
+	return check("LabelSelectorPath", sc.LabelSelectorPath, false)
 }

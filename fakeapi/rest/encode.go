@@ -104,7 +104,7 @@ func (h *Handler) negotiate(accept string, t target) (format, error) {
 		switch {
 		case as == "":
 			f.rep = repObject
-			if f.codec != nil && !f.codec.Supports(t.res.GVR.GroupVersion().WithKind(t.res.Kind)) {
+			if f.codec != nil && !f.codec.Supports(t.bodyKind()) {
 				continue
 			}
 		case g != metav1.GroupName || (v != "v1" && v != "v1beta1"):

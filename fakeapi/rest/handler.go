@@ -122,7 +122,16 @@ type target struct {
 	res       *resource
 	namespace string // "" for cluster-scoped resources and for lists across namespaces
 	name      string
-	sub       string // "" or "status"
+	sub       string // "", "status" or "scale"
+}
+
+// bodyKind is the kind of the objects a request on t reads and writes: the resource's, or
+// autoscaling/v1 Scale on the scale subresource.
+func (t target) bodyKind() schema.GroupVersionKind {
+	if t.sub == "scale" {
+		return scaleGVK
+	}
+	return t.res.GVR.GroupVersion().WithKind(t.res.Kind)
 }
 
 // ServeHTTP routes one request: discovery, version and health endpoints, then resource paths of
@@ -226,10 +235,13 @@ func (g *groupVersion) parse(segs []string) (target, bool) {
 		}
 	}
 	if len(segs) == 3 {
-		if segs[2] != "status" || !res.Status {
+		switch {
+		case segs[2] == "status" && res.Status:
+		case segs[2] == "scale" && res.Scale != nil:
+		default:
 			return t, false
 		}
-		t.sub = "status"
+		t.sub = segs[2]
 	}
 	return t, true
 }
@@ -332,6 +344,16 @@ func (h *Handler) apiResourceList(g *groupVersion) *metav1.APIResourceList {
 			ar.ShortNames, ar.Categories = builtinShortNames[res.GVR.Resource], builtinCategories[res.GVR.Resource]
 		}
 		l.APIResources = append(l.APIResources, ar)
+		if res.Scale != nil {
+			l.APIResources = append(l.APIResources, metav1.APIResource{
+				Name:       res.GVR.Resource + "/scale",
+				Namespaced: res.Namespaced,
+				Group:      scaleGVK.Group,
+				Version:    scaleGVK.Version,
+				Kind:       scaleGVK.Kind,
+				Verbs:      statusVerbs,
+			})
+		}
 		if res.Status {
 			l.APIResources = append(l.APIResources, metav1.APIResource{
 				Name:       res.GVR.Resource + "/status",

@@ -24,6 +24,10 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target
 		writeError(w, err)
 		return
 	}
+	if t.sub == "scale" {
+		h.serveScale(w, r, t, f)
+		return
+	}
 	rc := h.srv.Resource(t.res.GVR).Namespace(t.namespace)
 	ctx := r.Context()
 	var subs []string
