@@ -78,9 +78,9 @@ Serves the Kubernetes API of an in-memory fake apiserver (fakeapi) over plain HT
 authentication, until interrupted. It prints the address and a kubeconfig; with -kubeconfig it
 also writes the kubeconfig to FILE, for kubectl --kubeconfig=FILE.
 
-It speaks JSON only: kubectl's generators (kubectl create configmap|secret|namespace) send
-protobuf and get 415; write the object as YAML and kubectl create -f it. Strategic merge patch
-(kubectl patch's default) and server-side apply answer 405: use kubectl patch --type=merge.
+It speaks JSON and, for the built-in kinds, protobuf (client-go's and kubectl's defaults), and
+starts with the namespaces kube-apiserver creates (default, kube-node-lease, kube-public,
+kube-system).
 
 `)
 		fs.PrintDefaults()
@@ -104,6 +104,10 @@ protobuf and get 415; write the object as YAML and kubectl create -f it. Strateg
 	if err != nil {
 		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
 		return 2
+	}
+	if err := rest.EnsureNamespaces(ctx, srv, rest.SystemNamespaces...); err != nil {
+		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
+		return 1
 	}
 	h, err := rest.NewHandler(srv, kube.RESTOptions())
 	if err != nil {

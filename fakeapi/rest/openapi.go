@@ -59,6 +59,9 @@ func (h *Handler) serveOpenAPI(w http.ResponseWriter, r *http.Request, rest []st
 			"openapi": "3.0.0",
 			"info":    map[string]string{"title": "informersim fakeapi", "version": "v1.37.0"},
 			"paths":   paths,
+			// No schemas (fakeapi is schemaless): kubectl explain then says the kind has none
+			// rather than failing in its template on a document without components.
+			"components": map[string]any{"schemas": map[string]any{}},
 		})
 		return
 	}
