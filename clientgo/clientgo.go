@@ -6,6 +6,7 @@ import (
 
 	"github.com/informersim/informersim/fakeapi"
 	fakerest "github.com/informersim/informersim/fakeapi/rest"
+	"github.com/informersim/informersim/kube"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -15,12 +16,16 @@ import (
 // never leave the process, so any host works.
 const Host = "http://informersim.invalid"
 
-// RESTConfig returns a *rest.Config whose requests srv's REST front serves in process.
+// RESTConfig returns a *rest.Config whose requests srv's REST front serves in process, with
+// every feature of kube.RESTOptions. Its content configuration is client-go's default, as in a
+// configuration loaded from a kubeconfig: typed clients of the built-in kinds send and accept
+// protobuf, dynamic and custom-resource clients JSON, so what runs here is what runs against a
+// cluster.
 func RESTConfig(srv *fakeapi.Server) (*rest.Config, error) {
 	if srv == nil {
 		return nil, errors.New("clientgo: nil *fakeapi.Server")
 	}
-	h, err := fakerest.NewHandler(srv, fakerest.Options{})
+	h, err := fakerest.NewHandler(srv, kube.RESTOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -32,9 +37,6 @@ func RESTConfig(srv *fakeapi.Server) (*rest.Config, error) {
 		Host:      Host,
 		Transport: tr,
 		QPS:       -1,
-		// The front speaks JSON only (it cannot decode protobuf without k8s.io/api); client-go's
-		// typed clientset would otherwise send protobuf bodies and get 415.
-		ContentConfig: rest.ContentConfig{ContentType: "application/json", AcceptContentTypes: "application/json"},
 	}, nil
 }
 

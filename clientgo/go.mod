@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/informersim/informersim v0.0.0
+	github.com/informersim/informersim/kube v0.0.0
 	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2

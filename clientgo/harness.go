@@ -13,6 +13,7 @@ import (
 
 	"github.com/informersim/informersim/fakeapi"
 	fakerest "github.com/informersim/informersim/fakeapi/rest"
+	"github.com/informersim/informersim/kube"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -268,7 +269,7 @@ func run(cfg Config) (*Report, error) {
 		return nil, err
 	}
 	b := newBubble(w)
-	handler, err := fakerest.NewHandler(w.Server(), fakerest.Options{})
+	handler, err := fakerest.NewHandler(w.Server(), kube.RESTOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -281,10 +282,9 @@ func run(cfg Config) (*Report, error) {
 	}
 	rnd := w.Sim().Rand(StreamController)
 	restCfg := &rest.Config{
-		Host:          Host,
-		Transport:     &transport{b: b, handler: handler, latency: func(req *http.Request) time.Duration { return latency(rnd, req) }},
-		QPS:           -1,
-		ContentConfig: rest.ContentConfig{ContentType: "application/json", AcceptContentTypes: "application/json"},
+		Host:      Host,
+		Transport: &transport{b: b, handler: handler, latency: func(req *http.Request) time.Duration { return latency(rnd, req) }},
+		QPS:       -1,
 	}
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
