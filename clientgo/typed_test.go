@@ -90,8 +90,14 @@ func TestTypedConfigMapCRUD(t *testing.T) {
 	if err != nil || len(patched.Data) != 1 {
 		t.Fatalf("json patch: %v %+v", err, patched)
 	}
-	if _, err := cms.Patch(ctx, "c1", types.StrategicMergePatchType, []byte(`{}`), metav1.PatchOptions{}); !apierrors.IsMethodNotSupported(err) {
-		t.Fatalf("strategic patch: %v, want 405", err)
+	// The server has every feature of kube/: strategic merge patch too.
+	patched, err = cms.Patch(ctx, "c1", types.StrategicMergePatchType, []byte(`{"data":{"s":"1"}}`), metav1.PatchOptions{})
+	if err != nil || patched.Data["s"] != "1" || patched.Data["k"] != "v2" {
+		t.Fatalf("strategic merge patch: %v %+v", err, patched)
+	}
+	patched, err = cms.Patch(ctx, "c1", types.JSONPatchType, []byte(`[{"op":"remove","path":"/data/s"}]`), metav1.PatchOptions{})
+	if err != nil || len(patched.Data) != 1 {
+		t.Fatalf("json patch: %v %+v", err, patched)
 	}
 
 	list, err := cms.List(ctx, metav1.ListOptions{LabelSelector: "app=x"})

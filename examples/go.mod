@@ -61,7 +61,6 @@ require (
 replace (
 	github.com/informersim/informersim => ../
 	github.com/informersim/informersim/clientgo => ../clientgo
-	github.com/informersim/informersim/kube => ../kube
 )
 
 replace github.com/informersim/informersim/kube => ../kube
