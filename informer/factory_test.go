@@ -199,7 +199,10 @@ func TestFactoryGoroutineDriver(t *testing.T) {
 	if again != pods {
 		t.Fatal("ForResource returned a second informer for the same resource")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	// A deadline far above the test's few milliseconds: a WaitForCacheSync that waits for an
+	// informer that never syncs (an unstarted one it should not wait for) fails the test
+	// instead of hanging it until the binary's timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	f.StartWithContext(ctx)
 	f.StartWithContext(ctx) // idempotent
 	if got := f.WaitForCacheSync(ctx.Done()); !cmp.Equal(got, map[schema.GroupVersionResource]bool{podsGVR: true}) {
