@@ -23,7 +23,7 @@ func TestWatchListSyncsOnlyAtTheAnnotatedBookmark(t *testing.T) {
 		w := newTraceWorld(t, seed)
 		mustApply(t, w, create(configMaps, "a"), create(configMaps, "b"))
 		w.Server().SetWatchListQuirk(fakeapi.WatchListOmitAnnotation)
-		n, err := w.AddInformer("inf1", InformerOptions{Resource: configMaps, WatchList: true})
+		n, err := w.AddInformer("inf1", InformerSpec{Resource: configMaps, WatchList: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,16 +35,16 @@ func TestWatchListSyncsOnlyAtTheAnnotatedBookmark(t *testing.T) {
 			t.Fatal(err)
 		}
 		narration := sim.Narrate(w.Sim().Trace().Events())
-		if n.Informer().HasSynced() || len(h.Recorder().Notifications()) > 0 {
+		if n.SharedIndexInformer().HasSynced() || len(h.Deliveries().Notifications()) > 0 {
 			t.Fatalf("seed %d: synced %v with %d notifications against a server that never sends the end bookmark's annotation:\n%s",
-				seed, n.Informer().HasSynced(), len(h.Recorder().Notifications()), narration)
+				seed, n.SharedIndexInformer().HasSynced(), len(h.Deliveries().Notifications()), narration)
 		}
 		if !strings.Contains(narration, "inf1/reflector: BOOKMARK") || strings.Count(narration, "watch-list-retry") < 2 {
 			t.Errorf("seed %d: want bookmarks, then watch-list retries:\n%s", seed, narration)
 		}
 		// The faithful server again: the next attempt syncs.
 		w.Server().SetWatchListQuirk(0)
-		if err := w.Sim().RunUntil(n.Informer().HasSynced, 30*time.Minute); err != nil {
+		if err := w.Sim().RunUntil(n.SharedIndexInformer().HasSynced, 30*time.Minute); err != nil {
 			t.Fatalf("seed %d: no sync once the server sends the annotation: %v", seed, err)
 		}
 		mustConverge(t, w)
