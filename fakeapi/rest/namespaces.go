@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/informersim/informersim/fakeapi"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,16 +34,33 @@ func EnsureNamespaces(ctx context.Context, srv *fakeapi.Server, names ...string)
 		ns := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1",
 			"kind":       "Namespace",
-			"metadata": map[string]any{
-				"name":   name,
-				"labels": map[string]any{"kubernetes.io/metadata.name": name},
-			},
-			"spec":   map[string]any{"finalizers": []any{"kubernetes"}},
-			"status": map[string]any{"phase": "Active"},
+			"metadata":   map[string]any{"name": name},
 		}}
+		defaultNamespace(ns)
 		if _, err := nss.Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("rest: creating namespace %q: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// defaultNamespace does to a namespace being created what kube-apiserver's namespace strategy
+// does: its status is Active (whatever was sent), it carries the kubernetes finalizer and the kubernetes.io/metadata.name label
+// with its name. fakeapi is schemaless, so the front does it for the built-in namespaces
+// resource (kubectl create namespace sends neither status nor label).
+func defaultNamespace(ns *unstructured.Unstructured) {
+	labels := ns.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	if name := ns.GetName(); name != "" {
+		labels["kubernetes.io/metadata.name"] = name
+	}
+	ns.SetLabels(labels)
+	finalizers, _, _ := unstructured.NestedStringSlice(ns.Object, "spec", "finalizers")
+	if !slices.Contains(finalizers, "kubernetes") {
+		finalizers = append(finalizers, "kubernetes")
+	}
+	_ = unstructured.SetNestedStringSlice(ns.Object, finalizers, "spec", "finalizers")
+	_ = unstructured.SetNestedMap(ns.Object, map[string]any{"phase": "Active"}, "status")
 }

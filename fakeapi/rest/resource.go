@@ -62,6 +62,9 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target
 			writeError(w, err)
 			return
 		}
+		if t.res.builtin && t.res.GVR == namespacesGVR {
+			defaultNamespace(obj)
+		}
 		out, err := h.create(r, t, obj, opts)
 		h.respond(w, r, t, http.StatusCreated, out, err, f)
 	case t.name == "" && r.Method == http.MethodDelete:
