@@ -3,6 +3,7 @@ package clientgo_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,4 +221,109 @@ func TestKubectlAgainstServe(t *testing.T) {
 	}
 	expect(run("delete", "-f", manifest, "--ignore-not-found", "--wait=false"), `pod "p1" deleted`+"\n"+`deployment.apps "web" deleted`)
 	expect(run("get", "deployments", "-o", "name"), "")
+}
+
+// TestKubectlEverydayVerbs runs the kubectl commands a user types first against `informersim
+// serve`, each of which needs more than JSON bodies: the generators (create configmap
+// --from-literal, create namespace, create deployment) send protobuf, get ns needs the system
+// namespaces, scale the scale subresource, describe the events, get -w a watch; explain, which
+// needs schemas the server does not have, must end with a clear error and a non-zero exit.
+func TestKubectlEverydayVerbs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	srv := startServe(t, ctx)
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := filepath.Join(srv.dir, "kube-cache")
+	command := func(args ...string) *exec.Cmd {
+		return exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig=" + srv.kubeconfig, "--cache-dir=" + cacheDir}, args...)...)
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := command(args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	expect := func(got, want string) {
+		t.Helper()
+		if got != want {
+			t.Fatalf("kubectl printed %q, want %q", got, want)
+		}
+	}
+
+	expect(run("get", "ns", "-o", "name"), "namespace/default\nnamespace/kube-node-lease\nnamespace/kube-public\nnamespace/kube-system")
+	// A watch of namespaces, open while the next commands run.
+	watch := command("get", "namespaces", "--watch", "--output-watch-events", "--no-headers")
+	wout, err := watch.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = watch.Process.Kill(); _ = watch.Wait() }()
+	events := bufio.NewScanner(wout)
+	nextEvent := func() []string {
+		t.Helper()
+		if !events.Scan() {
+			t.Fatalf("kubectl get -w ended: %v", events.Err())
+		}
+		return strings.Fields(events.Text())
+	}
+	for i := 0; i < 4; i++ { // the initial ADDED events of the four system namespaces
+		if ev := nextEvent(); len(ev) < 2 || ev[0] != "ADDED" {
+			t.Fatalf("initial watch line %q", ev)
+		}
+	}
+	expect(run("create", "namespace", "team-a"), "namespace/team-a created")
+	if ev := nextEvent(); len(ev) < 2 || ev[0] != "ADDED" || ev[1] != "team-a" {
+		t.Fatalf("watch line after create namespace: %q", ev)
+	}
+	expect(run("get", "ns", "team-a", "-o", "jsonpath={.status.phase}"), "Active")
+
+	expect(run("-n", "team-a", "create", "configmap", "settings", "--from-literal=greeting=hello", "--from-literal=lang=go"), "configmap/settings created")
+	expect(run("-n", "team-a", "get", "cm", "settings", "-o", "jsonpath={.data.greeting} {.data.lang}"), "hello go")
+
+	expect(run("-n", "team-a", "create", "deployment", "web", "--image=nginx", "--replicas=2"), "deployment.apps/web created")
+	expect(run("-n", "team-a", "scale", "deployment", "web", "--replicas=5"), "deployment.apps/web scaled")
+	expect(run("-n", "team-a", "get", "deploy", "web", "-o", "jsonpath={.spec.replicas} {.metadata.generation}"), "5 2")
+	// A precondition on the current replica count that does not hold: kubectl refuses.
+	if out, err := command("-n", "team-a", "scale", "deployment", "web", "--current-replicas=3", "--replicas=1").CombinedOutput(); err == nil {
+		t.Fatalf("scale with a wrong --current-replicas succeeded: %s", out)
+	}
+
+	// describe lists the object's events (core/v1 events with involvedObject field selectors).
+	ev := fmt.Sprintf(`{"apiVersion":"v1","kind":"Event","metadata":{"name":"web.1","namespace":"team-a"},
+"involvedObject":{"apiVersion":"apps/v1","kind":"Deployment","name":"web","namespace":"team-a","uid":%q},
+"reason":"ScalingReplicaSet","message":"Scaled up replica set web-1 to 5","type":"Normal","count":1,
+"source":{"component":"deployment-controller"}}`, run("-n", "team-a", "get", "deploy", "web", "-o", "jsonpath={.metadata.uid}"))
+	evFile := filepath.Join(srv.dir, "event.json")
+	if err := os.WriteFile(evFile, []byte(ev), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expect(run("create", "-f", evFile), "event/web.1 created")
+	desc := run("-n", "team-a", "describe", "deployment", "web")
+	for _, want := range []string{"Name:               web", "Namespace:          team-a", "Replicas:           5 desired", "ScalingReplicaSet", "Scaled up replica set web-1 to 5"} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("kubectl describe does not show %q:\n%s", want, desc)
+		}
+	}
+	if desc := run("-n", "team-a", "describe", "configmap", "settings"); !strings.Contains(desc, "greeting") || !strings.Contains(desc, "Events:") {
+		t.Errorf("kubectl describe configmap:\n%s", desc)
+	}
+
+	// explain: a clear error, not a template failure.
+	out, err := command("explain", "pods").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "not found in OpenAPI schema") || strings.Contains(string(out), "template") {
+		t.Fatalf("kubectl explain pods: %v\n%s", err, out)
+	}
+
+	expect(run("delete", "namespace", "team-a"), `namespace "team-a" deleted`)
+	if ev := nextEvent(); len(ev) < 2 || (ev[0] != "DELETED" && ev[0] != "MODIFIED") || ev[1] != "team-a" {
+		t.Fatalf("watch line after delete namespace: %q", ev)
+	}
 }
