@@ -139,7 +139,9 @@ func TestKubeconfigTypedClientProtobuf(t *testing.T) {
 				o.SetLabels(map[string]string{"updated": "yes"})
 				return cms.Update(ctx, o.(*corev1.ConfigMap), metav1.UpdateOptions{})
 			},
-			patch: func(pt types.PatchType, d string) (metav1.Object, error) { return cms.Patch(ctx, "x", pt, []byte(d), metav1.PatchOptions{}) },
+			patch: func(pt types.PatchType, d string) (metav1.Object, error) {
+				return cms.Patch(ctx, "x", pt, []byte(d), metav1.PatchOptions{})
+			},
 			list: func() (int, string, error) {
 				l, err := cms.List(ctx, metav1.ListOptions{})
 				if err != nil {
@@ -147,8 +149,10 @@ func TestKubeconfigTypedClientProtobuf(t *testing.T) {
 				}
 				return len(l.Items), l.ResourceVersion, nil
 			},
-			watch: func(rv string) (watch.Interface, error) { return cms.Watch(ctx, metav1.ListOptions{ResourceVersion: rv}) },
-			del:   func(o metav1.DeleteOptions) error { return cms.Delete(ctx, "x", o) },
+			watch: func(rv string) (watch.Interface, error) {
+				return cms.Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+			},
+			del: func(o metav1.DeleteOptions) error { return cms.Delete(ctx, "x", o) },
 		},
 		{
 			name: "pods",
@@ -160,7 +164,9 @@ func TestKubeconfigTypedClientProtobuf(t *testing.T) {
 				o.SetLabels(map[string]string{"updated": "yes"})
 				return pods.Update(ctx, o.(*corev1.Pod), metav1.UpdateOptions{})
 			},
-			patch: func(pt types.PatchType, d string) (metav1.Object, error) { return pods.Patch(ctx, "x", pt, []byte(d), metav1.PatchOptions{}) },
+			patch: func(pt types.PatchType, d string) (metav1.Object, error) {
+				return pods.Patch(ctx, "x", pt, []byte(d), metav1.PatchOptions{})
+			},
 			list: func() (int, string, error) {
 				l, err := pods.List(ctx, metav1.ListOptions{})
 				if err != nil {
@@ -168,8 +174,10 @@ func TestKubeconfigTypedClientProtobuf(t *testing.T) {
 				}
 				return len(l.Items), l.ResourceVersion, nil
 			},
-			watch: func(rv string) (watch.Interface, error) { return pods.Watch(ctx, metav1.ListOptions{ResourceVersion: rv}) },
-			del:   func(o metav1.DeleteOptions) error { return pods.Delete(ctx, "x", o) },
+			watch: func(rv string) (watch.Interface, error) {
+				return pods.Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+			},
+			del: func(o metav1.DeleteOptions) error { return pods.Delete(ctx, "x", o) },
 		},
 		{
 			name: "deployments",
@@ -186,7 +194,9 @@ func TestKubeconfigTypedClientProtobuf(t *testing.T) {
 				o.SetLabels(map[string]string{"updated": "yes"})
 				return deps.Update(ctx, o.(*appsv1.Deployment), metav1.UpdateOptions{})
 			},
-			patch: func(pt types.PatchType, d string) (metav1.Object, error) { return deps.Patch(ctx, "x", pt, []byte(d), metav1.PatchOptions{}) },
+			patch: func(pt types.PatchType, d string) (metav1.Object, error) {
+				return deps.Patch(ctx, "x", pt, []byte(d), metav1.PatchOptions{})
+			},
 			list: func() (int, string, error) {
 				l, err := deps.List(ctx, metav1.ListOptions{})
 				if err != nil {
@@ -194,8 +204,10 @@ func TestKubeconfigTypedClientProtobuf(t *testing.T) {
 				}
 				return len(l.Items), l.ResourceVersion, nil
 			},
-			watch: func(rv string) (watch.Interface, error) { return deps.Watch(ctx, metav1.ListOptions{ResourceVersion: rv}) },
-			del:   func(o metav1.DeleteOptions) error { return deps.Delete(ctx, "x", o) },
+			watch: func(rv string) (watch.Interface, error) {
+				return deps.Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+			},
+			del: func(o metav1.DeleteOptions) error { return deps.Delete(ctx, "x", o) },
 		},
 	}
 	next := func(w watch.Interface) watch.Event {
@@ -410,4 +422,3 @@ func TestKubeconfigEventRecorders(t *testing.T) {
 		t.Fatalf("events.k8s.io event %+v", ev)
 	}
 }
-
