@@ -10,6 +10,7 @@ import (
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/internal/invariant"
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // Notification is one handler call as a DeliveryLog saw it.
@@ -294,36 +295,36 @@ func (r *DeliveryLog) deliverRef(e *informer.StepEvent, ref noteRef) {
 	case informer.NotificationAdd:
 		n.InInitialList = e.InInitialList
 		if !narrated {
-			s.Emit(r.actor, "OnAdd")
+			s.Emit(r.actor, narration.KindOnAdd)
 			break
 		}
-		s.Emit(r.actor, "OnAdd", sim.F("obj", n.Key), sim.F("rv", n.ResourceVersion), sim.FBool("initial", n.InInitialList))
+		s.Emit(r.actor, narration.KindOnAdd, sim.F(narration.FieldObj, n.Key), sim.F(narration.FieldRV, n.ResourceVersion), sim.FBool(narration.FieldInitial, n.InInitialList))
 	case informer.NotificationUpdate:
 		n.OldResourceVersion = e.OldResourceVersion
 		n.Sync = n.ResourceVersion == n.OldResourceVersion
 		if !narrated {
-			s.Emit(r.actor, "OnUpdate")
+			s.Emit(r.actor, narration.KindOnUpdate)
 			break
 		}
-		f := []sim.Field{sim.F("obj", n.Key), sim.F("rv", n.OldResourceVersion+"->"+n.ResourceVersion)}
+		f := []sim.Field{sim.F(narration.FieldObj, n.Key), sim.F(narration.FieldRV, narration.RVChange(n.OldResourceVersion, n.ResourceVersion))}
 		if n.Sync {
-			f = append(f, sim.FBool("sync", true))
+			f = append(f, sim.FBool(narration.FieldSync, true))
 		}
-		s.Emit(r.actor, "OnUpdate", f...)
+		s.Emit(r.actor, narration.KindOnUpdate, f...)
 	case informer.NotificationDelete:
 		if t, ok := e.Object.(informer.DeletedFinalStateUnknown); ok {
 			n.Tombstone = true
 			n.Object = t.Obj
 		}
 		if !narrated {
-			s.Emit(r.actor, "OnDelete")
+			s.Emit(r.actor, narration.KindOnDelete)
 			break
 		}
-		f := []sim.Field{sim.F("obj", n.Key), sim.F("rv", n.ResourceVersion)}
+		f := []sim.Field{sim.F(narration.FieldObj, n.Key), sim.F(narration.FieldRV, n.ResourceVersion)}
 		if n.Tombstone {
-			f = append(f, sim.FBool("tombstone", true))
+			f = append(f, sim.FBool(narration.FieldTombstone, true))
 		}
-		s.Emit(r.actor, "OnDelete", f...)
+		s.Emit(r.actor, narration.KindOnDelete, f...)
 	}
 	r.record(&n, ref)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // HandlerOptions configures a registration made with World.AddHandler, or the next one made
@@ -304,7 +305,7 @@ func (a handlerActor) Actions(add func(sim.Action)) {
 	}
 	h.n.resolve()
 	if h.reg != nil && !h.removed {
-		add(sim.Action{Name: "deliver", Run: h.deliverFn})
+		add(sim.Action{Name: narration.StepDeliver, Run: h.deliverFn})
 	}
 }
 
@@ -316,7 +317,7 @@ func (h *Handler) deliver() {
 			// re-armed, it is to the engine what a new one would be.
 			h.busy.Reset(h.callDuration)
 		} else {
-			h.busy = h.n.w.after(h.callDuration, h.actor, "done", func() {})
+			h.busy = h.n.w.after(h.callDuration, h.actor, narration.StepCallDone, func() {})
 		}
 	}
 }

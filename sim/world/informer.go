@@ -16,6 +16,7 @@ import (
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // InformerSpec says what an informer of the world watches, how the convergence oracle compares
@@ -273,7 +274,7 @@ func (w *World) HostInformer(src *Source, inf informer.SharedIndexInformer) (*In
 	n.st = st
 	st.SetObserver(n.onStepEvent)
 	src.hosted = true
-	n.timer = &deadlineTimer{s: w.s, actor: n.reflectorActor, kind: "tick", fire: n.tick}
+	n.timer = &deadlineTimer{s: w.s, actor: n.reflectorActor, kind: narration.StepTick, fire: n.tick}
 	for _, a := range []string{n.reflectorActor, n.watchActor, n.netActor, n.queueActor} {
 		w.actors[a] = true
 	}
@@ -287,11 +288,11 @@ func (w *World) HostInformer(src *Source, inf informer.SharedIndexInformer) (*In
 	// and the check period are the informer's to know), so the trace names every handler.
 	for _, l := range st.Listeners() {
 		h := n.discover(l.ID)
-		f := []sim.Field{sim.FBool("hosted", true)}
+		f := []sim.Field{sim.FBool(narration.FieldHosted, true)}
 		if l.ResyncPeriod != 0 {
-			f = append(f, sim.FDur("resync", l.ResyncPeriod))
+			f = append(f, sim.FDur(narration.FieldResync, l.ResyncPeriod))
 		}
-		w.s.Emit(h.actor, "register", f...)
+		w.s.Emit(h.actor, narration.KindRegister, f...)
 	}
 	n.resolve()
 	return n, nil
@@ -326,7 +327,7 @@ func (n *Informer) Start() error {
 		return fmt.Errorf("world: %s: Start on a started or stopped informer", n.Name())
 	}
 	n.started = true
-	n.w.s.Emit(n.Name(), "start")
+	n.w.s.Emit(n.Name(), narration.KindStart)
 	n.st.Start()
 	n.wakeParts()
 	n.w.settle()
@@ -344,7 +345,7 @@ func (n *Informer) Stop() {
 	for _, h := range n.handlers {
 		h.changed() // Removed reads n.stopped
 	}
-	n.w.s.Emit(n.Name(), "stop")
+	n.w.s.Emit(n.Name(), narration.KindStop)
 	n.st.Stop()
 	n.wakeParts()
 	if n.stream != nil {
@@ -365,7 +366,7 @@ func (n *Informer) settle() {
 		// Started by someone else: a factory's Start calls Stepper.Start itself.
 		n.started = true
 		n.wakeParts()
-		n.w.s.Emit(n.Name(), "start")
+		n.w.s.Emit(n.Name(), narration.KindStart)
 	}
 	if n.stopped {
 		n.timer.disarm()
@@ -392,7 +393,7 @@ func (a reflectorActor) Actions(add func(sim.Action)) {
 	// The Reflector alone knows whether it has a request to send: none before Start, after
 	// Stop, during a backoff, while a stream is open or a request is on the network.
 	if r := a.n.st.Reflector(); r != nil && r.HasRequest() { // nil before Start
-		add(sim.Action{Name: "request", Run: a.n.doRequestFn})
+		add(sim.Action{Name: narration.StepRequest, Run: a.n.doRequestFn})
 	}
 }
 
@@ -402,7 +403,7 @@ func (a watchActor) Name() string { return a.n.watchActor }
 
 func (a watchActor) Actions(add func(sim.Action)) {
 	if a.n.canPull() {
-		add(sim.Action{Name: "pull", Run: a.n.pullFn})
+		add(sim.Action{Name: narration.StepPull, Run: a.n.pullFn})
 	}
 }
 
@@ -412,7 +413,7 @@ func (a queueActor) Name() string { return a.n.queueActor }
 
 func (a queueActor) Actions(add func(sim.Action)) {
 	if a.n.st.QueueLen() > 0 {
-		add(sim.Action{Name: "process", Run: a.n.processFn})
+		add(sim.Action{Name: narration.StepProcess, Run: a.n.processFn})
 	}
 }
 
@@ -427,6 +428,6 @@ func (n *Informer) tick() {
 func (n *Informer) process() {
 	if err := n.st.ProcessNext(); err != nil {
 		// client-go drops it (informer.md §6.1); the trace keeps it.
-		n.w.s.Emit(n.queueActor, "process-error", sim.F("err", err.Error()))
+		n.w.s.Emit(n.queueActor, narration.KindProcessError, sim.F(narration.FieldErr, err.Error()))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/internal/invariant"
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // onStepEvent acts on each of the informer's step events, so it changes the world as well as
@@ -52,10 +53,10 @@ func (n *Informer) onStepEvent(e informer.StepEvent) {
 			switch e.Kind {
 			case informer.StepPopped:
 				if e.PopSize == 0 || e.PopIndex == e.PopSize-1 {
-					s.Emit(n.queueActor, "pop") // one event per Pop, as narrated
+					s.Emit(n.queueActor, narration.KindPop) // one event per Pop, as narrated
 				}
 			case informer.StepDistributed:
-				s.Emit(n.queueActor, "buffer")
+				s.Emit(n.queueActor, narration.KindBuffer)
 			default:
 				s.Emit(n.queueActor, e.Kind.String())
 			}
@@ -71,58 +72,58 @@ func (n *Informer) onStepEvent(e informer.StepEvent) {
 		// Field lists are built in arrays of this frame: Emit copies what it keeps, so they
 		// need no heap (here and below).
 		var buf [4]sim.Field
-		f := append(buf[:0], sim.F("delta", string(e.Delta)))
+		f := append(buf[:0], sim.F(narration.FieldDelta, string(e.Delta)))
 		switch e.Delta {
 		case informer.ReplacedAll:
-			f = append(f, sim.F("rv", e.ResourceVersion), sim.FInt("n", int64(e.Count)))
+			f = append(f, sim.F(narration.FieldRV, e.ResourceVersion), sim.FInt(narration.FieldN, int64(e.Count)))
 		case informer.Bookmark:
-			f = append(f, sim.F("rv", e.ResourceVersion))
+			f = append(f, sim.F(narration.FieldRV, e.ResourceVersion))
 		case informer.SyncAll:
 		default:
-			f = append(f, sim.F("obj", objRef(e.Key, e.ResourceVersion, e.Tombstone)))
+			f = append(f, sim.F(narration.FieldObj, narration.Ref(e.Key, e.ResourceVersion, e.Tombstone)))
 		}
 		if e.InInitialList {
-			f = append(f, sim.FBool("init", true))
+			f = append(f, sim.FBool(narration.FieldInit, true))
 		}
-		s.Emit(n.queueActor, "pop", f...)
+		s.Emit(n.queueActor, narration.KindPop, f...)
 	case informer.StepCacheAdded, informer.StepCacheUpdated, informer.StepCacheDeleted:
-		s.Emit(n.queueActor, e.Kind.String(), sim.F("obj", objRef(e.Key, e.ResourceVersion, e.Tombstone)))
+		s.Emit(n.queueActor, e.Kind.String(), sim.F(narration.FieldObj, narration.Ref(e.Key, e.ResourceVersion, e.Tombstone)))
 	case informer.StepCacheReplaced:
-		s.Emit(n.queueActor, "cache-replace", sim.FInt("n", int64(e.Count)), sim.F("rv", e.ResourceVersion))
+		s.Emit(n.queueActor, narration.KindCacheReplace, sim.FInt(narration.FieldN, int64(e.Count)), sim.F(narration.FieldRV, e.ResourceVersion))
 	case informer.StepDistributed:
 		var buf [6]sim.Field
-		f := append(buf[:0], sim.F("to", n.handlerList(e.Handlers)), sim.F("call", e.Notification.String()))
+		f := append(buf[:0], sim.F(narration.FieldTo, n.handlerList(e.Handlers)), sim.F(narration.FieldCall, e.Notification.String()))
 		if e.Notification == informer.NotificationUpdate {
-			f = append(f, sim.F("obj", e.Key), sim.F("rv", e.OldResourceVersion+"->"+e.ResourceVersion))
+			f = append(f, sim.F(narration.FieldObj, e.Key), sim.F(narration.FieldRV, narration.RVChange(e.OldResourceVersion, e.ResourceVersion)))
 		} else {
-			f = append(f, sim.F("obj", objRef(e.Key, e.ResourceVersion, e.Tombstone)))
+			f = append(f, sim.F(narration.FieldObj, narration.Ref(e.Key, e.ResourceVersion, e.Tombstone)))
 		}
 		if e.Sync {
-			f = append(f, sim.FBool("sync", true))
+			f = append(f, sim.FBool(narration.FieldSync, true))
 		}
 		if e.InInitialList {
-			f = append(f, sim.FBool("init", true))
+			f = append(f, sim.FBool(narration.FieldInit, true))
 		}
-		s.Emit(n.queueActor, "buffer", f...)
+		s.Emit(n.queueActor, narration.KindBuffer, f...)
 	case informer.StepResyncChecked:
-		s.Emit(n.reflectorActor, "resync-check", sim.F("due", n.handlerList(e.Handlers)))
+		s.Emit(n.reflectorActor, narration.KindResyncCheck, sim.F(narration.FieldDue, n.handlerList(e.Handlers)))
 	case informer.StepRegistered, informer.StepJoined:
 		// Called with the informer's locks held: discover only records the registration; its
 		// handle is looked up after the call returns (resolve).
 		h := n.discover(e.Handler)
 		if e.Kind == informer.StepJoined {
-			s.Emit(h.actor, "join", append([]sim.Field{sim.FInt("snapshot", int64(e.Count))}, resyncFields(e)...)...)
+			s.Emit(h.actor, narration.KindJoin, append([]sim.Field{sim.FInt(narration.FieldSnapshot, int64(e.Count))}, resyncFields(e)...)...)
 		} else {
-			s.Emit(h.actor, "register", resyncFields(e)...)
+			s.Emit(h.actor, narration.KindRegister, resyncFields(e)...)
 		}
 	case informer.StepRemoved:
 		if h := n.handler(e.Handler); h != nil {
 			h.removed = true
 			h.changed()
 		}
-		s.Emit(n.handlerActor(e.Handler), "remove")
+		s.Emit(n.handlerActor(e.Handler), narration.KindRemove)
 	case informer.StepHandlerSynced:
-		s.Emit(n.handlerActor(e.Handler), "synced")
+		s.Emit(n.handlerActor(e.Handler), narration.KindSynced)
 	case informer.StepSynced, informer.StepStopped:
 		s.Emit(n.Name(), e.Kind.String())
 	case informer.StepReflector:
@@ -149,11 +150,11 @@ func (n *Informer) narratePopGroup(e *informer.StepEvent) {
 		return
 	}
 	invariant.Check(len(n.popGroup) == e.PopSize, "world: a Pop of %d deltas narrated from %d", e.PopSize, len(n.popGroup))
-	f := []sim.Field{sim.F("key", e.Key), sim.F("deltas", strings.Join(n.popGroup, ","))}
+	f := []sim.Field{sim.F(narration.FieldKey, e.Key), sim.F(narration.FieldDeltas, strings.Join(n.popGroup, ","))}
 	if e.InInitialList {
-		f = append(f, sim.FBool("init", true))
+		f = append(f, sim.FBool(narration.FieldInit, true))
 	}
-	n.w.s.Emit(n.queueActor, "pop", f...)
+	n.w.s.Emit(n.queueActor, narration.KindPop, f...)
 }
 
 func (n *Informer) observeReflector(e informer.ReflectorEvent) {
@@ -169,25 +170,25 @@ func (n *Informer) observeReflector(e informer.ReflectorEvent) {
 		// watch-list-synced: the watch-list's end bookmark arrived: the store was replaced, as
 		// after a LIST, and the resync timer starts here (informer.md §7.5, §2.3); the same
 		// stream goes on as the watch.
-		f = append(f, sim.FInt("items", int64(e.Items)), sim.F("rv", e.ResourceVersion))
+		f = append(f, sim.FInt(narration.FieldItems, int64(e.Items)), sim.F(narration.FieldRV, e.ResourceVersion))
 	case informer.EventListPage:
-		f = append(f, sim.FInt("items", int64(e.Items)))
+		f = append(f, sim.FInt(narration.FieldItems, int64(e.Items)))
 	case informer.EventWatchOpened, informer.EventWatchClosed, informer.EventStoreError:
-		f = append(f, sim.F("rv", e.ResourceVersion))
+		f = append(f, sim.F(narration.FieldRV, e.ResourceVersion))
 	case informer.EventWatchRetry:
-		f = append(f, sim.F("rv", e.ResourceVersion), sim.FDur("delay", e.Delay))
+		f = append(f, sim.F(narration.FieldRV, e.ResourceVersion), sim.FDur(narration.FieldDelay, e.Delay))
 	case informer.EventPassEnded:
-		f = append(f, sim.FDur("delay", e.Delay))
+		f = append(f, sim.FDur(narration.FieldDelay, e.Delay))
 	case informer.EventWatchListRetry:
 		// A new watch-list request follows: after a backoff for 429 or a refused connection, at
 		// once for 410, too large an RV or a stream that ended before its end bookmark (§7.5).
-		f = append(f, sim.F("rv", e.ResourceVersion))
+		f = append(f, sim.F(narration.FieldRV, e.ResourceVersion))
 		if e.Delay > 0 {
-			f = append(f, sim.FDur("delay", e.Delay))
+			f = append(f, sim.FDur(narration.FieldDelay, e.Delay))
 		}
 	}
 	if e.Err != nil {
-		f = append(f, sim.F("err", e.Err.Error()))
+		f = append(f, sim.F(narration.FieldErr, e.Err.Error()))
 	}
 	s.Emit(n.reflectorActor, kind, f...)
 }
@@ -196,34 +197,34 @@ func (n *Informer) observeReflector(e informer.ReflectorEvent) {
 func reflectorKind(k informer.ReflectorEventKind) string {
 	switch k {
 	case informer.EventListed:
-		return "listed"
+		return narration.KindListed
 	case informer.EventListPage:
-		return "list-page"
+		return narration.KindListPage
 	case informer.EventRelistUnavailable:
-		return "relist-fresh"
+		return narration.KindRelistFresh
 	case informer.EventWatchOpened:
-		return "watching"
+		return narration.KindWatching
 	case informer.EventWatchClosed:
-		return "rewatch"
+		return narration.KindRewatch
 	case informer.EventWatchRetry:
-		return "rewatch-after"
+		return narration.KindRewatchAfter
 	case informer.EventPassEnded:
-		return "relist-after"
+		return narration.KindRelistAfter
 	case informer.EventSkipped:
-		return "skipped"
+		return narration.KindSkipped
 	case informer.EventStoreError:
-		return "store-error"
+		return narration.KindStoreError
 	case informer.EventResync:
-		return "resync"
+		return narration.KindResync
 	case informer.EventResyncSkipped:
-		return "resync-skip"
+		return narration.KindResyncSkip
 	case informer.EventWatchListSynced:
-		return "watch-list-synced"
+		return narration.KindWatchListSynced
 	case informer.EventWatchListRetry:
-		return "watch-list-retry"
+		return narration.KindWatchListRetry
 	case informer.EventWatchListFallback:
 		// The watch-list attempt failed for good: this pass lists instead (informer.md §7.3).
-		return "watch-list-fallback"
+		return narration.KindWatchListFallback
 	}
 	return k.String()
 }
@@ -237,13 +238,13 @@ func (n *Informer) handlerActor(id int) string {
 
 func (n *Informer) handlerList(ids []int) string {
 	if len(ids) == 0 {
-		return "-"
+		return narration.HandlerList(nil)
 	}
 	parts := make([]string, len(ids))
 	for i, id := range ids {
 		parts[i] = strings.TrimPrefix(n.handlerActor(id), n.Name()+"/")
 	}
-	return strings.Join(parts, ",")
+	return narration.HandlerList(parts)
 }
 
 // resyncFields narrates a registration's resync periods (informer.md §2.2) for the resync
@@ -254,16 +255,7 @@ func resyncFields(e informer.StepEvent) []sim.Field {
 	if e.RequestedResyncPeriod == 0 && e.ResyncPeriod == 0 && e.CheckPeriod == 0 {
 		return nil
 	}
-	return []sim.Field{sim.FDur("requested", e.RequestedResyncPeriod), sim.FDur("resync", e.ResyncPeriod), sim.FDur("check", e.CheckPeriod)}
-}
-
-// objRef renders an object reference "ns/name@rv", or "tomb(ns/name@rv)" for a tombstone.
-func objRef(key, rv string, tomb bool) string {
-	s := key + "@" + rv
-	if tomb {
-		return "tomb(" + s + ")"
-	}
-	return s
+	return []sim.Field{sim.FDur(narration.FieldRequested, e.RequestedResyncPeriod), sim.FDur(narration.FieldResync, e.ResyncPeriod), sim.FDur(narration.FieldCheck, e.CheckPeriod)}
 }
 
 // narrateCommit narrates one write of the apiserver, whoever made it (an op, a handler or an
@@ -271,14 +263,9 @@ func objRef(key, rv string, tomb bool) string {
 // "ADDED obj=pods/default/a rv=2". It runs with the apiserver's lock held and only emits.
 func (w *World) narrateCommit(c fakeapi.Commit) {
 	if !w.s.Narrated() {
-		w.s.Emit("apiserver", string(c.Type)) // counted, nobody reads its fields
+		w.s.Emit(narration.ActorAPIServer, string(c.Type)) // counted, nobody reads its fields
 		return
 	}
-	var ref string
-	if c.Namespace != "" {
-		ref = c.Resource.Resource + "/" + c.Namespace + "/" + c.Name
-	} else {
-		ref = c.Resource.Resource + "/" + c.Name
-	}
-	w.s.Emit("apiserver", string(c.Type), sim.F("obj", ref), sim.F("rv", fakeapi.FormatRV(c.Revision)))
+	ref := narration.CommitRef(c.Resource.Resource, c.Namespace, c.Name)
+	w.s.Emit(narration.ActorAPIServer, string(c.Type), sim.F(narration.FieldObj, ref), sim.F(narration.FieldRV, fakeapi.FormatRV(c.Revision)))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/internal/invariant"
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // OpKind is the kind of a workload operation.
@@ -368,9 +369,9 @@ func applyWrite(w *World, op Op) error {
 	err := w.write(op)
 	if err != nil {
 		if cause := statusCause(err); cause != "" {
-			w.s.Emit("apiserver", "write-error", sim.F("op", op.String()), sim.F("err", err.Error()), sim.F("cause", cause))
+			w.s.Emit(narration.ActorAPIServer, narration.KindWriteError, sim.F(narration.FieldOp, op.String()), sim.F(narration.FieldErr, err.Error()), sim.F(narration.FieldCause, cause))
 		} else {
-			w.s.Emit("apiserver", "write-error", sim.F("op", op.String()), sim.F("err", err.Error()))
+			w.s.Emit(narration.ActorAPIServer, narration.KindWriteError, sim.F(narration.FieldOp, op.String()), sim.F(narration.FieldErr, err.Error()))
 		}
 	}
 	return err

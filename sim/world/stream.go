@@ -14,6 +14,7 @@ import (
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/internal/invariant"
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // The network between the apiserver and an informer (design.md "The network"). A request is
@@ -77,7 +78,7 @@ func (n *Informer) send(st *watchStream, m wireMsg) {
 		n.spareTimers = n.spareTimers[:k-1]
 		t.Reset(at - s.Now())
 	} else {
-		t = n.w.after(at-s.Now(), n.netActor, "recv", n.recvFn)
+		t = n.w.after(at-s.Now(), n.netActor, narration.StepRecv, n.recvFn)
 	}
 	st.wire.push(m)
 	st.timers.push(t)
@@ -98,18 +99,18 @@ func (n *Informer) doRequest() {
 	lat := n.w.latency()
 	switch req.Verb {
 	case informer.RequestList:
-		n.emitRequest("LIST", req.Options)
+		n.emitRequest(narration.KindList, req.Options)
 		list, err := n.list(req.Options)
-		n.w.after(lat, n.netActor, "list-response", func() { n.deliverList(list, err) })
+		n.w.after(lat, n.netActor, narration.StepListResponse, func() { n.deliverList(list, err) })
 	case informer.RequestWatch:
-		n.emitRequest("WATCH", req.Options)
+		n.emitRequest(narration.KindWatch, req.Options)
 		open := n.src.lw.OpenWatchLent
 		if n.st.HasTransform() {
 			open = n.src.lw.OpenWatch
 		}
 		wt, err := open(req.Options)
 		if err != nil {
-			n.w.after(lat, n.netActor, "watch-response", func() { n.deliverWatchFailed(err) })
+			n.w.after(lat, n.netActor, narration.StepWatchResponse, func() { n.deliverWatchFailed(err) })
 			break
 		}
 		n.stream = &watchStream{w: wt, wire: fifo[wireMsg]{items: n.wireBuf}, timers: fifo[*sim.Timer]{items: n.timersBuf}}
@@ -153,7 +154,7 @@ func (n *Informer) emitRequest(verb string, o metav1.ListOptions) {
 // requestFields narrates a request's options as the apiserver receives them: the Reflector's,
 // then the selectors the informer's source adds.
 func (n *Informer) requestFields(o metav1.ListOptions) []sim.Field {
-	f := []sim.Field{sim.F("rv", o.ResourceVersion)}
+	f := []sim.Field{sim.F(narration.FieldRV, o.ResourceVersion)}
 	if o.ResourceVersionMatch != "" {
 		f = append(f, sim.F("rvm", string(o.ResourceVersionMatch)))
 	}
@@ -184,7 +185,7 @@ func (n *Informer) requestFields(o metav1.ListOptions) []sim.Field {
 func (n *Informer) deliverList(list runtime.Object, err error) {
 	n.wakeParts() // the Reflector is fed: its phase and the queue change
 	if err != nil {
-		n.w.s.Emit(n.netActor, "LIST-error", errFields(err)...)
+		n.w.s.Emit(n.netActor, narration.KindListError, errFields(err)...)
 		n.st.Reflector().ListDone(nil, err)
 		return
 	}
@@ -202,13 +203,13 @@ func (n *Informer) deliverList(list runtime.Object, err error) {
 	if c := ul.GetContinue(); c != "" {
 		f = append(f, sim.F("continue", c))
 	}
-	n.w.s.Emit(n.netActor, "LIST-ok", f...)
+	n.w.s.Emit(n.netActor, narration.KindListOK, f...)
 	n.st.Reflector().ListDone(list, nil)
 }
 
 func (n *Informer) deliverWatchFailed(err error) {
 	n.wakeParts() // the Reflector is fed: its phase changes
-	n.w.s.Emit(n.netActor, "WATCH-error", errFields(err)...)
+	n.w.s.Emit(n.netActor, narration.KindWatchError, errFields(err)...)
 	n.st.Reflector().WatchOpened(err)
 }
 
@@ -274,7 +275,7 @@ func (n *Informer) deliverEventWaking(st *watchStream, ev watch.Event, wasFull b
 }
 
 func (n *Informer) deliverWatchOpened(st *watchStream) {
-	n.w.s.Emit(n.netActor, "WATCH-ok", sim.FInt("watch", int64(st.w.ID())))
+	n.w.s.Emit(n.netActor, narration.KindWatchOK, sim.FInt(narration.FieldWatch, int64(st.w.ID())))
 	r := n.st.Reflector()
 	r.WatchOpened(nil)
 	st.opened = true
@@ -304,7 +305,7 @@ func (n *Informer) pull() {
 			invariant.Check(false, "world: %s: pull with nothing ready", n.Name())
 		}
 		st.ended = true
-		n.w.s.Emit(n.watchActor, "end", sim.F("reason", st.w.CloseReason().String()))
+		n.w.s.Emit(n.watchActor, narration.KindEnd, sim.F(narration.FieldReason, st.w.CloseReason().String()))
 		n.send(st, wireMsg{kind: wireClose})
 	}
 }
@@ -330,7 +331,7 @@ func (n *Informer) deliverClose(st *watchStream) {
 	}
 	n.stream = nil
 	n.keepBuffers(st)
-	n.w.s.Emit(n.reflectorActor, "EOF")
+	n.w.s.Emit(n.reflectorActor, narration.KindEOF)
 	n.st.Reflector().WatchClosed()
 }
 
@@ -344,7 +345,7 @@ func (n *Informer) dropStream(why string) {
 		t.Stop()
 	}
 	n.spareTimers = append(n.spareTimers, st.timers.queued()...)
-	n.w.s.Emit(n.watchActor, "drop", sim.F("why", why), sim.FInt("lost", int64(st.onWire())))
+	n.w.s.Emit(n.watchActor, narration.KindDrop, sim.F(narration.FieldWhy, why), sim.FInt(narration.FieldLost, int64(st.onWire())))
 	n.keepBuffers(st)
 	st.w.Stop()
 }
@@ -367,13 +368,13 @@ func (n *Informer) emitEvent(ev watch.Event) {
 	case !ok:
 		s.Emit(n.reflectorActor, kind)
 	case ev.Type == watch.Bookmark:
-		s.Emit(n.reflectorActor, kind, sim.F("rv", m.GetResourceVersion()))
+		s.Emit(n.reflectorActor, kind, sim.F(narration.FieldRV, m.GetResourceVersion()))
 	default:
 		key := m.GetName()
 		if ns := m.GetNamespace(); ns != "" {
 			key = ns + "/" + key
 		}
-		s.Emit(n.reflectorActor, kind, sim.F("obj", key), sim.F("rv", m.GetResourceVersion()))
+		s.Emit(n.reflectorActor, kind, sim.F(narration.FieldObj, key), sim.F(narration.FieldRV, m.GetResourceVersion()))
 	}
 }
 
@@ -381,7 +382,7 @@ func errFields(err error) []sim.Field {
 	var st apierrors.APIStatus
 	if errors.As(err, &st) {
 		s := st.Status()
-		return []sim.Field{sim.FInt("code", int64(s.Code)), sim.F("reason", string(s.Reason))}
+		return []sim.Field{sim.FInt(narration.FieldCode, int64(s.Code)), sim.F(narration.FieldReason, string(s.Reason))}
 	}
-	return []sim.Field{sim.F("err", err.Error())}
+	return []sim.Field{sim.F(narration.FieldErr, err.Error())}
 }

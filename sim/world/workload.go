@@ -15,6 +15,7 @@ import (
 
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // Script schedules ops as steps of actor "workload", the first at d from now, each OpSleep
@@ -49,7 +50,7 @@ func (w *World) Script(d time.Duration, ops ...Op) (time.Duration, error) {
 		batch = nil
 		kind := b[0].Kind.String()
 		if len(b) > 1 {
-			kind = "ops"
+			kind = narration.StepOps
 		}
 		w.pendingOps++
 		w.after(at-w.s.Now(), "workload", kind, func() {
@@ -257,7 +258,7 @@ func (g *Generator) schedule() {
 		g.timer.Reset(d) // fired: re-armed, it is to the engine what a new timer would be
 		return
 	}
-	g.timer = g.w.after(d, "workload", "op", g.step)
+	g.timer = g.w.after(d, narration.ActorWorkload, narration.StepOp, g.step)
 }
 
 func (g *Generator) step() {

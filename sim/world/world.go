@@ -16,6 +16,7 @@ import (
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/internal/invariant"
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // The fake apiserver's adapter is a ListerWatcher of the informer; the check lives here, in the
@@ -221,7 +222,7 @@ func NewOn(s *sim.Sim, srv *fakeapi.Server, cfg Config) (*World, error) {
 	if err := s.AfterEachStep("world", w.settle); err != nil {
 		return nil, errors.New("world: NewOn: the Sim already hosts a world")
 	}
-	w.srvTimer = &deadlineTimer{s: s, actor: "apiserver", kind: "advance", fire: func() { srv.Advance() }}
+	w.srvTimer = &deadlineTimer{s: s, actor: narration.ActorAPIServer, kind: narration.StepAdvance, fire: func() { srv.Advance() }}
 	w.srvNext.stale, w.checkSrvNext = true, invariant.Thorough()
 	srv.OnStateChange(func() { w.srvNext.stale = true })
 	w.actors["apiserver"] = true

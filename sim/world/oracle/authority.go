@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world"
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // authority is the half of the PerObjectOrder oracle the world's DeliveryLog does not check
@@ -22,15 +23,25 @@ type authority struct {
 	keys  []string
 }
 
+// newAuthority checks the states told from now on: writes made before the oracle was attached
+// (to w) were not narrated to it.
+func newAuthority(w *world.World) Checker {
+	c := &authority{}
+	if w != nil {
+		c.floor = w.Server().Revision()
+	}
+	return c
+}
+
 func (c *authority) Name() string { return PerObjectOrder }
 
 func (c *authority) Finish() string { return "" }
 
 func (c *authority) Event(e sim.Event) string {
 	switch {
-	case e.Actor == "apiserver" && (e.Kind == "ADDED" || e.Kind == "MODIFIED" || e.Kind == "DELETED"):
-		rv, err := strconv.ParseUint(fieldOr(e, "rv"), 10, 64)
-		if err != nil {
+	case narration.IsCommit(e):
+		key, rv, ok := narration.Commit(e)
+		if !ok {
 			return ""
 		}
 		if len(c.revs) >= MaxCommits {
@@ -39,10 +50,10 @@ func (c *authority) Event(e sim.Event) string {
 			c.floor = max(c.floor, c.revs[0]-1)
 		}
 		c.revs = append(c.revs, rv)
-		c.keys = append(c.keys, commitRefKey(fieldOr(e, "obj")))
-	case isHandlerEvent(e) && (e.Kind == "OnAdd" || e.Kind == "OnUpdate" || e.Kind == "OnDelete"):
-		n := deliveredNote(e)
-		rv, err := strconv.ParseUint(n.rv, 10, 64)
+		c.keys = append(c.keys, key)
+	case narration.IsHandlerEvent(e) && (e.Kind == narration.KindOnAdd || e.Kind == narration.KindOnUpdate || e.Kind == narration.KindOnDelete):
+		n := narration.Delivered(e)
+		rv, err := strconv.ParseUint(n.RV, 10, 64)
 		if err != nil || rv <= c.floor {
 			return "" // unparsable: the DeliveryLog reports it
 		}
@@ -50,21 +61,9 @@ func (c *authority) Event(e sim.Event) string {
 		switch {
 		case !ok:
 			return fmt.Sprintf("%s: %s: the apiserver committed no write at rv=%d", e.Actor, n, rv)
-		case c.keys[i] != n.key:
-			return fmt.Sprintf("%s: %s: the write at rv=%d was of %s, not %s", e.Actor, n, rv, c.keys[i], n.key)
+		case c.keys[i] != n.Key:
+			return fmt.Sprintf("%s: %s: the write at rv=%d was of %s, not %s", e.Actor, n, rv, c.keys[i], n.Key)
 		}
 	}
 	return ""
-}
-
-// commitRefKey turns the apiserver's "pods/default/a" (or "namespaces/a") into the key
-// "default/a" ("a").
-func commitRefKey(ref string) string {
-	_, key, _ := strings.Cut(ref, "/")
-	return key
-}
-
-func fieldOr(e sim.Event, key string) string {
-	v, _ := field(e, key)
-	return v
 }

@@ -32,8 +32,14 @@
 //
 // # Implementation notes
 //
-// The trace oracles read the world's narration (package world, narrate.go) and rebuild what they
-// need from it alone: each informer's cache (from its cache writes, and after an atomic replace
+// The catalogue (catalog in oracle.go) is one row per oracle: its Info and, for a trace oracle,
+// the constructor of its Checker (or, for one that reads the apiserver's record, the function
+// that attaches it). Adding an oracle is its own file and its row; Attach, NewChecker,
+// CheckTrace, All and the verdicts read the rows.
+//
+// The trace oracles read the world's narration only through package sim/world/narration (its
+// kinds, field keys and typed readers: a delivered or buffered notification, a cache write, a
+// commit), never by parsing text of their own, and rebuild what they need from it alone: each informer's cache (from its cache writes, and after an atomic replace
 // from the notifications that follow it), its current registrations, their resync periods
 // (narrated at registration), the resync timer's ticks. Each keeps its own model, so the oracles
 // stay independent. The watch oracle reads fakeapi.Server.OnCommit (every write) and OnRecord

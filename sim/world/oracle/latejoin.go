@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world"
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // lateJoin is the LateJoin oracle (design.md "Oracles"; informer.md §3, §4.5, §4.6):
@@ -28,15 +30,15 @@ type lateJoin struct {
 	joining  map[string]string // informer → handler joining
 	snapshot map[string]map[string]string
 	// queues are, per "informer/handler", the notifications buffered and not yet delivered.
-	queues map[string][]note
+	queues map[string][]narration.Note
 	// initBuffered and initDelivered count initial-list adds per "informer/handler".
 	initBuffered, initDelivered map[string]int
 	synced                      map[string]bool
 }
 
-func newLateJoin() *lateJoin {
+func newLateJoin(*world.World) Checker {
 	return &lateJoin{m: newModel(), joining: map[string]string{}, snapshot: map[string]map[string]string{},
-		queues: map[string][]note{}, initBuffered: map[string]int{}, initDelivered: map[string]int{}, synced: map[string]bool{}}
+		queues: map[string][]narration.Note{}, initBuffered: map[string]int{}, initDelivered: map[string]int{}, synced: map[string]bool{}}
 }
 
 func (c *lateJoin) Name() string { return LateJoin }
@@ -48,9 +50,9 @@ func (c *lateJoin) Event(e sim.Event) string {
 }
 
 func (c *lateJoin) check(e sim.Event) string {
-	infName, part := splitActor(e.Actor)
+	infName, part := narration.SplitActor(e.Actor)
 	n := c.m.infs[infName]
-	if h := c.joining[infName]; h != "" && !(part == "queue" && e.Kind == "buffer") {
+	if h := c.joining[infName]; h != "" && !(part == narration.PartQueue && e.Kind == narration.KindBuffer) {
 		snap := c.snapshot[infName]
 		delete(c.joining, infName)
 		if len(snap) > 0 {
@@ -60,15 +62,15 @@ func (c *lateJoin) check(e sim.Event) string {
 	switch {
 	case n == nil && part == "":
 		return ""
-	case part == "queue" && e.Kind == "buffer":
-		b, to := bufferNote(e)
+	case part == narration.PartQueue && e.Kind == narration.KindBuffer:
+		b, to := narration.Buffered(e)
 		if h := c.joining[infName]; h != "" {
 			return c.snapshotAdd(infName, h, b, to)
 		}
 		if n == nil {
 			return ""
 		}
-		if !b.sync {
+		if !b.Sync {
 			if want := n.current(); !slices.Equal(sortedCopy(to), sortedCopy(want)) {
 				return fmt.Sprintf("%s: %s buffered for [%s], but the current registrations are [%s] (a gap)", infName, b, strings.Join(to, ","), strings.Join(want, ","))
 			}
@@ -76,25 +78,25 @@ func (c *lateJoin) check(e sim.Event) string {
 		for _, h := range to {
 			q := infName + "/" + h
 			c.queues[q] = append(c.queues[q], b)
-			if b.call == "add" && b.init {
+			if b.Call == narration.CallAdd && b.Initial {
 				c.initBuffered[q]++
 			}
 		}
-	case isHandlerEvent(e):
+	case narration.IsHandlerEvent(e):
 		q := e.Actor
 		switch e.Kind {
-		case "join":
+		case narration.KindJoin:
 			if n == nil {
 				n = c.m.inf(infName)
 			}
-			if want := intField(e, "snapshot"); want != len(n.cache) {
+			if want := narration.Int(e, narration.FieldSnapshot); want != len(n.cache) {
 				return fmt.Sprintf("%s joined with a snapshot of %d object(s), but the cache holds %d", q, want, len(n.cache))
 			}
 			c.joining[infName] = part
 			c.snapshot[infName] = maps.Clone(n.cache)
-		case "remove":
+		case narration.KindRemove:
 			delete(c.queues, q)
-		case "synced":
+		case narration.KindSynced:
 			if c.synced[q] {
 				break
 			}
@@ -105,8 +107,8 @@ func (c *lateJoin) check(e sim.Event) string {
 			if undelivered := c.initBuffered[q] - c.initDelivered[q]; undelivered > 0 {
 				return fmt.Sprintf("%s latched synced with %d initial-list add(s) not yet delivered", q, undelivered)
 			}
-		case "OnAdd", "OnUpdate", "OnDelete":
-			got := deliveredNote(e)
+		case narration.KindOnAdd, narration.KindOnUpdate, narration.KindOnDelete:
+			got := narration.Delivered(e)
 			qu := c.queues[q]
 			if len(qu) == 0 {
 				return fmt.Sprintf("%s was given %s, but nothing was buffered for it (a duplicate)", q, got)
@@ -116,11 +118,11 @@ func (c *lateJoin) check(e sim.Event) string {
 			if got.String() != want.String() {
 				return fmt.Sprintf("%s was given %s, but %s was buffered for it first", q, got, want)
 			}
-			if got.call == "add" && got.init {
+			if got.Call == narration.CallAdd && got.Initial {
 				c.initDelivered[q]++
 			}
 		}
-	case part == "" && e.Kind == "stop":
+	case part == "" && e.Kind == narration.KindStop:
 		for q := range c.queues {
 			if strings.HasPrefix(q, infName+"/") {
 				delete(c.queues, q)
@@ -131,22 +133,22 @@ func (c *lateJoin) check(e sim.Event) string {
 }
 
 // snapshotAdd checks one notification buffered while handler h joins informer infName.
-func (c *lateJoin) snapshotAdd(infName, h string, b note, to []string) string {
+func (c *lateJoin) snapshotAdd(infName, h string, b narration.Note, to []string) string {
 	q := infName + "/" + h
-	if len(to) != 1 || to[0] != h || b.call != "add" || !b.init {
+	if len(to) != 1 || to[0] != h || b.Call != narration.CallAdd || !b.Initial {
 		return fmt.Sprintf("%s joining: %s buffered for [%s], want an initial-list add for %s alone", q, b, strings.Join(to, ","), h)
 	}
 	snap := c.snapshot[infName]
-	rv, ok := snap[b.key]
+	rv, ok := snap[b.Key]
 	switch {
-	case !ok && c.m.infs[infName].cache[b.key] != "":
+	case !ok && c.m.infs[infName].cache[b.Key] != "":
 		return fmt.Sprintf("%s joining: %s given twice in its snapshot (a duplicate)", q, b)
 	case !ok:
 		return fmt.Sprintf("%s joining: %s is not in the cache", q, b)
-	case rv != b.rv:
+	case rv != b.RV:
 		return fmt.Sprintf("%s joining: %s, but the cache holds rv=%s", q, b, rv)
 	}
-	delete(snap, b.key)
+	delete(snap, b.Key)
 	c.queues[q] = append(c.queues[q], b)
 	c.initBuffered[q]++
 	return ""

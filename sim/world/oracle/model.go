@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // model rebuilds, from the narration alone, what the trace oracles need to know of each
@@ -59,16 +60,16 @@ func (n *infModel) replaceEnds(e sim.Event) bool {
 	if !n.replacing {
 		return false
 	}
-	return e.Kind != "buffer"
+	return e.Kind != narration.KindBuffer
 }
 
 // apply moves the model past e. It returns the informer's model (nil for events of no
 // informer).
 func (m *model) apply(e sim.Event) *infModel {
-	if e.Actor == "apiserver" || e.Actor == "workload" || e.Actor == "fault" || e.Actor == "clock" || e.Actor == "world" {
+	if e.Actor == narration.ActorAPIServer || e.Actor == narration.ActorWorkload || e.Actor == narration.ActorFault || e.Actor == narration.ActorClock || e.Actor == narration.ActorWorld {
 		return nil
 	}
-	infName, part := splitActor(e.Actor)
+	infName, part := narration.SplitActor(e.Actor)
 	n := m.inf(infName)
 	if n.replaceEnds(e) {
 		n.replacing = false
@@ -76,50 +77,50 @@ func (m *model) apply(e sim.Event) *infModel {
 	switch {
 	case part == "":
 		switch e.Kind {
-		case "start":
+		case narration.KindStart:
 			n.started = true
-		case "stop":
+		case narration.KindStop:
 			n.stopped = true
 			clear(n.handlers)
-		case "synced":
+		case narration.KindSynced:
 			n.synced = true
 		}
-	case part == "queue":
+	case part == narration.PartQueue:
 		switch e.Kind {
-		case "cache-add", "cache-update":
-			k, rv, _ := cacheRef(e)
+		case narration.KindCacheAdd, narration.KindCacheUpdate:
+			k, rv, _ := narration.CacheWrite(e)
 			n.cache[k] = rv
-		case "cache-delete":
-			k, _, _ := cacheRef(e)
+		case narration.KindCacheDelete:
+			k, _, _ := narration.CacheWrite(e)
 			delete(n.cache, k)
-		case "cache-replace":
+		case narration.KindCacheReplace:
 			n.prev = maps.Clone(n.cache)
 			n.cache = map[string]string{}
 			n.tombs = map[string]string{}
-			n.listed = intField(e, "n")
+			n.listed = narration.Int(e, narration.FieldN)
 			n.replacing = true
-		case "buffer":
+		case narration.KindBuffer:
 			if !n.replacing {
 				break
 			}
-			b, _ := bufferNote(e)
-			if b.call == "delete" {
-				n.tombs[b.key] = b.rv
+			b, _ := narration.Buffered(e)
+			if b.Call == narration.CallDelete {
+				n.tombs[b.Key] = b.RV
 				break
 			}
 			if n.listed > 0 {
-				n.cache[b.key] = b.rv
+				n.cache[b.Key] = b.RV
 				n.listed--
 			}
 		}
-	case isHandlerEvent(e):
+	case narration.IsHandlerEvent(e):
 		switch e.Kind {
-		case "register", "join":
+		case narration.KindRegister, narration.KindJoin:
 			if !slices.Contains(n.names, part) {
 				n.names = append(n.names, part)
 			}
 			n.handlers[part] = true
-		case "remove":
+		case narration.KindRemove:
 			delete(n.handlers, part)
 		}
 	}

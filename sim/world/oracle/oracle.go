@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // The oracles' names (design.md "Oracles").
@@ -57,19 +57,40 @@ type Info struct {
 	Doc string
 }
 
-var catalog = []Info{
-	{PerObjectOrder, Safety, "world+oracle", "each handler sees states the apiserver committed, per object in resourceVersion order, nothing after a delete but a re-creation"},
-	{CacheBeforeNotify, Safety, "world", "when a handler is called, the cache holds the state it is told about or a newer one"},
-	{ReadOnlyObjects, Safety, "world", "nothing changes an object an informer handed out (noticed at the object's next write, at the latest once converged)"},
-	{EventualConsistency, Liveness, "world", "once quiet, every cache and every handler's replayed view equals the apiserver's state"},
-	{ResyncAlignment, Safety, "oracle", "resyncs only for cached objects, only to due handlers, at the periods informer.md §2 computes"},
-	{LateJoin, Safety, "oracle", "a late handler gets exactly the cache, then every change, no gap, no duplicate; HasSynced per §3, §4.6"},
-	{Tombstones, Safety, "oracle", "a delete missed while disconnected arrives as DeletedFinalStateUnknown with the last known state"},
-	{WatchGuarantees, Safety, "oracle", "the apiserver's watches are ordered, unique, gap-free, resumable, with honest bookmarks"},
+// entry is one oracle of the catalogue: what it is, and how it is checked. Adding an oracle is
+// its file (a Checker and its constructor, or an attach function) and its row here.
+type entry struct {
+	Info
+	// newChecker builds the oracle's trace checker for w (nil: a recorded trace); nil for an
+	// oracle that does not read the trace.
+	newChecker func(w *world.World) Checker
+	// attach hooks an oracle that reads something other than the trace (the apiserver's
+	// record) to h.
+	attach func(h *Handle)
+}
+
+// catalog is every oracle, in the order they are checked and reported. The world checks the
+// first four itself (its DeliveryLog, its read-only check and CheckConverged); this package adds
+// per-object order's other half and the rest.
+var catalog = []entry{
+	{Info{PerObjectOrder, Safety, "world+oracle", "each handler sees states the apiserver committed, per object in resourceVersion order, nothing after a delete but a re-creation"}, newAuthority, nil},
+	{Info{CacheBeforeNotify, Safety, "world", "when a handler is called, the cache holds the state it is told about or a newer one"}, nil, nil},
+	{Info{ReadOnlyObjects, Safety, "world", "nothing changes an object an informer handed out (noticed at the object's next write, at the latest once converged)"}, nil, nil},
+	{Info{EventualConsistency, Liveness, "world", "once quiet, every cache and every handler's replayed view equals the apiserver's state"}, nil, nil},
+	{Info{ResyncAlignment, Safety, "oracle", "resyncs only for cached objects, only to due handlers, at the periods informer.md §2 computes"}, newResync, nil},
+	{Info{LateJoin, Safety, "oracle", "a late handler gets exactly the cache, then every change, no gap, no duplicate; HasSynced per §3, §4.6"}, newLateJoin, nil},
+	{Info{Tombstones, Safety, "oracle", "a delete missed while disconnected arrives as DeletedFinalStateUnknown with the last known state"}, newTombstones, nil},
+	{Info{WatchGuarantees, Safety, "oracle", "the apiserver's watches are ordered, unique, gap-free, resumable, with honest bookmarks"}, nil, attachWatchGuarantees},
 }
 
 // All returns every oracle, in the order they are checked and reported.
-func All() []Info { return slices.Clone(catalog) }
+func All() []Info {
+	out := make([]Info, len(catalog))
+	for i, o := range catalog {
+		out[i] = o.Info
+	}
+	return out
+}
 
 // Names returns every oracle's name.
 func Names() []string {
@@ -80,13 +101,13 @@ func Names() []string {
 	return out
 }
 
-func lookup(name string) (Info, bool) {
+func lookup(name string) (entry, bool) {
 	for _, o := range catalog {
 		if o.Name == name {
 			return o, true
 		}
 	}
-	return Info{}, false
+	return entry{}, false
 }
 
 // Checker is one trace oracle of this package: it reads the trace one event at a time and says
@@ -106,45 +127,14 @@ type Checker interface {
 // notify and eventual consistency (the world's) and WatchGuarantees (which reads the
 // apiserver's record, not the trace) have none.
 func NewChecker(name string) (Checker, error) {
-	switch name {
-	case PerObjectOrder:
-		return &authority{}, nil
-	case ResyncAlignment:
-		return finisher{newResync()}, nil
-	case LateJoin:
-		return newLateJoin(), nil
-	case Tombstones:
-		return finisher{&tombstones{m: newModel()}}, nil
-	}
-	if _, ok := lookup(name); ok {
+	o, ok := lookup(name)
+	switch {
+	case !ok:
+		return nil, unknown(name)
+	case o.newChecker == nil:
 		return nil, fmt.Errorf("oracle: %s is not a trace oracle", name)
 	}
-	return nil, unknown(name)
-}
-
-// finisher gives a checker without a liveness half of its own its Finish: a replace group or a
-// resync still open at the end of the trace.
-type finisher struct{ eventer }
-
-type eventer interface {
-	Name() string
-	Event(e sim.Event) string
-}
-
-func (f finisher) Finish() string {
-	switch c := f.eventer.(type) {
-	case *resync:
-		return c.Finish()
-	case *tombstones:
-		for _, name := range sortedKeys(c.m.infs) {
-			if n := c.m.infs[name]; n.replacing {
-				if msg := c.replaceDone(name, n); msg != "" {
-					return msg
-				}
-			}
-		}
-	}
-	return ""
+	return o.newChecker(nil), nil
 }
 
 func unknown(name string) error {
@@ -156,7 +146,11 @@ func unknown(name string) error {
 // events before it as its window. Names of oracles that do not read the trace are an error.
 func CheckTrace(events []sim.Event, names ...string) (*world.Violation, error) {
 	if len(names) == 0 {
-		names = []string{PerObjectOrder, ResyncAlignment, LateJoin, Tombstones}
+		for _, o := range catalog {
+			if o.newChecker != nil {
+				names = append(names, o.Name)
+			}
+		}
 	}
 	var cs []Checker
 	for _, n := range names {
@@ -175,7 +169,7 @@ func CheckTrace(events []sim.Event, names ...string) (*world.Violation, error) {
 	}
 	for _, c := range cs {
 		if msg := c.Finish(); msg != "" {
-			end := sim.Event{Actor: "oracle", Kind: "end"}
+			end := sim.Event{Actor: narration.ActorOracle, Kind: narration.KindTraceEnd}
 			if n := len(events); n > 0 {
 				end.Step, end.Time = events[n-1].Step, events[n-1].Time
 			}
@@ -205,7 +199,6 @@ type Handle struct {
 	names   []string
 	checked map[string]bool
 	trace   []Checker
-	watch   *watchGuarantees
 
 	// first is the first violation; raised says it was panicked with (which stops the run).
 	first     *world.Violation
@@ -251,24 +244,14 @@ func Attach(w *world.World, names ...string) (*Handle, error) {
 			continue
 		}
 		h.names = append(h.names, o.Name)
-		switch o.Name {
-		case WatchGuarantees:
-			h.watch = newWatchGuarantees()
-		case PerObjectOrder:
-			// Writes made before the oracles were attached were not narrated to them.
-			h.trace = append(h.trace, &authority{floor: w.Server().Revision()})
-		case ResyncAlignment, LateJoin, Tombstones:
-			c, _ := NewChecker(o.Name)
-			h.trace = append(h.trace, c)
+		if o.newChecker != nil {
+			h.trace = append(h.trace, o.newChecker(w))
+		}
+		if o.attach != nil {
+			o.attach(h)
 		}
 	}
-	s := w.Sim()
-	s.Subscribe(h.event)
-	if h.watch != nil {
-		srv := w.Server()
-		srv.OnCommit(func(c fakeapi.Commit) { h.watch.Commit(c) })
-		srv.OnRecord(h.record)
-	}
+	w.Sim().Subscribe(h.event)
 	return h, nil
 }
 
@@ -285,40 +268,6 @@ func (h *Handle) event(e sim.Event) {
 			h.found(world.NewViolation(h.w.Sim(), c.Name(), msg, e, world.DefaultViolationWindow))
 			return
 		}
-	}
-}
-
-// record reads one record of the apiserver. It runs with the apiserver's lock held: it must not
-// call the Server.
-func (h *Handle) record(r fakeapi.Record) {
-	if h.first != nil {
-		return
-	}
-	var msg string
-	var e sim.Event
-	s := h.w.Sim()
-	switch {
-	case r.Request != nil:
-		q := r.Request
-		if q.Verb != fakeapi.VerbWatch || q.WatchID == 0 || q.Code != 0 || q.Err != "" {
-			return
-		}
-		msg = h.watch.Opened(WatchOpened{ID: q.WatchID, Resource: q.Resource, Namespace: q.Namespace, Options: q.Options})
-		e = sim.Event{Step: s.StepCount(), Time: s.Now(), Actor: "apiserver", Kind: "watch-opened",
-			Fields: []sim.Field{sim.FInt("watch", int64(q.WatchID)), sim.F("rv", q.Options.ResourceVersion)}}
-	case r.Event != nil:
-		ev := r.Event
-		msg = h.watch.Delivered(*ev)
-		f := []sim.Field{sim.FInt("watch", int64(ev.WatchID))}
-		if ev.Close != 0 {
-			f = append(f, sim.F("close", ev.Close.String()))
-		} else {
-			f = append(f, sim.F("type", string(ev.Type)), sim.F("obj", ev.Key), sim.F("rv", ev.RV))
-		}
-		e = sim.Event{Step: s.StepCount(), Time: s.Now(), Actor: "apiserver", Kind: "watch-event", Fields: f}
-	}
-	if msg != "" {
-		h.found(world.NewViolation(s, WatchGuarantees, msg, e, world.DefaultViolationWindow))
 	}
 }
 
@@ -353,7 +302,7 @@ func (h *Handle) Finish() error {
 	for _, c := range h.trace {
 		if msg := c.Finish(); msg != "" {
 			s := h.w.Sim()
-			h.found(world.NewViolation(s, c.Name(), msg, sim.Event{Step: s.StepCount(), Time: s.Now(), Actor: "world", Kind: "converged"}, world.DefaultViolationWindow))
+			h.found(world.NewViolation(s, c.Name(), msg, sim.Event{Step: s.StepCount(), Time: s.Now(), Actor: narration.ActorWorld, Kind: narration.KindConverged}, world.DefaultViolationWindow))
 			h.raised = true
 			return h.first
 		}
@@ -378,8 +327,8 @@ func (h *Handle) Violation() *world.Violation { return h.first }
 func (h *Handle) Verdicts() []Verdict {
 	out := make([]Verdict, 0, len(h.names))
 	for _, n := range h.names {
-		info, _ := lookup(n)
-		v := Verdict{Info: info}
+		o, _ := lookup(n)
+		v := Verdict{Info: o.Info}
 		if h.first != nil && h.first.Oracle == n {
 			v.Violation = h.first
 		}

@@ -5,7 +5,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world"
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // minimumResyncPeriod is client-go's floor for a handler's period (informer.md §2.1).
@@ -51,7 +54,7 @@ type resyncHandler struct {
 	syncing   bool
 }
 
-func newResync() *resync { return &resync{m: newModel(), infs: map[string]*resyncInf{}} }
+func newResync(*world.World) Checker { return &resync{m: newModel(), infs: map[string]*resyncInf{}} }
 
 func (c *resync) Name() string { return ResyncAlignment }
 
@@ -82,13 +85,13 @@ func (c *resync) Event(e sim.Event) string {
 }
 
 func (c *resync) check(e sim.Event) string {
-	infName, part := splitActor(e.Actor)
+	infName, part := narration.SplitActor(e.Actor)
 	if c.m.infs[infName] == nil && part == "" {
 		return ""
 	}
 	r := c.inf(infName)
 	n := c.m.inf(infName)
-	if r.inSync && !(part == "queue" && e.Kind == "buffer") {
+	if r.inSync && !(part == narration.PartQueue && e.Kind == narration.KindBuffer) {
 		r.inSync = false
 		if len(r.syncAll) > 0 {
 			k := sortedKeys(r.syncAll)[0]
@@ -96,51 +99,51 @@ func (c *resync) check(e sim.Event) string {
 		}
 	}
 	switch {
-	case isHandlerEvent(e) && (e.Kind == "register" || e.Kind == "join"):
+	case narration.IsHandlerEvent(e) && (e.Kind == narration.KindRegister || e.Kind == narration.KindJoin):
 		return c.register(infName, part, e, n.started)
-	case isHandlerEvent(e) && e.Kind == "remove":
+	case narration.IsHandlerEvent(e) && e.Kind == narration.KindRemove:
 		delete(r.handlers, part)
-	case part == "" && e.Kind == "stop":
+	case part == "" && e.Kind == narration.KindStop:
 		r.ticking = false
 		clear(r.handlers)
-	case part == "reflector":
+	case part == narration.PartReflector:
 		switch e.Kind {
-		case "listed", "watch-list-synced":
+		case narration.KindListed, narration.KindWatchListSynced:
 			// A successful LIST, or the end of a watch-list's initial events, starts the timer
 			// (informer.md §2.3, §7.5) when the informer resyncs.
 			r.anchor, r.ticking = e.Time, r.check > 0 || !r.checkKnown
-		case "relist-after", "LIST":
+		case narration.KindRelistAfter, narration.KindList:
 			r.ticking = false
-		case "resync-check":
+		case narration.KindResyncCheck:
 			return c.tick(infName, r, e)
 		}
-	case part == "queue":
+	case part == narration.PartQueue:
 		switch e.Kind {
-		case "pop":
-			if d, _ := field(e, "delta"); d == "SyncAll" {
+		case narration.KindPop:
+			if d, _ := narration.Str(e, narration.FieldDelta); d == string(informer.SyncAll) {
 				r.inSync = true
 				r.syncAll = make(map[string]string, len(n.cache))
 				for k, v := range n.cache {
 					r.syncAll[k] = v
 				}
 			}
-		case "buffer":
-			b, to := bufferNote(e)
+		case narration.KindBuffer:
+			b, to := narration.Buffered(e)
 			if r.inSync {
-				rv, cached := r.syncAll[b.key]
+				rv, cached := r.syncAll[b.Key]
 				switch {
-				case b.call != "update" || !b.sync:
+				case b.Call != narration.CallUpdate || !b.Sync:
 					return fmt.Sprintf("%s: a resync buffered %s, which is not a sync update", infName, b)
-				case !cached && n.cache[b.key] == "":
+				case !cached && n.cache[b.Key] == "":
 					return fmt.Sprintf("%s: a resync buffered %s for an object the cache does not hold", infName, b)
 				case !cached:
 					return fmt.Sprintf("%s: a resync buffered %s twice", infName, b)
-				case rv != b.rv:
+				case rv != b.RV:
 					return fmt.Sprintf("%s: a resync buffered %s, but the cache holds rv=%s", infName, b, rv)
 				}
-				delete(r.syncAll, b.key)
+				delete(r.syncAll, b.Key)
 			}
-			if b.sync {
+			if b.Sync {
 				var want []string
 				for _, h := range n.current() {
 					if hs := r.handlers[h]; hs != nil && hs.syncing {
@@ -159,11 +162,11 @@ func (c *resync) check(e sim.Event) string {
 // register checks a registration's periods against informer.md §2.2 and starts its schedule.
 func (c *resync) register(infName, h string, e sim.Event, started bool) string {
 	r := c.inf(infName)
-	requested, effective, check := durField(e, "requested"), durField(e, "resync"), durField(e, "check")
+	requested, effective, check := narration.Dur(e, narration.FieldRequested), narration.Dur(e, narration.FieldResync), narration.Dur(e, narration.FieldCheck)
 	if requested < 0 || effective < 0 || check < 0 {
 		return fmt.Sprintf("%s/%s: unreadable resync periods", infName, h)
 	}
-	if boolField(e, "hosted") {
+	if narration.Bool(e, narration.FieldHosted) {
 		// Registered before the world hosted the informer: only its effective period is
 		// narrated, so §2.2 cannot be checked; its schedule is (the check period is learned
 		// from the first tick when no registration tells it).
@@ -219,8 +222,11 @@ func (c *resync) tick(infName string, r *resyncInf, e sim.Event) string {
 		return fmt.Sprintf("%s: resync tick at %s, want %s (one check period of %v after %s)", infName, sim.FormatSimTime(e.Time), sim.FormatSimTime(want), r.check, sim.FormatSimTime(r.anchor))
 	}
 	r.anchor = e.Time
-	v, _ := field(e, "due")
-	got := handlerList(v)
+	v, _ := narration.Str(e, narration.FieldDue)
+	got := map[string]bool{}
+	for _, h := range narration.ParseHandlerList(v) {
+		got[h] = true
+	}
 	var want []string
 	for _, h := range c.m.inf(infName).current() {
 		hs := r.handlers[h]

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world"
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // tombstones is the Tombstones oracle (design.md "Oracles"; informer.md §6.3, §14 T5): a
@@ -20,38 +22,52 @@ type tombstones struct {
 	m *model
 }
 
+func newTombstones(*world.World) Checker { return &tombstones{m: newModel()} }
+
 func (c *tombstones) Name() string { return Tombstones }
 
+// Finish reports a relist's replace group still open at the end of the trace.
+func (c *tombstones) Finish() string {
+	for _, name := range sortedKeys(c.m.infs) {
+		if n := c.m.infs[name]; n.replacing {
+			if msg := c.replaceDone(name, n); msg != "" {
+				return msg
+			}
+		}
+	}
+	return ""
+}
+
 func (c *tombstones) Event(e sim.Event) string {
-	infName, part := splitActor(e.Actor)
-	if n := c.m.infs[infName]; n != nil && n.replacing && e.Kind != "buffer" {
+	infName, part := narration.SplitActor(e.Actor)
+	if n := c.m.infs[infName]; n != nil && n.replacing && e.Kind != narration.KindBuffer {
 		if msg := c.replaceDone(infName, n); msg != "" {
 			c.m.apply(e)
 			return msg
 		}
 	}
 	msg := ""
-	if n := c.m.infs[infName]; n != nil && part == "queue" {
+	if n := c.m.infs[infName]; n != nil && part == narration.PartQueue {
 		switch e.Kind {
-		case "buffer":
-			b, _ := bufferNote(e)
-			if n.replacing && b.call == "delete" {
-				if !b.tomb {
-					msg = fmt.Sprintf("%s: the relist deleted %s@%s without a tombstone", infName, b.key, b.rv)
+		case narration.KindBuffer:
+			b, _ := narration.Buffered(e)
+			if n.replacing && b.Call == narration.CallDelete {
+				if !b.Tomb {
+					msg = fmt.Sprintf("%s: the relist deleted %s@%s without a tombstone", infName, b.Key, b.RV)
 					break
 				}
-				held, ok := n.prev[b.key]
+				held, ok := n.prev[b.Key]
 				switch {
 				case !ok:
-					msg = fmt.Sprintf("%s: tombstone for %s@%s, but the cache held no %s before the relist", infName, b.key, b.rv, b.key)
-				case held != b.rv:
-					msg = fmt.Sprintf("%s: tombstone for %s@%s, but the last state the cache held was rv=%s", infName, b.key, b.rv, held)
-				case n.tombs[b.key] != "":
-					msg = fmt.Sprintf("%s: second tombstone for %s in one relist", infName, b.key)
+					msg = fmt.Sprintf("%s: tombstone for %s@%s, but the cache held no %s before the relist", infName, b.Key, b.RV, b.Key)
+				case held != b.RV:
+					msg = fmt.Sprintf("%s: tombstone for %s@%s, but the last state the cache held was rv=%s", infName, b.Key, b.RV, held)
+				case n.tombs[b.Key] != "":
+					msg = fmt.Sprintf("%s: second tombstone for %s in one relist", infName, b.Key)
 				}
 			}
-		case "cache-delete":
-			k, rv, tomb := cacheRef(e)
+		case narration.KindCacheDelete:
+			k, rv, tomb := narration.CacheWrite(e)
 			if tomb && !n.replacing {
 				if held, ok := n.cache[k]; ok && held != rv {
 					msg = fmt.Sprintf("%s: tombstone for %s@%s, but the cache held rv=%s", infName, k, rv, held)

@@ -10,6 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world"
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // WatchOpened is a WATCH the apiserver accepted, as the watch-guarantees oracle reads it from the
@@ -220,4 +223,48 @@ func cmpU(a, b uint64) int {
 		return 1
 	}
 	return 0
+}
+
+// attachWatchGuarantees hooks the WatchGuarantees oracle to the apiserver of h's world: it reads
+// every write (OnCommit) and every watch opened and event sent (OnRecord, whose one observer it
+// takes), not the trace.
+func attachWatchGuarantees(h *Handle) {
+	c := newWatchGuarantees()
+	srv := h.w.Server()
+	srv.OnCommit(func(cm fakeapi.Commit) { c.Commit(cm) })
+	srv.OnRecord(func(r fakeapi.Record) { h.record(c, r) })
+}
+
+// record reads one record of the apiserver. It runs with the apiserver's lock held: it must not
+// call the Server.
+func (h *Handle) record(c *watchGuarantees, r fakeapi.Record) {
+	if h.first != nil {
+		return
+	}
+	var msg string
+	var e sim.Event
+	s := h.w.Sim()
+	switch {
+	case r.Request != nil:
+		q := r.Request
+		if q.Verb != fakeapi.VerbWatch || q.WatchID == 0 || q.Code != 0 || q.Err != "" {
+			return
+		}
+		msg = c.Opened(WatchOpened{ID: q.WatchID, Resource: q.Resource, Namespace: q.Namespace, Options: q.Options})
+		e = sim.Event{Step: s.StepCount(), Time: s.Now(), Actor: narration.ActorAPIServer, Kind: narration.KindWatchOpened,
+			Fields: []sim.Field{sim.FInt("watch", int64(q.WatchID)), sim.F("rv", q.Options.ResourceVersion)}}
+	case r.Event != nil:
+		ev := r.Event
+		msg = c.Delivered(*ev)
+		f := []sim.Field{sim.FInt("watch", int64(ev.WatchID))}
+		if ev.Close != 0 {
+			f = append(f, sim.F("close", ev.Close.String()))
+		} else {
+			f = append(f, sim.F("type", string(ev.Type)), sim.F("obj", ev.Key), sim.F("rv", ev.RV))
+		}
+		e = sim.Event{Step: s.StepCount(), Time: s.Now(), Actor: narration.ActorAPIServer, Kind: narration.KindWatchEvent, Fields: f}
+	}
+	if msg != "" {
+		h.found(world.NewViolation(s, WatchGuarantees, msg, e, world.DefaultViolationWindow))
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/informersim/informersim/internal/invariant"
 	"github.com/informersim/informersim/internal/jsonvalue"
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // Quiet reports whether the world has nothing left to do that the network can give it now: the
@@ -270,7 +271,7 @@ var errNilFunc = errors.New("nil func")
 // convergedEvent stands for the moment of a convergence check in a Violation: the check reads
 // the state the whole trace led to, at this step and time.
 func (w *World) convergedEvent() sim.Event {
-	return sim.Event{Step: w.s.StepCount(), Time: w.s.Now(), Actor: "world", Kind: "check-converged"}
+	return sim.Event{Step: w.s.StepCount(), Time: w.s.Now(), Actor: narration.ActorWorld, Kind: narration.KindCheckConverged}
 }
 
 // replicaRevision is the revision replica i's watch cache has processed; a stream is always
