@@ -2,12 +2,14 @@ package world
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
+	"github.com/informersim/informersim/informer/workqueue"
 	"github.com/informersim/informersim/sim"
 )
 
@@ -120,6 +122,64 @@ func TestFactoryWaitForCacheSyncReportsOnlyStartedInformers(t *testing.T) {
 		res := fac.WaitForCacheSyncWithContext(context.Background())
 		if len(res.Synced) != 1 || !res.Synced[pods] || res.Err != nil {
 			t.Errorf("seed %d: %+v, want only pods, synced", seed, res)
+		}
+	}
+}
+
+// A controller's retries in the world happen exactly when its rate limiter says, in simulated
+// time, which a user reads off the trace: a delayed item is handed out at its time, never
+// earlier (even by 1ms, next to an item due just before it), and a Forget through a capped
+// limiter (WithMaxWait) resets the item's backoff, so its next failure waits the base delay
+// again instead of the cap.
+func TestWorkqueueRetriesHappenWhenTheLimiterSays(t *testing.T) {
+	for _, seed := range traceSeeds {
+		w := newTraceWorld(t, seed)
+		q := workqueue.NewTypedRateLimitingQueueWithConfig[string](
+			workqueue.NewTypedWithMaxWaitRateLimiter[string](workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, time.Hour), 3*time.Second),
+			workqueue.RateLimitingQueueConfig{Clock: w.Sim().ClockFor("ctrl/queue"), StepDriven: true})
+		if err := w.AddDeadlines(Deadlines{Actor: "ctrl/queue", Kind: "fire-due", Next: q.NextDeadline, Fire: func() { q.FireDue() }}); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string][]time.Duration{} // when the worker took each key, since the start
+		fails := map[string]int{"retry": 2}  // "retry" fails twice, succeeds, then fails once more
+		if err := w.AddActor(&funcActor{name: "ctrl/worker", ready: func() bool { return q.Len() > 0 }, run: func() {
+			key, ok, _ := q.TryGet()
+			if !ok {
+				return
+			}
+			defer q.Done(key)
+			got[key] = append(got[key], w.Sim().Now())
+			if fails[key] > 0 {
+				fails[key]--
+				q.AddRateLimited(key)
+				return
+			}
+			q.Forget(key)
+			if key == "retry" && len(got[key]) == 3 {
+				fails[key] = 1
+				q.Add(key) // a new event for it: one more failure, after the Forget
+			}
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		// Two plain delayed items half a millisecond apart.
+		q.AddAfter("early", time.Second)
+		if _, err := w.After(500*time.Microsecond, "ctrl/test", "add-later", func() { q.AddAfter("later", time.Second) }); err != nil {
+			t.Fatal(err)
+		}
+		q.Add("retry")
+		w.Settle()
+		mustConverge(t, w)
+		want := map[string][]time.Duration{
+			"early": {time.Second},
+			"later": {time.Second + 500*time.Microsecond},
+			// 0: fails, +1s: fails, +2s: succeeds (Forget), again at once: fails, +1s (not the 3s cap).
+			"retry": {0, time.Second, 3 * time.Second, 3 * time.Second, 4 * time.Second},
+		}
+		for key, at := range want {
+			if !slices.Equal(got[key], at) {
+				t.Errorf("seed %d: %s taken at %v, want %v", seed, key, got[key], at)
+			}
 		}
 	}
 }
