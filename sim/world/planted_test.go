@@ -141,7 +141,7 @@ func TestWorkqueueRetriesHappenWhenTheLimiterSays(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := map[string][]time.Duration{} // when the worker took each key, since the start
-		fails := map[string]int{"retry": 2}  // "retry" fails twice, succeeds, then fails once more
+		fails := map[string]int{"retry": 2} // "retry" fails twice, succeeds, then fails once more
 		if err := w.AddActor(&funcActor{name: "ctrl/worker", ready: func() bool { return q.Len() > 0 }, run: func() {
 			key, ok, _ := q.TryGet()
 			if !ok {
