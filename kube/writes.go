@@ -3,6 +3,7 @@ package kube
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,8 +65,30 @@ func (w *writer) strategicMergePatch(k Kind, live *unstructured.Unstructured, pa
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(patched, typed); err != nil {
 		return nil, apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), string(patch), err.Error())})
 	}
+	dropDirectives(map[string]any(patched)) // a JSONMap is not a map[string]any to a type switch
 	out := &unstructured.Unstructured{Object: patched}
 	return w.track(k, live, out, manager, now)
+}
+
+// dropDirectives removes the directives a strategic merge patch leaves in its result where the
+// object had nothing to merge them with ($retainKeys or $setElementOrder in a map the object
+// lacked): kube-apiserver's decode into the Go type drops them as unknown fields, so they are
+// never stored. No field of a built-in kind starts with "$".
+func dropDirectives(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if k == "$patch" || k == "$retainKeys" || strings.HasPrefix(k, "$setElementOrder/") || strings.HasPrefix(k, "$deleteFromPrimitiveList/") {
+				delete(x, k)
+				continue
+			}
+			dropDirectives(e)
+		}
+	case []any:
+		for _, e := range x {
+			dropDirectives(e)
+		}
+	}
 }
 
 // smpError answers a failed strategic merge patch as kube-apiserver does: 400 for a malformed
