@@ -5,5 +5,11 @@
 // so every client (client-go's typed clientset with its default protobuf configuration, kubectl,
 // controller-runtime) is served as kube-apiserver serves it.
 //
-// RESTOptions returns the rest.Options that fill the front's seam.
+// RESTOptions returns the rest.Options that fill the front's seam. Besides the codecs, they
+// compute the writes that need schemas with apimachinery's own machinery (docs/fakeapi.md §5.7):
+// strategic merge patches of built-in kinds (util/strategicpatch with the patch strategies and
+// merge keys of k8s.io/api's Go types), server-side apply and the managedFields of every write
+// (util/managedfields, kube-apiserver's field manager, with the schemas client-go's
+// applyconfigurations carry; custom resources with a deduced schema). The front runs them under
+// the fake apiserver's lock (fakeapi.Mutation), so they are atomic and take its faults.
 package kube
