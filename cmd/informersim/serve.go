@@ -26,16 +26,20 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	return serveUntil(ctx, args, stdout, stderr)
 }
 
-// crdFlags collects -crd values: GROUP/VERSION/KIND/PLURAL[,cluster][,status].
-type crdFlags []fakeapi.Resource
+// crdFlags collects -crd values: GROUP/VERSION/KIND/PLURAL[,cluster][,status][,schema=FILE].
+type crdFlags struct {
+	resources []fakeapi.Resource
+	// schemas are the structural schemas read from schema=FILE, for server-side apply.
+	schemas map[schema.GroupVersionKind][]byte
+}
 
-func (c *crdFlags) String() string { return fmt.Sprint(len(*c)) }
+func (c *crdFlags) String() string { return fmt.Sprint(len(c.resources)) }
 
 func (c *crdFlags) Set(v string) error {
 	spec, opts, _ := strings.Cut(v, ",")
 	parts := strings.Split(spec, "/")
 	if len(parts) != 4 || slicesContainEmpty(parts) {
-		return fmt.Errorf("want GROUP/VERSION/KIND/PLURAL[,cluster][,status], got %q", v)
+		return fmt.Errorf("want GROUP/VERSION/KIND/PLURAL[,cluster][,status][,schema=FILE], got %q", v)
 	}
 	r := fakeapi.Resource{
 		GVR:                    schema.GroupVersionResource{Group: parts[0], Version: parts[1], Resource: parts[3]},
@@ -44,17 +48,26 @@ func (c *crdFlags) Set(v string) error {
 		RequireResourceVersion: true,
 	}
 	for _, o := range strings.Split(opts, ",") {
-		switch o {
-		case "":
-		case "cluster":
+		switch file, isSchema := strings.CutPrefix(o, "schema="); {
+		case o == "":
+		case o == "cluster":
 			r.Namespaced = false
-		case "status":
+		case o == "status":
 			r.Status, r.Generation = true, true
+		case isSchema && file != "":
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				return fmt.Errorf("the schema of %q: %w", v, err)
+			}
+			if c.schemas == nil {
+				c.schemas = map[schema.GroupVersionKind][]byte{}
+			}
+			c.schemas[r.GVR.GroupVersion().WithKind(r.Kind)] = raw
 		default:
-			return fmt.Errorf("unknown option %q in %q (want cluster or status)", o, v)
+			return fmt.Errorf("unknown option %q in %q (want cluster, status or schema=FILE)", o, v)
 		}
 	}
-	*c = append(*c, r)
+	c.resources = append(c.resources, r)
 	return nil
 }
 
@@ -72,7 +85,7 @@ func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: informersim serve [-addr=127.0.0.1:PORT] [-kubeconfig=FILE] [-seed=N] [-crd=G/V/KIND/PLURAL[,cluster][,status]]...
+		fmt.Fprint(stderr, `usage: informersim serve [-addr=127.0.0.1:PORT] [-kubeconfig=FILE] [-seed=N] [-crd=G/V/KIND/PLURAL[,cluster][,status][,schema=FILE]]...
 
 Serves the Kubernetes API of an in-memory fake apiserver (fakeapi) over plain HTTP, without
 authentication, until interrupted. It prints the address and a kubeconfig; with -kubeconfig it
@@ -89,7 +102,7 @@ kube-system).
 	kubeconfig := fs.String("kubeconfig", "", "also write the kubeconfig to this file")
 	seed := fs.Uint64("seed", 1, "seed of the server's random source (UIDs, generated names, watch timeouts)")
 	var crds crdFlags
-	fs.Var(&crds, "crd", "serve a custom resource GROUP/VERSION/KIND/PLURAL, namespaced unless ,cluster; ,status adds the status subresource (repeatable)")
+	fs.Var(&crds, "crd", "serve a custom resource GROUP/VERSION/KIND/PLURAL, namespaced unless ,cluster; ,status adds the status subresource; ,schema=FILE gives its structural schema (a CRD version's openAPIV3Schema, YAML or JSON) for server-side apply (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -100,7 +113,7 @@ kube-system).
 		fmt.Fprintf(stderr, "informersim serve: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	srv, err := fakeapi.New(fakeapi.Config{Rand: rand.New(rand.NewPCG(*seed, *seed)), Resources: crds})
+	srv, err := fakeapi.New(fakeapi.Config{Rand: rand.New(rand.NewPCG(*seed, *seed)), Resources: crds.resources})
 	if err != nil {
 		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
 		return 2
@@ -109,7 +122,12 @@ kube-system).
 		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
 		return 1
 	}
-	h, err := rest.NewHandler(srv, kube.RESTOptions())
+	opts, err := kube.RESTOptionsWith(kube.Options{Schemas: crds.schemas})
+	if err != nil {
+		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
+		return 2
+	}
+	h, err := rest.NewHandler(srv, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
 		return 1

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -69,6 +71,66 @@ func TestServe(t *testing.T) {
 		var o, e syncBuffer
 		if c := serveUntil(context.Background(), args, &o, &e); c == 0 || e.String() == "" {
 			t.Errorf("serve %q = exit %d, stderr %q; want a failure with a message", args, c, e.String())
+		}
+	}
+}
+
+// Goal: -crd's schema=FILE gives server-side apply the custom resource's structural schema: an
+// applied field the schema does not declare is refused (400), a declared one is applied; a
+// schema that cannot be read or is not an object schema stops serve with exit 2.
+func TestServeCRDSchema(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "widget.yaml")
+	if err := os.WriteFile(good, []byte("type: object\nproperties:\n  spec:\n    type: object\n    properties:\n      size: {type: integer}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("type: string\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- serveUntil(ctx, []string{"-addr=127.0.0.1:0", "-crd=example.com/v1/Widget/widgets,schema=" + good}, &out, &errb)
+	}()
+	url := ""
+	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for _, l := range strings.Split(out.String(), "\n") {
+			if u, ok := strings.CutPrefix(l, "informersim: serving the Kubernetes API at "); ok {
+				url = u
+			}
+		}
+	}
+	if url == "" {
+		t.Fatalf("no address printed; stdout %q stderr %q", out.String(), errb.String())
+	}
+	apply := func(spec string) int {
+		req, _ := http.NewRequest("PATCH", url+"/apis/example.com/v1/namespaces/default/widgets/w?fieldManager=t",
+			strings.NewReader(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":`+spec+`}`))
+		req.Header.Set("Content-Type", "application/apply-patch+yaml")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if c := apply(`{"colour":"red"}`); c != 400 {
+		t.Errorf("apply of a field the schema lacks: %d, want 400", c)
+	}
+	if c := apply(`{"size":3}`); c != 201 {
+		t.Errorf("apply of a declared field: %d, want 201", c)
+	}
+	cancel()
+	if c := <-code; c != 0 {
+		t.Errorf("serve exit %d", c)
+	}
+	for _, arg := range []string{"-crd=example.com/v1/Widget/widgets,schema=" + bad, "-crd=example.com/v1/Widget/widgets,schema=" + filepath.Join(dir, "none.yaml")} {
+		var o, e syncBuffer
+		if c := serveUntil(context.Background(), []string{"-addr=127.0.0.1:0", arg}, &o, &e); c != 2 || e.String() == "" {
+			t.Errorf("serve %s = exit %d, stderr %q; want exit 2 with a message", arg, c, e.String())
 		}
 	}
 }
