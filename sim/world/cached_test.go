@@ -29,7 +29,7 @@ func TestInformerActorsMissedWakesAreCaught(t *testing.T) {
 		want  string // "" for the control
 	}{
 		{"control", func(*Informer) {}, ""},
-		{"watcher without OnReady", func(n *Informer) { n.stream.w.OnReady(nil) }, "cached actor inf/watch offers [pull], but its cache holds []"},
+		{"watcher without OnReady", func(n *Informer) { n.net.stream.w.OnReady(nil) }, "cached actor inf/watch offers [pull], but its cache holds []"},
 		{"queue never woken", func(n *Informer) { n.queueWaker = sim.Waker{} }, "cached actor inf/queue offers [process], but its cache holds []"},
 		{"reflector never woken", func(n *Informer) { n.reflectorWaker = sim.Waker{} }, "cached actor inf/reflector offers [request], but its cache holds []"},
 	}
@@ -45,7 +45,7 @@ func TestInformerActorsMissedWakesAreCaught(t *testing.T) {
 				if err := w.Sim().RunUntil(w.Quiet, time.Minute); err != nil {
 					return err
 				}
-				if err := w.Server().CloseWatch(n.stream.w.ID(), nil); err != nil {
+				if err := w.Server().CloseWatch(n.net.stream.w.ID(), nil); err != nil {
 					return err
 				}
 				w.Settle()

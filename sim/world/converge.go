@@ -55,7 +55,7 @@ func (n *Informer) quiet() bool {
 			return false
 		}
 	}
-	st := n.stream
+	st := n.net.stream
 	// A request on the network leaves no open stream (a LIST: st == nil; a WATCH: !st.opened).
 	if !n.inf.HasSynced() || n.st.Reflector().HasRequest() || st == nil || !st.opened || st.ended ||
 		st.onWire() > 0 || st.w.Ready() || !n.st.Reflector().Watching() {

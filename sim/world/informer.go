@@ -151,7 +151,7 @@ func (src *Source) Options(o informer.SharedIndexInformerOptions) informer.Share
 //	<name>/queue      action "process": one turn of the process loop
 //	<name>/<handler>  action "deliver": one notification to that registration
 //
-// Its parts have one job each: the lifecycle here, the stream and its wire (stream.go), the
+// Its parts have one job each: the lifecycle here, the network and its streams (link, stream.go), the
 // narration of what the informer does (narrate.go), the registrations (handler.go).
 type Informer struct {
 	w   *World
@@ -161,7 +161,7 @@ type Informer struct {
 
 	// The actors' action functions, made once: a method value allocates each time it is
 	// taken, and the engine asks every actor for its actions at every step.
-	doRequestFn, pullFn, processFn, recvFn func()
+	doRequestFn, pullFn, processFn func()
 
 	handlers []*Handler        // every registration seen, removed ones included, in ID order
 	byID     []*Handler        // registration ID → handler (IDs count from 1); see handler
@@ -177,13 +177,8 @@ type Informer struct {
 	started bool
 	stopped bool
 
-	// The open watch stream, from the WATCH request until its end is delivered or it is dropped.
-	stream *watchStream
-	// spareTimers are "recv" timers that fired or were stopped, kept for send to re-arm;
-	// wireBuf and timersBuf the buffers of the last stream, for the next one.
-	spareTimers []*sim.Timer
-	wireBuf     []wireMsg
-	timersBuf   []*sim.Timer
+	// net is the network between the apiserver and this informer (stream.go).
+	net link
 
 	timer *deadlineTimer
 
@@ -258,7 +253,9 @@ func (w *World) HostInformer(src *Source, inf informer.SharedIndexInformer) (*In
 		reflectorActor: name + "/reflector", watchActor: name + "/watch", netActor: name + "/net",
 		queueActor: name + "/queue", cacheLookup: newCacheLookup(inf.GetStore()),
 	}
-	n.doRequestFn, n.pullFn, n.processFn, n.recvFn = n.doRequest, n.pull, n.process, n.deliverHead
+	n.net.n = n
+	n.doRequestFn, n.pullFn, n.processFn = n.net.doRequest, n.net.pull, n.process
+	n.net.recvFn = n.net.deliverHead
 	for _, a := range []string{n.reflectorActor, n.watchActor, n.netActor, n.queueActor} {
 		if w.actors[a] {
 			return nil, fmt.Errorf("world: HostInformer %s: actor name %q is already in use", name, a)
@@ -348,8 +345,8 @@ func (n *Informer) Stop() {
 	n.w.s.Emit(n.Name(), narration.KindStop)
 	n.st.Stop()
 	n.wakeParts()
-	if n.stream != nil {
-		n.dropStream("informer stopped")
+	if n.net.stream != nil {
+		n.net.dropStream("informer stopped")
 	}
 	n.timer.disarm()
 	n.w.settle()
@@ -373,10 +370,10 @@ func (n *Informer) settle() {
 		return
 	}
 	r := n.st.Reflector()
-	if n.stream != nil && n.stream.opened && !r.Watching() {
+	if n.net.stream != nil && n.net.stream.opened && !r.Watching() {
 		// A resync error, an Error event or Stop ended the stream (informer.md §7.6): stop the
 		// watcher and drop what is still on the wire.
-		n.dropStream("reflector left the stream")
+		n.net.dropStream("reflector left the stream")
 	}
 	at, ok := n.st.NextDeadline()
 	n.timer.arm(at, ok)
@@ -402,7 +399,7 @@ type watchActor struct{ n *Informer }
 func (a watchActor) Name() string { return a.n.watchActor }
 
 func (a watchActor) Actions(add func(sim.Action)) {
-	if a.n.canPull() {
+	if a.n.net.canPull() {
 		add(sim.Action{Name: narration.StepPull, Run: a.n.pullFn})
 	}
 }

@@ -25,6 +25,25 @@ import (
 // reorders, and its end (the watcher is Done) is delivered after its last event. Latencies are
 // drawn from the "network" stream, in the order messages are sent.
 
+// link is the network between the apiserver and one informer: the Reflector's requests, served
+// by the apiserver when sent (which routes them to a replica), their responses one latency
+// later, and the open watch stream with its wire. The informer hosts one (Informer.net); its
+// reflector, watch and net actors act through it. It reaches back to its host for the
+// Reflector it feeds, the source it requests through, the actors it narrates as and the
+// actors it wakes.
+type link struct {
+	n *Informer
+	// The open watch stream, from the WATCH request until its end is delivered or it is dropped.
+	stream *watchStream
+	// spareTimers are "recv" timers that fired or were stopped, kept for send to re-arm;
+	// wireBuf and timersBuf the buffers of the last stream, for the next one.
+	spareTimers []*sim.Timer
+	wireBuf     []wireMsg
+	timersBuf   []*sim.Timer
+	// recvFn is deliverHead, made once (a method value allocates each time it is taken).
+	recvFn func()
+}
+
 // watchStream is one open watch between the apiserver and an informer.
 type watchStream struct {
 	w *fakeapi.Watcher
@@ -67,18 +86,18 @@ type wireMsg struct {
 // creation number, under the same actor and kind), and a stream of events then allocates no
 // timer and no closure per message. Every recv timer runs n.recvFn, which finds the message
 // to deliver from the stream itself (deliverHead).
-func (n *Informer) send(st *watchStream, m wireMsg) {
-	s := n.w.s
-	at := max(s.Now()+n.w.latency(), st.lastAt)
+func (l *link) send(st *watchStream, m wireMsg) {
+	s := l.n.w.s
+	at := max(s.Now()+l.n.w.latency(), st.lastAt)
 	st.lastAt = at
 	var t *sim.Timer
-	if k := len(n.spareTimers); k > 0 {
-		t = n.spareTimers[k-1]
-		n.spareTimers[k-1] = nil
-		n.spareTimers = n.spareTimers[:k-1]
+	if k := len(l.spareTimers); k > 0 {
+		t = l.spareTimers[k-1]
+		l.spareTimers[k-1] = nil
+		l.spareTimers = l.spareTimers[:k-1]
 		t.Reset(at - s.Now())
 	} else {
-		t = n.w.after(at-s.Now(), n.netActor, narration.StepRecv, n.recvFn)
+		t = l.n.w.after(at-s.Now(), l.n.netActor, narration.StepRecv, l.recvFn)
 	}
 	st.wire.push(m)
 	st.timers.push(t)
@@ -87,41 +106,41 @@ func (n *Informer) send(st *watchStream, m wireMsg) {
 // doRequest is the reflector actor's "request": take the Reflector's request (NextRequest marks
 // it in flight and draws a WATCH's timeout, so both happen in this step), send it, which the
 // apiserver serves at once, and schedule its response.
-func (n *Informer) doRequest() {
-	req, ok := n.st.Reflector().NextRequest()
+func (l *link) doRequest() {
+	req, ok := l.n.st.Reflector().NextRequest()
 	if !ok { // only then: the message arguments allocate
-		invariant.Check(false, "world: %s: request without a pending request", n.Name())
+		invariant.Check(false, "world: %s: request without a pending request", l.n.Name())
 	}
 	// The Reflector sends nothing while a stream is open; the world's view must agree.
-	if n.stream != nil { // only then: the message arguments allocate
-		invariant.Check(false, "world: %s: %v while a stream is open", n.Name(), req.Verb)
+	if l.stream != nil { // only then: the message arguments allocate
+		invariant.Check(false, "world: %s: %v while a stream is open", l.n.Name(), req.Verb)
 	}
-	lat := n.w.latency()
+	lat := l.n.w.latency()
 	switch req.Verb {
 	case informer.RequestList:
-		n.emitRequest(narration.KindList, req.Options)
-		list, err := n.list(req.Options)
-		n.w.after(lat, n.netActor, narration.StepListResponse, func() { n.deliverList(list, err) })
+		l.emitRequest(narration.KindList, req.Options)
+		list, err := l.list(req.Options)
+		l.n.w.after(lat, l.n.netActor, narration.StepListResponse, func() { l.deliverList(list, err) })
 	case informer.RequestWatch:
-		n.emitRequest(narration.KindWatch, req.Options)
-		open := n.src.lw.OpenWatchLent
-		if n.st.HasTransform() {
-			open = n.src.lw.OpenWatch
+		l.emitRequest(narration.KindWatch, req.Options)
+		open := l.n.src.lw.OpenWatchLent
+		if l.n.st.HasTransform() {
+			open = l.n.src.lw.OpenWatch
 		}
 		wt, err := open(req.Options)
 		if err != nil {
-			n.w.after(lat, n.netActor, narration.StepWatchResponse, func() { n.deliverWatchFailed(err) })
+			l.n.w.after(lat, l.n.netActor, narration.StepWatchResponse, func() { l.deliverWatchFailed(err) })
 			break
 		}
-		n.stream = &watchStream{w: wt, wire: fifo[wireMsg]{items: n.wireBuf}, timers: fifo[*sim.Timer]{items: n.timersBuf}}
-		n.wireBuf, n.timersBuf = nil, nil
-		n.send(n.stream, wireMsg{kind: wireOpened})
+		l.stream = &watchStream{w: wt, wire: fifo[wireMsg]{items: l.wireBuf}, timers: fifo[*sim.Timer]{items: l.timersBuf}}
+		l.wireBuf, l.timersBuf = nil, nil
+		l.send(l.stream, wireMsg{kind: wireOpened})
 		// The watch actor offers "pull" when the watcher is Ready: the watcher says when that
 		// may have changed, and the new stream is a change in itself.
-		wt.OnReady(n.wakeWatchFn)
-		n.watchWaker.Wake()
+		wt.OnReady(l.n.wakeWatchFn)
+		l.n.watchWaker.Wake()
 	default:
-		invariant.Check(false, "world: %s: unknown request verb %v", n.Name(), req.Verb)
+		invariant.Check(false, "world: %s: unknown request verb %v", l.n.Name(), req.Verb)
 	}
 }
 
@@ -130,30 +149,30 @@ func (n *Informer) doRequest() {
 // object between its cache and every handler, and the apiserver notices any change made to one
 // (the read-only-objects oracle, checked after every step). An informer with a transform gets
 // copies, since client-go lets a transform change what it is given.
-func (n *Informer) list(o metav1.ListOptions) (runtime.Object, error) {
-	if n.st.HasTransform() {
-		return n.src.lw.List(o)
+func (l *link) list(o metav1.ListOptions) (runtime.Object, error) {
+	if l.n.st.HasTransform() {
+		return l.n.src.lw.List(o)
 	}
-	l, err := n.src.lw.ListLent(o)
+	list, err := l.n.src.lw.ListLent(o)
 	if err != nil {
-		return nil, err // not l: a nil *UnstructuredList is not a nil runtime.Object
+		return nil, err // not list: a nil *UnstructuredList is not a nil runtime.Object
 	}
-	return l, nil
+	return list, nil
 }
 
 // emitRequest narrates a request, with its options when narration reaches anyone.
-func (n *Informer) emitRequest(verb string, o metav1.ListOptions) {
-	s := n.w.s
+func (l *link) emitRequest(verb string, o metav1.ListOptions) {
+	s := l.n.w.s
 	if !s.Narrated() {
-		s.Emit(n.reflectorActor, verb) // counted; its fields would be built for nobody
+		s.Emit(l.n.reflectorActor, verb) // counted; its fields would be built for nobody
 		return
 	}
-	s.Emit(n.reflectorActor, verb, n.requestFields(o)...)
+	s.Emit(l.n.reflectorActor, verb, l.requestFields(o)...)
 }
 
 // requestFields narrates a request's options as the apiserver receives them: the Reflector's,
 // then the selectors the informer's source adds.
-func (n *Informer) requestFields(o metav1.ListOptions) []sim.Field {
+func (l *link) requestFields(o metav1.ListOptions) []sim.Field {
 	f := []sim.Field{sim.F(narration.FieldRV, o.ResourceVersion)}
 	if o.ResourceVersionMatch != "" {
 		f = append(f, sim.F("rvm", string(o.ResourceVersionMatch)))
@@ -161,10 +180,10 @@ func (n *Informer) requestFields(o metav1.ListOptions) []sim.Field {
 	if o.SendInitialEvents != nil {
 		f = append(f, sim.FBool("sendInitialEvents", *o.SendInitialEvents))
 	}
-	if ls := n.src.opts.LabelSelector; ls != "" {
+	if ls := l.n.src.opts.LabelSelector; ls != "" {
 		f = append(f, sim.F("labels", ls))
 	}
-	if fs := n.src.opts.FieldSelector; fs != "" {
+	if fs := l.n.src.opts.FieldSelector; fs != "" {
 		f = append(f, sim.F("fields", fs))
 	}
 	if o.Limit != 0 {
@@ -182,11 +201,11 @@ func (n *Informer) requestFields(o metav1.ListOptions) []sim.Field {
 	return f
 }
 
-func (n *Informer) deliverList(list runtime.Object, err error) {
-	n.wakeParts() // the Reflector is fed: its phase and the queue change
+func (l *link) deliverList(list runtime.Object, err error) {
+	l.n.wakeParts() // the Reflector is fed: its phase and the queue change
 	if err != nil {
-		n.w.s.Emit(n.netActor, narration.KindListError, errFields(err)...)
-		n.st.Reflector().ListDone(nil, err)
+		l.n.w.s.Emit(l.n.netActor, narration.KindListError, errFields(err)...)
+		l.n.st.Reflector().ListDone(nil, err)
 		return
 	}
 	ul := list.(interface {
@@ -194,56 +213,56 @@ func (n *Informer) deliverList(list runtime.Object, err error) {
 		GetContinue() string
 	})
 	items := 0
-	if l, ok := list.(interface {
+	if each, ok := list.(interface {
 		EachListItem(func(runtime.Object) error) error
 	}); ok {
-		_ = l.EachListItem(func(runtime.Object) error { items++; return nil })
+		_ = each.EachListItem(func(runtime.Object) error { items++; return nil })
 	}
 	f := []sim.Field{sim.FInt("items", int64(items)), sim.F("rv", ul.GetResourceVersion())}
 	if c := ul.GetContinue(); c != "" {
 		f = append(f, sim.F("continue", c))
 	}
-	n.w.s.Emit(n.netActor, narration.KindListOK, f...)
-	n.st.Reflector().ListDone(list, nil)
+	l.n.w.s.Emit(l.n.netActor, narration.KindListOK, f...)
+	l.n.st.Reflector().ListDone(list, nil)
 }
 
-func (n *Informer) deliverWatchFailed(err error) {
-	n.wakeParts() // the Reflector is fed: its phase changes
-	n.w.s.Emit(n.netActor, narration.KindWatchError, errFields(err)...)
-	n.st.Reflector().WatchOpened(err)
+func (l *link) deliverWatchFailed(err error) {
+	l.n.wakeParts() // the Reflector is fed: its phase changes
+	l.n.w.s.Emit(l.n.netActor, narration.KindWatchError, errFields(err)...)
+	l.n.st.Reflector().WatchOpened(err)
 }
 
 // deliverHead delivers the oldest message on the open stream's wire (see watchStream.wire): a
 // recv timer of the stream fired. It is the one timer of the stream that is no longer armed
 // (each firing delivers at once, and a dropped stream's timers are stopped), and it goes back to
 // the spare timers.
-func (n *Informer) deliverHead() {
-	st := n.stream
+func (l *link) deliverHead() {
+	st := l.stream
 	if st == nil || st.onWire() == 0 { // only then: the message arguments allocate
-		invariant.Check(false, "world: %s: delivery on a dropped stream", n.Name())
+		invariant.Check(false, "world: %s: delivery on a dropped stream", l.n.Name())
 	}
 	// Usually the oldest timer (deadlines never decrease along the wire), so taking it from the
 	// fifo moves nothing; deleting it from a slice moved every later one, a cost in the length
 	// of the wire paid at each message.
 	i := slices.IndexFunc(st.timers.queued(), func(t *sim.Timer) bool { return !t.Armed() })
 	if i < 0 { // only then: the message arguments allocate
-		invariant.Check(false, "world: %s: unknown delivery timer", n.Name())
+		invariant.Check(false, "world: %s: unknown delivery timer", l.n.Name())
 	}
-	n.spareTimers = append(n.spareTimers, st.timers.take(i))
-	wasFull := st.onWire() >= n.w.cfg.MaxInFlightEvents
+	l.spareTimers = append(l.spareTimers, st.timers.take(i))
+	wasFull := st.onWire() >= l.n.w.cfg.MaxInFlightEvents
 	m := st.wire.pop()
 	if m.kind == wireEvent {
-		n.deliverEventWaking(st, m.ev, wasFull)
+		l.deliverEventWaking(st, m.ev, wasFull)
 		return
 	}
 	// The wire has room again, and the Reflector is fed: its phase, the queue and the stream
 	// may change.
-	n.wakeParts()
+	l.n.wakeParts()
 	switch m.kind {
 	case wireOpened:
-		n.deliverWatchOpened(st)
+		l.deliverWatchOpened(st)
 	case wireClose:
-		n.deliverClose(st)
+		l.deliverClose(st)
 	}
 }
 
@@ -256,39 +275,39 @@ func (n *Informer) deliverHead() {
 // watcher reports itself), so it is woken if the wire was full; the reflector actor offers
 // "request" when the Reflector has a request, which it has none of while its stream is open,
 // so it is woken only if that changed after all.
-func (n *Informer) deliverEventWaking(st *watchStream, ev watch.Event, wasFull bool) {
-	r := n.st.Reflector()
-	hadWork, hadRequest := n.st.QueueLen() > 0, r.HasRequest()
-	n.deliverEvent(st, ev)
-	if n.stream != st {
+func (l *link) deliverEventWaking(st *watchStream, ev watch.Event, wasFull bool) {
+	r := l.n.st.Reflector()
+	hadWork, hadRequest := l.n.st.QueueLen() > 0, r.HasRequest()
+	l.deliverEvent(st, ev)
+	if l.stream != st {
 		return // dropped: every part was woken
 	}
-	if n.st.QueueLen() > 0 != hadWork {
-		n.queueWaker.Wake()
+	if l.n.st.QueueLen() > 0 != hadWork {
+		l.n.queueWaker.Wake()
 	}
 	if wasFull {
-		n.watchWaker.Wake()
+		l.n.watchWaker.Wake()
 	}
 	if r.HasRequest() != hadRequest {
-		n.reflectorWaker.Wake()
+		l.n.reflectorWaker.Wake()
 	}
 }
 
-func (n *Informer) deliverWatchOpened(st *watchStream) {
-	n.w.s.Emit(n.netActor, narration.KindWatchOK, sim.FInt(narration.FieldWatch, int64(st.w.ID())))
-	r := n.st.Reflector()
+func (l *link) deliverWatchOpened(st *watchStream) {
+	l.n.w.s.Emit(l.n.netActor, narration.KindWatchOK, sim.FInt(narration.FieldWatch, int64(st.w.ID())))
+	r := l.n.st.Reflector()
 	r.WatchOpened(nil)
 	st.opened = true
 	if !r.Watching() {
-		n.dropStream("reflector ended the stream at once")
+		l.dropStream("reflector ended the stream at once")
 	}
 }
 
 // canPull: the stream has an event or its end ready at the apiserver, and the in-flight window
 // has room.
-func (n *Informer) canPull() bool {
-	st := n.stream
-	if st == nil || st.ended || n.stopped || st.onWire() >= n.w.cfg.MaxInFlightEvents {
+func (l *link) canPull() bool {
+	st := l.stream
+	if st == nil || st.ended || l.n.stopped || st.onWire() >= l.n.w.cfg.MaxInFlightEvents {
 		return false
 	}
 	return st.w.Ready()
@@ -296,85 +315,85 @@ func (n *Informer) canPull() bool {
 
 // pull is the watch actor's "pull": take one event (or the end) off the apiserver's watcher and
 // put it on the wire.
-func (n *Informer) pull() {
-	st := n.stream
+func (l *link) pull() {
+	st := l.stream
 	if ev, ok := st.w.Next(); ok {
-		n.send(st, wireMsg{kind: wireEvent, ev: ev})
+		l.send(st, wireMsg{kind: wireEvent, ev: ev})
 	} else {
 		if !st.w.Done() { // only then: the message arguments allocate
-			invariant.Check(false, "world: %s: pull with nothing ready", n.Name())
+			invariant.Check(false, "world: %s: pull with nothing ready", l.n.Name())
 		}
 		st.ended = true
-		n.w.s.Emit(n.watchActor, narration.KindEnd, sim.F(narration.FieldReason, st.w.CloseReason().String()))
-		n.send(st, wireMsg{kind: wireClose})
+		l.n.w.s.Emit(l.n.watchActor, narration.KindEnd, sim.F(narration.FieldReason, st.w.CloseReason().String()))
+		l.send(st, wireMsg{kind: wireClose})
 	}
 }
 
-func (n *Informer) deliverEvent(st *watchStream, ev watch.Event) {
+func (l *link) deliverEvent(st *watchStream, ev watch.Event) {
 	if !st.opened { // only then: the message arguments allocate
-		invariant.Check(false, "world: %s: watch event before the WATCH response", n.Name())
+		invariant.Check(false, "world: %s: watch event before the WATCH response", l.n.Name())
 	}
-	if n.w.s.Narrated() {
-		n.emitEvent(ev)
+	if l.n.w.s.Narrated() {
+		l.emitEvent(ev)
 	} else {
-		n.w.s.Emit(n.reflectorActor, string(ev.Type)) // counted, nobody reads its fields
+		l.n.w.s.Emit(l.n.reflectorActor, string(ev.Type)) // counted, nobody reads its fields
 	}
-	r := n.st.Reflector()
+	r := l.n.st.Reflector()
 	if stop := r.WatchEvent(ev); stop || !r.Watching() {
-		n.dropStream("stream ended by " + string(ev.Type))
+		l.dropStream("stream ended by " + string(ev.Type))
 	}
 }
 
-func (n *Informer) deliverClose(st *watchStream) {
+func (l *link) deliverClose(st *watchStream) {
 	if st.onWire() != 0 { // only then: the message arguments allocate
-		invariant.Check(false, "world: %s: stream end delivered before its events", n.Name())
+		invariant.Check(false, "world: %s: stream end delivered before its events", l.n.Name())
 	}
-	n.stream = nil
-	n.keepBuffers(st)
-	n.w.s.Emit(n.reflectorActor, narration.KindEOF)
-	n.st.Reflector().WatchClosed()
+	l.stream = nil
+	l.keepBuffers(st)
+	l.n.w.s.Emit(l.n.reflectorActor, narration.KindEOF)
+	l.n.st.Reflector().WatchClosed()
 }
 
 // dropStream stops the apiserver's watcher and drops every message still on the wire, as closing
 // a connection does.
-func (n *Informer) dropStream(why string) {
-	st := n.stream
-	n.stream = nil
-	n.wakeParts() // no stream: nothing to pull; the Reflector may ask for a new one
+func (l *link) dropStream(why string) {
+	st := l.stream
+	l.stream = nil
+	l.n.wakeParts() // no stream: nothing to pull; the Reflector may ask for a new one
 	for _, t := range st.timers.queued() {
 		t.Stop()
 	}
-	n.spareTimers = append(n.spareTimers, st.timers.queued()...)
-	n.w.s.Emit(n.watchActor, narration.KindDrop, sim.F(narration.FieldWhy, why), sim.FInt(narration.FieldLost, int64(st.onWire())))
-	n.keepBuffers(st)
+	l.spareTimers = append(l.spareTimers, st.timers.queued()...)
+	l.n.w.s.Emit(l.n.watchActor, narration.KindDrop, sim.F(narration.FieldWhy, why), sim.FInt(narration.FieldLost, int64(st.onWire())))
+	l.keepBuffers(st)
 	st.w.Stop()
 }
 
 // keepBuffers keeps the buffers of a stream that ended, emptied, for the informer's next stream.
-func (n *Informer) keepBuffers(st *watchStream) {
-	n.wireBuf, n.timersBuf = st.wire.release(), st.timers.release()
+func (l *link) keepBuffers(st *watchStream) {
+	l.wireBuf, l.timersBuf = st.wire.release(), st.timers.release()
 }
 
 // emitEvent narrates a watch event reaching the Reflector: its object's key and RV, a
 // bookmark's RV, an Error's status.
-func (n *Informer) emitEvent(ev watch.Event) {
-	s, kind := n.w.s, string(ev.Type)
+func (l *link) emitEvent(ev watch.Event) {
+	s, kind := l.n.w.s, string(ev.Type)
 	if ev.Type == watch.Error {
-		s.Emit(n.reflectorActor, kind, errFields(apierrors.FromObject(ev.Object))...)
+		s.Emit(l.n.reflectorActor, kind, errFields(apierrors.FromObject(ev.Object))...)
 		return
 	}
 	m, ok := ev.Object.(metav1.Object)
 	switch {
 	case !ok:
-		s.Emit(n.reflectorActor, kind)
+		s.Emit(l.n.reflectorActor, kind)
 	case ev.Type == watch.Bookmark:
-		s.Emit(n.reflectorActor, kind, sim.F(narration.FieldRV, m.GetResourceVersion()))
+		s.Emit(l.n.reflectorActor, kind, sim.F(narration.FieldRV, m.GetResourceVersion()))
 	default:
 		key := m.GetName()
 		if ns := m.GetNamespace(); ns != "" {
 			key = ns + "/" + key
 		}
-		s.Emit(n.reflectorActor, kind, sim.F(narration.FieldObj, key), sim.F(narration.FieldRV, m.GetResourceVersion()))
+		s.Emit(l.n.reflectorActor, kind, sim.F(narration.FieldObj, key), sim.F(narration.FieldRV, m.GetResourceVersion()))
 	}
 }
 
