@@ -86,9 +86,17 @@ type browser struct {
 
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
+	// Chromium's helper processes can still be writing to its profile when the browser
+	// process has exited, so t.TempDir's cleanup (which fails the test when a file appears
+	// during its RemoveAll) is not used for the profile: it is removed after the browser is
+	// stopped, retried while the helpers finish, and a leftover only logged.
+	profile, err := os.MkdirTemp("", "informersim-chromium-")
+	if err != nil {
+		t.Fatalf("a profile directory for Chromium: %v", err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium(t)),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1400, 1000),
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
@@ -104,13 +112,30 @@ func newBrowser(t *testing.T) *browser {
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+		removeProfile(t, profile)
+	})
 	b := &browser{ctx: ctx, w: &watcher{}, dir: artifacts(t)}
 	chromedp.ListenTarget(ctx, b.w.listen)
 	if err := chromedp.Run(ctx, network.Enable(), cdplog.Enable()); err != nil {
 		t.Fatalf("starting Chromium: %v", err)
 	}
 	return b
+}
+
+// removeProfile removes Chromium's profile directory, retrying for a few seconds while
+// Chromium's helper processes exit.
+func removeProfile(t *testing.T, dir string) {
+	var err error
+	for range 50 {
+		if err = os.RemoveAll(dir); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("Chromium's profile %s is left behind: %v", dir, err)
 }
 
 // run runs actions with a deadline (the browser outlives it).
