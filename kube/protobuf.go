@@ -3,6 +3,7 @@ package kube
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 
 	"github.com/informersim/informersim/fakeapi/rest"
@@ -102,10 +103,24 @@ func (c *ProtobufCodec) typed(obj runtime.Object) (runtime.Object, error) {
 		return nil, fmt.Errorf("kube: no protobuf form for %v: %w", gvk, err)
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, out); err != nil {
-		return nil, fmt.Errorf("kube: the object does not fit the schema of %s: %w", gvk.Kind, err)
+		// The converter is stricter than JSON in places; what kube-apiserver would have
+		// accepted is what JSON decoding accepts.
+		if err := intoJSON(content, out); err != nil {
+			return nil, fmt.Errorf("kube: the object does not fit the schema of %s: %w", gvk.Kind, err)
+		}
 	}
 	out.GetObjectKind().SetGroupVersionKind(gvk)
 	return out, nil
+}
+
+// intoJSON decodes content into out through its JSON form, as kube-apiserver decodes a JSON
+// body: a misfit is encoding/json's error, which names the field and the Go type.
+func intoJSON(content map[string]any, out runtime.Object) error {
+	b, err := json.Marshal(content)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
 }
 
 // Decode implements rest.Codec: an object body must be of kind gvk; an options body
@@ -152,4 +167,16 @@ func (c *ProtobufCodec) EncodeWatchEvent(typ watch.EventType, obj runtime.Object
 	frame := b.Bytes()
 	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
 	return frame, nil
+}
+
+var _ rest.TypeChecker = (*ProtobufCodec)(nil)
+
+// CheckObject implements rest.TypeChecker: obj converts to the Go type of its kind (fields the
+// type lacks are ignored, as the front keeps them).
+func (c *ProtobufCodec) CheckObject(gvk schema.GroupVersionKind, obj *unstructured.Unstructured) error {
+	out, err := c.scheme.New(gvk)
+	if err != nil {
+		return fmt.Errorf("no Go type for %v: %w", gvk, err)
+	}
+	return intoJSON(obj.Object, out)
 }

@@ -175,3 +175,40 @@ func TestProtobufWatchFrames(t *testing.T) {
 		t.Fatalf("the stream goes on after the ERROR event: %d %v", n, err)
 	}
 }
+
+// Goal: an object that does not fit its kind's Go type (a string where an integer belongs) is
+// refused as kube-apiserver refuses it, naming the field: a created or updated body with 400, a
+// patch's result with 422 on "patch"; fields the type lacks are kept (fakeapi is schemaless); custom resources are not
+// checked.
+func TestTypeMisfitsRefused(t *testing.T) {
+	_, h := newFront(t)
+	dep := "/apis/apps/v1/namespaces/ns/deployments"
+	for _, c := range []struct {
+		method, path, ct, body string
+		code                   int
+	}{
+		{"POST", dep, "application/json", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":"x"}}`, 400},
+		{"POST", dep, "application/json", `{"metadata":{"name":"d"},"spec":{"replicas":1,"extra":true}}`, 201},
+		{"PUT", dep + "/d", "application/json", `{"metadata":{"name":"d"},"spec":{"paused":"yes"}}`, 400},
+		{"PATCH", dep + "/d", "application/merge-patch+json", `{"spec":{"replicas":"y"}}`, 422},
+		{"PATCH", dep + "/d", "application/json-patch+json", `[{"op":"replace","path":"/spec/replicas","value":[1]}]`, 422},
+		{"PATCH", dep + "/d", "application/strategic-merge-patch+json", `{"spec":{"template":{"spec":{"containers":[{"name":"c","ports":[{"containerPort":"http"}]}]}}}}`, 422},
+		{"PATCH", dep + "/d", "application/merge-patch+json", `{"spec":{"replicas":3}}`, 200},
+		{"POST", "/apis/example.com/v1/namespaces/ns/widgets", "application/json", `{"metadata":{"name":"w"},"spec":{"replicas":"x"}}`, 201},
+	} {
+		w := serve(h, c.method, c.path, c.ct, "", []byte(c.body))
+		if w.Code != c.code {
+			t.Errorf("%s %s %s: %d %s, want %d", c.method, c.path, c.body, w.Code, w.Body, c.code)
+		}
+		if c.code == 400 && !strings.Contains(w.Body.String(), "cannot be handled as a Deployment") {
+			t.Errorf("%s %s: the 400 does not say why: %s", c.method, c.body, w.Body)
+		}
+		if c.code == 422 && !strings.Contains(w.Body.String(), `"field":"patch"`) {
+			t.Errorf("%s %s: the 422 is not on the patch: %s", c.method, c.body, w.Body)
+		}
+	}
+	// What was accepted reads back in protobuf.
+	if w := serve(h, "GET", dep, "", kube.ProtobufMediaType, nil); w.Code != 200 {
+		t.Errorf("protobuf list of what the checks let through: %d %s", w.Code, w.Body)
+	}
+}

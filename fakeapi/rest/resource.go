@@ -292,17 +292,20 @@ func (h *Handler) readRequest(r *http.Request, t target, opts runtime.Object) (*
 		return u, nil
 	}
 	m, ok := decodeObject(body)
-	if ok {
-		return &unstructured.Unstructured{Object: m}, nil
-	}
-	// Not a plain object decodeObject takes: Unmarshal decodes it or says what is wrong.
-	if err := utiljson.Unmarshal(body, &m); err != nil || m == nil {
-		if err == nil {
-			err = errors.New("the body is not a JSON object")
+	if !ok {
+		// Not a plain object decodeObject takes: Unmarshal decodes it or says what is wrong.
+		if err := utiljson.Unmarshal(body, &m); err != nil || m == nil {
+			if err == nil {
+				err = errors.New("the body is not a JSON object")
+			}
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", t.res.Kind, err, summarize(body)))
 		}
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", t.res.Kind, err, summarize(body)))
 	}
-	return &unstructured.Unstructured{Object: m}, nil
+	u := &unstructured.Unstructured{Object: m}
+	if err := h.checkType(gvk, u, false); err != nil {
+		return nil, err
+	}
+	return u, nil
 }
 
 // deleteOptionsGVK is the kind of a DeleteOptions body.

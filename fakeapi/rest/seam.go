@@ -2,16 +2,19 @@ package rest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -46,6 +49,17 @@ type Codec interface {
 	EncodeWatchEvent(typ watch.EventType, obj runtime.Object) ([]byte, error)
 }
 
+// A TypeChecker is a Codec that also tells whether an object in its JSON form fits the Go type
+// of its kind. kube-apiserver decodes every object a client writes into that type, so a body
+// with, say, a string where an integer belongs is a 400 there; the front asks the codec that
+// supports the kind, for each object written (create, update, and a patch's result), and
+// answers a misfit the same way. Fields the type lacks are not misfits (fakeapi keeps them).
+type TypeChecker interface {
+	// CheckObject reports whether obj fits the Go type of gvk (the kind the URL names; obj may
+	// lack its own apiVersion and kind).
+	CheckObject(gvk schema.GroupVersionKind, obj *unstructured.Unstructured) error
+}
+
 // A Patcher computes patches of one type (strategic merge, apply) that fakeapi does not model.
 // The front calls it under the fake apiserver's lock with the object as stored (through
 // fakeapi.Mutation), so a patch is atomic with respect to the resourceVersion, is recorded as a
@@ -72,6 +86,31 @@ type PatchRequest struct {
 	// Patch is the request body; Options the decoded query.
 	Patch   []byte
 	Options metav1.PatchOptions
+}
+
+// checkType returns kube-apiserver's answer for obj, of kind gvk, when a codec that supports
+// the kind says it does not fit its Go type, and nil otherwise. For a body (create, update) that
+// is a 400 BadRequest; for the result of a patch, a 422 on the field "patch" carrying the patched
+// object, as the apiserver's patcher reports a result it cannot decode.
+func (h *Handler) checkType(gvk schema.GroupVersionKind, obj *unstructured.Unstructured, patched bool) error {
+	for _, mt := range h.codecOrder {
+		c := h.codecs[mt]
+		tc, ok := c.(TypeChecker)
+		if !ok || !c.Supports(gvk) {
+			continue
+		}
+		err := tc.CheckObject(gvk, obj)
+		switch {
+		case err == nil:
+			return nil
+		case patched:
+			js, _ := json.Marshal(obj.Object) // plain maps always encode
+			return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), string(js), err.Error())})
+		default:
+			return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
+		}
+	}
+	return nil
 }
 
 // validateSeam checks the codecs and patchers of opts.

@@ -181,10 +181,16 @@ func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.Patch
 				if err != nil {
 					return nil, asStatus(err)
 				}
+				if err := h.checkType(t.res.GVR.GroupVersion().WithKind(t.res.Kind), out, true); err != nil {
+					return nil, err
+				}
 				return out, nil
 			}
 			patched, err := fakeapi.PatchObject(t.res.GVR.GroupResource(), t.name, live, pt, body)
 			if err != nil {
+				return nil, err
+			}
+			if err := h.checkType(t.res.GVR.GroupVersion().WithKind(t.res.Kind), patched, true); err != nil {
 				return nil, err
 			}
 			// As fakeapi's own patch: the URL names the object, a patch cannot move it.
