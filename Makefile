@@ -96,10 +96,12 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzListWatchOptions -fuzztime=$(FUZZTIME) ./fakeapi/
 
 ## fuzz-rest: fuzz the REST front with arbitrary methods, paths, queries and bodies, then its
-## strategic merge patches, server-side applies and managedFields writes (kube/'s FuzzWrites).
+## strategic merge patches, server-side applies and managedFields writes (kube/'s FuzzWrites) and
+## its protobuf bodies, Accept headers and watches (kube/'s FuzzProtobuf).
 fuzz-rest:
 	$(GO) test -run='^$$' -fuzz=FuzzHandler -fuzztime=$(FUZZTIME) ./fakeapi/rest/
 	cd kube && $(GO) test -run='^$$' -fuzz=FuzzWrites -fuzztime=$(FUZZTIME) -parallel=1 .
+	cd kube && $(GO) test -run='^$$' -fuzz=FuzzProtobuf -fuzztime=$(FUZZTIME) -parallel=1 .
 
 ## fuzz-scenarios: fuzz the scenario language's directive parser (FUZZTIME=30s).
 fuzz-scenarios:

@@ -64,9 +64,19 @@ func (c *ProtobufCodec) MediaType() string { return ProtobufMediaType }
 // StreamMediaType implements rest.Codec.
 func (c *ProtobufCodec) StreamMediaType() string { return ProtobufStreamMediaType }
 
-// Supports implements rest.Codec: the kinds of the built-in API and of meta.k8s.io.
+// Supports implements rest.Codec: the kinds of the built-in API and of meta.k8s.io whose Go
+// type has protobuf marshalling. Table has none, so kube-apiserver serves it in JSON only.
 func (c *ProtobufCodec) Supports(gvk schema.GroupVersionKind) bool {
-	return gvk.Kind != "" && c.scheme.Recognizes(gvk)
+	if gvk.Kind == "" {
+		return false
+	}
+	obj, err := c.scheme.New(gvk)
+	if err != nil {
+		return false
+	}
+	_, marshals := obj.(interface{ Marshal() ([]byte, error) })
+	_, unmarshals := obj.(interface{ Unmarshal([]byte) error })
+	return marshals && unmarshals
 }
 
 // Encode implements rest.Codec.

@@ -86,6 +86,25 @@ func TestProtobufBodies(t *testing.T) {
 	if w.Code != 200 || !strings.Contains(w.Body.String(), `"data":{"k":"v"}`) {
 		t.Fatalf("JSON get: %d %s", w.Code, w.Body)
 	}
+	// Tables have no protobuf form (kube-apiserver serves them in JSON): the JSON alternative is
+	// taken, and without one it is 406; PartialObjectMetadata does have one.
+	w = serve(h, "GET", "/api/v1/namespaces/ns/configmaps", "", kube.ProtobufMediaType+";as=Table;g=meta.k8s.io;v=v1, application/json;as=Table;g=meta.k8s.io;v=v1", nil)
+	if w.Code != 200 || w.Header().Get("Content-Type") != "application/json" || !strings.Contains(w.Body.String(), `"kind":"Table"`) {
+		t.Fatalf("Table: %d %q %s", w.Code, w.Header().Get("Content-Type"), w.Body)
+	}
+	if w := serve(h, "GET", "/api/v1/namespaces/ns/configmaps", "", kube.ProtobufMediaType+";as=Table;g=meta.k8s.io;v=v1", nil); w.Code != 406 {
+		t.Fatalf("Table in protobuf only: %d %s", w.Code, w.Body)
+	}
+	w = serve(h, "GET", "/api/v1/namespaces/ns/configmaps", "", kube.ProtobufMediaType+";as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", nil)
+	meta := runtime.NewScheme()
+	if err := metav1.AddMetaToScheme(meta); err != nil {
+		t.Fatal(err)
+	}
+	if obj, _, err := protobuf.NewSerializer(meta, meta).Decode(w.Body.Bytes(), nil, nil); w.Code != 200 || err != nil {
+		t.Fatalf("PartialObjectMetadataList in protobuf: %d %v %q", w.Code, err, w.Body)
+	} else if l, ok := obj.(*metav1.PartialObjectMetadataList); !ok || len(l.Items) != 1 || l.Items[0].Name != "c" {
+		t.Fatalf("PartialObjectMetadataList in protobuf: %#v", obj)
+	}
 	// A body of another kind: 400.
 	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "p"}}
 	if w := serve(h, "POST", "/api/v1/namespaces/ns/configmaps", kube.ProtobufMediaType, "", pb(t, pod)); w.Code != 400 {
