@@ -7,23 +7,29 @@ import (
 
 	"github.com/informersim/informersim/clientgo"
 	"github.com/informersim/informersim/fakeapi"
-	fakerest "github.com/informersim/informersim/fakeapi/rest"
-	"github.com/informersim/informersim/kube"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	ctrlrecorder "sigs.k8s.io/controller-runtime/pkg/recorder"
 )
 
-// applyClient is controller-runtime's client over a REST front with every feature of kube/.
+// applyClient is controller-runtime's client over clientgo.RESTConfig (kube/'s front, client-go's
+// default content types).
 func applyClient(t *testing.T) (*fakeapi.Server, ctrlclient.Client) {
 	t.Helper()
 	srv, err := fakeapi.New(fakeapi.Config{Resources: []fakeapi.Resource{
@@ -32,16 +38,10 @@ func applyClient(t *testing.T) (*fakeapi.Server, ctrlclient.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := fakerest.NewHandler(srv, kube.RESTOptions())
+	cfg, err := clientgo.RESTConfig(srv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := fakerest.NewTransport(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &rest.Config{Host: clientgo.Host, Transport: tr, QPS: -1,
-		ContentConfig: rest.ContentConfig{ContentType: "application/json"}}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -149,4 +149,135 @@ func asStatus(err error, into *apierrors.APIStatus) bool {
 		*into = s
 	}
 	return ok
+}
+
+// copier is a reconciler that keeps a copy of every ConfigMap labelled copy=yes, written with
+// server-side apply, and records an event on the source with both of controller-runtime's
+// recorders (events.k8s.io/v1, and core/v1 through client-go's EventBroadcaster, whose
+// correlator counts a repeated event with a strategic merge patch).
+type copier struct {
+	c      ctrlclient.Client
+	events ctrlrecorder.EventRecorder
+	legacy record.EventRecorder
+}
+
+func (r *copier) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	var src corev1.ConfigMap
+	if err := r.c.Get(ctx, req.NamespacedName, &src); err != nil {
+		return reconcile.Result{}, ctrlclient.IgnoreNotFound(err)
+	}
+	if src.Labels["copy"] != "yes" {
+		return reconcile.Result{}, nil
+	}
+	dst := corev1ac.ConfigMap(src.Name+"-copy", src.Namespace).WithData(src.Data)
+	if err := r.c.Apply(ctx, dst, ctrlclient.FieldOwner("copier"), ctrlclient.ForceOwnership); err != nil {
+		return reconcile.Result{}, err
+	}
+	r.events.Eventf(&src, nil, corev1.EventTypeNormal, "Copied", "Copy", "copied to %s-copy", src.Name)
+	r.legacy.Eventf(&src, corev1.EventTypeNormal, "Copied", "copied to %s-copy", src.Name)
+	return reconcile.Result{}, nil
+}
+
+// TestControllerRuntimeManagerApplyAndEvents runs a controller-runtime manager whose reconciler
+// writes with client.Apply and records events: the copy follows its source through two
+// changes, owned by the reconciler's field manager, and both kinds of events are listable, the
+// core/v1 one counted twice by the broadcaster's correlator (a strategic merge patch).
+func TestControllerRuntimeManagerApplyAndEvents(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	srv, err := fakeapi.New(fakeapi.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientgo.RESTConfig(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := manager.New(cfg, manager.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &copier{c: mgr.GetClient(), events: mgr.GetEventRecorder("copier"), legacy: mgr.GetEventRecorderFor("copier")} //nolint:staticcheck // the legacy recorder is the one whose correlator patches
+	if err := builder.ControllerManagedBy(mgr).For(&corev1.ConfigMap{}).Complete(r); err != nil {
+		t.Fatal(err)
+	}
+	mgrCtx, stopMgr := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mgrCtx) }()
+	defer func() {
+		stopMgr()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+
+	cms := cs.CoreV1().ConfigMaps("default")
+	src := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "src", Namespace: "default", Labels: map[string]string{"copy": "yes"}}, Data: map[string]string{"v": "1"}}
+	if _, err := cms.Create(ctx, src, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for !ok() {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%s: not within the test's deadline", what)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	copyHas := func(v string) func() bool {
+		return func() bool {
+			got, err := cms.Get(ctx, "src-copy", metav1.GetOptions{})
+			return err == nil && got.Data["v"] == v
+		}
+	}
+	waitFor("the copy", copyHas("1"))
+	if _, err := cms.Patch(ctx, "src", types.StrategicMergePatchType, []byte(`{"data":{"v":"2"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the copy of the change", copyHas("2"))
+	got, err := cms.Get(ctx, "src-copy", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := managersOf(got); len(m) != 1 || m[0] != "copier/Apply" {
+		t.Errorf("the copy's managers %v, want copier/Apply", m)
+	}
+	waitFor("a core/v1 event counted twice", func() bool {
+		l, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, e := range l.Items {
+			if e.Reason == "Copied" && e.InvolvedObject.Name == "src" && e.Count >= 2 {
+				return true
+			}
+		}
+		return false
+	})
+	waitFor("an events.k8s.io/v1 event", func() bool {
+		l, err := cs.EventsV1().Events("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, e := range l.Items {
+			if e.Reason == "Copied" && e.Action == "Copy" && e.Regarding.Name == "src" && e.ReportingController == "copier" {
+				return true
+			}
+		}
+		return false
+	})
 }
