@@ -122,6 +122,20 @@ func TestTombstonesHandBuilt(t *testing.T) {
 	spurious := strings.Replace(relist, "n=0 rv=5", "n=1 rv=5", 1)
 	spurious = strings.Replace(spurious, "+2s inf1/h1 OnDelete", "+2s inf1/queue buffer to=h1 call=update obj=default/a rv=2->2 sync=true\n+2s inf1/h1 OnDelete", 1)
 	expect(t, Tombstones, spurious, "tombstone for default/a, which the relist still lists", 17)
+	// One relist, two tombstones for the same key.
+	twice := strings.Replace(relist, "+2s inf1/h1 OnDelete obj=default/a rv=2 tombstone=true\n", "+2s inf1/queue buffer to=h1 call=delete obj=tomb(default/a@2)\n", 1)
+	expect(t, Tombstones, twice, "second tombstone for default/a in one relist", 16)
+	// A tombstone for a key the cache never held.
+	unknown := strings.Replace(relist, "tomb(default/a@2)", "tomb(default/z@2)", 1)
+	expect(t, Tombstones, unknown, "tombstone for default/z@2, but the cache held no default/z before the relist", 15)
+	// The non-atomic paths delete by tombstone outside a replace: the tombstone must carry the
+	// cached state.
+	byTomb := t1 + `
++1s inf1/queue pop delta=Deleted obj=tomb(default/a@1)
++1s inf1/queue cache-delete obj=tomb(default/a@1)
+`
+	expect(t, Tombstones, byTomb, "tombstone for default/a@1, but the cache held rv=2", 12)
+	expect(t, Tombstones, strings.ReplaceAll(byTomb, "tomb(default/a@1)", "tomb(default/a@2)"), "", 0)
 }
 
 // Goal: the resync oracle passes T6 (check period 10s; h1 never, h2 every 10s, h3 asking 25s and
@@ -231,6 +245,12 @@ func TestWatchGuaranteesHandBuilt(t *testing.T) {
 		{"bookmark behind an event", "", []step{c(commit(4, watch.Modified, "default", "a")), e(ev(watch.Modified, "default/a", 4)), e(bookmark(3))}, "bookmark at rv=3 after an event at rv=4"},
 		{"event never committed", "", []step{e(ev(watch.Modified, "default/a", 9))}, "no write of default/a was committed at rv=9"},
 		{"event after close", "", []step{e(fakeapi.WatchEvent{WatchID: 1, Close: fakeapi.CloseStopped}), c(commit(4, watch.Modified, "default", "a")), e(ev(watch.Modified, "default/a", 4))}, "delivered after the watch closed"},
+		// A bookmark at rv=6 promises nothing at or before 6 follows (selector: no gap check
+		// would catch the event at 5 instead).
+		{"event after a bookmark past it", "app=web", []step{c(commit(4, watch.Modified, "default", "a")), c(commit(5, watch.Added, "default", "b")), c(commit(6, watch.Added, "other", "y")),
+			e(ev(watch.Modified, "default/a", 4)), e(bookmark(6)), e(ev(watch.Added, "default/b", 5))}, "default/b@5 after a bookmark at rv=6"},
+		{"initial event after the initial-events-end bookmark", "", []step{e(fakeapi.WatchEvent{WatchID: 1, Type: watch.Bookmark, RV: "3", Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}),
+			e(fakeapi.WatchEvent{WatchID: 1, Type: watch.Added, Key: "default/a", RV: "2", Initial: true})}, "initial ADDED default/a@2 after the initial-events-end bookmark"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := run("3", tc.sel, tc.steps); !strings.Contains(got, tc.want) || tc.want == "" {
