@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informersim/informersim/clientgo"
 	"github.com/informersim/informersim/fakeapi"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -32,25 +31,22 @@ import (
 // default content types).
 func applyClient(t *testing.T) (*fakeapi.Server, ctrlclient.Client) {
 	t.Helper()
-	srv, err := fakeapi.New(fakeapi.Config{Resources: []fakeapi.Resource{
-		clientgo.CustomResource(widgetGV.WithKind("Widget"), "widgets", true, true),
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientgo.RESTConfig(srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	c, err := ctrlclient.New(cfg, ctrlclient.Options{Scheme: scheme})
+	srv, cfg := widgetREST(t)
+	c, err := ctrlclient.New(cfg, ctrlclient.Options{Scheme: builtinScheme(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return srv, c
+}
+
+// builtinScheme is a scheme of client-go's built-in types.
+func builtinScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	return scheme
 }
 
 // managersOf lists the managedFields of obj as "manager/operation[/subresource]".
@@ -185,24 +181,13 @@ func (r *copier) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 func TestControllerRuntimeManagerApplyAndEvents(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv, err := fakeapi.New(fakeapi.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientgo.RESTConfig(srv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cfg := widgetREST(t)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
 	mgr, err := manager.New(cfg, manager.Options{
-		Scheme:                 scheme,
+		Scheme:                 builtinScheme(t),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 	})

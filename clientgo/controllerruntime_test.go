@@ -5,15 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informersim/informersim/clientgo"
 	"github.com/informersim/informersim/fakeapi"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,20 +23,8 @@ import (
 func TestControllerRuntimeClientAndCache(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	srv, err := fakeapi.New(fakeapi.Config{Resources: []fakeapi.Resource{
-		clientgo.CustomResource(widgetGV.WithKind("Widget"), "widgets", true, true),
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientgo.RESTConfig(srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	srv, cfg := widgetREST(t)
+	scheme := builtinScheme(t)
 	scheme.AddKnownTypes(widgetGV, &Widget{}, &WidgetList{})
 	metav1.AddToGroupVersion(scheme, widgetGV)
 	c, err := ctrlclient.New(cfg, ctrlclient.Options{Scheme: scheme})

@@ -140,7 +140,9 @@ func newWidgetInformer(c *ExampleV1Client, namespace string) cache.SharedIndexIn
 
 // --- the test ---
 
-func widgetServer(t *testing.T) (*fakeapi.Server, *ExampleV1Client) {
+// widgetREST is a fake apiserver serving widgets beside the built-in kinds, and the rest.Config
+// of its REST front (clientgo.RESTConfig).
+func widgetREST(t *testing.T) (*fakeapi.Server, *rest.Config) {
 	t.Helper()
 	srv, err := fakeapi.New(fakeapi.Config{Resources: []fakeapi.Resource{
 		clientgo.CustomResource(widgetGV.WithKind("Widget"), "widgets", true, true),
@@ -152,6 +154,12 @@ func widgetServer(t *testing.T) (*fakeapi.Server, *ExampleV1Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, cfg
+}
+
+func widgetServer(t *testing.T) (*fakeapi.Server, *ExampleV1Client) {
+	t.Helper()
+	srv, cfg := widgetREST(t)
 	c, err := NewExampleV1ForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -30,15 +30,14 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// Goal: serve prints its address and a kubeconfig, answers the Kubernetes API there, stops when
-// its context ends, and refuses bad flags with exit 2.
-func TestServe(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
+// startServing runs serve with args until ctx ends and returns the address it printed, its
+// standard output and where its exit code will come; without an address within 10s it cancels
+// and fails the test.
+func startServing(t *testing.T, ctx context.Context, cancel context.CancelFunc, args ...string) (string, *syncBuffer, <-chan int) {
+	t.Helper()
 	var out, errb syncBuffer
 	code := make(chan int, 1)
-	go func() {
-		code <- serveUntil(ctx, []string{"-addr=127.0.0.1:0", "-crd=example.com/v1/Widget/widgets,status"}, &out, &errb)
-	}()
+	go func() { code <- serveUntil(ctx, args, &out, &errb) }()
 	url := ""
 	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		for _, l := range strings.Split(out.String(), "\n") {
@@ -51,6 +50,14 @@ func TestServe(t *testing.T) {
 		cancel()
 		t.Fatalf("no address printed; stdout %q stderr %q", out.String(), errb.String())
 	}
+	return url, &out, code
+}
+
+// Goal: serve prints its address and a kubeconfig, answers the Kubernetes API there, stops when
+// its context ends, and refuses bad flags with exit 2.
+func TestServe(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	url, out, code := startServing(t, ctx, cancel, "-addr=127.0.0.1:0", "-crd=example.com/v1/Widget/widgets,status")
 	if !strings.Contains(out.String(), "server: "+url+"\n") {
 		t.Errorf("the kubeconfig does not point at %s:\n%s", url, out.String())
 	}
@@ -90,22 +97,7 @@ func TestServeCRDSchema(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errb syncBuffer
-	code := make(chan int, 1)
-	go func() {
-		code <- serveUntil(ctx, []string{"-addr=127.0.0.1:0", "-crd=example.com/v1/Widget/widgets,schema=" + good}, &out, &errb)
-	}()
-	url := ""
-	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		for _, l := range strings.Split(out.String(), "\n") {
-			if u, ok := strings.CutPrefix(l, "informersim: serving the Kubernetes API at "); ok {
-				url = u
-			}
-		}
-	}
-	if url == "" {
-		t.Fatalf("no address printed; stdout %q stderr %q", out.String(), errb.String())
-	}
+	url, _, code := startServing(t, ctx, cancel, "-addr=127.0.0.1:0", "-crd=example.com/v1/Widget/widgets,schema="+good)
 	apply := func(spec string) int {
 		req, _ := http.NewRequest("PATCH", url+"/apis/example.com/v1/namespaces/default/widgets/w?fieldManager=t",
 			strings.NewReader(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":`+spec+`}`))
