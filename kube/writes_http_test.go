@@ -234,3 +234,54 @@ func TestFaultsReachPatchesAndApplies(t *testing.T) {
 		}
 	}
 }
+
+// TestPatchesAndAppliesThroughReplicaLagAndCompaction: strategic merge patches and applies are
+// ordinary revisions of the store: a frozen replica's watch receives them only when it resumes,
+// in order, and once compacted they are gone for a watch that would resume before them (410), as
+// for any write.
+func TestPatchesAndAppliesThroughReplicaLagAndCompaction(t *testing.T) {
+	srv, h := newFront(t)
+	cm := "/api/v1/namespaces/ns/configmaps/c"
+	if code, _ := send(t, h, request{method: "POST", path: "/api/v1/namespaces/ns/configmaps", contentType: "application/json", body: `{"metadata":{"name":"c"},"data":{"a":"1"}}`}); code != 201 {
+		t.Fatal("create failed")
+	}
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	wt, err := srv.OpenWatch(gvr, "ns", metav1.ListOptions{ResourceVersion: "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.FreezeReplica(0); err != nil {
+		t.Fatal(err)
+	}
+	if code, st := send(t, h, request{method: "PATCH", path: cm, contentType: "application/strategic-merge-patch+json", body: `{"data":{"b":"2"}}`}); code != 200 {
+		t.Fatalf("patch: %d %v", code, st)
+	}
+	if code, st := send(t, h, request{method: "PATCH", path: cm + "?fieldManager=m", contentType: "application/apply-patch+yaml", body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"c":"3"}}`}); code != 200 {
+		t.Fatalf("apply: %d %v", code, st)
+	}
+	if wt.Ready() {
+		t.Fatal("a frozen replica's watch delivered a write")
+	}
+	if err := srv.ResumeReplica(0); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"3", "4"} {
+		ev, ok := wt.Next()
+		if !ok || ev.Type != watch.Modified || ev.Object.(*unstructured.Unstructured).GetResourceVersion() != want {
+			t.Fatalf("after the replica resumed: %v %v, want MODIFIED at %s", ev.Type, ok, want)
+		}
+	}
+	if err := srv.Compact(srv.Revision()); err != nil {
+		t.Fatal(err)
+	}
+	// As kube-apiserver: the watch opens, then ends with an ERROR event carrying the 410.
+	old, err := srv.OpenWatch(gvr, "ns", metav1.ListOptions{ResourceVersion: "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, ok := old.Next()
+	st, isStatus := ev.Object.(*metav1.Status)
+	if !ok || ev.Type != watch.Error || !isStatus || st.Code != 410 {
+		t.Errorf("a watch from before the compacted patches: %v %v, want an ERROR event with 410", ev.Type, ev.Object)
+	}
+}
