@@ -133,6 +133,38 @@ type opRow struct {
 	draw func(g *Generator, r *rand.Rand) Op
 }
 
+// replicaRow is the row of a fault on one replica of the apiserver (Op.Replica, which must
+// exist), named name: narrated as "<name> replica=N" and the fields more adds, then
+// done by do. It takes the Duration under dur's key when dur is set. A Generator draws it on a
+// random replica, and its Duration with drawDur.
+func replicaRow(kind OpKind, name string, dur *opArg, more func(w *World, op Op) ([]sim.Field, error),
+	do func(srv *fakeapi.Server, op Op) error, drawDur func(r *rand.Rand) time.Duration) opRow {
+	row := opRow{name: name, fault: true, args: []opArg{replicaArg}, check: checkReplicaDuration, target: checkReplica}
+	if dur != nil {
+		row.args = append(row.args, *dur)
+	}
+	row.apply = func(w *World, op Op) error {
+		f := []sim.Field{sim.FInt("replica", int64(op.Replica))}
+		if more != nil {
+			extra, err := more(w, op)
+			if err != nil {
+				return err
+			}
+			f = append(f, extra...)
+		}
+		w.s.Emit(narration.ActorAPIServer, name, f...)
+		return do(w.srv, op)
+	}
+	row.draw = func(g *Generator, r *rand.Rand) Op {
+		op := Op{Kind: kind, Replica: r.IntN(g.w.srv.Replicas())}
+		if drawDur != nil {
+			op.Duration = drawDur(r)
+		}
+		return op
+	}
+	return row
+}
+
 // The field lists the kinds share.
 var (
 	objectArgs = []opArg{{field: fieldResource, key: "resource"}, {field: fieldNamespace, key: "ns"}, {field: fieldName, key: "name"}}
@@ -256,58 +288,26 @@ func init() {
 				return nil
 			},
 			draw: func(*Generator, *rand.Rand) Op { return Op{Kind: OpTriggerBookmarks} }},
-		OpLagReplica: {name: "lag-replica", fault: true,
-			args:  []opArg{replicaArg, {field: fieldDuration, key: "by", required: true}},
-			check: checkReplicaDuration, target: checkReplica,
-			apply: func(w *World, op Op) error {
-				w.s.Emit("apiserver", "lag-replica", sim.FInt("replica", int64(op.Replica)), sim.FDur("by", op.Duration))
-				return w.srv.SetReplicaLag(op.Replica, op.Duration)
-			},
-			draw: func(g *Generator, r *rand.Rand) Op {
-				return Op{Kind: OpLagReplica, Replica: r.IntN(g.w.srv.Replicas()), Duration: time.Duration(r.IntN(2000)) * time.Millisecond}
-			}},
-		OpFreezeReplica: {name: "freeze-replica", fault: true,
-			args:  []opArg{replicaArg},
-			check: checkReplicaDuration, target: checkReplica,
-			apply: func(w *World, op Op) error {
+		OpLagReplica: replicaRow(OpLagReplica, "lag-replica", &opArg{field: fieldDuration, key: "by", required: true},
+			func(_ *World, op Op) ([]sim.Field, error) { return []sim.Field{sim.FDur("by", op.Duration)}, nil },
+			func(srv *fakeapi.Server, op Op) error { return srv.SetReplicaLag(op.Replica, op.Duration) },
+			func(r *rand.Rand) time.Duration { return time.Duration(r.IntN(2000)) * time.Millisecond }),
+		OpFreezeReplica: replicaRow(OpFreezeReplica, "freeze-replica", nil,
+			func(w *World, op Op) ([]sim.Field, error) {
 				at, err := w.srv.ReplicaRevision(op.Replica)
-				if err != nil {
-					return err
-				}
-				w.s.Emit("apiserver", "freeze-replica", sim.FInt("replica", int64(op.Replica)), sim.FInt("at", int64(at)))
-				return w.srv.FreezeReplica(op.Replica)
+				return []sim.Field{sim.FInt("at", int64(at))}, err
 			},
-			draw: func(g *Generator, r *rand.Rand) Op {
-				return Op{Kind: OpFreezeReplica, Replica: r.IntN(g.w.srv.Replicas())}
-			}},
-		OpResumeReplica: {name: "resume-replica", fault: true,
-			args:  []opArg{replicaArg},
-			check: checkReplicaDuration, target: checkReplica,
-			apply: func(w *World, op Op) error {
-				w.s.Emit("apiserver", "resume-replica", sim.FInt("replica", int64(op.Replica)))
-				return w.srv.ResumeReplica(op.Replica)
+			func(srv *fakeapi.Server, op Op) error { return srv.FreezeReplica(op.Replica) }, nil),
+		OpResumeReplica: replicaRow(OpResumeReplica, "resume-replica", nil, nil,
+			func(srv *fakeapi.Server, op Op) error { return srv.ResumeReplica(op.Replica) }, nil),
+		OpReinitReplica: replicaRow(OpReinitReplica, "reinit-replica", &opArg{field: fieldDuration, key: "not-ready"},
+			func(_ *World, op Op) ([]sim.Field, error) {
+				return []sim.Field{sim.FDur("not-ready", op.Duration)}, nil
 			},
-			draw: func(g *Generator, r *rand.Rand) Op {
-				return Op{Kind: OpResumeReplica, Replica: r.IntN(g.w.srv.Replicas())}
-			}},
-		OpReinitReplica: {name: "reinit-replica", fault: true,
-			args:  []opArg{replicaArg, {field: fieldDuration, key: "not-ready"}},
-			check: checkReplicaDuration, target: checkReplica,
-			apply: func(w *World, op Op) error {
-				w.s.Emit("apiserver", "reinit-replica", sim.FInt("replica", int64(op.Replica)), sim.FDur("not-ready", op.Duration))
-				return w.srv.ReinitReplica(op.Replica, op.Duration)
-			},
-			draw: func(g *Generator, r *rand.Rand) Op {
-				return Op{Kind: OpReinitReplica, Replica: r.IntN(g.w.srv.Replicas()), Duration: time.Duration(r.IntN(3)) * time.Second}
-			}},
-		OpRouteNext: {name: "route-next", fault: true,
-			args:  []opArg{replicaArg},
-			check: checkReplicaDuration, target: checkReplica,
-			apply: func(w *World, op Op) error {
-				w.s.Emit("apiserver", "route-next", sim.FInt("replica", int64(op.Replica)))
-				return w.srv.RouteNext(op.Replica)
-			},
-			draw: func(g *Generator, r *rand.Rand) Op { return Op{Kind: OpRouteNext, Replica: r.IntN(g.w.srv.Replicas())} }},
+			func(srv *fakeapi.Server, op Op) error { return srv.ReinitReplica(op.Replica, op.Duration) },
+			func(r *rand.Rand) time.Duration { return time.Duration(r.IntN(3)) * time.Second }),
+		OpRouteNext: replicaRow(OpRouteNext, "route-next", nil, nil,
+			func(srv *fakeapi.Server, op Op) error { return srv.RouteNext(op.Replica) }, nil),
 	}
 	argKeys = map[string]opField{}
 	for k := OpCreate; k < numOpKinds; k++ {
