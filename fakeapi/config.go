@@ -115,7 +115,7 @@ type Resource struct {
 	Names NameRule
 	// Scale, when set, gives the resource a scale subresource (autoscaling/v1 Scale), served by
 	// the REST front: the paths of the replica counts and of the label selector in the object,
-	// as a CustomResourceDefinition declares them (fakeapi.md §5.6).
+	// as a CustomResourceDefinition declares them (fakeapi.md §5.8).
 	Scale *ScaleSubresource
 }
 

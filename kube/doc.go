@@ -5,7 +5,11 @@
 // so every client (client-go's typed clientset with its default protobuf configuration, kubectl,
 // controller-runtime) is served as kube-apiserver serves it.
 //
-// RESTOptions returns the rest.Options that fill the front's seam. Besides the codecs, they
+// RESTOptions returns the rest.Options that fill the front's seam. The codec is ProtobufCodec
+// (docs/fakeapi.md §5.8): application/vnd.kubernetes.protobuf bodies and watch streams for the
+// kinds of client-go's scheme whose Go types have protobuf marshalling, converted from and to
+// the fake's JSON form through the scheme, and the check that a written object fits its Go type
+// (rest.TypeChecker). Besides the codec, they
 // compute the writes that need schemas with apimachinery's own machinery (docs/fakeapi.md §5.7):
 // strategic merge patches of built-in kinds (util/strategicpatch with the patch strategies and
 // merge keys of k8s.io/api's Go types), server-side apply and the managedFields of every write

@@ -11,10 +11,16 @@
 //   - get, list (resourceVersion and its match, limit and continue, label and field selectors),
 //     watch (newline-delimited JSON, one flush per event: bookmarks, sendInitialEvents and the
 //     initial-events-end bookmark, timeoutSeconds), create, update, patch (JSON and merge patch),
-//     delete (preconditions, propagation, grace, dry run), deletecollection, and get, update and
-//     patch of the status subresource where the resource declares one;
+//     delete (preconditions, propagation, grace, dry run), deletecollection, get, update and
+//     patch of the status subresource where the resource declares one, and of the scale
+//     subresource (autoscaling/v1 Scale, scale.go) where it declares fakeapi.Resource.Scale;
 //   - representations: the objects as JSON, meta.k8s.io Tables (kubectl get: a Name and an Age
-//     column, ages on the server's clock) and PartialObjectMetadata (metadata clients).
+//     column, ages on the server's clock) and PartialObjectMetadata (metadata clients), and in
+//     the media type of any Codec plugged in (protobuf), chosen from Accept in quality order
+//     (fakeapi.md §5.8);
+//   - EnsureNamespaces, which creates the namespaces kube-apiserver starts with, and a
+//     namespace created through the front Active, finalized and labelled as kube-apiserver makes
+//     it.
 //
 // Errors are metav1.Status bodies with kube-apiserver's code and reason: fakeapi's own errors as
 // it returns them (fakeapi.md §3, §5, §7), and for what the front decides itself, 400 BadRequest
