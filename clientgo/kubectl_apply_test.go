@@ -2,6 +2,7 @@ package clientgo_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,7 +44,7 @@ data:
 // client-side apply twice (the second computes a strategic merge patch from the last-applied
 // annotation), server-side apply twice, a conflicting field manager (kubectl exits non-zero
 // naming the conflict) and --force-conflicts, patch with its default strategic merge type,
-// edit through a scripted EDITOR, and set image.
+// edit through a scripted EDITOR, set image, and diff (client- and server-side dry runs).
 func TestKubectlApplyPatchEdit(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -115,6 +116,18 @@ func TestKubectlApplyPatchEdit(t *testing.T) {
 	}
 	if out, err := command([]string{"EDITOR=" + editor, "KUBE_EDITOR=" + editor}, "edit", "deploy", "web"); err != nil || out != "deployment.apps/web edited" {
 		t.Fatalf("kubectl edit: %v %q", err, out)
+	}
+	expect(images(), "5 nginx:4")
+	// diff: a dry-run patch (and, with --server-side, a dry-run apply) shows what apply would
+	// change, exits 1, and changes nothing (--force-conflicts: edit and set image own those
+	// fields now, a conflict otherwise, as on a cluster).
+	write("web.yaml", strings.Replace(noSidecar, "nginx:2", "nginx:9", 1))
+	for _, args := range [][]string{{"diff", "-f", dep}, {"diff", "--server-side", "--force-conflicts", "-f", dep}} {
+		out, err := command(nil, args...)
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(out, "+      - image: nginx:9") || !strings.Contains(out, "-      - image: nginx:4") {
+			t.Fatalf("kubectl %s: %v, want exit 1 and the image's change:\n%s", strings.Join(args, " "), err, out)
+		}
 	}
 	expect(images(), "5 nginx:4")
 
