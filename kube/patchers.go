@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/informersim/informersim/fakeapi/rest"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -27,9 +26,8 @@ func kindOf(wr rest.Write) Kind {
 type strategicPatcher struct{ w *writer }
 
 func (p strategicPatcher) Patch(_ context.Context, req *rest.PatchRequest) (*unstructured.Unstructured, error) {
-	if req.Current == nil {
-		return nil, apierrors.NewNotFound(req.GVK.GroupVersion().WithResource("").GroupResource(), req.Name)
-	}
+	// Current is never nil here: the front answers 404 for a missing object before asking (only
+	// apply creates).
 	return p.w.strategicMergePatch(kindOf(req.Write), req.Current, req.Patch, req.Manager, req.Now)
 }
 

@@ -196,6 +196,9 @@ func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.Patch
 			// As fakeapi's own patch: the URL names the object, a patch cannot move it.
 			patched.SetName(t.name)
 			patched.SetNamespace(live.GetNamespace())
+			if h.tracker == nil {
+				return patched, nil
+			}
 			tracked, err := h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: live.DeepCopy(), Object: patched})
 			if err != nil {
 				return nil, asStatus(err)
