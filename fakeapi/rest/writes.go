@@ -30,7 +30,7 @@ import (
 // servers.
 type FieldTracker interface {
 	// Track returns req.Object with its managedFields updated for the write. An error is the
-	// request's answer (a Status; any other error is a 500).
+	// request's answer: a Status as it is, any other error as a 400.
 	Track(ctx context.Context, req *TrackRequest) (*unstructured.Unstructured, error)
 }
 
