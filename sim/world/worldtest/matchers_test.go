@@ -273,7 +273,7 @@ func TestSatisfyEveryOracle(t *testing.T) {
 	if ok, err := m.Match(h); !ok || err != nil {
 		t.Fatalf("Match = %v, %v", ok, err)
 	}
-	contains(t, "negated message", m.NegatedFailureMessage(h), "all of per-object-order, cache-before-notify, read-only-objects, eventual-consistency, resync-alignment, late-join, tombstones, watch-guarantees hold", "seed: 4")
+	contains(t, "negated message", m.NegatedFailureMessage(h), "all of "+strings.Join(oracle.Names(), ", ")+" hold", "seed: 4")
 	if err := w.Apply(world.Op{Kind: world.OpDelete, Name: "a"}); err != nil {
 		t.Fatal(err)
 	}
