@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,8 +21,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -420,5 +423,65 @@ func TestKubeconfigEventRecorders(t *testing.T) {
 	}
 	if ev.Reason != "Checked" || ev.Regarding.Name != "subject" || ev.Note != "checked subject" || ev.ReportingController != "informersim-test" {
 		t.Fatalf("events.k8s.io event %+v", ev)
+	}
+}
+
+// Goal: client-go's discovery gets the aggregated format (two requests, /api and /apis) and finds
+// in it exactly what the legacy documents (one request per group version) say: groups,
+// versions, resources with their kinds, scope, verbs, short names, categories and subresources.
+func TestDiscoveryAggregatedMatchesLegacy(t *testing.T) {
+	srv, err := fakeapi.New(fakeapi.Config{Resources: []fakeapi.Resource{{
+		GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"}, Kind: "Gadget", Namespaced: true, Status: true,
+		Scale: &fakeapi.ScaleSubresource{SpecReplicasPath: ".spec.size", StatusReplicasPath: ".status.size"},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, log := kubeconfigClient(t, srv)
+	describe := func(legacy bool) (string, int) {
+		t.Helper()
+		d := cs.Discovery().(*discovery.DiscoveryClient)
+		d.UseLegacyDiscovery = legacy
+		before := len(log.not(func(string) bool { return false }))
+		groups, lists, err := d.ServerGroupsAndResources()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, g := range groups {
+			for _, v := range g.Versions {
+				lines = append(lines, fmt.Sprintf("group %q version %s preferred %s", g.Name, v.Version, g.PreferredVersion.Version))
+			}
+		}
+		for _, l := range lists {
+			gv, _ := schema.ParseGroupVersion(l.GroupVersion)
+			for _, r := range l.APIResources {
+				// What each format leaves implicit: a legacy entry of the list's own group
+				// version names none, and the aggregated format has no singular name for a
+				// subresource (client-go fills in the parent's).
+				if r.Group == "" && r.Version == "" {
+					r.Group, r.Version = gv.Group, gv.Version
+				}
+				if strings.Contains(r.Name, "/") {
+					r.SingularName = ""
+				}
+				lines = append(lines, fmt.Sprintf("%s %s kind=%s/%s/%s ns=%v verbs=%v short=%v cat=%v singular=%s", l.GroupVersion, r.Name, r.Group, r.Version, r.Kind, r.Namespaced, r.Verbs, r.ShortNames, r.Categories, r.SingularName))
+			}
+		}
+		slices.Sort(lines)
+		return strings.Join(lines, "\n"), len(log.not(func(string) bool { return false })) - before
+	}
+	legacy, legacyRequests := describe(true)
+	aggregated, aggregatedRequests := describe(false)
+	if aggregatedRequests != 2 || legacyRequests <= 2 {
+		t.Errorf("requests: aggregated %d (want 2), legacy %d", aggregatedRequests, legacyRequests)
+	}
+	for _, want := range []string{"deployments/scale kind=autoscaling/v1/Scale", "gadgets/scale kind=autoscaling/v1/Scale", "events.k8s.io/v1 events", "v1 configmaps kind=", "short=[cm]"} {
+		if !strings.Contains(aggregated, want) {
+			t.Errorf("aggregated discovery lacks %q:\n%s", want, aggregated)
+		}
+	}
+	if aggregated != legacy {
+		t.Errorf("aggregated discovery:\n%s\nlegacy:\n%s", aggregated, legacy)
 	}
 }

@@ -5,9 +5,10 @@
 // # Contract
 //
 // The handler serves, for every resource of the server's configuration (built-in and custom):
-//   - legacy discovery: /api, /api/v1, /apis, /apis/GROUP, /apis/GROUP/VERSION (short names and
-//     categories of the built-in kinds included), /version, /healthz, and a skeleton /openapi/v3
-//     that tells kubectl to validate fields on the server;
+//   - discovery: /api, /api/v1, /apis, /apis/GROUP, /apis/GROUP/VERSION (short names and
+//     categories of the built-in kinds included), /api and /apis also in the aggregated format
+//     kubectl and client-go ask for first (aggregated.go), /version, /healthz, and a skeleton
+//     /openapi/v3 that tells kubectl to validate fields on the server;
 //   - get, list (resourceVersion and its match, limit and continue, label and field selectors),
 //     watch (newline-delimited JSON, one flush per event: bookmarks, sendInitialEvents and the
 //     initial-events-end bookmark, timeoutSeconds), create, update, patch (JSON and merge patch),
@@ -44,9 +45,8 @@
 // fakeapi's 405 for built-in kinds, and strategic merge 415 for custom resources, as from
 // kube-apiserver.
 //
-// Simplifications: the aggregated discovery format is not served (clients fall back to the
-// legacy documents, as with older servers); deletecollection answers a Success Status rather
-// than the list of deleted objects; and there is no authentication or authorisation.
+// Simplifications: deletecollection answers a Success Status rather than the list of deleted
+// objects, and there is no authentication or authorisation.
 //
 // # Usage
 //

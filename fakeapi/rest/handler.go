@@ -167,6 +167,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case "api":
 		switch {
+		case len(segs) == 1 && r.Method == http.MethodGet && wantsAggregated(r.Header.Get("Accept")):
+			h.aggregatedDiscovery(w, true)
+			return
 		case len(segs) == 1:
 			h.discovery(w, r, h.apiVersions(r))
 			return
@@ -177,6 +180,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "apis":
 		switch len(segs) {
 		case 1:
+			if r.Method == http.MethodGet && wantsAggregated(r.Header.Get("Accept")) {
+				h.aggregatedDiscovery(w, false)
+				return
+			}
 			h.discovery(w, r, h.apiGroupList())
 			return
 		case 2:
@@ -246,9 +253,8 @@ func (g *groupVersion) parse(segs []string) (target, bool) {
 	return t, true
 }
 
-// discovery answers GET for a discovery document, always as legacy JSON: clients asking for
-// aggregated discovery (apidiscovery.k8s.io/v2) list application/json as their fallback and
-// read the response's Content-Type, as they do with older servers.
+// discovery answers GET for a legacy discovery document in JSON. /api and /apis also serve the
+// aggregated format to clients that ask for it first (aggregated.go).
 func (h *Handler) discovery(w http.ResponseWriter, r *http.Request, doc any) {
 	if r.Method != http.MethodGet {
 		writeError(w, errMethodNotAllowed(r.Method))
