@@ -423,3 +423,86 @@ func TestEveryDirectiveHasAHandler(t *testing.T) {
 		}
 	}
 }
+
+// Goal: any run, not only a generator's, can be written out as a scenario file: a world with
+// Config.RecordOps records the ops of Apply, Script and a Generator, every kind among them, and
+// the file GeneratedDirectives writes from them replays them in order, at their times, without a
+// failure. Without RecordOps, Ops is an error rather than an empty record.
+// Method: ops of every kind applied now, scripted a second apart, and a generator's fault ops;
+// write the file, run it, compare the ops its directives applied with the record.
+func TestRecordedRunWrittenOut(t *testing.T) {
+	w, err := world.NewFromConfig(sim.Config{Seed: 9}, fakeapi.Config{Replicas: 3}, world.Config{RecordOps: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"create name=a label:app=web", "lag-replica replica=1 by=2s", "burn-revisions n=5"} {
+		op, err := world.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Apply(op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var script []world.Op
+	for _, s := range []string{"update name=a label:app=db", "patch name=a patchType=merge patch={}", "close-watches code=410", "compact",
+		"fail-next verb=list code=500", "slow-consumer", "trigger-bookmarks", "freeze-replica replica=2", "resume-replica replica=2",
+		"reinit-replica replica=0 not-ready=1s", "route-next replica=1", "delete name=a"} {
+		op, err := world.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		script = append(script, op, world.Op{Kind: world.OpSleep, Duration: time.Second})
+	}
+	if _, err := w.Script(time.Second, script...); err != nil {
+		t.Fatal(err)
+	}
+	gen, err := w.Generate(world.GenConfig{Ops: 50, FaultOps: true, FaultOpKinds: []world.OpKind{world.OpCompact, world.OpRouteNext}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Sim().RunUntil(gen.Finished, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Sim().RunFor(20 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	ops, err := w.Ops()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[world.OpKind]bool{}
+	var want []string
+	for _, o := range ops {
+		kinds[o.Op.Kind] = true
+		want = append(want, o.Op.String())
+	}
+	for _, k := range world.OpKinds() {
+		if k != world.OpSleep && !kinds[k] {
+			t.Errorf("the record holds no %s op", k)
+		}
+	}
+	head, _ := scenarios.ParseDirective("world seed=9 replicas=3", "")
+	text := scenarios.Format("a recorded run", append([]scenarios.Directive{head}, scenarios.GeneratedDirectives(0, ops)...), nil)
+	res, err := scenarios.Run("recorded", text, scenarios.Options{})
+	if err != nil || res.Failure != nil {
+		t.Fatalf("the written run: %v, %v\n%s", err, res.Failure, text)
+	}
+	var got []string
+	for _, s := range res.Steps {
+		if s.Directive.Op != nil {
+			got = append(got, s.Directive.Op.String())
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the file applied %d ops, the world recorded %d:\n%v\n%v", len(got), len(want), got, want)
+	}
+
+	plain, err := world.New(1, world.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ops, err := plain.Ops(); err == nil || ops != nil || !strings.Contains(err.Error(), "RecordOps") {
+		t.Errorf("Ops without RecordOps = %v, %v; want an error naming RecordOps", ops, err)
+	}
+}

@@ -40,8 +40,8 @@ func Format(header string, directives []Directive, outputs []string) string {
 	return strings.TrimRight(b.String(), "\n") + "\n"
 }
 
-// GeneratedDirectives turns the ops a generator issued (world.Generator.Ops) into directives
-// that replay them: before each op, a run for the time since the previous one (from start, the
+// GeneratedDirectives turns the ops a generator issued (world.Generator.Ops), or every op a
+// world applied (world.World.Ops, with world.Config.RecordOps), into directives that replay them: before each op, a run for the time since the previous one (from start, the
 // time the generator began).
 func GeneratedDirectives(start time.Duration, ops []world.GeneratedOp) []Directive {
 	var out []Directive

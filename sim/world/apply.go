@@ -26,7 +26,7 @@ func (w *World) Apply(op Op) error {
 	if err != nil {
 		return err
 	}
-	err = w.apply(op)
+	err = w.apply(op, false)
 	w.settle()
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -418,12 +419,32 @@ func drawPatch(g *Generator, r *rand.Rand) Op {
 		Patch: `{"metadata":{"labels":{"p":"` + strconv.Itoa(r.IntN(3)) + `"}}}`}
 }
 
-// apply performs a validated op (World.check) and narrates it.
-func (w *World) apply(op Op) error {
+// apply performs a validated op (World.check) and narrates it; with Config.RecordOps it records
+// it (a sleep, which applies nothing, is not recorded). fromFaultPoint says a Generator's fault
+// point issued it.
+func (w *World) apply(op Op, fromFaultPoint bool) error {
 	if !op.Kind.valid() {
 		invariant.Check(false, "world: apply: unvalidated op kind %v", op.Kind)
 	}
-	return opRows[op.Kind].apply(w, op)
+	err := opRows[op.Kind].apply(w, op)
+	if w.cfg.RecordOps && op.Kind != OpSleep {
+		rec := GeneratedOp{Time: w.s.Now(), Op: op, FaultPoint: fromFaultPoint}
+		if err != nil {
+			rec.Err = err.Error()
+		}
+		w.opLog = append(w.opLog, rec)
+	}
+	return err
+}
+
+// Ops returns every op the world applied so far, in order: Apply's, Script's and every
+// Generator's (fault points' included), as a Generator records its own. It needs
+// Config.RecordOps; scenarios.GeneratedDirectives writes them out as a scenario file.
+func (w *World) Ops() ([]GeneratedOp, error) {
+	if !w.cfg.RecordOps {
+		return nil, errors.New("world: Ops: the world records no ops (set Config.RecordOps)")
+	}
+	return slices.Clone(w.opLog), nil
 }
 
 // informerNamed returns the world's informer called name, or nil.

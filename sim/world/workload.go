@@ -56,7 +56,7 @@ func (w *World) Script(d time.Duration, ops ...Op) (time.Duration, error) {
 		w.after(at-w.s.Now(), "workload", kind, func() {
 			w.pendingOps--
 			for _, op := range b {
-				_ = w.apply(op)
+				_ = w.apply(op, false)
 			}
 		})
 	}
@@ -293,7 +293,7 @@ func (g *Generator) live() []objName {
 
 // apply applies op and records it.
 func (g *Generator) apply(op Op, fromFaultPoint bool) error {
-	err := g.w.apply(op)
+	err := g.w.apply(op, fromFaultPoint)
 	switch op.Kind {
 	case OpFreezeReplica:
 		if g.frozen == nil {

@@ -79,6 +79,10 @@ type Config struct {
 	// CheckConverged, and the trace in between shows the handlers that could have made it. Each
 	// delivery then costs a fingerprint of its objects, about a microsecond.
 	CheckReadOnlyEachDelivery bool
+	// RecordOps keeps every op the world applies (World.Ops), so that any run, not only a
+	// Generator's, can be written out as a scenario file and replayed. Off by default: the
+	// record grows with the run.
+	RecordOps bool
 }
 
 func (c Config) validate() (Config, error) {
@@ -158,6 +162,8 @@ type World struct {
 	// pendingOps counts scripted op batches not yet applied and generators not done: the world
 	// is not Quiet while the workload still has something to say.
 	pendingOps int
+	// opLog is every op applied, with Config.RecordOps (Ops).
+	opLog []GeneratedOp
 
 	// The user's work (user.go).
 	userActors []sim.Actor
