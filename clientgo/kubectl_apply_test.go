@@ -44,7 +44,8 @@ data:
 // client-side apply twice (the second computes a strategic merge patch from the last-applied
 // annotation), server-side apply twice, a conflicting field manager (kubectl exits non-zero
 // naming the conflict) and --force-conflicts, patch with its default strategic merge type,
-// edit through a scripted EDITOR, set image, and diff (client- and server-side dry runs).
+// edit through a scripted EDITOR, set image, diff (client- and server-side dry runs), and the
+// move of a client-side applied object to server-side apply.
 func TestKubectlApplyPatchEdit(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -130,6 +131,14 @@ func TestKubectlApplyPatchEdit(t *testing.T) {
 		}
 	}
 	expect(images(), "5 nginx:4")
+	// Moving the client-side applied object to server-side apply: kubectl rewrites the
+	// client-side manager's managedFields (a JSON patch) and applies; forced, since edit and set
+	// image own replicas and the image now.
+	expect(run("apply", "--server-side", "--force-conflicts", "-f", dep), "deployment.apps/web serverside-applied")
+	expect(images(), "3 nginx:9")
+	if got := run("get", "deploy", "web", "-o", "jsonpath={.metadata.managedFields[*].manager}"); strings.Contains(got, "kubectl-client-side-apply") || !strings.Contains(got, "kubectl") {
+		t.Fatalf("managers after the move to server-side apply: %q", got)
+	}
 
 	// Server-side apply: twice by kubectl's manager, then a conflicting manager.
 	cm := write("settings.yaml", applyConfigMap)
