@@ -103,9 +103,11 @@ fuzz-rest:
 	cd kube && $(GO) test -run='^$$' -fuzz=FuzzWrites -fuzztime=$(FUZZTIME) -parallel=1 .
 	cd kube && $(GO) test -run='^$$' -fuzz=FuzzProtobuf -fuzztime=$(FUZZTIME) -parallel=1 .
 
-## fuzz-scenarios: fuzz the scenario language's directive parser (FUZZTIME=30s).
+## fuzz-scenarios: fuzz the scenario language's directive parser, then whole runs of files
+## strung from directives that may not fit the scenario (FUZZTIME=30s each).
 fuzz-scenarios:
 	$(GO) test -run='^$$' -fuzz=FuzzParseDirective -fuzztime=$(FUZZTIME) ./scenarios/
+	$(GO) test -run='^$$' -fuzz=FuzzRun -fuzztime=$(FUZZTIME) ./scenarios/
 
 ## compare: the nested compare/ module: client-go's informer beside ours on the same inputs
 ## (differential test, then side-by-side benchmarks). It downloads client-go on first use.
