@@ -1,6 +1,7 @@
 package clientgo_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -19,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -107,6 +109,64 @@ func kubeconfigClient(t *testing.T, srv *fakeapi.Server) (*kubernetes.Clientset,
 
 const pbType = "application/vnd.kubernetes.protobuf"
 
+// typedClient is the method set every typed client of client-go shares, for an object type T and
+// its list type L.
+type typedClient[T runtime.Object, L runtime.Object] interface {
+	Create(context.Context, T, metav1.CreateOptions) (T, error)
+	Get(context.Context, string, metav1.GetOptions) (T, error)
+	Update(context.Context, T, metav1.UpdateOptions) (T, error)
+	Patch(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (T, error)
+	List(context.Context, metav1.ListOptions) (L, error)
+	Watch(context.Context, metav1.ListOptions) (watch.Interface, error)
+	Delete(context.Context, string, metav1.DeleteOptions) error
+}
+
+// typedKind is one typed client's verbs on the object named "x", with the types erased.
+type typedKind struct {
+	name   string
+	create func() error
+	get    func() (metav1.Object, error)
+	update func(metav1.Object) (metav1.Object, error)
+	patch  func(pt types.PatchType, data string) (metav1.Object, error)
+	list   func() (n int, rv string, err error)
+	watch  func(rv string) (watch.Interface, error)
+	del    func(opts metav1.DeleteOptions) error
+}
+
+// typedOps erases the types of c, whose object is obj (named "x").
+func typedOps[T interface {
+	runtime.Object
+	metav1.Object
+}, L interface {
+	runtime.Object
+	metav1.ListInterface
+}](name string, ctx context.Context, c typedClient[T, L], obj T) typedKind {
+	return typedKind{
+		name: name,
+		create: func() error {
+			_, err := c.Create(ctx, obj, metav1.CreateOptions{})
+			return err
+		},
+		get: func() (metav1.Object, error) { return c.Get(ctx, "x", metav1.GetOptions{}) },
+		update: func(o metav1.Object) (metav1.Object, error) {
+			o.SetLabels(map[string]string{"updated": "yes"})
+			return c.Update(ctx, o.(T), metav1.UpdateOptions{})
+		},
+		patch: func(pt types.PatchType, d string) (metav1.Object, error) {
+			return c.Patch(ctx, "x", pt, []byte(d), metav1.PatchOptions{})
+		},
+		list: func() (int, string, error) {
+			l, err := c.List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return 0, "", err
+			}
+			return meta.LenList(l), l.GetResourceVersion(), nil
+		},
+		watch: func(rv string) (watch.Interface, error) { return c.Watch(ctx, metav1.ListOptions{ResourceVersion: rv}) },
+		del:   func(o metav1.DeleteOptions) error { return c.Delete(ctx, "x", o) },
+	}
+}
+
 // Goal: an unmodified typed clientset over a kubeconfig (client-go's default configuration,
 // protobuf for built-in kinds) does every verb on ConfigMaps, Pods and Deployments, its watches
 // go on through a 410 (an ERROR event in protobuf framing, then a fresh list and watch), and
@@ -120,98 +180,16 @@ func TestKubeconfigTypedClientProtobuf(t *testing.T) {
 	cs, log := kubeconfigClient(t, srv)
 	ns := "default"
 
-	type kind struct {
-		name   string
-		create func() (runtime.Object, error)
-		get    func() (metav1.Object, error)
-		update func(metav1.Object) (metav1.Object, error)
-		patch  func(pt types.PatchType, data string) (metav1.Object, error)
-		list   func() (int, string, error)
-		watch  func(rv string) (watch.Interface, error)
-		del    func(opts metav1.DeleteOptions) error
-	}
 	cms, pods, deps := cs.CoreV1().ConfigMaps(ns), cs.CoreV1().Pods(ns), cs.AppsV1().Deployments(ns)
-	kinds := []kind{
-		{
-			name: "configmaps",
-			create: func() (runtime.Object, error) {
-				return cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{})
-			},
-			get: func() (metav1.Object, error) { return cms.Get(ctx, "x", metav1.GetOptions{}) },
-			update: func(o metav1.Object) (metav1.Object, error) {
-				o.SetLabels(map[string]string{"updated": "yes"})
-				return cms.Update(ctx, o.(*corev1.ConfigMap), metav1.UpdateOptions{})
-			},
-			patch: func(pt types.PatchType, d string) (metav1.Object, error) {
-				return cms.Patch(ctx, "x", pt, []byte(d), metav1.PatchOptions{})
-			},
-			list: func() (int, string, error) {
-				l, err := cms.List(ctx, metav1.ListOptions{})
-				if err != nil {
-					return 0, "", err
-				}
-				return len(l.Items), l.ResourceVersion, nil
-			},
-			watch: func(rv string) (watch.Interface, error) {
-				return cms.Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
-			},
-			del: func(o metav1.DeleteOptions) error { return cms.Delete(ctx, "x", o) },
-		},
-		{
-			name: "pods",
-			create: func() (runtime.Object, error) {
-				return pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "x"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}, metav1.CreateOptions{})
-			},
-			get: func() (metav1.Object, error) { return pods.Get(ctx, "x", metav1.GetOptions{}) },
-			update: func(o metav1.Object) (metav1.Object, error) {
-				o.SetLabels(map[string]string{"updated": "yes"})
-				return pods.Update(ctx, o.(*corev1.Pod), metav1.UpdateOptions{})
-			},
-			patch: func(pt types.PatchType, d string) (metav1.Object, error) {
-				return pods.Patch(ctx, "x", pt, []byte(d), metav1.PatchOptions{})
-			},
-			list: func() (int, string, error) {
-				l, err := pods.List(ctx, metav1.ListOptions{})
-				if err != nil {
-					return 0, "", err
-				}
-				return len(l.Items), l.ResourceVersion, nil
-			},
-			watch: func(rv string) (watch.Interface, error) {
-				return pods.Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
-			},
-			del: func(o metav1.DeleteOptions) error { return pods.Delete(ctx, "x", o) },
-		},
-		{
-			name: "deployments",
-			create: func() (runtime.Object, error) {
-				return deps.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "x"}, Spec: appsv1.DeploymentSpec{
-					Replicas: ptr.To[int32](2),
-					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}},
-					Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x"}},
-						Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}},
-				}}, metav1.CreateOptions{})
-			},
-			get: func() (metav1.Object, error) { return deps.Get(ctx, "x", metav1.GetOptions{}) },
-			update: func(o metav1.Object) (metav1.Object, error) {
-				o.SetLabels(map[string]string{"updated": "yes"})
-				return deps.Update(ctx, o.(*appsv1.Deployment), metav1.UpdateOptions{})
-			},
-			patch: func(pt types.PatchType, d string) (metav1.Object, error) {
-				return deps.Patch(ctx, "x", pt, []byte(d), metav1.PatchOptions{})
-			},
-			list: func() (int, string, error) {
-				l, err := deps.List(ctx, metav1.ListOptions{})
-				if err != nil {
-					return 0, "", err
-				}
-				return len(l.Items), l.ResourceVersion, nil
-			},
-			watch: func(rv string) (watch.Interface, error) {
-				return deps.Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
-			},
-			del: func(o metav1.DeleteOptions) error { return deps.Delete(ctx, "x", o) },
-		},
+	kinds := []typedKind{
+		typedOps("configmaps", ctx, cms, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}, Data: map[string]string{"k": "v"}}),
+		typedOps("pods", ctx, pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "x"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}),
+		typedOps("deployments", ctx, deps, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "x"}, Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}},
+		}}),
 	}
 	next := func(w watch.Interface) watch.Event {
 		t.Helper()
@@ -235,7 +213,7 @@ func TestKubeconfigTypedClientProtobuf(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: watch: %v", k.name, err)
 		}
-		if _, err := k.create(); err != nil {
+		if err := k.create(); err != nil {
 			t.Fatalf("%s: create: %v", k.name, err)
 		}
 		if ev := next(w); ev.Type != watch.Added {

@@ -187,12 +187,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, t target, subs [
 			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s", accepted)))
 		return
 	}
-	var opts metav1.PatchOptions
-	if err := decodeQuery(r, &opts); err != nil {
-		writeError(w, err)
-		return
-	}
-	body, err := h.readBody(r)
+	opts, body, err := h.readPatch(r)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -208,6 +203,16 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, t target, subs [
 	}
 	out, err := h.srv.Resource(t.res.GVR).Namespace(t.namespace).Patch(r.Context(), t.name, pt, body, opts, subs...)
 	h.respond(w, r, t, http.StatusOK, out, err, f)
+}
+
+// readPatch reads a PATCH request's options from the query and its body.
+func (h *Handler) readPatch(r *http.Request) (metav1.PatchOptions, []byte, error) {
+	var opts metav1.PatchOptions
+	if err := decodeQuery(r, &opts); err != nil {
+		return opts, nil, err
+	}
+	body, err := h.readBody(r)
+	return opts, body, err
 }
 
 // queryCodec decodes query parameters into metav1's option types. metav1.ParameterCodec only
@@ -272,7 +277,7 @@ func (h *Handler) bodyCodec(r *http.Request, gvk schema.GroupVersionKind) (Codec
 // body: JSON, or a codec's media type for the kinds it supports (415 for any other); a
 // malformed body is a 400 naming the kind the URL expects.
 func (h *Handler) readRequest(r *http.Request, t target, opts runtime.Object) (*unstructured.Unstructured, error) {
-	gvk := t.res.GVR.GroupVersion().WithKind(t.res.Kind)
+	gvk := t.bodyKind()
 	c, err := h.bodyCodec(r, gvk)
 	if err != nil {
 		return nil, err
@@ -287,7 +292,7 @@ func (h *Handler) readRequest(r *http.Request, t target, opts runtime.Object) (*
 	if c != nil {
 		u := &unstructured.Unstructured{}
 		if err := c.Decode(body, gvk, u); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", t.res.Kind, err, summarize(body)))
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", gvk.Kind, err, summarize(body)))
 		}
 		return u, nil
 	}
@@ -298,7 +303,7 @@ func (h *Handler) readRequest(r *http.Request, t target, opts runtime.Object) (*
 			if err == nil {
 				err = errors.New("the body is not a JSON object")
 			}
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", t.res.Kind, err, summarize(body)))
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", gvk.Kind, err, summarize(body)))
 		}
 	}
 	u := &unstructured.Unstructured{Object: m}

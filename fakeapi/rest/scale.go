@@ -156,12 +156,7 @@ func (h *Handler) serveScale(w http.ResponseWriter, r *http.Request, t target, f
 				fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s (for the scale subresource)", types.JSONPatchType, types.MergePatchType)))
 			return
 		}
-		var opts metav1.PatchOptions
-		if err := decodeQuery(r, &opts); err != nil {
-			writeError(w, err)
-			return
-		}
-		body, err := h.readBody(r)
+		opts, body, err := h.readPatch(r)
 		if err != nil {
 			writeError(w, err)
 			return
@@ -175,27 +170,11 @@ func (h *Handler) serveScale(w http.ResponseWriter, r *http.Request, t target, f
 	}
 }
 
-// readScale decodes a Scale body (JSON or a codec's), checking its kind and name.
+// readScale decodes a Scale body (JSON or a codec's) and checks its kind.
 func (h *Handler) readScale(r *http.Request, t target, opts runtime.Object) (*unstructured.Unstructured, error) {
-	c, err := h.bodyCodec(r, scaleGVK)
+	u, err := h.readRequest(r, t, opts)
 	if err != nil {
 		return nil, err
-	}
-	if err := decodeQuery(r, opts); err != nil {
-		return nil, err
-	}
-	body, err := h.readBody(r)
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{}
-	if c != nil {
-		err = c.Decode(body, scaleGVK, u)
-	} else {
-		err = u.UnmarshalJSON(body)
-	}
-	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type Scale): %v (%s)", err, summarize(body)))
 	}
 	if gvk := u.GroupVersionKind(); gvk.Kind != "" && gvk != scaleGVK {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s cannot be handled as a Scale", gvk.Kind))
