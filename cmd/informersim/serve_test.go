@@ -70,6 +70,19 @@ func TestServe(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"widgets/status"`) {
 		t.Errorf("discovery of the -crd resource: %d %s", resp.StatusCode, body)
 	}
+	// Every feature of kube/ is linked: the system namespaces exist, and a client accepting
+	// protobuf first gets protobuf.
+	req, _ := http.NewRequest("GET", url+"/api/v1/namespaces/kube-system", nil)
+	req.Header.Set("Accept", "application/vnd.kubernetes.protobuf, application/json")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/vnd.kubernetes.protobuf" || !strings.HasPrefix(string(body), "k8s\x00") {
+		t.Errorf("kube-system in protobuf: %d %q %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
 	cancel()
 	if c := <-code; c != 0 || !strings.HasSuffix(out.String(), "informersim: stopped\n") {
 		t.Errorf("serve exit %d, stdout ends %q", c, out.String())
