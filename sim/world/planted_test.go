@@ -58,12 +58,7 @@ func TestWatchListSyncsOnlyAtTheAnnotatedBookmark(t *testing.T) {
 // running one keeps its watch, lists once, and its handler hears of each object once.
 func TestFactoryStartAgainStartsOnlyTheNewInformer(t *testing.T) {
 	for _, seed := range traceSeeds {
-		w := newTraceWorld(t, seed)
-		mustApply(t, w, create(pods, "p1"), create(configMaps, "c1"))
-		fac, err := w.NewFactory(FactoryOptions{Prefix: "ctrl", Namespace: "default"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		w, fac := newFactoryWorld(t, seed)
 		podInf, err := fac.ForResource(pods)
 		if err != nil {
 			t.Fatal(err)
@@ -99,12 +94,7 @@ func TestFactoryStartAgainStartsOnlyTheNewInformer(t *testing.T) {
 // the result waits only for what runs.
 func TestFactoryWaitForCacheSyncReportsOnlyStartedInformers(t *testing.T) {
 	for _, seed := range traceSeeds {
-		w := newTraceWorld(t, seed)
-		mustApply(t, w, create(pods, "p1"), create(configMaps, "c1"))
-		fac, err := w.NewFactory(FactoryOptions{Prefix: "ctrl", Namespace: "default"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		w, fac := newFactoryWorld(t, seed)
 		if _, err := fac.ForResource(pods); err != nil {
 			t.Fatal(err)
 		}
@@ -182,4 +172,17 @@ func TestWorkqueueRetriesHappenWhenTheLimiterSays(t *testing.T) {
 			}
 		}
 	}
+}
+
+// newFactoryWorld is a world of seed holding pod p1 and config map c1, with a factory "ctrl"
+// on namespace default (nothing created from it yet).
+func newFactoryWorld(t *testing.T, seed uint64) (*World, informer.SharedInformerFactory) {
+	t.Helper()
+	w := newTraceWorld(t, seed)
+	mustApply(t, w, create(pods, "p1"), create(configMaps, "c1"))
+	fac, err := w.NewFactory(FactoryOptions{Prefix: "ctrl", Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, fac
 }
