@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
 )
 
@@ -36,6 +37,12 @@ type Options struct {
 	// Tracker records managedFields on creates, updates and patches (kube.RESTOptions gives
 	// apimachinery's field manager). None: no managedFields are recorded.
 	Tracker FieldTracker
+	// Watch, if set, opens every watch the front serves in place of fakeapi.Server.Watch (whose
+	// events a goroutine of the server pumps as they happen). A driver that serves a stream one
+	// event per step of its own (clientgo's harness) opens the watch with Server.OpenWatch and
+	// feeds the returned watch.Interface itself. r is the request being served; an error is
+	// answered as the server's are (a Status, before the stream starts).
+	Watch func(r *http.Request, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error)
 }
 
 // Handler serves the Kubernetes REST API of one *fakeapi.Server. It is safe for concurrent use.
@@ -53,6 +60,7 @@ type Handler struct {
 	codecOrder []string
 	patchers   map[types.PatchType]Patcher
 	tracker    FieldTracker
+	openWatch  func(r *http.Request, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error)
 }
 
 type groupVersion struct {
@@ -84,7 +92,7 @@ func NewHandler(srv *fakeapi.Server, opts Options) (*Handler, error) {
 	}
 	cfg := srv.Config()
 	h := &Handler{srv: srv, clock: cfg.Clock, maxBody: opts.MaxRequestBodyBytes, byGV: map[schema.GroupVersion]*groupVersion{},
-		codecs: map[string]Codec{}, patchers: map[types.PatchType]Patcher{}, tracker: opts.Tracker}
+		codecs: map[string]Codec{}, patchers: map[types.PatchType]Patcher{}, tracker: opts.Tracker, openWatch: opts.Watch}
 	for _, c := range opts.Codecs {
 		h.codecs[c.MediaType()] = c
 		h.codecOrder = append(h.codecOrder, c.MediaType())

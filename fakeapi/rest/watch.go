@@ -18,7 +18,13 @@ import (
 // when fakeapi closes the watch (deadline, fault, reinit, slow consumer) and the watch is
 // stopped when the client goes away.
 func (h *Handler) watch(w http.ResponseWriter, r *http.Request, rc *fakeapi.ResourceClient, t target, opts metav1.ListOptions, f format) {
-	wi, err := rc.Watch(r.Context(), opts)
+	var wi watch.Interface
+	var err error
+	if h.openWatch != nil {
+		wi, err = h.openWatch(r, t.res.GVR, t.namespace, opts)
+	} else {
+		wi, err = rc.Watch(r.Context(), opts)
+	}
 	if err != nil {
 		h.fail(w, r, err)
 		return
