@@ -146,7 +146,8 @@ func (h *Handler) update(r *http.Request, t target, obj *unstructured.Unstructur
 		Verb: verb, Subresource: t.sub, DryRun: len(opts.DryRun) > 0,
 		Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 			wr.Now = h.now()
-			tracked, err := h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: live, Object: obj.DeepCopy()})
+			// obj is this request's own (decoded from its body), and Compute runs once.
+			tracked, err := h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: live, Object: obj})
 			if err != nil {
 				return nil, asStatus(err)
 			}
@@ -199,7 +200,9 @@ func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.Patch
 			if h.tracker == nil {
 				return patched, nil
 			}
-			tracked, err := h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: live.DeepCopy(), Object: patched})
+			// patched shares nothing with live (PatchObject patched a copy), and live is already
+			// this request's private copy.
+			tracked, err := h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: live, Object: patched})
 			if err != nil {
 				return nil, asStatus(err)
 			}
