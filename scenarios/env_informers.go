@@ -13,6 +13,7 @@ import (
 
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/sim/world"
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // informerDirectives build, start, stop and change informers and their handlers.
@@ -334,7 +335,7 @@ func ref(obj any) string {
 	if m.GetNamespace() != "" {
 		key = m.GetNamespace() + "/" + key
 	}
-	return key + "@" + m.GetResourceVersion()
+	return narration.Ref(key, m.GetResourceVersion(), false)
 }
 
 func rvOf(obj any) string {
