@@ -306,6 +306,7 @@ func TestKubectlEverydayVerbs(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(run("create", "-f", evFile), "event/web.1 created")
+	expect(run("-n", "team-a", "get", "ev", "-o", "name"), "event/web.1") // events' short name
 	desc := run("-n", "team-a", "describe", "deployment", "web")
 	for _, want := range []string{"Name:               web", "Namespace:          team-a", "Replicas:           5 desired", "ScalingReplicaSet", "Scaled up replica set web-1 to 5"} {
 		if !strings.Contains(desc, want) {

@@ -328,15 +328,16 @@ var (
 	statusVerbs = metav1.Verbs{"get", "patch", "update"}
 )
 
-// builtinShortNames and builtinCategories are kube-apiserver's for the built-in resources, so
-// that `kubectl get cm` and `kubectl get all` resolve as against a cluster.
+// builtinShortNames and builtinCategories are kube-apiserver's for the built-in resources (by
+// group and resource: core events are "ev", events.k8s.io's have no short name), so that
+// `kubectl get cm`, `kubectl get ev` and `kubectl get all` resolve as against a cluster.
 var (
 	builtinShortNames = map[string][]string{
 		"pods": {"po"}, "configmaps": {"cm"}, "services": {"svc"}, "nodes": {"no"}, "namespaces": {"ns"},
-		"deployments": {"deploy"}, "replicasets": {"rs"}, "statefulsets": {"sts"},
+		"deployments.apps": {"deploy"}, "replicasets.apps": {"rs"}, "statefulsets.apps": {"sts"}, "events": {"ev"},
 	}
 	builtinCategories = map[string][]string{
-		"pods": {"all"}, "services": {"all"}, "deployments": {"all"}, "replicasets": {"all"}, "statefulsets": {"all"},
+		"pods": {"all"}, "services": {"all"}, "deployments.apps": {"all"}, "replicasets.apps": {"all"}, "statefulsets.apps": {"all"},
 	}
 )
 
@@ -355,7 +356,8 @@ func (h *Handler) apiResourceList(g *groupVersion) *metav1.APIResourceList {
 			Verbs:        allVerbs,
 		}
 		if res.builtin {
-			ar.ShortNames, ar.Categories = builtinShortNames[res.GVR.Resource], builtinCategories[res.GVR.Resource]
+			gr := res.GVR.GroupResource().String()
+			ar.ShortNames, ar.Categories = builtinShortNames[gr], builtinCategories[gr]
 		}
 		l.APIResources = append(l.APIResources, ar)
 		if res.Scale != nil {
