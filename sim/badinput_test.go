@@ -21,6 +21,8 @@ func TestRunCallsRefuseBadInput(t *testing.T) {
 		{"RunUntil(cond, -1s)", s.RunUntil(func() bool { return true }, -time.Second), "sim: RunUntil: negative budget -1s"},
 		{"AfterEachStep(\"\", fn)", s.AfterEachStep("", func() {}), "sim: AfterEachStep: empty name"},
 		{"AfterEachStep(\"h\", nil)", s.AfterEachStep("h", nil), `sim: AfterEachStep "h": nil func`},
+		{"AddActor(nil)", s.AddActor(nil), "sim: AddActor: nil actor"},
+		{"AddActor(a second \"a\")", s.AddActor(always("a", func() {})), `sim: AddActor: two actors named "a"`},
 	} {
 		if c.err == nil || !strings.HasPrefix(c.err.Error(), c.want) {
 			t.Errorf("%s = %v, want an error starting %q", c.call, c.err, c.want)

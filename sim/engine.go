@@ -246,8 +246,18 @@ func (s *Sim) Header() string {
 }
 
 // AddActor registers a; actors are polled in registration order at every step. Actors may be
-// added while running (from an action), and take part from the next step.
-func (s *Sim) AddActor(a Actor) { s.addActor(a, false) }
+// added while running (from an action), and take part from the next step. A nil actor, or a
+// name another actor has, is an error and adds nothing.
+func (s *Sim) AddActor(a Actor) error {
+	if a == nil {
+		return errors.New("sim: AddActor: nil actor")
+	}
+	if id, ok := s.ids[a.Name()]; ok && id < len(s.actors) && s.actors[id].a != nil {
+		return fmt.Errorf("sim: AddActor: two actors named %q", a.Name())
+	}
+	s.addActor(a, false)
+	return nil
+}
 
 // AddCachedActor registers a like AddActor, except that the engine does not ask a for its
 // actions at every step: it asks when a is added, after every step run under a's name (one of
