@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
+	"github.com/informersim/informersim/sim/world"
 	"github.com/informersim/informersim/sim/world/oracle"
 )
 
@@ -285,14 +287,26 @@ func (e *Env) verdicts(add func(string, ...any)) {
 		}
 	}
 	add("%d deliveries checked", deliveries)
+	// A safety violation these verdicts show fails the run, as it would have at the next step:
+	// one found in this directive's last step (not raised yet), or one only the convergence
+	// check sees (an object a handler changed and nothing wrote since). Not converged now is
+	// no failure: the run may still converge.
+	convErr := e.w.CheckConverged()
+	var v *world.Violation
+	if errors.As(convErr, &v) && v.Oracle != oracle.EventualConsistency {
+		e.fail(v)
+	}
+	if found := e.named.Violation(); found != nil {
+		e.fail(found)
+	}
 	for _, v := range e.named.Verdicts() {
 		if v.Name == oracle.EventualConsistency {
 			continue
 		}
 		add("%s", v.String())
 	}
-	if err := e.w.CheckConverged(); err != nil {
-		add("%s (%s): not converged now: %v", oracle.EventualConsistency, oracle.Liveness, err)
+	if convErr != nil {
+		add("%s (%s): not converged now: %v", oracle.EventualConsistency, oracle.Liveness, convErr)
 	} else {
 		add("%s (%s): ok now: every cache and handler view equals the apiserver", oracle.EventualConsistency, oracle.Liveness)
 	}

@@ -5,7 +5,7 @@
 // are missed (relist with a tombstone), a late handler join, and the convergence check; it
 // prints the run header and the narrated trace.
 //
-//	informersim run FILE|NAME [--seed N] [--policy random|fifo|pct] [--json] [--html FILE]
+//	informersim run FILE|NAME [--seed N] [--policy random|fifo|pct] [--json] [--html FILE] [--rewrite]
 //	informersim list
 //	informersim explain NAME [--html FILE]
 //	informersim course --html DIR
@@ -31,7 +31,7 @@ func main() {
 }
 
 const usage = `usage:
-  informersim run FILE|NAME [--seed N] [--policy random|fifo|pct] [--json] [--html FILE]
+  informersim run FILE|NAME [--seed N] [--policy random|fifo|pct] [--json] [--html FILE] [--rewrite]
   informersim list
   informersim explain NAME [--seed N] [--policy random|fifo|pct] [--html FILE]
   informersim course --html DIR
@@ -40,7 +40,9 @@ const usage = `usage:
 
 run      run a scenario file, or a course scenario by name, and print its narrated trace
          (--json: the run's complete record, docs/run.schema.json; --html FILE: also write
-         its timeline, one self-contained page); exits 1 when an oracle is violated
+         its timeline, one self-contained page); exits 1 when an oracle is violated or an
+         expected block of the file differs from the run (a diff on stderr; --rewrite renews
+         a file's blocks instead; --seed and --policy skip the comparison)
 list     print the course, in order
 explain  print a course scenario's concept, then its run with the captions (--html as run)
 course   write the course as a site: one page per lesson and an index (--html DIR)

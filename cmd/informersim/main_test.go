@@ -116,15 +116,20 @@ func TestScenarioFailures(t *testing.T) {
 		}
 		return p
 	}
-	ok := write("ok.txt", "create name=a\n----\n\ninformer name=i ns=default\n----\n\nstart informer=i\n----\n\nrun until=converged\n----\n")
+	ok := write("ok.txt", "create name=a\n----\n+0.000s apiserver: ADDED obj=pods/default/a rv=2\n\ninformer name=i ns=default\n----\n\nstart informer=i\n----\n\nrun until=converged\n----\n")
 	var o, e strings.Builder
+	if code := run([]string{"run", ok, "--rewrite"}, &o, &e); code != 0 {
+		t.Errorf("run --rewrite of a file with empty blocks: exit %d, stderr %q", code, e.String())
+	}
+	o.Reset()
 	if code := run([]string{"run", ok}, &o, &e); code != 0 || !strings.Contains(o.String(), "scenario ok seed=1") {
 		t.Errorf("run of a file: exit %d, stdout %q, stderr %q", code, o.String(), e.String())
 	}
 	stuck := write("stuck.txt", "create name=a\n----\n\ninformer name=i ns=default\n----\n\nhandler informer=i name=h slow=1h\n----\n\nstart informer=i\n----\n\nrun until=converged budget=1m\n----\n")
 	o.Reset()
 	e.Reset()
-	if code := run([]string{"run", stuck, "--seed", "4"}, &o, &e); code != 1 || !strings.Contains(e.String(), "replay: informersim run stuck --seed 4") {
+	// The replay line names the file's path, so it replays from where the user stands.
+	if code := run([]string{"run", stuck, "--seed", "4"}, &o, &e); code != 1 || !strings.Contains(e.String(), "replay: informersim run "+stuck+" --seed 4\n") {
 		t.Errorf("a run that does not converge: exit %d, stderr %q", code, e.String())
 	}
 	bad := write("bad.txt", "run for=soon\n----\n")
@@ -176,5 +181,65 @@ func TestHelp(t *testing.T) {
 	var stdout, stderr strings.Builder
 	if code := run(nil, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "usage:") {
 		t.Errorf("informersim with no command: exit %d, stderr %q; want 2 and the usage", code, stderr.String())
+	}
+}
+
+// Goal: a scenario file is a regression test. A block that differs from the run exits 1 with a
+// diff naming the line; --rewrite renews the file (then it passes) and is refused for a course
+// name or a replaced seed; --seed skips the comparison and says so; a safety violation the
+// oracles directive shows exits 1 even when nothing ran after it.
+func TestScenarioFileAsRegressionTest(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "reg.txt")
+	text := "world seed=2\n----\nworld seed=2 policy=random replicas=1\n\ncreate name=a\n----\n+0.000s apiserver: ADDED obj=pods/default/a rv=99\n\n# a comment kept by --rewrite\nobjects\n----\n"
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var o, e strings.Builder
+	if code := run([]string{"run", p}, &o, &e); code != 1 {
+		t.Fatalf("a file with a wrong block: exit %d, stderr %q", code, e.String())
+	}
+	for _, want := range []string{"2 of 3 expected blocks differ", "reg:5: create name=a: output differs",
+		"\n-+0.000s apiserver: ADDED obj=pods/default/a rv=99\n++0.000s apiserver: ADDED obj=pods/default/a rv=2\n",
+		"+apiserver pods at rv=2: 1 objects\n", "informersim run " + p + " --rewrite"} {
+		if !strings.Contains(e.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, e.String())
+		}
+	}
+	o.Reset()
+	e.Reset()
+	if code := run([]string{"run", p, "--seed", "3"}, &o, &e); code != 0 || !strings.Contains(e.String(), "expected blocks not compared") {
+		t.Errorf("--seed 3: exit %d, stderr %q; want 0 and a note that nothing was compared", code, e.String())
+	}
+	for _, args := range [][]string{{"run", "01", "--rewrite"}, {"run", p, "--rewrite", "--seed", "3"}, {"run", p, "--rewrite", "--policy", "fifo"}, {"explain", "01", "--rewrite"}} {
+		o.Reset()
+		e.Reset()
+		if code := run(args, &o, &e); code != 2 || e.Len() == 0 {
+			t.Errorf("run(%q) = exit %d, stderr %q; want exit 2 with a message", args, code, e.String())
+		}
+	}
+	e.Reset()
+	if code := run([]string{"run", p, "--rewrite"}, &o, &e); code != 0 || !strings.Contains(e.String(), "rewrote "+p+": 2 of 3 expected blocks changed") {
+		t.Fatalf("--rewrite: exit %d, stderr %q", code, e.String())
+	}
+	b, _ := os.ReadFile(p)
+	if want := "world seed=2\n----\nworld seed=2 policy=random replicas=1\n\ncreate name=a\n----\n+0.000s apiserver: ADDED obj=pods/default/a rv=2\n\n# a comment kept by --rewrite\nobjects\n----\napiserver pods at rv=2: 1 objects\n  default/a@2\n"; string(b) != want {
+		t.Errorf("rewritten file:\n%s\nwant:\n%s", b, want)
+	}
+	e.Reset()
+	if code := run([]string{"run", p}, &o, &e); code != 0 {
+		t.Errorf("the rewritten file: exit %d, stderr %q", code, e.String())
+	}
+
+	ro := filepath.Join(dir, "ro.txt")
+	if err := os.WriteFile(ro, []byte("world seed=28\n----\n\ncreate name=a\n----\n\ninformer name=inf1 ns=default\n----\n\nhandler informer=inf1 name=bad mutates\n----\n\nstart informer=inf1\n----\n\nrun for=2s\n----\n\noracles\n----\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := run([]string{"run", ro, "--rewrite"}, &o, &e); code != 1 {
+		t.Errorf("a run whose oracles directive shows a read-only-objects violation: exit %d, want 1", code)
+	}
+	b, _ = os.ReadFile(ro)
+	if !strings.Contains(string(b), "read-only-objects: violated") || !strings.Contains(string(b), "FAIL: oracle read-only-objects violated") {
+		t.Errorf("the oracles block does not show the violation:\n%s", b)
 	}
 }

@@ -25,6 +25,10 @@ func runScenario(cmd string, args []string, stdout, stderr io.Writer, explain bo
 	policy := fs.String("policy", "", "replace the scheduling policy: random, fifo or pct")
 	jsonOut := fs.Bool("json", false, "print the run's complete record as JSON (docs/run.schema.json) instead of the narration")
 	htmlOut := fs.String("html", "", "also write the run's timeline, one self-contained HTML page, to this file")
+	rewrite := false
+	if !explain {
+		fs.BoolVar(&rewrite, "rewrite", false, "rewrite the file's expected blocks with this run's output (a scenario file, not a course name)")
+	}
 	// Flags may come before or after the scenario's name.
 	var pos []string
 	for {
@@ -50,16 +54,27 @@ func runScenario(cmd string, args []string, stdout, stderr io.Writer, explain bo
 			return 2
 		}
 	}
-	sc, err := findScenario(pos[0], explain)
+	sc, isFile, err := findScenario(pos[0], explain)
 	if err != nil {
 		fmt.Fprintf(stderr, "informersim %s: %v\n", cmd, err)
 		return 2
 	}
+	// The replay line names what the user typed: a file's path, or the course name.
 	opts := scenarios.Options{Name: sc.Name, Policy: *policy}
+	if isFile {
+		opts.Name = pos[0]
+	}
 	seedSet := false
 	fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
 	if seedSet {
 		opts.Seed = seed
+	}
+	// The expected blocks are the output of the file's own seed and policy: a run that replaces
+	// either is not compared with them (and cannot rewrite them).
+	replaced := seedSet || *policy != ""
+	if rewrite && (!isFile || replaced) {
+		fmt.Fprintf(stderr, "informersim %s: --rewrite rewrites a scenario file's expected blocks with its own seed and policy: give a file, without --seed or --policy\n", cmd)
+		return 2
 	}
 	res, err := scenarios.Run(sc.Name, sc.Text, opts)
 	if err != nil {
@@ -97,11 +112,32 @@ func runScenario(cmd string, args []string, stdout, stderr io.Writer, explain bo
 			return 1
 		}
 	}
+	code := 0
+	switch {
+	case rewrite:
+		text, err := res.Rewrite(sc.Text)
+		if err == nil && text != sc.Text {
+			err = os.WriteFile(pos[0], []byte(text), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "informersim %s: --rewrite: %v\n", cmd, err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "informersim %s: rewrote %s: %d of %d expected blocks changed\n", cmd, pos[0], len(res.Mismatches()), len(res.Steps))
+	case replaced:
+		fmt.Fprintf(stderr, "informersim %s: expected blocks not compared: --seed or --policy replaces the file's own\n", cmd)
+	default:
+		if m := res.Mismatches(); len(m) > 0 {
+			fmt.Fprintf(stderr, "informersim %s: %s: %d of %d expected blocks differ from this run (renew them with: informersim run %s --rewrite)\n%s",
+				cmd, opts.Name, len(m), len(res.Steps), opts.Name, res.Diff())
+			code = 1
+		}
+	}
 	if res.Failure != nil {
 		fmt.Fprintf(stderr, "informersim %s: %s failed: %v\nreplay: %s\n", cmd, sc.Name, res.Failure, res.Env.ReplayCommand())
 		return 1
 	}
-	return 0
+	return code
 }
 
 // writeFile writes a file through write, and reports the first error of writing or closing it.
@@ -142,18 +178,19 @@ func course(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// findScenario reads a scenario file, or finds a course scenario by name (explain: course only).
-func findScenario(arg string, courseOnly bool) (scenarios.Scenario, error) {
+// findScenario reads a scenario file (isFile), or finds a course scenario by name (explain:
+// course only).
+func findScenario(arg string, courseOnly bool) (sc scenarios.Scenario, isFile bool, err error) {
 	if !courseOnly {
 		if b, err := os.ReadFile(arg); err == nil {
 			name := strings.TrimSuffix(filepath.Base(arg), filepath.Ext(arg))
-			return scenarios.NewScenario(name, string(b)), nil
+			return scenarios.NewScenario(name, string(b)), true, nil
 		}
 	}
 	if sc, ok := scenarios.Lookup(arg); ok {
-		return sc, nil
+		return sc, false, nil
 	}
-	return scenarios.Scenario{}, fmt.Errorf("no scenario %q: not a readable file, nor a course name (see informersim list)", arg)
+	return scenarios.Scenario{}, false, fmt.Errorf("no scenario %q: not a readable file, nor a course name (see informersim list)", arg)
 }
 
 // list prints the course, one scenario a line.
