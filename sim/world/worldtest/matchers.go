@@ -29,7 +29,8 @@ const traceWindow = 30
 // the spec takes microseconds and replays exactly. The failure message says why (the first
 // diverging key, the violated oracle, the failed check, or why the world did not quiesce), then
 // the seed and the replay command, once each, a panic's stack from the panicking call, and the
-// trace before the failure.
+// trace before the failure. A usage error (world.ErrUsage: an informer the spec never started)
+// is the matcher's error, which Gomega reports as such, not a failed run with a replay line.
 func HaveConverged(budget ...time.Duration) types.GomegaMatcher {
 	m := &convergedMatcher{budget: DefaultBudget}
 	if len(budget) > 0 {
@@ -58,6 +59,10 @@ func (m *convergedMatcher) Match(actual any) (bool, error) {
 		m.w, m.err = a.World(), a.RunUntilConverged(m.budget)
 	default:
 		return false, fmt.Errorf("worldtest: HaveConverged expects a *world.World or an *oracle.Handle, got %T", actual)
+	}
+	if errors.Is(m.err, world.ErrUsage) {
+		// The spec's mistake (an informer it never started), not a failed run: no replay line.
+		return false, fmt.Errorf("worldtest: HaveConverged: %w", m.err)
 	}
 	return m.err == nil, nil
 }

@@ -56,3 +56,17 @@ func TestConvergedFailureStatesSeedAndReplayOnce(t *testing.T) {
 		})
 	}
 }
+
+// Goal: converging with an informer the spec never started is the spec's mistake: HaveConverged
+// returns it as the matcher's error (Gomega reports it as such), not as a failed run with a
+// replay line.
+func TestConvergedUsageErrorIsTheMatchersError(t *testing.T) {
+	w := newExampleWorld(1)
+	if _, err := w.AddInformer("inf1", world.InformerSpec{}); err != nil {
+		t.Fatal(err)
+	}
+	ok, err := worldtest.HaveConverged(time.Minute).Match(w)
+	if ok || err == nil || !errors.Is(err, world.ErrUsage) || !strings.Contains(err.Error(), "informer inf1 was never started") || strings.Contains(err.Error(), "replay") {
+		t.Errorf("Match = %v, %v; want the usage error as the matcher's error", ok, err)
+	}
+}
