@@ -86,6 +86,15 @@ type bubble struct {
 	concurrentCalls int
 	maxConcurrent   int
 	ties            int
+	timeoutsRedrawn int
+	// unorderedBatches counts watch-list starts of two objects or more (Report.UnorderedBatches).
+	unorderedBatches int
+
+	// The controller's own watches (stream.go): open streams in the order they were opened, the
+	// last stream's number, and the report's count by kind.
+	open       []openStream
+	nextStream int
+	streams    streamStats
 
 	mu      sync.Mutex
 	failure error // the first failure of the coupling (a bad InformerFor), ends the run
@@ -224,6 +233,7 @@ func (b *bubble) turn() (bool, error) {
 	}
 	now := bubbleNow()
 	b.schedule(b.drain(), now)
+	b.pumpStreams()
 	before := b.s.StepCount()
 	budget := max(now-b.s.Now(), 0)
 	err := b.s.RunUntil(func() bool { return b.s.StepCount() > before }, budget)
@@ -287,6 +297,7 @@ var errBudget = errors.New("budget")
 // (and their timers) run to their end.
 func (b *bubble) shutdown(done <-chan struct{}) {
 	close(b.closed)
+	b.endStreams()
 	for _, c := range b.drain() {
 		c.err = errStopped
 		close(c.done)
@@ -306,13 +317,18 @@ func (b *bubble) shutdown(done <-chan struct{}) {
 // front of the world's apiserver inside a step, the response coming back after a latency.
 type transport struct {
 	b       *bubble
+	host    string // Host's host: requests elsewhere fail the run
 	handler http.Handler
 	latency func(*http.Request) time.Duration
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Query().Get("watch") == "true" || req.URL.Query().Get("watch") == "1" {
-		return nil, fmt.Errorf("clientgo: %s %s: a watch through the clientset is not simulated; use an informer of the factory", req.Method, req.URL.Path)
+	if req.URL.Host != t.host {
+		// The controller built a configuration of its own pointing elsewhere: a request the
+		// world cannot serve nor order.
+		err := fmt.Errorf("clientgo: %s %s: a request to %q, not the world's apiserver (%s): it would leave the simulation, and the run could not be deterministic; build clients from the rest.Config the harness gives", req.Method, req.URL, req.URL.Host, Host)
+		t.b.fail(err)
+		return nil, err
 	}
 	var body []byte
 	if req.Body != nil {
@@ -329,6 +345,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	inner.RemoteAddr = "127.0.0.1:0"
 	if inner.Host == "" {
 		inner.Host = req.URL.Host
+	}
+	if w := req.URL.Query().Get("watch"); req.Method == http.MethodGet && (w == "true" || w == "1") {
+		return t.serveWatch(req, inner)
 	}
 	var resp *http.Response
 	key := req.Method + " " + req.URL.RequestURI() + " " + string(body)

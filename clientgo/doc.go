@@ -68,7 +68,25 @@
 // order; the coupling makes it invisible to the world as long as it does not depend on which
 // goroutine runs first. The same-seed hash equality of examples/samplecontroller measures that.
 //
-// Limits: watches through the clientset are refused (informers come from the factories); a
-// handler's resync period, selectors and namespaces follow the world's informers; the world has
-// no garbage collector, so owner references do not delete dependents.
+// # A controller's own main
+//
+// With Config.Main instead of New, the harness hands the controller's main a *rest.Config and
+// nothing else: its clientsets, client-go's informers.NewSharedInformerFactory, generated
+// factories, dynamicinformer, metadatainformer, a bare cache.NewSharedIndexInformer over a
+// ListWatch, record.EventBroadcaster all run unchanged. Their LISTs are calls like any request;
+// their WATCHes are served by the REST front on a goroutine per stream, and the driver hands
+// each stream its events one per step (stream.go), so every fault of the apiserver reaches them
+// (closes, 410s, compaction, a lagging replica, failed requests) at the step the seed chose.
+// Report.Streams counts the watches served, by resource and form. What client-go decides from
+// process-wide state is fixed while runs go on (globals.go): backoff jitter, the watch timeout
+// its reflector draws (drawn again from the seed), and the watch-list start-up, whose initial
+// objects reach the handlers in a Go map's order (off unless Config.WatchList; then
+// Report.UnorderedBatches counts them). A request to another host than the world's fails the run.
+//
+// Limits: a handler's resync period, selectors and namespaces of the Env factories follow the
+// world's informers; client-go's own informers resync and relist in a Go map's order (several
+// deletions found by one relist, a resync of several objects), which no seed decides: a
+// controller that writes in that order can differ between runs of one seed; the record
+// package's retry of a failed event write sleeps a random time; the world has no garbage
+// collector, so owner references do not delete dependents.
 package clientgo

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -60,6 +61,19 @@ type Config struct {
 	// It runs on a goroutine of the controller; the harness then starts every factory of env
 	// and calls Run(ctx, Workers).
 	New func(ctx context.Context, env *Env) (Controller, error)
+	// Main, instead of New, is the controller's main as written for a cluster, from the
+	// *rest.Config on: it builds its clientsets, its informer factories (client-go's
+	// informers.NewSharedInformerFactory, a generated one, dynamicinformer, metadatainformer, a
+	// cache.NewSharedIndexInformer over a ListWatch), its event broadcaster, starts them and runs
+	// until ctx is done. Every LIST and WATCH they make is served by the world at a step (see
+	// stream.go): no adapter, nothing rewritten. Exactly one of New and Main is set.
+	Main func(ctx context.Context, cfg *rest.Config) error
+	// WatchList lets the controller's reflectors start with the streaming watch-list, as
+	// client-go does by default. Off (the default), the harness turns client-go's
+	// WatchListClient feature off while the run goes on, so they start with a LIST: client-go
+	// hands a watch-list's initial objects to the handlers in a Go map's iteration order, which
+	// no seed decides (see globals.go). On, Report.UnorderedBatches counts those starts.
+	WatchList bool
 	// Workers is Run's workers argument; zero means 2.
 	Workers int
 
@@ -187,6 +201,17 @@ type Report struct {
 	// callers the order cannot tell apart: a controller whose goroutines differ in more than
 	// their work (a per-worker state) could then behave differently across runs of one seed.
 	ConcurrentCalls, MaxConcurrent, Ties int
+	// Streams counts the watches the world served to the controller's own informers (those it
+	// built from the rest.Config: client-go's, generated, dynamic, metadata), by resource and
+	// form, with the events delivered on them; Informers() sums them up.
+	Streams []StreamKind
+	// WatchTimeoutsRedrawn counts the watches whose timeoutSeconds, drawn by client-go's
+	// reflector from the process-wide math/rand, the world drew again from the seed.
+	WatchTimeoutsRedrawn int
+	// UnorderedBatches counts the watch-list starts that gave a reflector two objects or more:
+	// client-go hands them to the handlers in an order no seed decides (see Config.WatchList). A
+	// run with none replays from its seed as far as the world can tell.
+	UnorderedBatches int
 	// Trace is the run's narrated trace (sim.Narrate).
 	Trace string
 	// Failure is Run's error told for a person (world.World.Explain), "" when the run passed:
@@ -219,8 +244,8 @@ func Run(t *testing.T, cfg Config) (*Report, error) {
 	if t == nil {
 		return nil, errors.New("clientgo: Run: nil *testing.T")
 	}
-	if cfg.New == nil {
-		return nil, errors.New("clientgo: Run: nil Config.New")
+	if (cfg.New == nil) == (cfg.Main == nil) {
+		return nil, errors.New("clientgo: Run: set exactly one of Config.New and Config.Main")
 	}
 	if cfg.API.Clock != nil || cfg.API.Rand != nil {
 		return nil, errors.New("clientgo: Run: Config.API.Clock and Rand must be nil: the world sets them")
@@ -269,10 +294,14 @@ func run(cfg Config) (*Report, error) {
 		return nil, err
 	}
 	b := newBubble(w)
-	handler, err := fakerest.NewHandler(w.Server(), kube.RESTOptions())
+	tr := &transport{b: b, host: strings.TrimPrefix(Host, "http://")}
+	opts := kube.RESTOptions()
+	opts.Watch = tr.openWatch
+	handler, err := fakerest.NewHandler(w.Server(), opts)
 	if err != nil {
 		return nil, err
 	}
+	tr.handler = handler
 	wcfg := w.Config()
 	latency := cfg.Latency
 	if latency == nil {
@@ -281,9 +310,10 @@ func run(cfg Config) (*Report, error) {
 		}
 	}
 	rnd := w.Sim().Rand(StreamController)
+	tr.latency = func(req *http.Request) time.Duration { return latency(rnd, req) }
 	restCfg := &rest.Config{
 		Host:      Host,
-		Transport: &transport{b: b, handler: handler, latency: func(req *http.Request) time.Duration { return latency(rnd, req) }},
+		Transport: tr,
 		QPS:       -1,
 	}
 	client, err := kubernetes.NewForConfig(restCfg)
@@ -309,8 +339,20 @@ func run(cfg Config) (*Report, error) {
 	defer cancel()
 	done := make(chan struct{})
 	var ctrlErr error
+	runsActive.Add(1)
+	defer runsActive.Add(-1)
+	if !cfg.WatchList {
+		listWatchRuns.Add(1)
+		defer listWatchRuns.Add(-1)
+	}
 	go func() {
 		defer close(done)
+		if cfg.Main != nil {
+			if err := cfg.Main(ctx, rest.CopyConfig(restCfg)); err != nil && ctx.Err() == nil {
+				ctrlErr = fmt.Errorf("clientgo: the controller's main: %w", err)
+			}
+			return
+		}
 		c, err := cfg.New(ctx, env)
 		if err != nil {
 			ctrlErr = fmt.Errorf("clientgo: the controller's constructor: %w", err)
@@ -336,7 +378,7 @@ func run(cfg Config) (*Report, error) {
 		}
 	}
 
-	err = drive(b, w, cfg, exited)
+	err = drive(b, w, cfg, exited, b.streamsQuiet)
 	stoppedEarly := exited()
 	cancel()
 	b.shutdown(done)
@@ -350,6 +392,7 @@ func run(cfg Config) (*Report, error) {
 	s := w.Sim()
 	rep := &Report{Seed: cfg.Seed, Hash: s.Trace().Hash(), Steps: s.StepCount(), SimTime: s.Now(),
 		Calls: b.served, ConcurrentCalls: b.concurrentCalls, MaxConcurrent: b.maxConcurrent, Ties: b.ties,
+		Streams: b.streams.sorted(), WatchTimeoutsRedrawn: b.timeoutsRedrawn, UnorderedBatches: b.unorderedBatches,
 		Trace: sim.Narrate(s.Trace().Events())}
 	if err != nil {
 		rep.Failure = w.Explain(err)
@@ -358,7 +401,7 @@ func run(cfg Config) (*Report, error) {
 }
 
 // drive runs the three phases of a run.
-func drive(b *bubble, w *world.World, cfg Config, exited func() bool) error {
+func drive(b *bubble, w *world.World, cfg Config, exited func() bool, streamsQuiet func() bool) error {
 	s := w.Sim()
 	repro := fmt.Sprintf("seed %d; %s", cfg.Seed, world.Repro(cfg.Seed))
 	// Safety phase: faults on.
@@ -375,7 +418,7 @@ func drive(b *bubble, w *world.World, cfg Config, exited func() bool) error {
 		if exited() {
 			return true
 		}
-		if !w.Quiet() {
+		if !w.Quiet() || !streamsQuiet() {
 			return false
 		}
 		if cfg.Check != nil {
@@ -400,7 +443,7 @@ func drive(b *bubble, w *world.World, cfg Config, exited func() bool) error {
 	if err := b.runUntil(exited, s.Now()+cfg.Settle); err != nil && !errors.Is(err, errBudget) {
 		return err
 	}
-	if err := b.runUntil(func() bool { return w.Quiet() || exited() }, s.Now()+cfg.Budget); err != nil {
+	if err := b.runUntil(func() bool { return (w.Quiet() && streamsQuiet()) || exited() }, s.Now()+cfg.Budget); err != nil {
 		if errors.Is(err, errBudget) {
 			return fmt.Errorf("clientgo: the world did not become quiet again after settling (%s)", repro)
 		}

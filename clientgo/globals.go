@@ -1,0 +1,57 @@
+package clientgo
+
+import (
+	"sync/atomic"
+	_ "unsafe" // go:linkname
+
+	_ "k8s.io/apimachinery/pkg/util/wait" // jitterRand below
+	clientfeatures "k8s.io/client-go/features"
+)
+
+// What client-go decides from process-wide state, which no seed reaches, and the harness fixes
+// while runs are going on in the process (outside runs, everything is as before).
+//
+// Jitter: client-go's backoffs (a reflector's wait before it lists again, wait.JitterUntil)
+// take their jitter from wait.Jitter, which draws from the process-wide math/rand through the
+// package variable wait.jitterRand, there so that tests can fix it. A relist at a jittered
+// instant would move every later step of the world: during runs the jitter is the middle of its
+// range.
+//
+// Watch-list: a reflector that starts with the streaming watch-list (client-go's WatchListClient
+// feature, on by default) keeps the initial objects in a temporary store, a Go map, and hands
+// them to the informer's handlers in the map's iteration order, which the Go runtime randomises
+// on every run: the handlers' order, the workqueue's, then the controller's writes differ from
+// run to run of one seed. During runs whose Config.WatchList is false (the default), the feature
+// reads as off, so reflectors start with a LIST, whose items the world orders. A run with
+// WatchList counts the watch-list starts of two objects or more (Report.UnorderedBatches).
+
+//go:linkname waitJitterRand k8s.io/apimachinery/pkg/util/wait.jitterRand
+var waitJitterRand func() float64
+
+// runsActive counts the runs going on in the process; listWatchRuns those among them that turn
+// the watch-list off.
+var runsActive, listWatchRuns atomic.Int64
+
+// fixedJitter is the fraction of its range every jitter takes during a run.
+const fixedJitter = 0.5
+
+// harnessGates are client-go's feature gates with WatchListClient off during list-watch runs.
+type harnessGates struct{ clientfeatures.Gates }
+
+func (g harnessGates) Enabled(key clientfeatures.Feature) bool {
+	if key == clientfeatures.WatchListClient && listWatchRuns.Load() > 0 {
+		return false
+	}
+	return g.Gates.Enabled(key)
+}
+
+func init() {
+	drawn := waitJitterRand
+	waitJitterRand = func() float64 {
+		if runsActive.Load() > 0 {
+			return fixedJitter
+		}
+		return drawn()
+	}
+	clientfeatures.ReplaceFeatureGates(harnessGates{clientfeatures.FeatureGates()})
+}

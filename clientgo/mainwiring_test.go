@@ -1,0 +1,99 @@
+package clientgo_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/informersim/informersim/clientgo"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// mirrorMain is the mirror controller's main as written for a cluster: its clientset and
+// client-go's own informer factory built from the *rest.Config, started, then Run.
+func mirrorMain(ctx context.Context, cfg *rest.Config) error {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	factory := informers.NewSharedInformerFactory(client, 0)
+	m, err := newMirror(client, factory.Core().V1().ConfigMaps())
+	if err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	return m.Run(ctx, 2)
+}
+
+// TestMainWiringIsServedByTheWorld: the mirror controller wired by its own main (client-go's
+// reflector, protobuf) converges under a generated workload with watch closes, 410s,
+// compactions and failed requests; the world served its watches (the Report counts them,
+// rewatches included), and the same seed twice gives the same trace hash.
+func TestMainWiringIsServedByTheWorld(t *testing.T) {
+	watches := 0
+	for seed := uint64(1); seed <= 4; seed++ {
+		cfg := mirrorConfig(seed, 2, nil)
+		cfg.New, cfg.Main = nil, mirrorMain
+		rep, err := clientgo.Run(t, cfg)
+		if err != nil {
+			t.Fatalf("seed %d: %v\n%s", seed, err, rep.Failure)
+		}
+		again, err := clientgo.Run(t, cfg)
+		if err != nil {
+			t.Fatalf("seed %d, second run: %v", seed, err)
+		}
+		if rep.Hash != again.Hash {
+			t.Errorf("seed %d: trace hashes differ: %s, %s", seed, rep.Hash, again.Hash)
+		}
+		if len(rep.Streams) != 1 || rep.Streams[0].String() != "configmaps/v1 (protobuf)" || rep.Streams[0].Events == 0 || rep.UnorderedBatches != 0 {
+			t.Fatalf("seed %d: streams %+v", seed, rep.Streams)
+		}
+		if !strings.Contains(rep.Trace, "controller: watch-open stream=1 request=\"GET /api/v1/configmaps?allowWatchBookmarks=true&resourceVersion=") {
+			t.Fatalf("seed %d: the first stream did not deliver c0:\n%s", seed, rep.Trace)
+		}
+		watches += rep.Informers()
+		t.Logf("%v; streams %v; timeouts redrawn %d", rep, rep.Streams, rep.WatchTimeoutsRedrawn)
+	}
+	if watches <= 4 {
+		t.Errorf("%d watches over 4 seeds: the faults never made a reflector watch again", watches)
+	}
+}
+
+// TestMainWiringWatchList: with Config.WatchList the reflector starts with the streaming
+// watch-list, served by the world (initial events, then the end bookmark); its three initial
+// objects reach the handlers in an order no seed decides, and the Report says so.
+func TestMainWiringWatchList(t *testing.T) {
+	cfg := mirrorConfig(1, 2, nil)
+	cfg.New, cfg.Main, cfg.WatchList = nil, mirrorMain, true
+	rep, err := clientgo.Run(t, cfg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, rep.Failure)
+	}
+	if len(rep.Streams) == 0 || rep.Streams[0].String() != "configmaps/v1 (protobuf, watch-list)" || rep.UnorderedBatches == 0 {
+		t.Fatalf("streams %v, unordered batches %d", rep.Streams, rep.UnorderedBatches)
+	}
+	for _, want := range []string{"controller: watch-event stream=1 type=ADDED key=default/c0 rv=2", "controller: watch-event stream=1 type=BOOKMARK"} {
+		if !strings.Contains(rep.Trace, want) {
+			t.Fatalf("the trace lacks %q:\n%s", want, rep.Trace)
+		}
+	}
+}
+
+// TestMainWiringForeignHost: a controller that points a client at an address of its own (here a
+// copy of the configuration with another host) fails the run with an error naming the request:
+// the world could neither serve nor order it.
+func TestMainWiringForeignHost(t *testing.T) {
+	cfg := mirrorConfig(1, 2, nil)
+	cfg.New = nil
+	cfg.Main = func(ctx context.Context, c *rest.Config) error {
+		c = rest.CopyConfig(c)
+		c.Host = "https://10.0.0.1:6443"
+		return mirrorMain(ctx, c)
+	}
+	_, err := clientgo.Run(t, cfg)
+	if err == nil || !strings.Contains(err.Error(), `a request to "10.0.0.1:6443", not the world's apiserver`) || !strings.Contains(err.Error(), "GET https://10.0.0.1:6443/api/v1/configmaps") {
+		t.Fatalf("got %v", err)
+	}
+}

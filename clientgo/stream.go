@@ -1,0 +1,387 @@
+package clientgo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/sim"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// Watches the controller opens itself (its reflectors, built by client-go's factories, by a
+// generated factory, by dynamicinformer or metadatainformer, or over a bare ListWatch) are served
+// by the REST front like any request, but their events are not pumped by a goroutine of the
+// server as they happen: the driver hands them over one per step of the sim, so that the
+// controller's reaction to one event (its reflector's store, its handlers, its workers' calls)
+// is over, every goroutine blocked again, before the world takes its next step.
+//
+// The path of one event: a step of the world makes it ready in the fakeapi.Watcher; the driver,
+// before its next step, schedules a delivery for every stream whose last event was taken
+// (streams in the order they were opened); the delivery step pops one event into the stream's
+// channel of capacity one; the REST front's watch loop, on its own goroutine, takes it, encodes
+// it (protobuf or JSON, as negotiated) and writes it into the response body, a pipe the
+// client's decoder reads. The next turn's synctest.Wait returns only when all of that, and what
+// the controller does about it, is done.
+
+// clientWatchTimeout is client-go's range of a reflector's watch timeout (reflector.go's
+// defaultMinWatchTimeout and twice it), drawn from the process-wide math/rand: a timeoutSeconds
+// in this range is drawn again from the seed.
+const (
+	minClientWatchTimeout = 5 * 60
+	maxClientWatchTimeout = 10 * 60
+)
+
+// stepWatch is one watch the controller opened: a watch.Interface for the REST front's watch
+// loop, fed by the driver.
+type stepWatch struct {
+	b     *bubble
+	id    int
+	label string // the request, for the trace
+	w     *fakeapi.Watcher
+	// out holds at most one event: the driver puts the next only once the last was taken.
+	out chan watch.Event
+	// scheduled and ended are the driver's: a delivery step is due; out is closed.
+	scheduled, ended bool
+	stopOnce         sync.Once
+	// initial counts a watch-list's initial objects until its initial-events-end bookmark;
+	// -1 once it is past (or for a watch that does not send initial events).
+	initial int
+}
+
+func (sw *stepWatch) ResultChan() <-chan watch.Event { return sw.out }
+
+// Stop is called by the REST front's watch loop when it returns (the client went away, or the
+// stream ended); stopping the server's watch is a call, so it happens at a step like any other.
+func (sw *stepWatch) Stop() {
+	sw.stopOnce.Do(func() {
+		key := "watch-stop " + sw.label
+		if err := sw.b.do("watch-stop", key, nil, func() {
+			sw.b.endStream(sw, "stopped by the client")
+			sw.w.Stop()
+		}); err != nil {
+			sw.w.Stop() // the run is over: nothing is traced any more
+		}
+	})
+}
+
+// StreamKind counts the watches the world served for one kind of informer.
+type StreamKind struct {
+	// Resource is the watched resource ("deployments.apps/v1"), Namespace "" for all.
+	Resource, Namespace string
+	// Form is what the client asked for: "protobuf" (a typed client of a built-in kind), "json"
+	// (a typed client of a custom resource, the dynamic client), "metadata"
+	// (PartialObjectMetadata, the metadata client) or "table".
+	Form string
+	// WatchList: started with the streaming watch-list (sendInitialEvents) rather than a LIST.
+	WatchList bool
+	// Watches is how many watches were opened, Events how many events the world delivered on
+	// them (bookmarks and ERROR events included).
+	Watches, Events int
+}
+
+func (k StreamKind) String() string {
+	s := k.Resource
+	if k.Namespace != "" {
+		s += " in " + k.Namespace
+	}
+	s += " (" + k.Form
+	if k.WatchList {
+		s += ", watch-list"
+	}
+	return s + ")"
+}
+
+// streamStats is the report's StreamKind table, keyed by StreamKind.String().
+type streamStats struct {
+	kinds map[string]*StreamKind
+}
+
+func (st *streamStats) kind(k StreamKind) *StreamKind {
+	if st.kinds == nil {
+		st.kinds = map[string]*StreamKind{}
+	}
+	key := k.String()
+	if p, ok := st.kinds[key]; ok {
+		return p
+	}
+	p := &k
+	st.kinds[key] = p
+	return p
+}
+
+// sorted returns the kinds by name.
+func (st *streamStats) sorted() []StreamKind {
+	out := make([]StreamKind, 0, len(st.kinds))
+	for _, k := range st.kinds {
+		out = append(out, *k)
+	}
+	slices.SortFunc(out, func(a, b StreamKind) int { return strings.Compare(a.String(), b.String()) })
+	return out
+}
+
+// formOf is the representation a watch request asks for, from its Accept header.
+func formOf(accept string) string {
+	switch {
+	case strings.Contains(accept, "as=PartialObjectMetadata"):
+		return "metadata"
+	case strings.Contains(accept, "as=Table"):
+		return "table"
+	case strings.Contains(accept, "protobuf"):
+		return "protobuf"
+	}
+	return "json"
+}
+
+// resourceName is gvr as the report names it: "deployments.apps/v1", "pods/v1".
+func resourceName(gvr schema.GroupVersionResource) string {
+	if gvr.Group == "" {
+		return gvr.Resource + "/" + gvr.Version
+	}
+	return gvr.Resource + "." + gvr.Group + "/" + gvr.Version
+}
+
+// watchKey is a watch request's content for ordering calls: its URL without timeoutSeconds and timeout
+// (client-go draws that from the process-wide math/rand; the world draws it again) and what it
+// accepts.
+func watchKey(r *http.Request) string {
+	q := r.URL.Query()
+	q.Del("timeoutSeconds")
+	q.Del("timeout") // the client's request timeout, set from the same draw
+	return "WATCH " + r.URL.Path + "?" + q.Encode() + " " + r.Header.Get("Accept")
+}
+
+// openWatch is the REST front's Options.Watch: it opens the server's watch at a step, as a call
+// of the controller, and returns the stream the driver will feed.
+func (t *transport) openWatch(r *http.Request, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (watch.Interface, error) {
+	b := t.b
+	var sw *stepWatch
+	var werr error
+	var latency func() time.Duration
+	if t.latency != nil {
+		latency = func() time.Duration { return t.latency(r) }
+	}
+	err := b.do("WATCH", watchKey(r), latency, func() {
+		if opts.TimeoutSeconds != nil {
+			if v := *opts.TimeoutSeconds; v >= minClientWatchTimeout && v <= maxClientWatchTimeout {
+				v = minClientWatchTimeout + b.s.Rand(StreamController).Int64N(maxClientWatchTimeout-minClientWatchTimeout+1)
+				opts.TimeoutSeconds = &v
+				b.timeoutsRedrawn++
+			}
+		}
+		label := r.Method + " " + strings.TrimPrefix(watchKey(r), "WATCH ")
+		w, err := b.w.Server().OpenWatch(gvr, ns, opts)
+		if err != nil {
+			werr = err
+			b.s.Emit(ControllerActor, "watch-refused", sim.F("request", label), sim.F("error", err.Error()))
+			return
+		}
+		b.nextStream++
+		kind := b.streams.kind(StreamKind{Resource: resourceName(gvr), Namespace: ns, Form: formOf(r.Header.Get("Accept")),
+			WatchList: opts.SendInitialEvents != nil && *opts.SendInitialEvents})
+		kind.Watches++
+		sw = &stepWatch{b: b, id: b.nextStream, label: label, w: w, out: make(chan watch.Event, 1), initial: -1}
+		if kind.WatchList {
+			sw.initial = 0
+		}
+		b.open = append(b.open, openStream{sw: sw, kind: kind})
+		b.s.Emit(ControllerActor, "watch-open", sim.F("stream", strconv.Itoa(sw.id)), sim.F("request", label),
+			sim.F("watch", strconv.FormatUint(w.ID(), 10)))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sw, werr
+}
+
+// openStream is an open stream and its line in the report.
+type openStream struct {
+	sw   *stepWatch
+	kind *StreamKind
+}
+
+// pumpStreams schedules, on the driver, a delivery step for every open stream whose last event
+// was taken and whose watch has the next (or has ended), in the order the streams were opened.
+func (b *bubble) pumpStreams() {
+	for _, o := range b.open {
+		sw := o.sw
+		if sw.scheduled || sw.ended || len(sw.out) > 0 || !sw.w.Ready() {
+			continue
+		}
+		sw.scheduled = true
+		kind := o.kind
+		b.s.AfterFunc(0, ControllerActor, "watch-event", func() { b.deliver(sw, kind) })
+	}
+}
+
+// deliver hands the stream's next event to the REST front's watch loop, or ends the stream.
+func (b *bubble) deliver(sw *stepWatch, kind *StreamKind) {
+	sw.scheduled = false
+	if sw.ended {
+		return
+	}
+	ev, ok := sw.w.Next()
+	if !ok {
+		if sw.w.Done() {
+			b.endStream(sw, "closed by the server: "+sw.w.CloseReason().String())
+		}
+		return
+	}
+	kind.Events++
+	if sw.initial >= 0 {
+		switch {
+		case ev.Type == watch.Added:
+			sw.initial++
+		case ev.Type == watch.Bookmark && initialEventsEnd(ev.Object):
+			if sw.initial >= 2 {
+				b.unorderedBatches++
+			}
+			sw.initial = -1
+		}
+	}
+	sw.out <- ev // empty: the driver puts one only when the last was taken
+	fields := []sim.Field{sim.F("stream", strconv.Itoa(sw.id)), sim.F("type", string(ev.Type))}
+	if m, err := metaOf(ev.Object); err == nil {
+		fields = append(fields, sim.F("key", m), sim.F("rv", rvOf(ev.Object)))
+	}
+	b.s.Emit(ControllerActor, "watch-event", fields...)
+	b.w.Settle()
+}
+
+// endStream closes the stream's channel, so the REST front's watch loop ends its response.
+func (b *bubble) endStream(sw *stepWatch, why string) {
+	if sw.ended {
+		return
+	}
+	sw.ended = true
+	close(sw.out)
+	b.open = slices.DeleteFunc(b.open, func(o openStream) bool { return o.sw == sw })
+	b.s.Emit(ControllerActor, "watch-end", sim.F("stream", strconv.Itoa(sw.id)), sim.F("why", why))
+}
+
+// streamsQuiet reports whether no open stream has an event on its way.
+func (b *bubble) streamsQuiet() bool {
+	for _, o := range b.open {
+		if o.sw.scheduled || len(o.sw.out) > 0 || o.sw.w.Ready() {
+			return false
+		}
+	}
+	return true
+}
+
+// endStreams ends every open stream when the run is over.
+func (b *bubble) endStreams() {
+	for len(b.open) > 0 {
+		sw := b.open[0].sw
+		b.endStream(sw, "the run is over")
+		sw.w.Stop()
+	}
+}
+
+// serveWatch serves a watch request: the REST front runs on a goroutine of its own for the
+// stream's life, opening the watch through openWatch and writing each event the driver hands it
+// into a pipe; the response returns once the front has written its header.
+func (t *transport) serveWatch(req *http.Request, inner *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(req.Context())
+	inner = inner.WithContext(ctx)
+	pr, pw := io.Pipe()
+	rw := &streamWriter{header: http.Header{}, pw: pw, ready: make(chan struct{})}
+	go func() {
+		defer pw.Close()
+		t.handler.ServeHTTP(rw, inner)
+		rw.WriteHeader(http.StatusOK) // a front that wrote nothing: an empty stream
+	}()
+	<-rw.ready
+	return &http.Response{
+		Status: fmt.Sprintf("%d %s", rw.code, http.StatusText(rw.code)), StatusCode: rw.code,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: rw.header, Body: &streamBody{pr: pr, cancel: cancel}, ContentLength: -1, Request: req,
+	}, nil
+}
+
+// streamWriter is the REST front's http.ResponseWriter for a watch: the header once, then the
+// body into a pipe. It flushes by construction (a pipe write returns once read).
+type streamWriter struct {
+	header    http.Header
+	code      int
+	pw        *io.PipeWriter
+	ready     chan struct{}
+	readyOnce sync.Once
+}
+
+func (w *streamWriter) Header() http.Header { return w.header }
+
+func (w *streamWriter) WriteHeader(code int) {
+	w.readyOnce.Do(func() {
+		w.code = code
+		w.header = w.header.Clone()
+		close(w.ready)
+	})
+}
+
+func (w *streamWriter) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.pw.Write(p)
+}
+
+// Flush makes the writer an http.Flusher, which the front's watch loop asks for.
+func (w *streamWriter) Flush() {}
+
+// streamBody is the response body of a watch: closing it is the client going away.
+type streamBody struct {
+	pr     *io.PipeReader
+	cancel context.CancelFunc
+}
+
+func (b *streamBody) Read(p []byte) (int, error) { return b.pr.Read(p) }
+
+func (b *streamBody) Close() error {
+	b.cancel()
+	return b.pr.Close()
+}
+
+// metaOf is the namespace/name of an event's object, for the trace.
+func metaOf(obj runtime.Object) (string, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return "", err
+	}
+	if m.GetNamespace() == "" {
+		return m.GetName(), nil
+	}
+	return m.GetNamespace() + "/" + m.GetName(), nil
+}
+
+func rvOf(obj runtime.Object) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return m.GetResourceVersion()
+}
+
+// Informers is the number of watches the world served to the controller's own informers.
+func (r *Report) Informers() int {
+	n := 0
+	for _, k := range r.Streams {
+		n += k.Watches
+	}
+	return n
+}
+
+// initialEventsEnd reports whether a bookmark is a watch-list's initial-events-end one.
+func initialEventsEnd(obj runtime.Object) bool {
+	m, err := meta.Accessor(obj)
+	return err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+}
