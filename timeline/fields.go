@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // fieldType is the JSON type a trace field's value is given in the document.
@@ -19,23 +21,27 @@ const (
 	typeObject             // an object reference, as {"key", "resource", "rv", "tombstone"}
 )
 
-// fieldTypes types the trace's field keys. A key not listed stays a string, so a new field is
-// never lost, only untyped until it is listed here (and in docs/run.schema.json).
+// fieldTypes types the trace's field keys (package sim/world/narration declares the world's; the
+// others are the apiserver's requests, faults and the scenarios' workqueues). A key not listed
+// stays a string, so a new field is never lost, only untyped until it is listed here (and in
+// docs/run.schema.json).
 var fieldTypes = map[string]fieldType{
-	"at": typeInt, "code": typeInt, "items": typeInt, "len": typeInt, "limit": typeInt,
-	"lost": typeInt, "n": typeInt, "replica": typeInt, "requeues": typeInt, "snapshot": typeInt,
-	"watch": typeInt, "watches": typeInt,
+	"at": typeInt, narration.FieldCode: typeInt, narration.FieldItems: typeInt, "len": typeInt, "limit": typeInt,
+	narration.FieldLost: typeInt, narration.FieldN: typeInt, "replica": typeInt, "requeues": typeInt,
+	narration.FieldSnapshot: typeInt, narration.FieldWatch: typeInt, "watches": typeInt,
 
-	"bookmarks": typeBool, "init": typeBool, "initial": typeBool, "sendInitialEvents": typeBool,
-	"sync": typeBool, "tombstone": typeBool,
+	"bookmarks": typeBool, narration.FieldInit: typeBool, narration.FieldInitial: typeBool,
+	"sendInitialEvents": typeBool, narration.FieldSync: typeBool, narration.FieldTombstone: typeBool,
+	narration.FieldHosted: typeBool,
 
-	"by": typeDuration, "check": typeDuration, "delay": typeDuration, "not-ready": typeDuration,
-	"requested": typeDuration, "resync": typeDuration, "timeout": typeDuration,
+	"by": typeDuration, narration.FieldCheck: typeDuration, narration.FieldDelay: typeDuration,
+	"not-ready": typeDuration, narration.FieldRequested: typeDuration, narration.FieldResync: typeDuration,
+	"timeout": typeDuration,
 
-	"to": typeList, "due": typeList, "deltas": typeList,
+	narration.FieldTo: typeList, narration.FieldDue: typeList, narration.FieldDeltas: typeList,
 
-	"rv":  typeRV,
-	"obj": typeObject,
+	narration.FieldRV:  typeRV,
+	narration.FieldObj: typeObject,
 }
 
 // ObjectRef is an "obj" field as a typed value: "pods/default/a" (the apiserver's, with the
@@ -68,16 +74,17 @@ func typedValue(key, v string) (any, error) {
 		}
 		return v, nil
 	case typeList:
-		if v == "-" || v == "" {
-			return []string{}, nil
+		if key == narration.FieldDeltas {
+			return strings.Split(v, ","), nil
 		}
-		return strings.Split(v, ","), nil
+		return append([]string{}, narration.ParseHandlerList(v)...), nil
 	case typeRV:
 		if v == "" {
 			// A request without a resourceVersion (the most recent, from any replica).
 			return "", nil
 		}
-		if from, to, ok := strings.Cut(v, "->"); ok {
+		if strings.Contains(v, "->") {
+			from, to := narration.ParseRVChange(v)
 			f, err1 := strconv.ParseInt(from, 10, 64)
 			t, err2 := strconv.ParseInt(to, 10, 64)
 			if err1 != nil || err2 != nil {
@@ -98,38 +105,33 @@ func (e valueError) Error() string { return string(e) }
 
 const errBadValue = valueError("not a value of its field's type")
 
-// parseObjectRef reads an "obj" value; withResource says it starts with the resource (the
-// apiserver's references do).
+// parseObjectRef reads an "obj" value (narration.Ref's form, or narration.CommitRef's for the
+// apiserver's commits: withResource) and checks it: a key with at most one '/', a numeric
+// resourceVersion when there is one.
 func parseObjectRef(v string, withResource bool) (ObjectRef, error) {
 	var r ObjectRef
-	if inner, ok := strings.CutPrefix(v, "tomb("); ok {
-		inner, ok = strings.CutSuffix(inner, ")")
-		if !ok {
-			return r, errBadValue
-		}
-		r.Tombstone = true
-		v = inner
+	if strings.HasPrefix(v, "tomb(") != strings.HasSuffix(v, ")") {
+		return r, errBadValue
 	}
-	if key, rv, ok := strings.Cut(v, "@"); ok {
+	key, rv, tomb := narration.ParseRef(v)
+	r.Tombstone = tomb
+	if rv != "" || strings.Contains(v, "@") {
 		n, err := strconv.ParseInt(rv, 10, 64)
 		if err != nil {
 			return r, err
 		}
 		r.RV = &n
-		v = key
 	}
-	// The apiserver names the resource first: "pods/default/a"; a cluster-scoped object's
-	// reference has no namespace ("nodes/n1" from the apiserver, "n1" from an informer).
 	if withResource {
-		res, rest, ok := strings.Cut(v, "/")
+		res, _, ok := strings.Cut(key, "/")
 		if !ok || res == "" {
 			return r, errBadValue
 		}
-		r.Resource, v = res, rest
+		r.Resource, key = res, narration.CommitKey(key)
 	}
-	if n := strings.Count(v, "/"); v == "" || n > 1 || strings.HasPrefix(v, "/") || strings.HasSuffix(v, "/") {
+	if n := strings.Count(key, "/"); key == "" || n > 1 || strings.HasPrefix(key, "/") || strings.HasSuffix(key, "/") {
 		return r, errBadValue
 	}
-	r.Key = v
+	r.Key = key
 	return r, nil
 }

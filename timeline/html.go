@@ -137,8 +137,8 @@ func paragraphs(text string) []string {
 	return out
 }
 
-// narration renders the run's directives as the command line's narration, cut at its captions.
-func narration(r *Run) []section {
+// narratedSections renders the run's directives as the command line's narration, cut at its captions.
+func narratedSections(r *Run) []section {
 	var out []section
 	var b strings.Builder
 	caption := ""

@@ -2,10 +2,10 @@ package timeline
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/informersim/informersim/scenarios"
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // Component is one lane of the timeline: a part of the run, with the role it plays and its name
@@ -41,7 +41,7 @@ type laneMap struct {
 func newLaneMap(t scenarios.Topology) *laneMap {
 	m := &laneMap{index: map[string]int{}, replicas: t.Replicas, informers: map[string]bool{},
 		handlers: map[string]bool{}, queues: map[string]bool{}, workers: map[string]bool{}}
-	m.add(Component{ID: "apiserver", Label: "apiserver", Role: "apiserver", ClientGo: "kube-apiserver", Stage: StageAPIServer})
+	m.add(Component{ID: narration.ActorAPIServer, Label: "apiserver", Role: "apiserver", ClientGo: "kube-apiserver", Stage: StageAPIServer})
 	if t.Replicas > 1 {
 		for i := range t.Replicas {
 			n := strconv.Itoa(i)
@@ -92,31 +92,29 @@ func (m *laneMap) components() []Component { return append([]Component(nil), m.l
 func (m *laneMap) lane(e *sim.Event) string {
 	a := e.Actor
 	switch {
-	case a == "apiserver":
+	case a == narration.ActorAPIServer:
 		if m.replicas > 1 {
-			for _, f := range e.Fields {
-				if f.Key == "replica" {
-					if id := "apiserver/replica-" + f.Value; m.has(id) {
-						return id
-					}
+			if r, ok := narration.Str(*e, "replica"); ok {
+				if id := "apiserver/replica-" + r; m.has(id) {
+					return id
 				}
 			}
 		}
-		return "apiserver"
+		return narration.ActorAPIServer
 	case m.informers[a], m.handlers[a], m.queues[a], m.workers[a]:
 		return a
 	}
-	if inf, part, ok := strings.Cut(a, "/"); ok && m.informers[inf] {
+	if inf, part := narration.SplitActor(a); part != "" && m.informers[inf] {
 		switch part {
-		case "reflector":
+		case narration.PartReflector:
 			return inf + "/reflector"
-		case "net", "watch":
+		case narration.PartNet, narration.PartWatch:
 			return inf + "/network"
-		case "queue":
-			switch {
-			case strings.HasPrefix(e.Kind, "cache-"):
+		case narration.PartQueue:
+			switch e.Kind {
+			case narration.KindCacheAdd, narration.KindCacheUpdate, narration.KindCacheDelete, narration.KindCacheReplace:
 				return inf + "/cache"
-			case e.Kind == "buffer":
+			case narration.KindBuffer:
 				return inf + "/processor"
 			}
 			return inf + "/queue"

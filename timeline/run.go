@@ -10,6 +10,7 @@ import (
 	"github.com/informersim/informersim/scenarios"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
+	"github.com/informersim/informersim/sim/world/narration"
 )
 
 // SchemaID names the document's format; docs/run.schema.json describes it.
@@ -210,8 +211,8 @@ func newEvent(e *sim.Event, seq int64, lanes *laneMap) (Event, error) {
 		}
 		var v any
 		var err error
-		if f.Key == "obj" {
-			v, err = parseObjectRef(f.Value, e.Actor == "apiserver")
+		if f.Key == narration.FieldObj {
+			v, err = parseObjectRef(f.Value, e.Actor == narration.ActorAPIServer)
 		} else {
 			v, err = typedValue(f.Key, f.Value)
 		}
@@ -223,7 +224,7 @@ func newEvent(e *sim.Event, seq int64, lanes *laneMap) (Event, error) {
 		case ObjectRef:
 			out.Object = x.Key
 		case string:
-			if f.Key == "key" && out.Object == "" {
+			if f.Key == narration.FieldKey && out.Object == "" {
 				out.Object = x
 			}
 		}
@@ -237,22 +238,22 @@ func newEvent(e *sim.Event, seq int64, lanes *laneMap) (Event, error) {
 	return out, nil
 }
 
-// faultKinds are the apiserver's events for faults a scenario injects.
-var faultKinds = map[string]bool{
-	"close-watches": true, "fail-next": true, "slow-consumer": true, "compact": true,
-	"lag-replica": true, "freeze-replica": true, "reinit-replica": true, "burn-revisions": true,
-}
-
-// errorKinds are error answers and broken streams as the informer sees them.
+// errorKinds are error answers, broken streams and failed writes as the trace narrates them
+// ("ERROR" is a watch event's type, "requeue" a scenario workqueue's retry).
 var errorKinds = map[string]bool{
-	"ERROR": true, "LIST-error": true, "WATCH-error": true, "drop": true, "requeue": true,
+	"ERROR": true, narration.KindListError: true, narration.KindWatchError: true, narration.KindDrop: true,
+	narration.KindProcessError: true, narration.KindStoreError: true, narration.KindWriteError: true, "requeue": true,
 }
 
+// markOf marks the apiserver's faults (the ops world.OpKind.Fault says are: they change how it
+// serves, narrated under their op's name) and the error kinds.
 func markOf(e *sim.Event) string {
-	switch {
-	case faultKinds[e.Kind]:
-		return MarkFault
-	case errorKinds[e.Kind]:
+	if e.Actor == narration.ActorAPIServer {
+		if k, err := world.ParseOpKind(e.Kind); err == nil && k.Fault() {
+			return MarkFault
+		}
+	}
+	if errorKinds[e.Kind] {
 		return MarkError
 	}
 	return ""

@@ -60,7 +60,7 @@ func WriteCourse(dir string) ([]string, error) {
 		return os.WriteFile(p, b, 0o644)
 	}
 	for i, r := range runs {
-		l := &lesson{Number: LessonNumber(r.Scenario.Name), Paragraphs: paragraphs(r.Scenario.Concept), Narration: narration(r)}
+		l := &lesson{Number: LessonNumber(r.Scenario.Name), Paragraphs: paragraphs(r.Scenario.Concept), Narration: narratedSections(r)}
 		if i > 0 {
 			l.Prev, l.PrevTitle = runs[i-1].Scenario.Name+".html", runs[i-1].Scenario.Title
 		}
