@@ -113,6 +113,11 @@ type Resource struct {
 	FieldLabels []string
 	// Names is the name rule checked on create (fakeapi.md §5.1); zero means DNS-1123 subdomain.
 	Names NameRule
+	// OrphanByDefault makes a delete that names no propagation policy (and no orphanDependents)
+	// orphan the object's dependents, as kube-apiserver's DefaultGarbageCollectionPolicy does for
+	// the older workload versions (extensions/v1beta1, apps/v1beta1 and apps/v1beta2). False,
+	// every served kind's default, means background deletion (fakeapi.md §5.3).
+	OrphanByDefault bool
 	// Scale, when set, gives the resource a scale subresource (autoscaling/v1 Scale), served by
 	// the REST front: the paths of the replica counts and of the label selector in the object,
 	// as a CustomResourceDefinition declares them (fakeapi.md §5.8).

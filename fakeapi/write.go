@@ -456,6 +456,9 @@ func (s *Server) insert_locked(res *resourceStore, ns string, obj *unstructured.
 	if s.current_locked(res, key) != nil {
 		return nil, apierrors.NewAlreadyExists(gr, name)
 	}
+	if err := s.admitInNamespace_locked(res, key); err != nil {
+		return nil, err
+	}
 	if s.objects >= s.cfg.MaxObjects {
 		return nil, apierrors.NewTooManyRequests(fmt.Sprintf("fakeapi: object limit %d reached", s.cfg.MaxObjects), 1)
 	}
@@ -649,7 +652,7 @@ func (s *Server) applyUpdateManaged_locked(res *resourceStore, key objKey, cur, 
 	if dryRun {
 		return next, nil
 	}
-	if deleteDuringUpdate(cur, next) {
+	if deleteDuringUpdate(res, cur, next) {
 		// The update empties the finalizers of a terminating object (§5.2): it is never stored;
 		// the stored object is deleted instead, so DELETED carries the stored state (MH-10), and
 		// the caller gets back the object it sent, as the registry's deleteWithoutFinalizers does.
@@ -664,8 +667,13 @@ func (s *Server) applyUpdateManaged_locked(res *resourceStore, key objKey, cur, 
 
 // deleteDuringUpdate is the registry's ShouldDeleteDuringUpdate: an update that leaves no
 // finalizers deletes an object whose deletion was requested, once no grace period remains.
-func deleteDuringUpdate(cur, next *unstructured.Unstructured) bool {
+// A namespace also waits for its spec.finalizers (the namespace registry's
+// ShouldDeleteNamespaceDuringUpdate).
+func deleteDuringUpdate(res *resourceStore, cur, next *unstructured.Unstructured) bool {
 	if len(next.GetFinalizers()) > 0 || !terminating(cur) {
+		return false
+	}
+	if isNamespaces(res) && len(NamespaceSpecFinalizers(next)) > 0 {
 		return false
 	}
 	g := cur.GetDeletionGracePeriodSeconds()
@@ -712,17 +720,20 @@ func (s *Server) delete_locked(res *resourceStore, key objKey, opts metav1.Delet
 			return nil, apierrors.NewConflict(gr, key.name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, cur.GetResourceVersion()))
 		}
 	}
+	if err := validateDeleteOptions(opts); err != nil {
+		return nil, err
+	}
+	if isNamespaces(res) {
+		if err := admitNamespaceDelete(gr, key.name); err != nil {
+			return nil, err
+		}
+	}
 	if len(opts.DryRun) > 0 {
 		return cur, nil
 	}
-	finalizers := cur.GetFinalizers()
-	if opts.PropagationPolicy != nil {
-		switch *opts.PropagationPolicy {
-		case metav1.DeletePropagationOrphan:
-			finalizers = appendMissing(finalizers, metav1.FinalizerOrphanDependents)
-		case metav1.DeletePropagationForeground:
-			finalizers = appendMissing(finalizers, metav1.FinalizerDeleteDependents)
-		}
+	finalizers := gcFinalizers(cur.GetFinalizers(), opts, res.info.OrphanByDefault)
+	if isNamespaces(res) {
+		return s.deleteNamespace_locked(res, key, cur, finalizers)
 	}
 	if res.info.GracefulDelete {
 		return s.gracefulDelete_locked(res, key, cur, finalizers, opts.GracePeriodSeconds)
