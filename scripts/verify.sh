@@ -72,6 +72,9 @@ if engine_k8s=$(go list -deps ./sim 2>/dev/null | grep -E '^k8s\.io/' | grep -v 
 	fail "sim imports Kubernetes packages besides the clock: $engine_k8s"
 fi
 forbid "./sim/..." "$module/scenarios" "sim never imports scenarios"
+for dep in informer sim sim/world scenarios fakeapi/rest; do
+	forbid "./controlplane/..." "$module/$dep" "the control plane imports fakeapi only"
+done
 for path in ./sim/... ./informer/... ./scenarios/...; do
 	forbid "$path" "$module/fakeapi/rest" "the REST front is not on the simulation path"
 done
@@ -85,14 +88,14 @@ for pkg in $(go list ./... | grep -v -e "/cmd/" -e "/scenarios" -e "/timeline" -
 done
 
 # 5. determinism ban list on the simulation path (non-test files)
-sim_path=$(git ls-files --cached --others --exclude-standard 'sim/*.go' 'fakeapi/*.go' 'informer/*.go' 'scenarios/*.go' \
+sim_path=$(git ls-files --cached --others --exclude-standard 'sim/*.go' 'fakeapi/*.go' 'informer/*.go' 'scenarios/*.go' 'controlplane/*.go' \
 	'sim/**/*.go' 'fakeapi/**/*.go' 'informer/**/*.go' 'scenarios/**/*.go' 'timeline/*.go' | grep -v '_test\.go$' | sort -u)
 if [ -n "$sim_path" ]; then
 	banned='time\.(Now|Sleep|Since|Until|After|AfterFunc|NewTimer|NewTicker|Tick)\(|"math/rand"|"crypto/rand"|\brand\.(Int|IntN|N|Int32|Int32N|Int64|Int64N|Uint|UintN|Uint32|Uint32N|Uint64|Uint64N|Float32|Float64|Perm|Shuffle|NormFloat64|ExpFloat64)\('
 	hits=$(grep -n -E "$banned" $sim_path | grep -v 'determinism:allow')
 	[ -z "$hits" ] || fail "wall clock or global randomness on the simulation path:
 $hits"
-	gofiles=$(printf '%s\n' $sim_path | grep -v -E '(^informer/.*_run\.go$)|(^fakeapi/rest/)')
+	gofiles=$(printf '%s\n' $sim_path | grep -v -E '(^(informer|controlplane)/.*_run\.go$)|(^fakeapi/rest/)')
 	hits=$(grep -n -E '(^|[[:space:];{(])go (func\b|[A-Za-z_][A-Za-z0-9_.]*\()' $gofiles | grep -v -E '^[^:]+:[0-9]+:\s*//' | grep -v 'determinism:allow')
 	[ -z "$hits" ] || fail "goroutine started on the simulation path (only informer/*_run.go may):
 $hits"

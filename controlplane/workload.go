@@ -1,0 +1,345 @@
+package controlplane
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/informersim/informersim/fakeapi"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// WorkloadConfig configures the workload status stand-in.
+type WorkloadConfig struct {
+	// MinLatency and MaxLatency bound the seeded time between a workload's change (a new
+	// generation, a new replica count) and the status that reports it; both zero is prompt.
+	MinLatency, MaxLatency time.Duration
+	// Stuck names the workloads ("namespace/name") whose rollout never completes: their status
+	// reports the new generation and replica count with none ready or available, and a
+	// Deployment's Progressing condition turns False with ProgressDeadlineExceeded after its
+	// spec.progressDeadlineSeconds (600 by default), as when new pods never become ready.
+	Stuck []string
+}
+
+// WorkloadStatus stands in for the deployment, replicaset and statefulset controllers' status
+// writes (docs/controlplane.md §3), without pods or ReplicaSets: once a workload's generation
+// or replica count is not yet reported, it waits a seeded latency, then writes the status those
+// controllers write once every pod is ready and available (observedGeneration, replicas,
+// updated, ready and available replicas, a Deployment's Available and Progressing conditions,
+// a StatefulSet's revisions), or the stuck status for a workload named in Stuck.
+type WorkloadStatus struct {
+	base
+	rnd      *rand.Rand
+	cfg      WorkloadConfig
+	due      map[workloadKey]time.Time // workloads seen behind, and when their status is written
+	stuck    map[workloadKey]time.Time // stuck Deployments, and when their deadline passes
+	exceeded map[workloadKey]bool      // stuck Deployments past their deadline
+}
+
+type workloadKey struct {
+	resource   string
+	ns, name   string
+	generation int64
+}
+
+func compareWorkloadKeys(a, b workloadKey) int {
+	return cmp.Or(cmp.Compare(a.resource, b.resource), cmp.Compare(a.ns, b.ns), cmp.Compare(a.name, b.name), cmp.Compare(a.generation, b.generation))
+}
+
+// Workload resources the stand-in serves, in the order it scans them.
+var workloadGVRs = []schema.GroupVersionResource{
+	{Group: "apps", Version: "v1", Resource: "deployments"},
+	{Group: "apps", Version: "v1", Resource: "replicasets"},
+	{Group: "apps", Version: "v1", Resource: "statefulsets"},
+}
+
+// NewWorkloadStatus returns the workload status stand-in of srv; rnd draws its latencies.
+func NewWorkloadStatus(srv *fakeapi.Server, rnd *rand.Rand, cfg WorkloadConfig) (*WorkloadStatus, error) {
+	b, err := newBase("workload-status", srv)
+	if err != nil {
+		return nil, err
+	}
+	if rnd == nil {
+		return nil, fmt.Errorf("controlplane: workload-status: nil *rand.Rand")
+	}
+	if cfg.MinLatency < 0 || cfg.MaxLatency < cfg.MinLatency {
+		return nil, fmt.Errorf("controlplane: workload-status: latency range [%v, %v] is not 0 <= min <= max", cfg.MinLatency, cfg.MaxLatency)
+	}
+	for _, s := range cfg.Stuck {
+		if ns, name, ok := cut(s); !ok || ns == "" || name == "" {
+			return nil, fmt.Errorf("controlplane: workload-status: stuck workload %q is not namespace/name", s)
+		}
+	}
+	cfg.Stuck = slices.Clone(cfg.Stuck)
+	return &WorkloadStatus{base: b, rnd: rnd, cfg: cfg, due: map[workloadKey]time.Time{}, stuck: map[workloadKey]time.Time{}, exceeded: map[workloadKey]bool{}}, nil
+}
+
+func cut(s string) (string, string, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return "", "", false
+}
+
+// Pending implements Component.
+func (ws *WorkloadStatus) Pending(now time.Time) bool {
+	if ws.pending(now) {
+		return true
+	}
+	if at, ok := ws.ownTimer(); ok && !ws.stopped && !now.Before(at) {
+		return true
+	}
+	return false
+}
+
+// NextTimer implements Component.
+func (ws *WorkloadStatus) NextTimer() (time.Time, bool) {
+	at, ok := ws.timer()
+	if own, ok2 := ws.ownTimer(); ok2 && !ws.stopped && (!ok || own.Before(at)) {
+		at, ok = own, true
+	}
+	return at, ok
+}
+
+func (ws *WorkloadStatus) ownTimer() (time.Time, bool) {
+	var at time.Time
+	for _, m := range []map[workloadKey]time.Time{ws.due, ws.stuck} {
+		for _, t := range m {
+			if at.IsZero() || t.Before(at) {
+				at = t
+			}
+		}
+	}
+	return at, !at.IsZero()
+}
+
+// SetStopped implements Component: a restarted stand-in draws its latencies afresh.
+func (ws *WorkloadStatus) SetStopped(stopped bool) {
+	ws.base.SetStopped(stopped)
+	clear(ws.due)
+}
+
+// Step implements Component.
+func (ws *WorkloadStatus) Step(ctx context.Context, now time.Time) (string, error) {
+	if ws.stopped || now.Before(ws.retryAt) {
+		return "", nil
+	}
+	// A change waits the component's delay; timers of its own (latencies) fire regardless.
+	if ws.changed() && !ws.ready(now) {
+		if at, ok := ws.ownTimer(); !ok || now.Before(at) {
+			return "", nil
+		}
+	}
+	ws.stats.Scans++
+	rev := ws.srv.Revision()
+	seen := map[workloadKey]bool{}
+	var behind []workloadKey
+	objs := map[workloadKey]*unstructured.Unstructured{}
+	for _, gvr := range workloadGVRs {
+		items, err := ws.list(gvr, "")
+		if apierrors.IsNotFound(err) {
+			continue // not served
+		}
+		if err != nil {
+			ws.result(now, err)
+			return "", nil
+		}
+		for i := range items {
+			u := &items[i]
+			k := workloadKey{gvr.Resource, u.GetNamespace(), u.GetName(), u.GetGeneration()}
+			seen[k] = true
+			objs[k] = u
+			if u.GetDeletionTimestamp() != nil {
+				continue
+			}
+			want := ws.desired(gvr.Resource, u, now, ws.isStuck(u), ws.deadlinePassed(k, now))
+			if !statusEqual(u, want) {
+				behind = append(behind, k)
+			}
+		}
+	}
+	// Forget what is gone or changed generation.
+	for k := range ws.due {
+		if !seen[k] {
+			delete(ws.due, k)
+		}
+	}
+	for k := range ws.stuck {
+		if !seen[k] {
+			delete(ws.stuck, k)
+		}
+	}
+	for k := range ws.exceeded {
+		if !seen[k] {
+			delete(ws.exceeded, k)
+		}
+	}
+	slices.SortFunc(behind, compareWorkloadKeys)
+	for _, k := range behind {
+		at, ok := ws.due[k]
+		if !ok {
+			at = now.Add(ws.latency())
+			ws.due[k] = at
+		}
+		if now.Before(at) {
+			continue
+		}
+		delete(ws.due, k)
+		err := ws.write(ctx, k, objs[k], now)
+		ws.result(now, err)
+		if err != nil {
+			return fmt.Sprintf("status of %s %s/%s failed: %v", k.resource, k.ns, k.name, err), nil
+		}
+		return fmt.Sprintf("status of %s %s/%s at generation %d", k.resource, k.ns, k.name, k.generation), nil
+	}
+	for k := range ws.due {
+		if !slices.Contains(behind, k) {
+			delete(ws.due, k)
+		}
+	}
+	// Nothing due: quiet until a write or a timer.
+	ws.done(rev)
+	return "", nil
+}
+
+func (ws *WorkloadStatus) latency() time.Duration {
+	span := ws.cfg.MaxLatency - ws.cfg.MinLatency
+	if span <= 0 {
+		return ws.cfg.MinLatency
+	}
+	return ws.cfg.MinLatency + time.Duration(ws.rnd.Int64N(int64(span)+1))
+}
+
+func (ws *WorkloadStatus) isStuck(u *unstructured.Unstructured) bool {
+	return slices.Contains(ws.cfg.Stuck, u.GetNamespace()+"/"+u.GetName())
+}
+
+// deadlinePassed reports whether a stuck Deployment's progress deadline has passed.
+func (ws *WorkloadStatus) deadlinePassed(k workloadKey, now time.Time) bool {
+	if at, ok := ws.stuck[k]; ok && !now.Before(at) {
+		delete(ws.stuck, k)
+		ws.exceeded[k] = true
+	}
+	return ws.exceeded[k]
+}
+
+func (ws *WorkloadStatus) write(ctx context.Context, k workloadKey, u *unstructured.Unstructured, now time.Time) error {
+	gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: k.resource}
+	stuck := ws.isStuck(u)
+	if stuck && k.resource == "deployments" {
+		if _, ok := ws.stuck[k]; !ok && !ws.exceeded[k] {
+			deadline, found, _ := unstructured.NestedInt64(u.Object, "spec", "progressDeadlineSeconds")
+			if !found {
+				deadline = 600
+			}
+			ws.stuck[k] = now.Add(time.Duration(deadline) * time.Second)
+		}
+	}
+	passed := ws.deadlinePassed(k, now)
+	uid := u.GetUID()
+	_, _, err := ws.srv.Resource(gvr).Namespace(k.ns).Mutate(ctx, k.name, fakeapi.Mutation{
+		Verb: fakeapi.VerbUpdateStatus, Subresource: "status",
+		Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			if live.GetUID() != uid || live.GetGeneration() != k.generation {
+				return nil, apierrors.NewConflict(gvr.GroupResource(), k.name, fmt.Errorf("the object changed since it was read"))
+			}
+			live.Object["status"] = ws.desired(k.resource, live, now, stuck, passed)
+			return live, nil
+		},
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// desired is the status the workload's controller writes for u at now: every replica updated,
+// ready and available, or, stuck, none ready or available (and, past a Deployment's progress
+// deadline, its Progressing condition False).
+func (ws *WorkloadStatus) desired(resource string, u *unstructured.Unstructured, now time.Time, stuck, exceeded bool) map[string]any {
+	replicas, found, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+	if !found {
+		replicas = 1
+	}
+	ready := replicas
+	if stuck {
+		ready = 0
+	}
+	ts := now.UTC().Format(time.RFC3339)
+	cond := func(typ, status, reason, msg string) map[string]any {
+		return map[string]any{"type": typ, "status": status, "reason": reason, "message": msg, "lastUpdateTime": ts, "lastTransitionTime": ts}
+	}
+	st := map[string]any{"observedGeneration": u.GetGeneration(), "replicas": replicas}
+	name := u.GetName()
+	switch resource {
+	case "deployments":
+		st["updatedReplicas"] = replicas
+		st["readyReplicas"] = ready
+		st["availableReplicas"] = ready
+		if replicas-ready > 0 {
+			st["unavailableReplicas"] = replicas - ready
+		}
+		var conds []any
+		if stuck {
+			conds = append(conds, cond("Available", "False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability."))
+			if exceeded {
+				conds = append(conds, cond("Progressing", "False", "ProgressDeadlineExceeded", fmt.Sprintf("ReplicaSet %q has timed out progressing.", name)))
+			} else {
+				conds = append(conds, cond("Progressing", "True", "ReplicaSetUpdated", fmt.Sprintf("ReplicaSet %q is progressing.", name)))
+			}
+		} else {
+			conds = append(conds,
+				cond("Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability."),
+				cond("Progressing", "True", "NewReplicaSetAvailable", fmt.Sprintf("ReplicaSet %q has successfully progressed.", name)))
+		}
+		st["conditions"] = conds
+	case "replicasets":
+		st["fullyLabeledReplicas"] = replicas
+		st["readyReplicas"] = ready
+		st["availableReplicas"] = ready
+	case "statefulsets":
+		rev := fmt.Sprintf("%s-%d", name, u.GetGeneration())
+		st["readyReplicas"] = ready
+		st["availableReplicas"] = ready
+		st["currentReplicas"] = replicas
+		st["updatedReplicas"] = replicas
+		st["currentRevision"] = rev
+		st["updateRevision"] = rev
+	}
+	for k, v := range st { // zero counts are omitted, as the API's omitempty does
+		if n, ok := v.(int64); ok && n == 0 && k != "observedGeneration" {
+			delete(st, k)
+		}
+	}
+	return st
+}
+
+// statusEqual compares u's status with want, ignoring the conditions' timestamps.
+func statusEqual(u *unstructured.Unstructured, want map[string]any) bool {
+	have, _, _ := unstructured.NestedMap(u.Object, "status")
+	strip := func(st map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range st {
+			if k != "conditions" {
+				out[k] = v
+				continue
+			}
+			list, _ := v.([]any)
+			var conds []any
+			for _, c := range list {
+				m, _ := c.(map[string]any)
+				conds = append(conds, fmt.Sprint(m["type"], m["status"], m["reason"]))
+			}
+			out[k] = conds
+		}
+		return out
+	}
+	return fmt.Sprint(strip(have)) == fmt.Sprint(strip(want))
+}
