@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -65,6 +66,8 @@ type Env struct {
 	queueOrder []string
 	factories  map[string]*factoryState
 	gens       []*world.Generator
+	// genStarts is when each generator began (the shrinker writes its ops out from there).
+	genStarts []time.Duration
 
 	// Narration not yet printed (the scheduler's step events are left out).
 	pending  []sim.Event
@@ -165,7 +168,7 @@ func (e *Env) Handle(d Directive) (string, error) {
 			return "", err
 		}
 	}
-	err := e.dispatch(d, add)
+	err := e.dispatchOutsideStep(d, add)
 	narr := e.drain(d.list("show"))
 	if err != nil {
 		return "", err
@@ -238,6 +241,24 @@ func (e *Env) buildWorld(d Directive) (string, error) {
 	}
 	replicas := max(apiCfg.Replicas, 1)
 	return fmt.Sprintf("world seed=%d policy=%s replicas=%d", seed, policy, replicas), nil
+}
+
+// dispatchOutsideStep is dispatch for a directive's own action, which runs outside any step: a
+// violation the world raises while settling after it (a write revealing that a handler changed
+// an object it was lent) is a panic only a step's engine turns into an error, so here it is
+// recovered and fails the run, as it would have at the next step.
+func (e *Env) dispatchOutsideStep(d Directive, add func(string, ...any)) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			v, ok := p.(*world.Violation)
+			if !ok {
+				panic(p)
+			}
+			e.fail(v)
+			err = nil
+		}
+	}()
+	return e.dispatch(d, add)
 }
 
 // dispatch runs the directive's handler: the one its row of the language holds (specs).

@@ -27,6 +27,7 @@ func (e *Env) generate(d Directive, _ func(string, ...any)) error {
 		return err
 	}
 	e.gens = append(e.gens, g)
+	e.genStarts = append(e.genStarts, e.w.Sim().Now())
 	return nil
 }
 

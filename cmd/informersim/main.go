@@ -6,6 +6,7 @@
 // prints the run header and the narrated trace.
 //
 //	informersim run FILE|NAME [--seed N] [--policy random|fifo|pct] [--json] [--html FILE] [--rewrite]
+//	informersim shrink FILE|NAME [--seed N] [--policy random|fifo|pct] [--max-runs N] [-o OUT]
 //	informersim list
 //	informersim explain NAME [--html FILE]
 //	informersim course --html DIR
@@ -32,6 +33,7 @@ func main() {
 
 const usage = `usage:
   informersim run FILE|NAME [--seed N] [--policy random|fifo|pct] [--json] [--html FILE] [--rewrite]
+  informersim shrink FILE|NAME [--seed N] [--policy random|fifo|pct] [--max-runs N] [-o OUT]
   informersim list
   informersim explain NAME [--seed N] [--policy random|fifo|pct] [--html FILE]
   informersim course --html DIR
@@ -43,6 +45,8 @@ run      run a scenario file, or a course scenario by name, and print its narrat
          its timeline, one self-contained page); exits 1 when an oracle is violated or an
          expected block of the file differs from the run (a diff on stderr; --rewrite renews
          a file's blocks instead; --seed and --policy skip the comparison)
+shrink   shrink a failing run to a small scenario file failing the same way (on stdout, or
+         -o OUT), with a comment saying what was removed; exit 1 if the run passes
 list     print the course, in order
 explain  print a course scenario's concept, then its run with the captions (--html as run)
 course   write the course as a site: one page per lesson and an index (--html DIR)
@@ -62,6 +66,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "run":
 		return runScenario("run", args[1:], stdout, stderr, false)
+	case "shrink":
+		return shrink(args[1:], stdout, stderr)
 	case "list":
 		return list(args[1:], stdout, stderr)
 	case "explain":

@@ -30,19 +30,9 @@ func runScenario(cmd string, args []string, stdout, stderr io.Writer, explain bo
 		fs.BoolVar(&rewrite, "rewrite", false, "rewrite the file's expected blocks with this run's output (a scenario file, not a course name)")
 	}
 	// Flags may come before or after the scenario's name.
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	pos, code := parseInterleaved(fs, args)
+	if code >= 0 {
+		return code
 	}
 	if len(pos) != 1 {
 		fmt.Fprintf(stderr, "informersim %s: expected one scenario (a file or a course name, see informersim list), got %d\n", cmd, len(pos))
@@ -112,7 +102,7 @@ func runScenario(cmd string, args []string, stdout, stderr io.Writer, explain bo
 			return 1
 		}
 	}
-	code := 0
+	code = 0
 	switch {
 	case rewrite:
 		text, err := res.Rewrite(sc.Text)
