@@ -11,11 +11,14 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/informersim/informersim/controlplane"
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/fakeapi/rest"
 	"github.com/informersim/informersim/kube"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
 )
 
 // serve runs `informersim serve`: a fake apiserver behind its REST front on a TCP address, until
@@ -86,6 +89,7 @@ func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: informersim serve [-addr=127.0.0.1:PORT] [-kubeconfig=FILE] [-seed=N] [-crd=G/V/KIND/PLURAL[,cluster][,status][,schema=FILE]]...
+                         [-controllers=false] [-status-latency=D] [-stuck=NAMESPACE/NAME]...
 
 Serves the Kubernetes API of an in-memory fake apiserver (fakeapi) over plain HTTP, without
 authentication, until interrupted. It prints the address and a kubeconfig; with -kubeconfig it
@@ -95,6 +99,12 @@ It speaks JSON and, for the built-in kinds, protobuf (client-go's and kubectl's 
 starts with the namespaces kube-apiserver creates (default, kube-node-lease, kube-public,
 kube-system).
 
+It runs stand-ins for kube-controller-manager (docs/controlplane.md) unless -controllers=false:
+the garbage collector (ownerReferences: kubectl delete --cascade=background|foreground|orphan),
+the namespace controller (kubectl delete namespace removes its contents, then the namespace)
+and workload status (Deployments, ReplicaSets and StatefulSets report their replicas ready,
+without pods, so kubectl rollout status finishes; -stuck names a rollout that never does).
+
 `)
 		fs.PrintDefaults()
 	}
@@ -103,6 +113,10 @@ kube-system).
 	seed := fs.Uint64("seed", 1, "seed of the server's random source (UIDs, generated names, watch timeouts)")
 	var crds crdFlags
 	fs.Var(&crds, "crd", "serve a custom resource GROUP/VERSION/KIND/PLURAL, namespaced unless ,cluster; ,status adds the status subresource; ,schema=FILE gives its structural schema (a CRD version's openAPIV3Schema, YAML or JSON) for server-side apply (repeatable)")
+	controllers := fs.Bool("controllers", true, "run the garbage collector, the namespace controller and workload status stand-ins")
+	latency := fs.Duration("status-latency", 0, "workload status is written after a seeded latency drawn in [0, D]")
+	var stuck stringsFlag
+	fs.Var(&stuck, "stuck", "a workload NAMESPACE/NAME whose rollout never completes (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -121,6 +135,28 @@ kube-system).
 	if err := rest.EnsureNamespaces(ctx, srv, rest.SystemNamespaces...); err != nil {
 		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
 		return 1
+	}
+	if *controllers {
+		cp, err := controlplane.New(srv, controlplane.Config{
+			Rand:     rand.New(rand.NewPCG(*seed, *seed+1)),
+			Workload: controlplane.WorkloadConfig{MaxLatency: *latency, Stuck: stuck},
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "informersim serve: %v\n", err)
+			return 2
+		}
+		cpCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- controlplane.Run(cpCtx, cp, clock.RealClock{}, time.Second) }()
+		defer func() {
+			stop()
+			if err := <-done; err != nil {
+				fmt.Fprintf(stderr, "informersim serve: controllers: %v\n", err)
+			}
+		}()
+	} else if *latency != 0 || len(stuck) > 0 {
+		fmt.Fprintln(stderr, "informersim serve: -status-latency and -stuck need the controllers")
+		return 2
 	}
 	opts, err := kube.RESTOptionsWith(kube.Options{Schemas: crds.schemas})
 	if err != nil {
@@ -157,4 +193,14 @@ kube-system).
 	}
 	fmt.Fprintln(stdout, "informersim: stopped")
 	return 0
+}
+
+// stringsFlag is a repeatable string flag.
+type stringsFlag []string
+
+func (f *stringsFlag) String() string { return strings.Join(*f, ",") }
+
+func (f *stringsFlag) Set(v string) error {
+	*f = append(*f, v)
+	return nil
 }

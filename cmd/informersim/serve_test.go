@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -136,6 +138,65 @@ func TestServeCRDSchema(t *testing.T) {
 		var o, e syncBuffer
 		if c := serveUntil(context.Background(), []string{"-addr=127.0.0.1:0", arg}, &o, &e); c != 2 || e.String() == "" {
 			t.Errorf("serve %s = exit %d, stderr %q; want exit 2 with a message", arg, c, e.String())
+		}
+	}
+}
+
+// Goal: serve runs the control plane by default (an owner's background delete removes its
+// dependent) and not with -controllers=false; its flags are checked.
+func TestServeControllers(t *testing.T) {
+	call := func(method, url, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b)
+	}
+	for _, on := range []bool{true, false} {
+		ctx, cancel := context.WithCancel(context.Background())
+		args := []string{"-addr=127.0.0.1:0"} // on by default
+		if !on {
+			args = append(args, "-controllers=false")
+		}
+		url, _, code := startServing(t, ctx, cancel, args...)
+		cms := url + "/api/v1/namespaces/default/configmaps"
+		c, body := call("POST", cms, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"owner"}}`)
+		var owner struct{ Metadata struct{ UID string } }
+		if err := json.Unmarshal([]byte(body), &owner); c != 201 || err != nil {
+			t.Fatalf("create owner: %d %s", c, body)
+		}
+		dep := fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dep","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"owner","uid":%q}]}}`, owner.Metadata.UID)
+		if c, body := call("POST", cms, dep); c != 201 {
+			t.Fatalf("create dependent: %d %s", c, body)
+		}
+		if c, body := call("DELETE", cms+"/owner", ""); c != 200 {
+			t.Fatalf("delete owner: %d %s", c, body)
+		}
+		gone := false
+		for deadline := time.Now().Add(3 * time.Second); !gone && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			c, _ := call("GET", cms+"/dep", "")
+			gone = c == 404
+			if !on && time.Now().After(deadline.Add(-2500*time.Millisecond)) {
+				break // without controllers: half a second is long enough to see nothing happen
+			}
+		}
+		if gone != on {
+			t.Errorf("controllers %v: dependent gone %v", on, gone)
+		}
+		cancel()
+		if c := <-code; c != 0 {
+			t.Errorf("serve exit %d", c)
+		}
+	}
+	for _, args := range [][]string{{"-controllers=false", "-stuck=a/b"}, {"-stuck=nameonly"}, {"-status-latency=-1s"}} {
+		var o, e syncBuffer
+		if c := serveUntil(context.Background(), append([]string{"-addr=127.0.0.1:0"}, args...), &o, &e); c != 2 || e.String() == "" {
+			t.Errorf("serve %q = exit %d, stderr %q; want exit 2 with a message", args, c, e.String())
 		}
 	}
 }

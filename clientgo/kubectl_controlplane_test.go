@@ -1,0 +1,118 @@
+package clientgo_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestKubectlControlPlane runs the real kubectl against `informersim serve` and its control plane
+// (docs/controlplane.md): delete --cascade=foreground|background|orphan on an owner with
+// dependents, delete namespace with contents (one held by a finalizer, a create refused while it
+// terminates), rollout status finishing, and a stuck rollout failing at its progress deadline.
+func TestKubectlControlPlane(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	srv := startServe(t, ctx, "-stuck=default/stuck")
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := filepath.Join(srv.dir, "kube-cache")
+	command := func(args ...string) *exec.Cmd {
+		return exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig=" + srv.kubeconfig, "--cache-dir=" + cacheDir}, args...)...)
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := command(args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	fails := func(want string, args ...string) {
+		t.Helper()
+		out, err := command(args...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), want) {
+			t.Fatalf("kubectl %s: %v, output %q; want a failure saying %q", strings.Join(args, " "), err, out, want)
+		}
+	}
+	// family creates configmap owner-<p> and two dependents blocking its deletion.
+	family := func(p string) {
+		t.Helper()
+		run("create", "configmap", "owner-"+p)
+		uid := run("get", "configmap", "owner-"+p, "-o", "jsonpath={.metadata.uid}")
+		for _, d := range []string{"a", "b"} {
+			manifest := fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dep-%s-%s","ownerReferences":[
+{"apiVersion":"v1","kind":"ConfigMap","name":"owner-%s","uid":%q,"blockOwnerDeletion":true}]}}`, p, d, p, uid)
+			file := filepath.Join(srv.dir, "dep-"+p+"-"+d+".json")
+			if err := os.WriteFile(file, []byte(manifest), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			run("create", "-f", file)
+		}
+	}
+	names := func(selector string) string {
+		return run("get", "configmaps", "-o", "jsonpath={.items[*].metadata.name}", "--field-selector", selector)
+	}
+
+	// Foreground: kubectl waits for the owner, which goes only after its dependents.
+	family("fg")
+	run("delete", "configmap", "owner-fg", "--cascade=foreground", "--timeout=20s")
+	if got := names("metadata.name=dep-fg-a") + names("metadata.name=dep-fg-b"); got != "" {
+		t.Fatalf("dependents outlive a foreground delete: %q", got)
+	}
+	// Background: the owner at once, the dependents after.
+	family("bg")
+	run("delete", "configmap", "owner-bg", "--cascade=background")
+	run("wait", "--for=delete", "configmap/dep-bg-a", "configmap/dep-bg-b", "--timeout=20s")
+	// Orphan: the dependents stay and lose the reference.
+	family("or")
+	run("delete", "configmap", "owner-or", "--cascade=orphan", "--timeout=20s")
+	deadline := time.Now().Add(20 * time.Second)
+	for run("get", "configmap", "dep-or-a", "-o", "jsonpath={.metadata.ownerReferences}") != "" {
+		if time.Now().After(deadline) {
+			t.Fatal("an orphaned dependent keeps its owner reference")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	run("get", "configmap", "dep-or-b")
+
+	// A namespace with contents, one object held by a finalizer.
+	run("create", "namespace", "team")
+	run("-n", "team", "create", "configmap", "plain")
+	held := filepath.Join(srv.dir, "held.json")
+	if err := os.WriteFile(held, []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"held","namespace":"team","finalizers":["example.com/hold"]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("create", "-f", held)
+	run("delete", "namespace", "team", "--wait=false")
+	if phase := run("get", "namespace", "team", "-o", "jsonpath={.status.phase}"); phase != "Terminating" {
+		t.Fatalf("namespace phase %q, want Terminating", phase)
+	}
+	fails("unable to create new content in namespace team because it is being terminated", "-n", "team", "create", "configmap", "late")
+	run("-n", "team", "wait", "--for=delete", "configmap/plain", "--timeout=20s")
+	run("-n", "team", "patch", "configmap", "held", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+	run("wait", "--for=delete", "namespace/team", "--timeout=20s")
+	fails("may not be deleted", "delete", "namespace", "kube-system")
+
+	// rollout status finishes through the workload status stand-in.
+	run("create", "deployment", "web", "--image=nginx", "--replicas=3")
+	if out := run("rollout", "status", "deployment/web", "--timeout=20s"); !strings.Contains(out, `deployment "web" successfully rolled out`) {
+		t.Fatalf("rollout status: %q", out)
+	}
+	run("scale", "deployment", "web", "--replicas=5")
+	run("rollout", "status", "deployment/web", "--timeout=20s")
+	if got := run("get", "deployment", "web", "-o", "jsonpath={.status.availableReplicas}"); got != "5" {
+		t.Fatalf("available replicas after scale: %q", got)
+	}
+	// A stuck rollout (serve -stuck) fails at its progress deadline.
+	run("create", "deployment", "stuck", "--image=nginx")
+	run("patch", "deployment", "stuck", "--type=merge", "-p", `{"spec":{"progressDeadlineSeconds":1}}`)
+	fails(`deployment "stuck" exceeded its progress deadline`, "rollout", "status", "deployment/stuck", "--timeout=30s")
+}
