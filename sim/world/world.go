@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/informersim/informersim/controlplane"
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/internal/invariant"
@@ -83,6 +84,12 @@ type Config struct {
 	// Generator's, can be written out as a scenario file and replayed. Off by default: the
 	// record grows with the run.
 	RecordOps bool
+	// ControlPlane, when not nil, runs the stand-ins of kube-controller-manager (package
+	// controlplane: the garbage collector, the namespace controller, workload status) as actors
+	// on the engine, each under its own name (narration.ActorGarbageCollector...), counted by
+	// Quiet. Its Rand must be nil: the world draws from its "controlplane" stream. Off by default,
+	// so a world's runs are those of a world without it.
+	ControlPlane *controlplane.Config
 }
 
 func (c Config) validate() (Config, error) {
@@ -129,6 +136,8 @@ func (c Config) validate() (Config, error) {
 // right. Every component is an actor of one sim.Sim, so the seed decides every interleaving and
 // every latency (design.md "Determinism"). See the package documentation.
 type World struct {
+	// cp is the control plane's stand-ins when Config.ControlPlane is set (controlplane.go).
+	cp  *controlplane.ControlPlane
 	s   *sim.Sim
 	srv *fakeapi.Server
 	cfg Config
@@ -237,6 +246,11 @@ func NewOn(s *sim.Sim, srv *fakeapi.Server, cfg Config) (*World, error) {
 	}
 	srv.OnCommit(w.narrateCommit)
 	s.SetKnob("latency", vc.MinLatency.String()+".."+vc.MaxLatency.String())
+	if vc.ControlPlane != nil {
+		if err := w.startControlPlane(*vc.ControlPlane); err != nil {
+			return nil, err
+		}
+	}
 	w.settle()
 	return w, nil
 }

@@ -28,6 +28,21 @@ const (
 	ActorClock     = "clock"
 )
 
+// The actors of the control plane's stand-ins (package controlplane), when a world runs them
+// (world.Config.ControlPlane): each steps under its own name.
+const (
+	ActorGarbageCollector    = "garbage-collector"
+	ActorNamespaceController = "namespace-controller"
+	ActorWorkloadStatus      = "workload-status"
+)
+
+// The kinds of the control plane's actors.
+const (
+	StepSync  = "sync"  // one Step of the component: a read of the apiserver, at most one write
+	StepTimer = "timer" // the component's next timer (a delay, a backoff, a status latency)
+	KindDid   = "did"   // what=: the write a sync made ("delete configmaps a/b (Background...)")
+)
+
 // The parts of an informer's actor "<informer>/<part>" that are not handlers.
 const (
 	PartReflector = "reflector"
@@ -137,7 +152,7 @@ var kinds = []string{KindStart, KindStop, KindSynced, KindPop, KindCacheAdd, Kin
 	KindWatchListSynced, KindWatchListRetry, KindWatchListFallback, KindEOF, KindListOK, KindListError, KindWatchOK,
 	KindWatchError, KindEnd, KindDrop, KindAdded, KindModified, KindDeleted, KindWriteError,
 	StepRequest, StepTick, StepPull, StepRecv, StepListResponse, StepWatchResponse, StepProcess, StepDeliver,
-	StepCallDone, StepAdvance, StepOp, StepOps}
+	StepCallDone, StepAdvance, StepOp, StepOps, StepSync, StepTimer, KindDid}
 
 // Known reports whether kind is one of the kinds (or step kinds) this package declares.
 func Known(kind string) bool {
@@ -162,6 +177,7 @@ const (
 // The field keys.
 const (
 	FieldObj       = "obj"
+	FieldWhat      = "what"
 	FieldRV        = "rv"
 	FieldKey       = "key"
 	FieldTo        = "to"

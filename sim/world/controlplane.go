@@ -1,0 +1,77 @@
+package world
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/informersim/informersim/controlplane"
+	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world/narration"
+)
+
+// The control plane's stand-ins in the world (Config.ControlPlane, docs/controlplane.md): each
+// component is a user-like actor offering one "sync" action while it is Pending, and a Deadlines
+// host keeps an engine timer at its NextTimer, so the world is not Quiet while a component has
+// work or a timer (a delay, a backoff, a status latency) to come. The components read the
+// apiserver directly, in key order, on the world's clock: their steps are seeded and traced
+// like any other.
+
+// StreamControlPlane is the random stream the control plane's latencies are drawn from.
+const StreamControlPlane = "controlplane"
+
+// controlActor hosts one component on the engine.
+type controlActor struct {
+	w    *World
+	c    controlplane.Component
+	clk  *sim.Clock
+	name string
+}
+
+func (a *controlActor) Name() string { return a.name }
+
+func (a *controlActor) Actions(add func(sim.Action)) {
+	if a.c.Pending(a.clk.Now()) {
+		add(sim.Action{Name: narration.StepSync, Run: a.sync})
+	}
+}
+
+func (a *controlActor) sync() {
+	what, err := a.c.Step(context.Background(), a.clk.Now())
+	if err != nil {
+		panic(fmt.Sprintf("world: %s: %v", a.name, err)) // the engine ends the run with a *RunError
+	}
+	if what != "" {
+		a.w.s.Emit(a.name, narration.KindDid, sim.F(narration.FieldWhat, what))
+	}
+}
+
+func (w *World) startControlPlane(cfg controlplane.Config) error {
+	if cfg.Rand != nil {
+		return errors.New("world: Config.ControlPlane: leave Rand nil: the world draws from its controlplane stream")
+	}
+	cfg.Rand = w.s.Rand(StreamControlPlane)
+	cp, err := controlplane.New(w.srv, cfg)
+	if err != nil {
+		return fmt.Errorf("world: Config.ControlPlane: %w", err)
+	}
+	clk := w.s.ClockFor("controlplane")
+	for _, c := range cp.Components() {
+		a := &controlActor{w: w, c: c, clk: clk, name: c.Name()}
+		if err := w.AddActor(a); err != nil {
+			return err
+		}
+		if err := w.AddDeadlines(Deadlines{Actor: a.name, Kind: narration.StepTimer, Next: c.NextTimer, Fire: func() {}}); err != nil {
+			return err
+		}
+	}
+	w.cp = cp
+	w.s.SetKnob("controlplane", fmt.Sprintf("status-latency=%v..%v stuck=%v stale-reads=%v",
+		cfg.Workload.MinLatency, cfg.Workload.MaxLatency, cfg.Workload.Stuck, cfg.StaleReads))
+	return nil
+}
+
+// ControlPlane returns the world's control plane, or nil when Config.ControlPlane is not set.
+// Its components' SetDelay and SetStopped are the faults of a slow or crashed controller: call
+// them in a step (an After timer) or between runs, then Settle.
+func (w *World) ControlPlane() *controlplane.ControlPlane { return w.cp }
