@@ -87,8 +87,12 @@ type bubble struct {
 	maxConcurrent   int
 	ties            int
 	timeoutsRedrawn int
-	// unorderedBatches counts watch-list starts of two objects or more (Report.UnorderedBatches).
+	// unorderedBatches counts what client-go hands the handlers in a Go map's order
+	// (Report.UnorderedBatches): watch-list starts of two objects or more, relists that find
+	// two objects or more gone. views are the keys each informer of the controller holds, as
+	// far as the world served them (stream.go).
 	unorderedBatches int
+	views            map[string]map[string]bool
 
 	// The controller's own watches (stream.go): open streams in the order they were opened, the
 	// last stream's number, and the report's count by kind.
@@ -359,6 +363,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		rec := httptest.NewRecorder()
 		t.handler.ServeHTTP(rec, inner)
 		resp = rec.Result()
+		if req.Method == http.MethodGet && rec.Code == http.StatusOK {
+			t.b.noteList(req, rec.Body.Bytes(), rec.Header().Get("Content-Type"))
+		}
 		t.b.s.Emit(ControllerActor, "response", sim.F("request", req.Method+" "+req.URL.RequestURI()), sim.F("code", strconv.Itoa(resp.StatusCode)))
 	})
 	if err != nil {

@@ -208,9 +208,11 @@ type Report struct {
 	// WatchTimeoutsRedrawn counts the watches whose timeoutSeconds, drawn by client-go's
 	// reflector from the process-wide math/rand, the world drew again from the seed.
 	WatchTimeoutsRedrawn int
-	// UnorderedBatches counts the watch-list starts that gave a reflector two objects or more:
-	// client-go hands them to the handlers in an order no seed decides (see Config.WatchList). A
-	// run with none replays from its seed as far as the world can tell.
+	// UnorderedBatches counts what client-go handed the controller's handlers in an order no
+	// seed decides, a Go map's: the watch-list starts that gave a reflector two objects or more
+	// (see Config.WatchList), and the relists that found two objects or more of its cache gone
+	// (their tombstones). A run with none replays from its seed as far as the world can tell;
+	// one with some may differ between runs of the seed.
 	UnorderedBatches int
 	// Trace is the run's narrated trace (sim.Narrate).
 	Trace string

@@ -2,6 +2,7 @@ package clientgo
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	kubescheme "k8s.io/client-go/kubernetes/scheme"
 )
 
 // Watches the controller opens itself (its reflectors, built by client-go's factories, by a
@@ -58,6 +60,10 @@ type stepWatch struct {
 	// initial counts a watch-list's initial objects until its initial-events-end bookmark;
 	// -1 once it is past (or for a watch that does not send initial events).
 	initial int
+	// view names the informer's view in bubble.views; initialKeys are a watch-list's initial
+	// objects until its end bookmark.
+	view        string
+	initialKeys map[string]bool
 }
 
 func (sw *stepWatch) ResultChan() <-chan watch.Event { return sw.out }
@@ -192,8 +198,9 @@ func (t *transport) openWatch(r *http.Request, gvr schema.GroupVersionResource, 
 			WatchList: opts.SendInitialEvents != nil && *opts.SendInitialEvents})
 		kind.Watches++
 		sw = &stepWatch{b: b, id: b.nextStream, label: label, w: w, out: make(chan watch.Event, 1), initial: -1}
+		sw.view = viewKey(gvr, ns, kind.Form)
 		if kind.WatchList {
-			sw.initial = 0
+			sw.initial, sw.initialKeys = 0, map[string]bool{}
 		}
 		b.open = append(b.open, openStream{sw: sw, kind: kind})
 		b.s.Emit(ControllerActor, "watch-open", sim.F("stream", strconv.Itoa(sw.id)), sim.F("request", label),
@@ -239,16 +246,23 @@ func (b *bubble) deliver(sw *stepWatch, kind *StreamKind) {
 		return
 	}
 	kind.Events++
-	if sw.initial >= 0 {
-		switch {
-		case ev.Type == watch.Added:
-			sw.initial++
-		case ev.Type == watch.Bookmark && initialEventsEnd(ev.Object):
-			if sw.initial >= 2 {
-				b.unorderedBatches++
-			}
-			sw.initial = -1
+	key, keyErr := metaOf(ev.Object)
+	switch {
+	case sw.initial >= 0 && ev.Type == watch.Added && keyErr == nil:
+		sw.initial++
+		sw.initialKeys[key] = true
+	case sw.initial >= 0 && ev.Type == watch.Bookmark && initialEventsEnd(ev.Object):
+		if sw.initial >= 2 {
+			b.unorderedBatches++
 		}
+		b.replaceView(sw.view, sw.initialKeys)
+		sw.initial, sw.initialKeys = -1, nil
+	case (ev.Type == watch.Added || ev.Type == watch.Modified) && keyErr == nil:
+		if v := b.views[sw.view]; v != nil {
+			v[key] = true
+		}
+	case ev.Type == watch.Deleted && keyErr == nil:
+		delete(b.views[sw.view], key)
 	}
 	sw.out <- ev // empty: the driver puts one only when the last was taken
 	fields := []sim.Field{sim.F("stream", strconv.Itoa(sw.id)), sim.F("type", string(ev.Type))}
@@ -384,4 +398,109 @@ func (r *Report) Informers() int {
 func initialEventsEnd(obj runtime.Object) bool {
 	m, err := meta.Accessor(obj)
 	return err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+}
+
+// viewKey names an informer's view: its resource, namespace and form.
+func viewKey(gvr schema.GroupVersionResource, ns, form string) string {
+	return resourceName(gvr) + " " + ns + " " + form
+}
+
+// replaceView sets an informer's view to keys, the objects of a LIST or of a watch-list's start,
+// counting an unordered batch when two objects or more of the old view are gone: client-go's
+// Replace hands their tombstones to the handlers in the order of a Go map (its cache's keys).
+func (b *bubble) replaceView(view string, keys map[string]bool) {
+	if b.views == nil {
+		b.views = map[string]map[string]bool{}
+	}
+	gone := 0
+	for k := range b.views[view] {
+		if !keys[k] {
+			gone++
+		}
+	}
+	if gone >= 2 {
+		b.unorderedBatches++
+		b.s.Emit(ControllerActor, "unordered-relist", sim.F("view", view), sim.F("gone", strconv.Itoa(gone)))
+	}
+	b.views[view] = keys
+}
+
+// noteList updates an informer's view with a LIST the world served (a collection's GET), from
+// the response's body: JSON, or protobuf decoded with client-go's scheme. A body it cannot read
+// forgets the view (nothing is counted for it).
+func (b *bubble) noteList(req *http.Request, body []byte, contentType string) {
+	gvr, ns, ok := collectionOf(req.URL.Path)
+	if !ok {
+		return
+	}
+	view := viewKey(gvr, ns, formOf(req.Header.Get("Accept")))
+	keys, err := listKeys(body, contentType)
+	if err != nil {
+		delete(b.views, view)
+		return
+	}
+	b.replaceView(view, keys)
+}
+
+// collectionOf parses a collection's path: /api/v1[/namespaces/NS]/RESOURCE or
+// /apis/GROUP/VERSION[/namespaces/NS]/RESOURCE.
+func collectionOf(path string) (schema.GroupVersionResource, string, bool) {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	var gvr schema.GroupVersionResource
+	switch {
+	case len(parts) >= 3 && parts[0] == "api":
+		gvr.Version, parts = parts[1], parts[2:]
+	case len(parts) >= 4 && parts[0] == "apis":
+		gvr.Group, gvr.Version, parts = parts[1], parts[2], parts[3:]
+	default:
+		return gvr, "", false
+	}
+	switch {
+	case len(parts) == 1:
+		gvr.Resource = parts[0]
+		return gvr, "", true
+	case len(parts) == 3 && parts[0] == "namespaces":
+		gvr.Resource = parts[2]
+		return gvr, parts[1], true
+	}
+	return gvr, "", false
+}
+
+// listKeys returns the namespace/name of every item of a list body.
+func listKeys(body []byte, contentType string) (map[string]bool, error) {
+	keys := map[string]bool{}
+	if strings.Contains(contentType, "protobuf") {
+		obj, _, err := kubescheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		items, err := meta.ExtractList(obj)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			k, err := metaOf(it)
+			if err != nil {
+				return nil, err
+			}
+			keys[k] = true
+		}
+		return keys, nil
+	}
+	var list struct {
+		Items []struct {
+			Metadata struct{ Namespace, Name string }
+		}
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, err
+	}
+	for _, it := range list.Items {
+		k := it.Metadata.Name
+		if it.Metadata.Namespace != "" {
+			k = it.Metadata.Namespace + "/" + k
+		}
+		keys[k] = true
+	}
+	return keys, nil
 }
