@@ -21,7 +21,8 @@ type Component interface {
 	// Pending reports whether Step has work at now.
 	Pending(now time.Time) bool
 	// NextTimer returns the earliest time at which Pending becomes true with no write to the
-	// server in between, if there is one.
+	// server in between, if there is one. While the component is Pending the time may have
+	// passed: a driver asks it only when Pending is false (a timer due now would fire forever).
 	NextTimer() (time.Time, bool)
 	// Step does one unit of work at now: at most one write to the server. It reports what it
 	// did in a short text ("" when it found nothing to do). An error of the server's (a
@@ -114,7 +115,7 @@ func (b *base) timer() (time.Time, bool) {
 		return time.Time{}, false
 	}
 	at := b.retryAt
-	if !b.noticed.IsZero() && b.noticed.Add(b.delay).After(at) {
+	if b.delay > 0 && !b.noticed.IsZero() && b.noticed.Add(b.delay).After(at) {
 		at = b.noticed.Add(b.delay)
 	}
 	return at, !at.IsZero()

@@ -49,6 +49,9 @@ func Run(ctx context.Context, cp *ControlPlane, clk clock.WithTicker, poll time.
 		}
 		wait := poll
 		for _, c := range cp.Components() {
+			if c.Pending(now) {
+				continue // stepped maxStepsPerRound times: look again after the poll
+			}
 			if at, ok := c.NextTimer(); ok {
 				if d := at.Sub(now); d < wait {
 					wait = max(d, time.Millisecond)

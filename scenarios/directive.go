@@ -79,7 +79,7 @@ func enumArg(k string, vals ...string) argSpec { return argSpec{key: k, kind: ar
 
 // directiveTopics are the lists of rows, in the order the package documentation gives them.
 var directiveTopics = [][]*directiveSpec{storyDirectives, objectDirectives, informerDirectives, factoryDirectives,
-	workqueueDirectives, timeDirectives, inspectDirectives}
+	workqueueDirectives, controlPlaneDirectives, timeDirectives, inspectDirectives}
 
 // specs indexes every directive of the language by name.
 var specs = func() map[string]*directiveSpec {

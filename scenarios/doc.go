@@ -30,7 +30,8 @@
 //
 //	world seed=1 policy=random|fifo|pct pct-depth=N replicas=N min-latency=1ms max-latency=50ms
 //	      bookmark-interval=D compaction-interval=D watch-cache-history=N max-watch-events=N
-//	      max-in-flight=N rv-wait=D check-each-delivery   first directive only; defaults otherwise
+//	      max-in-flight=N rv-wait=D check-each-delivery controllers status-latency=D stuck=NAME
+//	                                                 first directive only; defaults otherwise
 //	      (check-each-delivery: the apiserver checks the objects a handler was lent at the end of
 //	      each delivery, world.Config.CheckReadOnlyEachDelivery, so a handler that changes one
 //	      fails the run at its own delivery rather than at the object's next write)
@@ -67,6 +68,15 @@
 //	burn-revisions n=100   slow-consumer [informer=inf1]   trigger-bookmarks
 //	lag-replica replica=1 by=30s   freeze-replica replica=1   resume-replica replica=1
 //	reinit-replica replica=1 not-ready=5s   route-next replica=1
+//
+// The control plane (docs/controlplane.md), which `world controllers` runs (status-latency=D
+// bounds the workload status stand-in's seeded latency, stuck=NAME is a Deployment in the default
+// namespace whose rollout never completes):
+//
+//	own name=dep owner=web block resource=v1/configmaps owner-resource=apps/v1/deployments ns=default
+//	cascade name=web policy=foreground|background|orphan resource=... ns=...
+//	slow-controller name=garbage-collector by=5s   stop-controller name=garbage-collector
+//	start-controller name=garbage-collector     (also namespace-controller, workload-status)
 //
 // Time and scheduling:
 //

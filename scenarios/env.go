@@ -24,7 +24,7 @@ var storyDirectives = []*directiveSpec{
 		numArg("seed"), enumArg("policy", "random", "fifo", "pct"), numArg("pct-depth"), numArg("replicas"),
 		durArg("min-latency"), durArg("max-latency"), durArg("bookmark-interval"), durArg("compaction-interval"),
 		numArg("watch-cache-history"), numArg("max-watch-events"), numArg("max-in-flight"), durArg("rv-wait"),
-		boolArg("check-each-delivery"),
+		boolArg("check-each-delivery"), flagArg("controllers"), durArg("status-latency"), strArg("stuck"),
 	}, handle: func(e *Env, d Directive, add func(string, ...any)) error {
 		out, err := e.buildWorld(d)
 		if err == nil {
@@ -225,6 +225,7 @@ func (e *Env) buildWorld(d Directive) (string, error) {
 		MaxInFlightEvents: d.num("max-in-flight", 0),
 
 		CheckReadOnlyEachDelivery: d.boolean("check-each-delivery", false),
+		ControlPlane:              controlPlaneConfig(d),
 	}
 	if wcfg.MaxLatency == 0 && wcfg.MinLatency > world.DefaultMaxLatency {
 		wcfg.MaxLatency = wcfg.MinLatency
@@ -240,7 +241,11 @@ func (e *Env) buildWorld(d Directive) (string, error) {
 		return "", err
 	}
 	replicas := max(apiCfg.Replicas, 1)
-	return fmt.Sprintf("world seed=%d policy=%s replicas=%d", seed, policy, replicas), nil
+	out := fmt.Sprintf("world seed=%d policy=%s replicas=%d", seed, policy, replicas)
+	if wcfg.ControlPlane != nil {
+		out += " controllers"
+	}
+	return out, nil
 }
 
 // dispatchOutsideStep is dispatch for a directive's own action, which runs outside any step: a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/informersim/informersim/controlplane"
 	"github.com/informersim/informersim/sim"
@@ -46,6 +47,15 @@ func (a *controlActor) sync() {
 	}
 }
 
+// next is the component's timer while it has no work: a pending component's sync is offered
+// as an action, and a timer already due would fire again at every step.
+func (a *controlActor) next() (time.Time, bool) {
+	if a.c.Pending(a.clk.Now()) {
+		return time.Time{}, false
+	}
+	return a.c.NextTimer()
+}
+
 func (w *World) startControlPlane(cfg controlplane.Config) error {
 	if cfg.Rand != nil {
 		return errors.New("world: Config.ControlPlane: leave Rand nil: the world draws from its controlplane stream")
@@ -61,7 +71,7 @@ func (w *World) startControlPlane(cfg controlplane.Config) error {
 		if err := w.AddActor(a); err != nil {
 			return err
 		}
-		if err := w.AddDeadlines(Deadlines{Actor: a.name, Kind: narration.StepTimer, Next: c.NextTimer, Fire: func() {}}); err != nil {
+		if err := w.AddDeadlines(Deadlines{Actor: a.name, Kind: narration.StepTimer, Next: a.next, Fire: func() {}}); err != nil {
 			return err
 		}
 	}

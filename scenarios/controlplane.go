@@ -1,0 +1,147 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/informersim/informersim/controlplane"
+	"github.com/informersim/informersim/sim/world"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// controlPlaneDirectives use the control plane's stand-ins (docs/controlplane.md), which
+// `world controllers` switches on: owner references, deletes with a propagation policy, and the
+// faults of a slow or stopped controller.
+var controlPlaneDirectives = []*directiveSpec{
+	{name: "own", help: "give object name an owner reference to owner (same resource unless owner-resource)",
+		args:   []argSpec{required(strArg("name")), required(strArg("owner")), strArg("resource"), strArg("owner-resource"), strArg("ns"), flagArg("block")},
+		handle: (*Env).own},
+	{name: "cascade", help: "delete name with a propagation policy (kubectl delete --cascade)",
+		args:   []argSpec{required(strArg("name")), required(enumArg("policy", "foreground", "background", "orphan")), strArg("resource"), strArg("ns")},
+		handle: (*Env).cascade},
+	{name: "slow-controller", help: "a control-plane component acts only this long after it sees a change",
+		args:   []argSpec{required(strArg("name")), required(durArg("by"))},
+		handle: func(e *Env, d Directive, add func(string, ...any)) error { return e.controllerFault(d, add) }},
+	{name: "stop-controller", help: "stop (crash) a control-plane component", args: []argSpec{required(strArg("name"))},
+		handle: func(e *Env, d Directive, add func(string, ...any)) error { return e.controllerFault(d, add) }},
+	{name: "start-controller", help: "restart a stopped control-plane component", args: []argSpec{required(strArg("name"))},
+		handle: func(e *Env, d Directive, add func(string, ...any)) error { return e.controllerFault(d, add) }},
+}
+
+// objectClient returns the client, the namespace and the resource of an object named by a
+// directive's resource= and ns= (the world's defaults otherwise).
+func (e *Env) objectTarget(d Directive, key string) (schema.GroupVersionResource, string, error) {
+	gvr, err := parseResource(d.str(key, ""))
+	if err != nil {
+		return gvr, "", err
+	}
+	if gvr.Empty() {
+		gvr = e.w.Config().DefaultResource
+	}
+	ns := d.str("ns", world.DefaultNamespace)
+	return gvr, ns, nil
+}
+
+func (e *Env) get(gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
+	return e.w.Server().Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+// own sets an owner reference on name to owner (its current uid), as a controller's
+// SetControllerReference does, with blockOwnerDeletion when block is given.
+func (e *Env) own(d Directive, add func(string, ...any)) error {
+	gvr, ns, err := e.objectTarget(d, "resource")
+	if err != nil {
+		return err
+	}
+	ogvr := gvr
+	if d.has("owner-resource") {
+		if ogvr, _, err = e.objectTarget(d, "owner-resource"); err != nil {
+			return err
+		}
+	}
+	owner, err := e.get(ogvr, ns, d.str("owner", ""))
+	if err != nil {
+		return fmt.Errorf("own: the owner: %w", err)
+	}
+	block := d.has("block")
+	ref := metav1.OwnerReference{APIVersion: owner.GetAPIVersion(), Kind: owner.GetKind(), Name: owner.GetName(), UID: owner.GetUID()}
+	if block {
+		ref.BlockOwnerDeletion = &block
+	}
+	dep, err := e.get(gvr, ns, d.str("name", ""))
+	if err != nil {
+		return fmt.Errorf("own: %w", err)
+	}
+	dep.SetOwnerReferences(append(dep.GetOwnerReferences(), ref))
+	if _, err := e.w.Server().Resource(gvr).Namespace(ns).Update(ctx, dep, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("own: %w", err)
+	}
+	e.w.Settle()
+	return nil
+}
+
+// cascade deletes with a propagation policy; the apiserver's refusal is narrated, not an error.
+func (e *Env) cascade(d Directive, add func(string, ...any)) error {
+	gvr, ns, err := e.objectTarget(d, "resource")
+	if err != nil {
+		return err
+	}
+	policy := map[string]metav1.DeletionPropagation{"foreground": metav1.DeletePropagationForeground,
+		"background": metav1.DeletePropagationBackground, "orphan": metav1.DeletePropagationOrphan}[d.str("policy", "")]
+	err = e.w.Server().Resource(gvr).Namespace(ns).Delete(ctx, d.str("name", ""), metav1.DeleteOptions{PropagationPolicy: &policy})
+	e.w.Settle()
+	var status apierrors.APIStatus
+	if err != nil && !errors.As(err, &status) {
+		return err
+	}
+	return nil
+}
+
+// controllerFault is slow-controller, stop-controller and start-controller.
+func (e *Env) controllerFault(d Directive, add func(string, ...any)) error {
+	cp := e.w.ControlPlane()
+	if cp == nil {
+		return fmt.Errorf("%s: the world runs no control plane (world controllers)", d.Cmd)
+	}
+	name := d.str("name", "")
+	var c controlplane.Component
+	for _, x := range cp.Components() {
+		if x.Name() == name {
+			c = x
+		}
+	}
+	if c == nil {
+		return fmt.Errorf("%s: no control-plane component %q (garbage-collector, namespace-controller, workload-status)", d.Cmd, name)
+	}
+	switch d.Cmd {
+	case "slow-controller":
+		by := d.dur("by", 0)
+		if err := c.SetDelay(by); err != nil {
+			return err
+		}
+		add("%s: acts %v after a change", name, by)
+	case "stop-controller":
+		c.SetStopped(true)
+		add("%s: stopped", name)
+	default:
+		c.SetStopped(false)
+		add("%s: started", name)
+	}
+	e.w.Settle()
+	return nil
+}
+
+// controlPlaneConfig is the world directive's control plane: nil unless controllers is given.
+func controlPlaneConfig(d Directive) *controlplane.Config {
+	if !d.has("controllers") {
+		return nil
+	}
+	var stuck []string
+	if s := d.str("stuck", ""); s != "" {
+		stuck = []string{world.DefaultNamespace + "/" + s}
+	}
+	return &controlplane.Config{Workload: controlplane.WorkloadConfig{MaxLatency: d.dur("status-latency", 0), Stuck: stuck}}
+}
