@@ -1,9 +1,11 @@
 package clientgo
 
 import (
+	"context"
 	"sync/atomic"
 	_ "unsafe" // go:linkname
 
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	_ "k8s.io/apimachinery/pkg/util/wait" // jitterRand below
 	clientfeatures "k8s.io/client-go/features"
 )
@@ -24,6 +26,12 @@ import (
 // run to run of one seed. During runs whose Config.WatchList is false (the default), the feature
 // reads as off, so reflectors start with a LIST, whose items the world orders. A run with
 // WatchList counts the watch-list starts of two objects or more (Report.UnorderedBatches).
+
+// Error handlers: utilruntime.HandleError's default handlers end with a 1ms backoff that keeps
+// the wall-clock time of the last error in a global, which a bubble's clock (back at
+// 2000-01-01) would turn into a sleep of decades. During runs errors are only logged. The
+// handlers are wrapped once, at init, so that no run replaces a global another reads: runs of
+// one process go in parallel with no lock between them.
 
 //go:linkname waitJitterRand k8s.io/apimachinery/pkg/util/wait.jitterRand
 var waitJitterRand func() float64
@@ -54,4 +62,14 @@ func init() {
 		return drawn()
 	}
 	clientfeatures.ReplaceFeatureGates(harnessGates{clientfeatures.FeatureGates()})
+	outside := utilruntime.ErrorHandlers
+	utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{func(ctx context.Context, err error, msg string, kv ...any) {
+		if runsActive.Load() > 0 {
+			logError(ctx, err, msg, kv...)
+			return
+		}
+		for _, h := range outside {
+			h(ctx, err, msg, kv...)
+		}
+	}}
 }

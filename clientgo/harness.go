@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -19,7 +18,6 @@ import (
 	"github.com/informersim/informersim/sim/world"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/informers/internalinterfaces"
 	"k8s.io/client-go/kubernetes"
@@ -230,9 +228,6 @@ func (r *Report) String() string {
 		r.Seed, r.Steps, sim.FormatSimTime(r.SimTime), r.Calls, r.ConcurrentCalls, r.MaxConcurrent, r.Ties, r.Hash[:16])
 }
 
-// errorHandlersMu serialises runs' replacement of utilruntime.ErrorHandlers.
-var errorHandlersMu sync.Mutex
-
 // Run runs the controller cfg.New builds inside a new world of cfg.Seed, in a testing/synctest
 // bubble of t: setup, then a safety phase with faults (FaultsFor), then a liveness phase until the
 // world is quiet and Check passes (Budget), then Settle more, then the final checks
@@ -270,14 +265,6 @@ func Run(t *testing.T, cfg Config) (*Report, error) {
 	if cfg.Scheme == nil {
 		cfg.Scheme = kubescheme.Scheme
 	}
-
-	errorHandlersMu.Lock()
-	saved := utilruntime.ErrorHandlers
-	utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{logError}
-	defer func() {
-		utilruntime.ErrorHandlers = saved
-		errorHandlersMu.Unlock()
-	}()
 
 	var rep *Report
 	var err error

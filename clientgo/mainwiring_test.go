@@ -2,6 +2,8 @@ package clientgo_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -96,4 +98,44 @@ func TestMainWiringForeignHost(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `a request to "10.0.0.1:6443", not the world's apiserver`) || !strings.Contains(err.Error(), "GET https://10.0.0.1:6443/api/v1/configmaps") {
 		t.Fatalf("got %v", err)
 	}
+}
+
+// TestParallelSeeds runs seeds in parallel subtests (no lock is held across a run; under -race
+// this checks the harness shares nothing between runs): each gives the hash it gave alone.
+// INFORMERSIM_PARALLEL_SEEDS sets the number of seeds (default 4); with -parallel 1 and 2 the
+// sweep's wall time measures what a second core buys.
+func TestParallelSeeds(t *testing.T) {
+	n := 4
+	if v := os.Getenv("INFORMERSIM_PARALLEL_SEEDS"); v != "" {
+		if _, err := fmt.Sscan(v, &n); err != nil {
+			t.Fatalf("INFORMERSIM_PARALLEL_SEEDS=%q: %v", v, err)
+		}
+	}
+	config := func(seed uint64) clientgo.Config {
+		cfg := mirrorConfig(seed, 2, nil)
+		cfg.New, cfg.Main = nil, mirrorMain
+		return cfg
+	}
+	alone := map[uint64]string{}
+	for seed := uint64(1); seed <= 2; seed++ {
+		rep, err := clientgo.Run(t, config(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone[seed] = rep.Hash
+	}
+	t.Run("sweep", func(t *testing.T) {
+		for seed := uint64(1); seed <= uint64(n); seed++ {
+			t.Run(fmt.Sprint(seed), func(t *testing.T) {
+				t.Parallel()
+				rep, err := clientgo.Run(t, config(seed))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want, ok := alone[seed]; ok && rep.Hash != want {
+					t.Errorf("seed %d: hash %s in parallel, %s alone", seed, rep.Hash, want)
+				}
+			})
+		}
+	})
 }
