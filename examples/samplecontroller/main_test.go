@@ -113,3 +113,27 @@ func TestMainWiringConverges(t *testing.T) {
 		})
 	}
 }
+
+// TestREADMEMainWiring: README's main-wiring block is sampleMain's body, verbatim, so the
+// snippet a reader copies is the code this package compiles and runs.
+func TestREADMEMainWiring(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "<!-- main-wiring -->\n```go\n")
+	if !ok {
+		t.Fatal("README.md has no main-wiring block")
+	}
+	block, _, ok = strings.Cut(block, "```")
+	if !ok || strings.TrimSpace(block) == "" {
+		t.Fatal("README.md's main-wiring block does not end")
+	}
+	src, err := os.ReadFile("main_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "return func(ctx context.Context, cfg *rest.Config) error {\n"+block+"\t}\n") {
+		t.Fatalf("README.md's main-wiring block is not sampleMain's body:\n%s", block)
+	}
+}
