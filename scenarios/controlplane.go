@@ -22,6 +22,9 @@ var controlPlaneDirectives = []*directiveSpec{
 	{name: "cascade", help: "delete name with a propagation policy (kubectl delete --cascade)",
 		args:   []argSpec{required(strArg("name")), required(enumArg("policy", "foreground", "background", "orphan")), strArg("resource"), strArg("ns")},
 		handle: (*Env).cascade},
+	{name: "rollout-status", help: "what kubectl rollout status says of a Deployment now (one line, no waiting)",
+		args:   []argSpec{required(strArg("name")), strArg("ns")},
+		handle: (*Env).rolloutStatus},
 	{name: "slow-controller", help: "a control-plane component acts only this long after it sees a change",
 		args:   []argSpec{required(strArg("name")), required(durArg("by"))},
 		handle: func(e *Env, d Directive, add func(string, ...any)) error { return e.controllerFault(d, add) }},
@@ -144,4 +147,47 @@ func controlPlaneConfig(d Directive) *controlplane.Config {
 		stuck = []string{world.DefaultNamespace + "/" + s}
 	}
 	return &controlplane.Config{Workload: controlplane.WorkloadConfig{MaxLatency: d.dur("status-latency", 0), Stuck: stuck}}
+}
+
+var deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+
+// rolloutStatus prints kubectl rollout status's verdict on a Deployment, by kubectl's rules: the
+// generation observed first, then a progress deadline exceeded, then updated, old and available
+// replicas.
+func (e *Env) rolloutStatus(d Directive, add func(string, ...any)) error {
+	name := d.str("name", "")
+	u, err := e.get(deploymentsGVR, d.str("ns", world.DefaultNamespace), name)
+	if err != nil {
+		return fmt.Errorf("rollout-status: %w", err)
+	}
+	num := func(path ...string) int64 { n, _, _ := unstructured.NestedInt64(u.Object, path...); return n }
+	add("rollout-status %s: %s", name, rolloutVerdict(u, num))
+	return nil
+}
+
+func rolloutVerdict(u *unstructured.Unstructured, num func(...string) int64) string {
+	name := u.GetName()
+	if u.GetGeneration() > num("status", "observedGeneration") {
+		return "Waiting for deployment spec update to be observed..."
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == "Progressing" && m["reason"] == "ProgressDeadlineExceeded" {
+			return fmt.Sprintf("error: deployment %q exceeded its progress deadline", name)
+		}
+	}
+	want, found, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+	if !found {
+		want = 1
+	}
+	updated, replicas, available := num("status", "updatedReplicas"), num("status", "replicas"), num("status", "availableReplicas")
+	switch {
+	case updated < want:
+		return fmt.Sprintf("Waiting for deployment %q rollout to finish: %d out of %d new replicas have been updated...", name, updated, want)
+	case replicas > updated:
+		return fmt.Sprintf("Waiting for deployment %q rollout to finish: %d old replicas are pending termination...", name, replicas-updated)
+	case available < updated:
+		return fmt.Sprintf("Waiting for deployment %q rollout to finish: %d of %d updated replicas are available...", name, available, updated)
+	}
+	return fmt.Sprintf("deployment %q successfully rolled out", name)
 }

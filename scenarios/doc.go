@@ -77,6 +77,7 @@
 //	cascade name=web policy=foreground|background|orphan resource=... ns=...
 //	slow-controller name=garbage-collector by=5s   stop-controller name=garbage-collector
 //	start-controller name=garbage-collector     (also namespace-controller, workload-status)
+//	rollout-status name=web [ns=default]        what kubectl rollout status says now
 //
 // Time and scheduling:
 //

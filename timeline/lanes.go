@@ -15,7 +15,8 @@ type Component struct {
 	// Label is what the lane is called on the page.
 	Label string `json:"label"`
 	// Role is one of the roles in docs/run.schema.json: apiserver, replica, informer,
-	// reflector, network, queue, cache, processor, handler, workqueue, worker, user.
+	// reflector, network, queue, cache, processor, handler, workqueue, worker, user, controller
+	// (the control plane's stand-ins, docs/controlplane.md).
 	Role string `json:"role"`
 	// ClientGo is the part's name in client-go, and Stage the pipeline picture's box it
 	// belongs to ("" for the user's own actors).
@@ -119,6 +120,12 @@ func (m *laneMap) lane(e *sim.Event) string {
 			}
 			return inf + "/queue"
 		}
+	}
+	switch a {
+	case narration.ActorGarbageCollector, narration.ActorNamespaceController, narration.ActorWorkloadStatus:
+		// The control plane's stand-ins (world controllers): kube-controller-manager's, not the user's.
+		m.add(Component{ID: a, Label: a + " · controller", Role: "controller", ClientGo: "kube-controller-manager"})
+		return a
 	}
 	m.add(Component{ID: a, Label: a + " · user", Role: "user", ClientGo: "your code"})
 	return a

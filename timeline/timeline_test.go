@@ -94,6 +94,17 @@ func TestLanes(t *testing.T) {
 			t.Errorf("lane %s has role %q, want %q (lanes %v)", id, roles[id], role, roles)
 		}
 	}
+	// The control plane's stand-ins are kube-controller-manager's lanes, not the user's.
+	sc, _ = scenarios.Lookup("30-cascading-deletion")
+	gcLane := false
+	for _, c := range runLesson(t, sc).Components {
+		if c.ID == "garbage-collector" {
+			gcLane = c.Role == "controller" && c.ClientGo == "kube-controller-manager"
+		}
+	}
+	if !gcLane {
+		t.Error("lesson 30 has no controller lane for the garbage collector")
+	}
 	sc, _ = scenarios.Lookup("12")
 	r = runLesson(t, sc)
 	var labels []string
