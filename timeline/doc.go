@@ -9,7 +9,10 @@
 // concept, the pipeline picture with the lesson's parts highlighted, the timeline, the narrated
 // run, the command that replays it) and an index.
 //
-// Everything here is a pure function of the run: the same seed gives the same bytes. The page
+// The record and its page are package timeline/record's, which needs only the world (a failing
+// worldtest spec draws its run with it); this package adds what the scenario language knows:
+// FromResult adds a scenario run's directives, captions and expected output, and Course runs and
+// writes the course. Everything here is a pure function of the run: the same seed gives the same bytes. The page
 // needs no network: its CSS and script are embedded in it, and the document it draws is the
 // JSON that --json prints, embedded as it is. The document's schema is docs/run.schema.json,
 // described in docs/timeline.md.

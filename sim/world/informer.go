@@ -301,6 +301,9 @@ func (n *Informer) Name() string { return n.src.name }
 // Resource returns the informer's resource and namespace ("" for all).
 func (n *Informer) Resource() (schema.GroupVersionResource, string) { return n.src.gvr, n.src.ns }
 
+// Spec returns the options the informer was added with (its queue, resync period, selectors).
+func (n *Informer) Spec() InformerSpec { return n.src.opts }
+
 // SharedIndexInformer returns the informer itself: its cache, HasSynced,
 // LastSyncResourceVersion, and AddEventHandler (a registration made there is hosted like one
 // made with World.AddHandler).

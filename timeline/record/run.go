@@ -1,4 +1,4 @@
-package timeline
+package record
 
 import (
 	"encoding/json"
@@ -7,10 +7,10 @@ import (
 	"io"
 	"slices"
 
-	"github.com/informersim/informersim/scenarios"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
 	"github.com/informersim/informersim/sim/world/narration"
+	"github.com/informersim/informersim/sim/world/oracle"
 )
 
 // SchemaID names the document's format; docs/run.schema.json describes it.
@@ -123,28 +123,58 @@ type Failure struct {
 	Report  string `json:"report"`
 }
 
-// FromResult builds the record of a finished run of sc.
-func FromResult(sc scenarios.Scenario, res *scenarios.Result) (*Run, error) {
-	if res == nil || res.Env == nil {
-		return nil, errors.New("timeline: no run (nil result)")
-	}
-	w := res.Env.World()
+// Source is what the record of a world's run is built from, besides the world.
+type Source struct {
+	// Scenario names the run; an empty Name is "world". Its Pipeline must name Stages.
+	Scenario Scenario
+	// Replay is the command that replays the run; "" is the world's sim.Config.Repro.
+	Replay string
+	// Hash is the trace's hash as the run reported it; "" is the trace's own (sim.Trace.Hash).
+	Hash string
+	// Topology gives the lanes; nil is TopologyOf(the world).
+	Topology *Topology
+	// Verdicts are the attached oracles' verdicts (oracle.Handle.Verdicts), if any.
+	Verdicts []oracle.Verdict
+	// Failure is what stopped the run (a *world.Violation marks its event), nil if nothing did.
+	Failure error
+}
+
+// FromWorld builds the record of w's run so far. It has no directives (Directives is empty and
+// every event's Directive is 0): a world driven by Go code runs none; FromResult's caller, the
+// scenario language, adds them. Passed says the run has no failure.
+func FromWorld(w *world.World, src Source) (*Run, error) {
 	if w == nil {
-		return nil, fmt.Errorf("timeline: scenario %s built no world", sc.Name)
+		return nil, errors.New("timeline: no run (nil world)")
+	}
+	sc := src.Scenario
+	if sc.Name == "" {
+		sc.Name = "world"
 	}
 	if err := CheckStages(sc.Pipeline); err != nil {
 		return nil, fmt.Errorf("%w (scenario %s's pipeline: line)", err, sc.Name)
 	}
 	s := w.Sim()
 	tr := s.Trace()
+	topo := src.Topology
+	if topo == nil {
+		t := TopologyOf(w)
+		topo = &t
+	}
+	replay, hash := src.Replay, src.Hash
+	if replay == "" {
+		replay = s.Config().Repro
+	}
+	if hash == "" {
+		hash = tr.Hash()
+	}
 	r := &Run{
 		Schema: SchemaID,
 		Scenario: Scenario{Name: sc.Name, Title: sc.Title, Concept: sc.Concept,
 			Labels: nonNil(sc.Labels), Pipeline: nonNil(sc.Pipeline)},
-		Seed:       res.Seed,
+		Seed:       s.Seed(),
 		Policy:     s.Config().Policy.String(),
-		Replay:     res.Env.ReplayCommand(),
-		Trace:      Trace{Hash: res.Hash, Len: tr.Len(), Dropped: tr.Dropped()},
+		Replay:     replay,
+		Trace:      Trace{Hash: hash, Len: tr.Len(), Dropped: tr.Dropped()},
 		Mismatches: []string{},
 		Directives: []Directive{},
 		Verdicts:   []Verdict{},
@@ -153,7 +183,7 @@ func FromResult(sc scenarios.Scenario, res *scenarios.Result) (*Run, error) {
 	if int64(len(evs))+tr.Dropped() != tr.Len() {
 		return nil, fmt.Errorf("timeline: the trace kept %d events and dropped %d of %d", len(evs), tr.Dropped(), tr.Len())
 	}
-	lanes := newLaneMap(res.Env.Topology())
+	lanes := newLaneMap(*topo)
 	r.Events = make([]Event, len(evs))
 	lastStep := int64(0)
 	for i := range evs {
@@ -167,38 +197,18 @@ func FromResult(sc scenarios.Scenario, res *scenarios.Result) (*Run, error) {
 		lastStep = e.Step
 		r.Events[i] = out
 	}
-	// Each directive owns the events recorded while it ran: from the previous directive's end
-	// to its own (events dropped from the kept trace belong to none).
-	first := 0
-	for i, st := range res.Steps {
-		end := min(max(int(st.TraceEnd-tr.Dropped()), first), len(evs))
-		d := Directive{Pos: st.Pos, Cmd: st.Directive.Cmd, Line: st.Directive.Line(),
-			Caption: st.Directive.Caption(), Output: trimNL(st.Output),
-			Matches: trimNL(st.Output) == trimNL(st.Expected), FirstEvent: first, EndEvent: end}
-		if !d.Matches {
-			r.Mismatches = append(r.Mismatches, st.Pos)
-		}
-		r.Directives = append(r.Directives, d)
-		for j := first; j < end; j++ {
-			r.Events[j].Directive = i
-		}
-		first = end
-	}
-	if first != len(evs) {
-		return nil, fmt.Errorf("timeline: %s: %d events were recorded after the last directive", sc.Name, len(evs)-first)
-	}
 	r.Components = lanes.components()
-	for _, v := range res.Env.Verdicts() {
+	for _, v := range src.Verdicts {
 		vd := Verdict{Oracle: v.Name, Kind: v.Kind.String(), Where: v.Where, Doc: v.Doc, OK: v.Violation == nil}
 		if v.Violation != nil {
 			vd.Violation = v.Violation.Message
 		}
 		r.Verdicts = append(r.Verdicts, vd)
 	}
-	if res.Failure != nil {
-		r.Failure = newFailure(res, r.Events)
+	if src.Failure != nil {
+		r.Failure = newFailure(src.Failure, replay, r.Events)
 	}
-	r.Passed = res.Failure == nil && len(r.Mismatches) == 0
+	r.Passed = src.Failure == nil
 	return r, nil
 }
 
@@ -261,10 +271,10 @@ func markOf(e *sim.Event) string {
 
 // newFailure describes the failure and marks the violating event, found in the trace by its
 // step, time, actor, kind and fields (the last such event: the oracle reads as the trace grows).
-func newFailure(res *scenarios.Result, evs []Event) *Failure {
-	f := &Failure{Message: res.Failure.Error(), Report: "replay: " + res.Env.ReplayCommand()}
+func newFailure(failure error, replay string, evs []Event) *Failure {
+	f := &Failure{Message: failure.Error(), Report: "replay: " + replay}
 	var v *world.Violation
-	if !errors.As(res.Failure, &v) {
+	if !errors.As(failure, &v) {
 		if n := len(evs); n > 0 {
 			f.TimeNS = evs[n-1].TimeNS
 		}
