@@ -19,12 +19,19 @@
 //     NewWorldFromConfig does the same with engine and apiserver settings (replicas, a policy).
 //   - Outside an assertion (a seed loop that counts the seeds a bug is caught on), call
 //     World.RunUntilConverged and print World.Explain(err): the same message as HaveConverged's,
-//     with no failure registered.
+//     with no failure registered (Explain(w, err) adds the timeline).
 //
 // Every failure message names the seed, the one command that replays the run
-// (sim.Config.Repro: world.Repro's line under go test, the scenario runner's own otherwise) and
-// the trace around the failure: the violating event and what came before it, or the handler's
-// delivery where what it was told first differs from what was expected.
+// (sim.Config.Repro: world.Repro's line under go test, the scenario runner's own otherwise),
+// the run's timeline on the line after it ("timeline: PATH", see WriteTimeline), and the trace
+// around the failure: the violating event and what came before it, or the handler's delivery
+// where what it was told first differs from what was expected.
+//
+// The timeline is one self-contained HTML page (package timeline/record, docs/timeline.md): a
+// lane per component, every kept trace event on simulated time, the violating event marked. It
+// is written to $INFORMERSIM_ARTIFACTS (ArtifactsEnv), else os.TempDir(), as
+// informersim-SEED-HASH.html, and is a pure function of the run. A page that cannot be written
+// never fails the spec: the line says "timeline: not written (why)" instead.
 //
 // # Usage
 //

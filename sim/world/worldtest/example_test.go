@@ -2,6 +2,8 @@ package worldtest_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -24,9 +26,13 @@ func newExampleWorld(seed uint64) *world.World {
 	return w
 }
 
-// upTo prints a failure message up to (not including) its trace.
+// upTo prints a failure message up to (not including) its trace, the timeline's directory (the
+// test's INFORMERSIM_ARTIFACTS, see TestMain) shown as $INFORMERSIM_ARTIFACTS.
 func upTo(msg, marker string) {
 	before, _, _ := strings.Cut(msg, marker)
+	if dir := os.Getenv(worldtest.ArtifactsEnv); dir != "" {
+		before = strings.ReplaceAll(before, "timeline: "+dir+string(filepath.Separator), "timeline: $"+worldtest.ArtifactsEnv+"/")
+	}
 	fmt.Print(before)
 }
 
@@ -62,6 +68,7 @@ func ExampleHaveObservedInOrder() {
 	// first difference at #2: observed upd(default/a@2->3), expected del(default/a@3)
 	// seed: 1
 	// replay: informersim run example --seed 1
+	// timeline: $INFORMERSIM_ARTIFACTS/informersim-1-6f02d60ed4a2.html
 	// history of default/a (every event about it, oldest first):
 	//        0        +0.000s  apiserver    ADDED         obj=configmaps/default/a rv=2
 	//        4  +0.017110946s  inf1/queue   buffer        to=h1 call=add obj=default/a@2 init=true
@@ -143,6 +150,7 @@ func ExampleSatisfyEveryOracle() {
 	// oracle watch-guarantees violated: watch 1: DELETED default/a@3 after rv=3 (out of order or duplicate)
 	// seed: 1
 	// replay: informersim run example --seed 1
+	// timeline: $INFORMERSIM_ARTIFACTS/informersim-1-9698d5c79fcc.html
 	// history of default/a (every event about it, oldest first):
 	//        0        +0.000s  apiserver    ADDED         obj=configmaps/default/a rv=2
 	//        4  +0.017110946s  inf1/queue   buffer        to=h1 call=add obj=default/a@2 init=true
@@ -168,4 +176,21 @@ func ExampleHaveConverged() {
 	fmt.Println("converged:", ok, "keys:", inf.SharedIndexInformer().GetStore().ListKeys())
 	// Output:
 	// converged: true keys: [default/a]
+}
+
+// WriteTimeline writes a run's timeline where a failing matcher would (INFORMERSIM_ARTIFACTS, or
+// the system's temporary directory), named after the seed and the trace's hash.
+func ExampleWriteTimeline() {
+	w := newExampleWorld(1)
+	_ = w.Apply(world.Op{Kind: world.OpCreate, Name: "a"})
+	inf, _ := w.AddInformer("inf1", world.InformerSpec{Namespace: "default"})
+	_ = inf.Start()
+	err := w.RunUntilConverged(time.Minute)
+	path, werr := worldtest.WriteTimeline(w, err)
+	fmt.Println(filepath.Base(path), werr)
+	page, _ := os.ReadFile(path)
+	fmt.Println(strings.Contains(string(page), `<script id="run-data" type="application/json">`))
+	// Output:
+	// informersim-1-96ee8fd84e7f.html <nil>
+	// true
 }

@@ -42,7 +42,8 @@ func HaveConverged(budget ...time.Duration) types.GomegaMatcher {
 type convergedMatcher struct {
 	budget time.Duration
 	w      *world.World
-	err    error // why the last Match failed
+	h      *oracle.Handle // set when the actual was a handle
+	err    error          // why the last Match failed
 }
 
 func (m *convergedMatcher) Match(actual any) (bool, error) {
@@ -51,12 +52,12 @@ func (m *convergedMatcher) Match(actual any) (bool, error) {
 		if a == nil {
 			return false, errors.New("worldtest: HaveConverged: nil *world.World")
 		}
-		m.w, m.err = a, a.RunUntilConverged(m.budget)
+		m.w, m.h, m.err = a, nil, a.RunUntilConverged(m.budget)
 	case *oracle.Handle:
 		if a == nil {
 			return false, errors.New("worldtest: HaveConverged: nil *oracle.Handle")
 		}
-		m.w, m.err = a.World(), a.RunUntilConverged(m.budget)
+		m.w, m.h, m.err = a.World(), a, a.RunUntilConverged(m.budget)
 	default:
 		return false, fmt.Errorf("worldtest: HaveConverged expects a *world.World or an *oracle.Handle, got %T", actual)
 	}
@@ -68,7 +69,12 @@ func (m *convergedMatcher) Match(actual any) (bool, error) {
 }
 
 func (m *convergedMatcher) FailureMessage(any) string {
-	return fmt.Sprintf("Expected the world to converge to the apiserver's state within %v of simulated time, but:\n%s", m.budget, explain(m.w, m.err))
+	var verdicts []oracle.Verdict
+	if m.h != nil {
+		verdicts = m.h.Verdicts()
+	}
+	return fmt.Sprintf("Expected the world to converge to the apiserver's state within %v of simulated time, but:\n%s", m.budget,
+		withTimeline(explain(m.w, m.err), m.w, m.err, verdicts))
 }
 
 func (m *convergedMatcher) NegatedFailureMessage(any) string {
@@ -103,7 +109,7 @@ func (m *oraclesMatcher) Match(actual any) (bool, error) {
 func (m *oraclesMatcher) FailureMessage(any) string {
 	var b strings.Builder
 	b.WriteString("Expected every oracle to hold, but:\n")
-	b.WriteString(explain(m.h.World(), m.err))
+	b.WriteString(withTimeline(explain(m.h.World(), m.err), m.h.World(), m.err, m.h.Verdicts()))
 	b.WriteString("verdicts:\n")
 	for _, v := range m.h.Verdicts() {
 		b.WriteString("  " + v.String() + "\n")
@@ -245,17 +251,26 @@ func (m *observedMatcher) FailureMessage(any) string {
 	fmt.Fprintf(&b, "Expected %s to have observed, for %s, in order:\n%s", m.h.Actor(), m.key, list(m.want))
 	fmt.Fprintf(&b, "but it observed:\n%s", list(m.got))
 	i := m.diff
+	var diff string
 	switch {
 	case i < len(m.got) && i < len(m.want):
-		fmt.Fprintf(&b, "first difference at #%d: observed %s, expected %s\n", i+1, m.got[i], m.want[i])
+		diff = fmt.Sprintf("first difference at #%d: observed %s, expected %s", i+1, m.got[i], m.want[i])
 	case i < len(m.want):
-		fmt.Fprintf(&b, "first difference at #%d: expected %s, observed nothing more\n", i+1, m.want[i])
+		diff = fmt.Sprintf("first difference at #%d: expected %s, observed nothing more", i+1, m.want[i])
 	default:
-		fmt.Fprintf(&b, "first difference at #%d: observed %s, expected nothing more\n", i+1, m.got[i])
+		diff = fmt.Sprintf("first difference at #%d: observed %s, expected nothing more", i+1, m.got[i])
 	}
+	b.WriteString(diff + "\n")
 	w := m.h.World()
-	b.WriteString(runLines(w))
 	evs := w.Sim().Trace().Events()
+	// The timeline marks the handler's call where the difference begins, as the event of a
+	// violation named after the matcher (none when the handler was told nothing more).
+	failure := &world.Violation{Oracle: "HaveObservedInOrder", Message: fmt.Sprintf("%s, for %s: %s", m.h.Actor(), m.key, diff),
+		Seed: w.Sim().Seed(), Repro: w.Sim().Config().Repro, Key: m.key}
+	if at := callIndex(evs, m.h.Actor(), m.key, i); at >= 0 {
+		failure.Event = evs[at]
+	}
+	b.WriteString(withTimeline(runLines(w), w, failure, nil))
 	fmt.Fprintf(&b, "history of %s (every event about it, oldest first):\n", m.key)
 	history := world.ObjectHistory(evs, m.key)
 	if len(history) == 0 {
@@ -300,18 +315,7 @@ func list(notes []string) string {
 // around renders the trace before (and a little after) the nth call of actor about key, marked
 // with ">"; the end of the trace when there is no such call.
 func around(evs []sim.Event, actor, key string, nth int) string {
-	at := -1
-	seen := 0
-	for i, e := range evs {
-		if e.Actor != actor || (e.Kind != "OnAdd" && e.Kind != "OnUpdate" && e.Kind != "OnDelete") || !hasField(e, "obj", key) {
-			continue
-		}
-		if seen == nth {
-			at = i
-			break
-		}
-		seen++
-	}
+	at := callIndex(evs, actor, key, nth)
 	from, to := max(0, len(evs)-traceWindow), len(evs)
 	if at >= 0 {
 		from, to = max(0, at-traceWindow), min(len(evs), at+4)
@@ -325,6 +329,21 @@ func around(evs []sim.Event, actor, key string, nth int) string {
 		b.WriteString(mark + evs[i].String() + "\n")
 	}
 	return b.String()
+}
+
+// callIndex returns the index in evs of the nth call of actor about key, -1 if there is none.
+func callIndex(evs []sim.Event, actor, key string, nth int) int {
+	seen := 0
+	for i, e := range evs {
+		if e.Actor != actor || (e.Kind != "OnAdd" && e.Kind != "OnUpdate" && e.Kind != "OnDelete") || !hasField(e, "obj", key) {
+			continue
+		}
+		if seen == nth {
+			return i
+		}
+		seen++
+	}
+	return -1
 }
 
 func hasField(e sim.Event, key, value string) bool {
