@@ -47,6 +47,7 @@ type call struct {
 	latency func() time.Duration
 	err     error
 	done    chan struct{}
+	woken   bool // done is closed (driver only)
 }
 
 // bubble couples the goroutines of a controller, running in a testing/synctest bubble, to a
@@ -79,6 +80,9 @@ type bubble struct {
 	// (runtime.Stack, about a tenth of a run when every call paid it).
 	driverBlocked atomic.Bool
 	held          []*call // received while sleeping, served at the next turn
+	// scheduled are the calls handed to the sim, kept until the run ends (shutdown answers
+	// those never woken).
+	scheduled []*call
 
 	// Figures for the report.
 	served          int
@@ -93,6 +97,8 @@ type bubble struct {
 	// far as the world served them (stream.go).
 	unorderedBatches int
 	views            map[string]map[string]bool
+	// checks are the user's checks while the controller runs (checks.go).
+	checks checks
 
 	// The controller's own watches (stream.go): open streams in the order they were opened, the
 	// last stream's number, and the report's count by kind.
@@ -200,6 +206,7 @@ func (b *bubble) schedule(pending []*call, now time.Duration) {
 	}
 	delay := now - b.s.Now()
 	b.inflight += len(pending)
+	b.scheduled = append(b.scheduled, pending...)
 	for _, c := range pending {
 		b.s.AfterFunc(delay, ControllerActor, c.kind, func() { b.serve(c) })
 	}
@@ -212,6 +219,7 @@ func (b *bubble) serve(c *call) {
 	b.w.Settle()
 	wake := func() {
 		b.inflight--
+		c.woken = true
 		close(c.done)
 	}
 	if c.latency == nil {
@@ -243,6 +251,7 @@ func (b *bubble) turn() (bool, error) {
 	err := b.s.RunUntil(func() bool { return b.s.StepCount() > before }, budget)
 	switch {
 	case err == nil:
+		b.checkStep()
 		return true, b.failed()
 	case errors.Is(err, sim.ErrBudget), errors.Is(err, sim.ErrIdle):
 		return false, b.failed()
@@ -302,6 +311,16 @@ var errBudget = errors.New("budget")
 func (b *bubble) shutdown(done <-chan struct{}) {
 	close(b.closed)
 	b.endStreams()
+	// Calls scheduled but not served or not answered when the run ended (a check stopped it at
+	// a step): their callers get errStopped.
+	for _, c := range b.scheduled {
+		if !c.woken {
+			c.woken = true
+			c.err = errStopped
+			close(c.done)
+		}
+	}
+	b.scheduled = nil
 	for _, c := range b.drain() {
 		c.err = errStopped
 		close(c.done)
@@ -360,9 +379,26 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		latency = func() time.Duration { return t.latency(req) }
 	}
 	err := t.b.do(req.Method, key, latency, func() {
+		var wr *Write
+		if isWrite(req.Method) && t.b.checks.onWrite != nil {
+			if gvr, ns, name, ok := objectPath(req.URL.Path); ok {
+				wr = &Write{Method: req.Method, Path: req.URL.Path, Body: body, Resource: gvr, Namespace: ns, Name: name,
+					Before: current(t.b.w.Server(), gvr, ns, name)}
+			}
+		}
 		rec := httptest.NewRecorder()
 		t.handler.ServeHTTP(rec, inner)
 		resp = rec.Result()
+		if wr != nil {
+			wr.Code = rec.Code
+			if wr.Name == "" && req.Method == http.MethodPost && rec.Code < 300 {
+				if key, err := createdName(rec.Body.Bytes(), rec.Header().Get("Content-Type")); err == nil {
+					wr.Name = key
+				}
+			}
+			wr.After = current(t.b.w.Server(), wr.Resource, wr.Namespace, wr.Name)
+			t.b.checkWrite(*wr)
+		}
 		if req.Method == http.MethodGet && rec.Code == http.StatusOK {
 			t.b.noteList(req, rec.Body.Bytes(), rec.Header().Get("Content-Type"))
 		}

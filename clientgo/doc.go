@@ -68,6 +68,15 @@
 // order; the coupling makes it invisible to the world as long as it does not depend on which
 // goroutine runs first. The same-seed hash equality of examples/samplecontroller measures that.
 //
+// # Checks while the controller runs
+//
+// Config.Invariant is checked after every step of the world, Config.OnWrite on every write the
+// controller makes (the request, the answer, the object at the apiserver before and after, read
+// with Snapshot), inside the step that serves it. A violation ends the run at that step: the
+// error names the step or the write, the seed and the replay line, and Report.Failure has the
+// trace up to it. A bug the outcome check cannot see (a controller mirroring its own mirrors,
+// TestChecksWhileRunning) is caught this way at its first wrong write.
+//
 // # A controller's own main
 //
 // With Config.Main instead of New, the harness hands the controller's main a *rest.Config and

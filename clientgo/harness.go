@@ -90,6 +90,17 @@ type Config struct {
 	// oracles, under the name "controller".
 	Check func(srv *fakeapi.Server) error
 
+	// Invariant, if set, is checked after every step of the world while the controller runs
+	// (safety and liveness phases alike), on the apiserver's state read with Snapshot: e.g.
+	// "no Deployment is owned by two Foos". A violation ends the run at that step, with the
+	// seed and replay line, and the trace up to it in Report.Failure.
+	Invariant func(srv *fakeapi.Server) error
+	// OnWrite, if set, is checked on every write the controller makes (POST, PUT, PATCH,
+	// DELETE), inside the step that serves it: the request, the answer, the object before and
+	// after. E.g. "status.observedGeneration never goes back", "never writes an annotation from
+	// a stale read". A violation ends the run at that step, like Invariant's.
+	OnWrite func(w Write) error
+
 	// Latency is how long the response to each request of the controller takes to arrive once
 	// the apiserver has served it (a slow API call makes a slow worker); r is the
 	// "controller" stream. Nil means a draw in [World.MinLatency, World.MaxLatency].
@@ -283,6 +294,7 @@ func run(cfg Config) (*Report, error) {
 		return nil, err
 	}
 	b := newBubble(w)
+	b.checks = checks{invariant: cfg.Invariant, onWrite: cfg.OnWrite, repro: fmt.Sprintf("seed %d; %s", cfg.Seed, world.Repro(cfg.Seed))}
 	tr := &transport{b: b, host: strings.TrimPrefix(Host, "http://")}
 	opts := kube.RESTOptions()
 	opts.Watch = tr.openWatch

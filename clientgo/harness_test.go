@@ -36,6 +36,9 @@ type mirror struct {
 	queue  workqueue.TypedRateLimitingInterface[string]
 	// deletes counts delete notifications by their type, to see what the handler was given.
 	deletes map[string]int
+	// mirrorsMirrors plants a bug: the handler no longer maps a mirror to its source, so the
+	// controller mirrors its own mirrors (x-mirror-mirror, and on).
+	mirrorsMirrors bool
 }
 
 func newMirror(client kubernetes.Interface, cms coreinformers.ConfigMapInformer) (*mirror, error) {
@@ -46,6 +49,10 @@ func newMirror(client kubernetes.Interface, cms coreinformers.ConfigMapInformer)
 		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 		if err != nil {
 			panic(fmt.Sprintf("mirror: %v", err)) // a tombstone of the wrong type ends the run
+		}
+		if m.mirrorsMirrors {
+			m.queue.Add(key)
+			return
 		}
 		m.queue.Add(strings.TrimSuffix(key, "-mirror"))
 	}

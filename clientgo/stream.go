@@ -504,3 +504,23 @@ func listKeys(body []byte, contentType string) (map[string]bool, error) {
 	}
 	return keys, nil
 }
+
+// createdName is the name of the object a create answered with.
+func createdName(body []byte, contentType string) (string, error) {
+	if strings.Contains(contentType, "protobuf") {
+		obj, _, err := kubescheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+		if err != nil {
+			return "", err
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return "", err
+		}
+		return m.GetName(), nil
+	}
+	var o struct{ Metadata struct{ Name string } }
+	if err := json.Unmarshal(body, &o); err != nil {
+		return "", err
+	}
+	return o.Metadata.Name, nil
+}
