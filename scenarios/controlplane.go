@@ -13,8 +13,9 @@ import (
 )
 
 // controlPlaneDirectives use the control plane's stand-ins (docs/controlplane.md), which
-// `world controllers` switches on: owner references, deletes with a propagation policy, and the
-// faults of a slow or stopped controller.
+// `world controllers` switches on: owner references, deletes with a propagation policy, and
+// kubectl rollout status's verdict. The faults of a slow or stopped controller are world ops
+// (slow-controller, stop-controller, start-controller), directives of their own names.
 var controlPlaneDirectives = []*directiveSpec{
 	{name: "own", help: "give object name an owner reference to owner (same resource unless owner-resource)",
 		args:   []argSpec{required(strArg("name")), required(strArg("owner")), strArg("resource"), strArg("owner-resource"), strArg("ns"), flagArg("block")},
@@ -25,13 +26,6 @@ var controlPlaneDirectives = []*directiveSpec{
 	{name: "rollout-status", help: "what kubectl rollout status says of a Deployment now (one line, no waiting)",
 		args:   []argSpec{required(strArg("name")), strArg("ns")},
 		handle: (*Env).rolloutStatus},
-	{name: "slow-controller", help: "a control-plane component acts only this long after it sees a change",
-		args:   []argSpec{required(strArg("name")), required(durArg("by"))},
-		handle: func(e *Env, d Directive, add func(string, ...any)) error { return e.controllerFault(d, add) }},
-	{name: "stop-controller", help: "stop (crash) a control-plane component", args: []argSpec{required(strArg("name"))},
-		handle: func(e *Env, d Directive, add func(string, ...any)) error { return e.controllerFault(d, add) }},
-	{name: "start-controller", help: "restart a stopped control-plane component", args: []argSpec{required(strArg("name"))},
-		handle: func(e *Env, d Directive, add func(string, ...any)) error { return e.controllerFault(d, add) }},
 }
 
 // objectClient returns the client, the namespace and the resource of an object named by a
@@ -100,40 +94,6 @@ func (e *Env) cascade(d Directive, add func(string, ...any)) error {
 	if err != nil && !errors.As(err, &status) {
 		return err
 	}
-	return nil
-}
-
-// controllerFault is slow-controller, stop-controller and start-controller.
-func (e *Env) controllerFault(d Directive, add func(string, ...any)) error {
-	cp := e.w.ControlPlane()
-	if cp == nil {
-		return fmt.Errorf("%s: the world runs no control plane (world controllers)", d.Cmd)
-	}
-	name := d.str("name", "")
-	var c controlplane.Component
-	for _, x := range cp.Components() {
-		if x.Name() == name {
-			c = x
-		}
-	}
-	if c == nil {
-		return fmt.Errorf("%s: no control-plane component %q (garbage-collector, namespace-controller, workload-status)", d.Cmd, name)
-	}
-	switch d.Cmd {
-	case "slow-controller":
-		by := d.dur("by", 0)
-		if err := c.SetDelay(by); err != nil {
-			return err
-		}
-		add("%s: acts %v after a change", name, by)
-	case "stop-controller":
-		c.SetStopped(true)
-		add("%s: stopped", name)
-	default:
-		c.SetStopped(false)
-		add("%s: started", name)
-	}
-	e.w.Settle()
 	return nil
 }
 

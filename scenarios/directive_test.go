@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informersim/informersim/controlplane"
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/scenarios"
 	"github.com/informersim/informersim/sim"
@@ -60,7 +61,8 @@ func TestGeneratedRunWrittenOut(t *testing.T) {
 }
 
 func testGeneratedRunWrittenOut(t *testing.T, ops, replicas int, kinds []world.OpKind) {
-	w, err := world.NewFromConfig(sim.Config{Seed: 7}, fakeapi.Config{Replicas: replicas}, world.Config{})
+	// The control plane runs (world controllers), so that its fault ops apply.
+	w, err := world.NewFromConfig(sim.Config{Seed: 7}, fakeapi.Config{Replicas: replicas}, world.Config{ControlPlane: &controlplane.Config{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func testGeneratedRunWrittenOut(t *testing.T, ops, replicas int, kinds []world.O
 		}
 	}
 	head := []scenarios.Directive{}
-	for _, l := range []string{fmt.Sprintf("world seed=7 replicas=%d", replicas), "informer name=inf1 ns=default", "handler informer=inf1 name=h1", "start informer=inf1"} {
+	for _, l := range []string{fmt.Sprintf("world seed=7 replicas=%d controllers", replicas), "informer name=inf1 ns=default", "handler informer=inf1 name=h1", "start informer=inf1"} {
 		d, err := scenarios.ParseDirective(l, "")
 		if err != nil {
 			t.Fatal(err)
@@ -431,7 +433,7 @@ func TestEveryDirectiveHasAHandler(t *testing.T) {
 // Method: ops of every kind applied now, scripted a second apart, and a generator's fault ops;
 // write the file, run it, compare the ops its directives applied with the record.
 func TestRecordedRunWrittenOut(t *testing.T) {
-	w, err := world.NewFromConfig(sim.Config{Seed: 9}, fakeapi.Config{Replicas: 3}, world.Config{RecordOps: true})
+	w, err := world.NewFromConfig(sim.Config{Seed: 9}, fakeapi.Config{Replicas: 3}, world.Config{RecordOps: true, ControlPlane: &controlplane.Config{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,7 +449,8 @@ func TestRecordedRunWrittenOut(t *testing.T) {
 	var script []world.Op
 	for _, s := range []string{"update name=a label:app=db", "patch name=a patchType=merge patch={}", "close-watches code=410", "compact",
 		"fail-next verb=list code=500", "slow-consumer", "trigger-bookmarks", "freeze-replica replica=2", "resume-replica replica=2",
-		"reinit-replica replica=0 not-ready=1s", "route-next replica=1", "delete name=a"} {
+		"reinit-replica replica=0 not-ready=1s", "route-next replica=1", "delete name=a",
+		"slow-controller name=garbage-collector by=2s", "stop-controller name=workload-status", "start-controller name=workload-status"} {
 		op, err := world.Parse(s)
 		if err != nil {
 			t.Fatal(err)
@@ -482,7 +485,7 @@ func TestRecordedRunWrittenOut(t *testing.T) {
 			t.Errorf("the record holds no %s op", k)
 		}
 	}
-	head, _ := scenarios.ParseDirective("world seed=9 replicas=3", "")
+	head, _ := scenarios.ParseDirective("world seed=9 replicas=3 controllers", "")
 	text := scenarios.Format("a recorded run", append([]scenarios.Directive{head}, scenarios.GeneratedDirectives(0, ops)...), nil)
 	res, err := scenarios.Run("recorded", text, scenarios.Options{})
 	if err != nil || res.Failure != nil {

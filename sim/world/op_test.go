@@ -102,6 +102,11 @@ func randomOp(r *rand.Rand) Op {
 		}
 	case OpFreezeReplica, OpResumeReplica, OpRouteNext:
 		op.Replica = r.IntN(3)
+	case OpSlowController, OpStopController, OpStartController:
+		op.Name = controllerNames[r.IntN(len(controllerNames))]
+		if kind == OpSlowController {
+			op.Duration = time.Duration(r.Int64N(int64(time.Minute)))
+		}
 	}
 	return op
 }

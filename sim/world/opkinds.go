@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/informersim/informersim/controlplane"
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/internal/invariant"
 	"github.com/informersim/informersim/sim"
@@ -69,6 +70,17 @@ const (
 	OpReinitReplica
 	// OpRouteNext sends the next list or watch to replica Replica.
 	OpRouteNext
+
+	// OpSlowController makes the control plane's component Name (garbage-collector,
+	// namespace-controller, workload-status) act only Duration after it sees a change
+	// (docs/controlplane.md §4); the world must run the control plane (Config.ControlPlane).
+	OpSlowController
+	// OpStopController stops (crashes) the control plane's component Name until
+	// OpStartController.
+	OpStopController
+	// OpStartController restarts the control plane's component Name; it reads the apiserver
+	// afresh.
+	OpStartController
 
 	numOpKinds = iota + 1 // one past the last kind: the size of opRows
 )
@@ -165,6 +177,56 @@ func replicaRow(kind OpKind, name string, dur *opArg, more func(w *World, op Op)
 	}
 	return row
 }
+
+// controllerRow is the row of a fault on one component of the control plane (Op.Name, which the
+// world must run: Config.ControlPlane), named name: narrated as "<name> name=C" and the
+// Duration under dur's key when dur is set, then done by do. A Generator draws it on a random
+// component, and its Duration with drawDur.
+func controllerRow(kind OpKind, name string, dur *opArg, do func(c controlplane.Component, op Op) error, drawDur func(r *rand.Rand) time.Duration) opRow {
+	row := opRow{name: name, fault: true, args: []opArg{{field: fieldName, key: "name", required: true}}}
+	if dur != nil {
+		row.args = append(row.args, *dur)
+	}
+	row.check = func(op Op) error {
+		if !slices.Contains(controllerNames, op.Name) {
+			return fmt.Errorf("Name %q is not a control-plane component (%s)", op.Name, strings.Join(controllerNames, ", "))
+		}
+		return nonNegativeDuration(op)
+	}
+	row.target = func(w *World, _ Op) error {
+		if w.cp == nil {
+			return errors.New("the world runs no control plane (Config.ControlPlane, world controllers)")
+		}
+		return nil
+	}
+	row.apply = func(w *World, op Op) error {
+		f := []sim.Field{sim.F("name", op.Name)}
+		if dur != nil {
+			f = append(f, sim.FDur(dur.key, op.Duration))
+		}
+		if w.cp == nil { // a Generator applies without target's check
+			return errors.New("world: the world runs no control plane (Config.ControlPlane, world controllers)")
+		}
+		w.s.Emit(narration.ActorAPIServer, name, f...)
+		for _, c := range w.cp.Components() {
+			if c.Name() == op.Name {
+				return do(c, op)
+			}
+		}
+		return fmt.Errorf("world: no control-plane component %q", op.Name)
+	}
+	row.draw = func(_ *Generator, r *rand.Rand) Op {
+		op := Op{Kind: kind, Name: controllerNames[r.IntN(len(controllerNames))]}
+		if drawDur != nil {
+			op.Duration = drawDur(r)
+		}
+		return op
+	}
+	return row
+}
+
+// controllerNames are the control plane's components, as their ops name them.
+var controllerNames = []string{narration.ActorGarbageCollector, narration.ActorNamespaceController, narration.ActorWorkloadStatus}
 
 // The field lists the kinds share.
 var (
@@ -309,6 +371,13 @@ func init() {
 			func(r *rand.Rand) time.Duration { return time.Duration(r.IntN(3)) * time.Second }),
 		OpRouteNext: replicaRow(OpRouteNext, "route-next", nil, nil,
 			func(srv *fakeapi.Server, op Op) error { return srv.RouteNext(op.Replica) }, nil),
+		OpSlowController: controllerRow(OpSlowController, "slow-controller", &opArg{field: fieldDuration, key: "by", required: true},
+			func(c controlplane.Component, op Op) error { return c.SetDelay(op.Duration) },
+			func(r *rand.Rand) time.Duration { return time.Duration(r.IntN(10)) * time.Second }),
+		OpStopController: controllerRow(OpStopController, "stop-controller", nil,
+			func(c controlplane.Component, _ Op) error { c.SetStopped(true); return nil }, nil),
+		OpStartController: controllerRow(OpStartController, "start-controller", nil,
+			func(c controlplane.Component, _ Op) error { c.SetStopped(false); return nil }, nil),
 	}
 	argKeys = map[string]opField{}
 	for k := OpCreate; k < numOpKinds; k++ {

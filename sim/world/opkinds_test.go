@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informersim/informersim/controlplane"
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/sim"
 )
@@ -70,14 +71,17 @@ func minimalOp(k OpKind) Op {
 		op.Verb, op.Code = fakeapi.VerbList, 500
 	case OpLagReplica:
 		op.Duration = time.Second
+	case OpSlowController, OpStopController, OpStartController:
+		op.Name = "garbage-collector"
 	}
 	return op
 }
 
-// worldWithReplicas is a world of three apiserver replicas with informer inf1 started.
+// worldWithReplicas is a world of three apiserver replicas with informer inf1 started and the
+// control plane running (so that its ops apply).
 func worldWithReplicas(t *testing.T, seed uint64) *World {
 	t.Helper()
-	w, err := NewFromConfig(sim.Config{Seed: seed}, fakeapi.Config{Replicas: 3}, Config{})
+	w, err := NewFromConfig(sim.Config{Seed: seed}, fakeapi.Config{Replicas: 3}, Config{ControlPlane: &controlplane.Config{}})
 	if err != nil {
 		t.Fatal(err)
 	}

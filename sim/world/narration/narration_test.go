@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informersim/informersim/controlplane"
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/sim"
@@ -46,7 +47,8 @@ func TestFormattersReadBack(t *testing.T) {
 // Method: a generated workload with every fault op kind on three replicas, two handlers (one
 // joining late), run to convergence; compare.
 func TestReadersReadTheWorldsTrace(t *testing.T) {
-	w, err := world.NewFromConfig(sim.Config{Seed: 11}, fakeapi.Config{Replicas: 3}, world.Config{})
+	// The control plane runs, so that its fault ops apply and its actors narrate too.
+	w, err := world.NewFromConfig(sim.Config{Seed: 11}, fakeapi.Config{Replicas: 3}, world.Config{ControlPlane: &controlplane.Config{}})
 	if err != nil {
 		t.Fatal(err)
 	}
