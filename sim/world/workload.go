@@ -131,6 +131,8 @@ type Generator struct {
 	issued int
 	timer  *sim.Timer
 	ops    []GeneratedOp
+	// choices is the fuzz input rnd reads (World.Fuzz), nil for a seeded workload.
+	choices *choiceSource
 }
 
 // objName is an object's namespace and name: a map key that takes no concatenation.
@@ -153,13 +155,24 @@ func (g *Generator) Ops() []GeneratedOp { return slices.Clone(g.ops) }
 
 // Generate starts a random workload; its first op comes after one interval.
 func (w *World) Generate(cfg GenConfig) (*Generator, error) {
+	g, err := w.newGenerator(cfg, "Generate")
+	if err != nil {
+		return nil, err
+	}
+	g.start()
+	return g, nil
+}
+
+// newGenerator checks cfg and builds a Generator drawing from the "workload" stream; errors
+// name the caller (Generate, Fuzz).
+func (w *World) newGenerator(cfg GenConfig, caller string) (*Generator, error) {
 	c := cfg
 	if c.Resource.Empty() {
 		c.Resource = w.cfg.DefaultResource
 	}
 	res, ok := w.resourceKind(c.Resource)
 	if !ok {
-		return nil, fmt.Errorf("world: Generate: the apiserver does not serve %s", w.notServed(c.Resource))
+		return nil, fmt.Errorf("world: %s: the apiserver does not serve %s", caller, w.notServed(c.Resource))
 	}
 	if len(c.Namespaces) == 0 {
 		c.Namespaces = []string{DefaultNamespace}
@@ -184,28 +197,28 @@ func (w *World) Generate(cfg GenConfig) (*Generator, error) {
 	}
 	switch {
 	case c.Ops < 0 || c.HotNames < 0 || c.ColdNames < 0:
-		return nil, fmt.Errorf("world: Generate: negative Ops %d, HotNames %d or ColdNames %d", c.Ops, c.HotNames, c.ColdNames)
+		return nil, fmt.Errorf("world: %s: negative Ops %d, HotNames %d or ColdNames %d", caller, c.Ops, c.HotNames, c.ColdNames)
 	case c.MinInterval < 0 || c.MaxInterval < c.MinInterval:
-		return nil, fmt.Errorf("world: Generate: want 0 <= MinInterval <= MaxInterval, got [%v, %v]", c.MinInterval, c.MaxInterval)
+		return nil, fmt.Errorf("world: %s: want 0 <= MinInterval <= MaxInterval, got [%v, %v]", caller, c.MinInterval, c.MaxInterval)
 	}
 	if c.FaultOpKinds != nil && !c.FaultOps {
-		return nil, fmt.Errorf("world: Generate: FaultOpKinds %v needs FaultOps", c.FaultOpKinds)
+		return nil, fmt.Errorf("world: %s: FaultOpKinds %v needs FaultOps", caller, c.FaultOpKinds)
 	}
 	c.FaultOpKinds = slices.Clone(c.FaultOpKinds)
 	for _, k := range c.FaultOpKinds {
 		if !k.valid() || opRows[k].draw == nil {
-			return nil, fmt.Errorf("world: Generate: FaultOpKinds: %v is not a kind a fault op can draw (a fault kind, or patch)", k)
+			return nil, fmt.Errorf("world: %s: FaultOpKinds: %v is not a kind a fault op can draw (a fault kind, or patch)", caller, k)
 		}
 	}
 	for _, ns := range c.Namespaces {
 		if !res.Namespaced {
 			if ns != "" {
-				return nil, fmt.Errorf("world: Generate: %v is cluster-scoped; Namespaces must be empty", c.Resource)
+				return nil, fmt.Errorf("world: %s: %v is cluster-scoped; Namespaces must be empty", caller, c.Resource)
 			}
 			continue
 		}
 		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-			return nil, fmt.Errorf("world: Generate: invalid namespace %q: %s", ns, strings.Join(errs, "; "))
+			return nil, fmt.Errorf("world: %s: invalid namespace %q: %s", caller, ns, strings.Join(errs, "; "))
 		}
 	}
 	g := &Generator{w: w, cfg: c, rnd: w.s.Rand(sim.StreamWorkload), faults: w.s.Rand(sim.StreamFaults), exists: map[objName]bool{}}
@@ -222,11 +235,15 @@ func (w *World) Generate(cfg GenConfig) (*Generator, error) {
 		knob += " fault-op-kinds=" + strings.Join(names, ",")
 	}
 	w.s.SetKnob("workload", knob)
+	return g, nil
+}
+
+// start counts the Generator among the world's pending work and arms its first op.
+func (g *Generator) start() {
 	if !g.Finished() {
-		w.pendingOps++
+		g.w.pendingOps++
 	}
 	g.schedule()
-	return g, nil
 }
 
 // Finished reports whether every op has been issued.
@@ -269,6 +286,9 @@ func (g *Generator) step() {
 	}
 	if g.cfg.FaultPoints {
 		g.injectFaults()
+	}
+	if g.choices != nil && g.choices.exhausted() {
+		g.cfg.Ops = g.issued // a fuzz input ends with its bytes: this was its last op
 	}
 	if g.Finished() {
 		g.resumeFrozen()
