@@ -42,7 +42,7 @@ func WriteTimeline(w *world.World, failure error, verdicts ...oracle.Verdict) (s
 	if err != nil {
 		return "", err
 	}
-	r, err := record.FromWorld(w, record.Source{Verdicts: verdicts, Failure: failure})
+	r, err := record.FromWorld(w, record.Source{Scenario: record.Scenario{Title: "a spec's run, drawn by worldtest"}, Verdicts: verdicts, Failure: failure})
 	if err != nil {
 		return "", err
 	}
