@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/informersim/informersim/fakeapi"
@@ -67,7 +69,13 @@ type base struct {
 	backoff  time.Duration
 	stopped  bool
 	stats    Stats
+	// readRev is the oldest revision a list of the current scan was served at: with stale
+	// reads it may be behind the server's, and then the scan's "nothing to do" is not final.
+	readRev uint64
 }
+
+// stalePoll is how soon a component that read a lagging watch cache reads again.
+const stalePoll = 100 * time.Millisecond
 
 const (
 	minBackoff = 5 * time.Millisecond
@@ -132,8 +140,17 @@ func (b *base) ready(now time.Time) bool {
 	return !now.Before(b.noticed.Add(b.delay))
 }
 
-// done records a Step that found nothing to do at revision rev.
-func (b *base) done(rev uint64) {
+// beginScan starts a read of the server's state.
+func (b *base) beginScan() { b.readRev = math.MaxUint64 }
+
+// done records a Step that found nothing to do at revision rev (the server's, before the scan).
+// When a list was served from a watch cache behind rev, the component reads again after
+// stalePoll instead: it has not seen rev yet, as an informer behind a lagging cache has not.
+func (b *base) done(now time.Time, rev uint64) {
+	if b.readRev < rev {
+		b.noticed, b.retryAt = time.Time{}, now.Add(stalePoll)
+		return
+	}
 	b.quiet, b.quietRev, b.noticed = true, rev, time.Time{}
 }
 
@@ -163,6 +180,9 @@ func (b *base) list(gvr schema.GroupVersionResource, ns string) ([]unstructured.
 	l, err := b.srv.List(gvr, ns, opts)
 	if err != nil {
 		return nil, err
+	}
+	if rv, err := strconv.ParseUint(l.GetResourceVersion(), 10, 64); err == nil && rv < b.readRev {
+		b.readRev = rv
 	}
 	return l.Items, nil
 }

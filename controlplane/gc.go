@@ -80,8 +80,9 @@ type identity struct {
 	ns, name string
 }
 
-func (gc *GarbageCollector) read() (*graph, uint64, error) {
+func (gc *GarbageCollector) read() (*graph, uint64, error) { // the graph and the server revision before it
 	gc.stats.Scans++
+	gc.beginScan()
 	rev := gc.srv.Revision()
 	g := &graph{byUID: map[types.UID]*node{}, byIdentity: map[identity]*node{}, dependents: map[types.UID][]*node{}, kinds: map[schema.GroupKind]fakeapi.Resource{}}
 	for _, res := range gc.srv.Config().Resources {
@@ -171,7 +172,7 @@ func (gc *GarbageCollector) Step(ctx context.Context, now time.Time) (string, er
 			return what, nil
 		}
 	}
-	gc.done(rev)
+	gc.done(now, rev)
 	return "", nil
 }
 

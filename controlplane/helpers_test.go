@@ -134,3 +134,8 @@ func unstructuredString(obj map[string]any, path ...string) (string, bool, error
 }
 
 func errorsAs(err error, target *apierrors.APIStatus) bool { return errors.As(err, target) }
+
+// fakeapiNew is a server on e's clock with the given replicas.
+func fakeapiNew(e *env, replicas int) (*fakeapi.Server, error) {
+	return fakeapi.New(fakeapi.Config{Clock: e.clk, Replicas: replicas})
+}

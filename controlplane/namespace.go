@@ -44,11 +44,12 @@ func (nc *NamespaceController) Step(ctx context.Context, now time.Time) (string,
 		return "", nil
 	}
 	nc.stats.Scans++
+	nc.beginScan()
 	rev := nc.srv.Revision()
 	nss, err := nc.list(fakeapi.NamespacesGVR, "")
 	if err != nil {
 		if apierrors.IsNotFound(err) { // namespaces not served: nothing ever to do
-			nc.done(rev)
+			nc.done(now, rev)
 			return "", nil
 		}
 		nc.result(now, err)
@@ -68,7 +69,7 @@ func (nc *NamespaceController) Step(ctx context.Context, now time.Time) (string,
 			return what, nil
 		}
 	}
-	nc.done(rev)
+	nc.done(now, rev)
 	return "", nil
 }
 

@@ -138,6 +138,7 @@ func (ws *WorkloadStatus) Step(ctx context.Context, now time.Time) (string, erro
 		}
 	}
 	ws.stats.Scans++
+	ws.beginScan()
 	rev := ws.srv.Revision()
 	seen := map[workloadKey]bool{}
 	var behind []workloadKey
@@ -205,7 +206,7 @@ func (ws *WorkloadStatus) Step(ctx context.Context, now time.Time) (string, erro
 		}
 	}
 	// Nothing due: quiet until a write or a timer.
-	ws.done(rev)
+	ws.done(now, rev)
 	return "", nil
 }
 
