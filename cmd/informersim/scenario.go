@@ -11,6 +11,7 @@ import (
 
 	"github.com/informersim/informersim/scenarios"
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world"
 	"github.com/informersim/informersim/timeline"
 )
 
@@ -98,6 +99,9 @@ func runScenario(cmd string, args []string, stdout, stderr io.Writer, explain bo
 		fmt.Fprintf(&b, "scenario %s seed=%d\n", sc.Name, res.Seed)
 		b.WriteString(res.Narration())
 		fmt.Fprintf(&b, "\ntrace sha256 %s\n", res.Hash)
+		if w := res.Env.World(); w != nil {
+			fmt.Fprintf(&b, "hazards: %s\n", world.CountHazards(w.Sim().Trace().Events()))
+		}
 		if _, err := io.WriteString(stdout, b.String()); err != nil {
 			return 1
 		}
