@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/informersim/informersim/controlplane"
 	"github.com/informersim/informersim/fakeapi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -225,5 +226,43 @@ func TestOrphanByDefaultResource(t *testing.T) {
 	}
 	if dep := e.get(configmaps, "a", "dep"); dep == nil || len(dep.GetOwnerReferences()) != 0 {
 		t.Fatalf("a resource that orphans by default: dependent %v", dep)
+	}
+}
+
+// TestStaleReadsActOnTheWatchCache: with Config.StaleReads the collector reads the replicas'
+// watch caches (resourceVersion "0"): a frozen replica still shows the deleted owner, so the
+// dependent stays until the replica resumes; reading storage, it goes at once.
+func TestStaleReadsActOnTheWatchCache(t *testing.T) {
+	for _, stale := range []bool{false, true} {
+		e := newEnv(t)
+		srv, err := fakeapiNew(e, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.srv = srv
+		if e.cp, err = controlplane.New(srv, controlplane.Config{StaleReads: stale}); err != nil {
+			t.Fatal(err)
+		}
+		owner := e.create(configmaps, "a", "owner")
+		e.create(configmaps, "a", "dep", ref(owner, true))
+		if err := srv.FreezeReplica(0); err != nil {
+			t.Fatal(err)
+		}
+		e.delete(configmaps, "a", "owner", metav1.DeleteOptions{})
+		e.settle()
+		if gone := e.get(configmaps, "a", "dep") == nil; gone == stale {
+			t.Fatalf("stale reads %v: dependent gone %v with the replica frozen", stale, gone)
+		}
+		if err := srv.ResumeReplica(0); err != nil {
+			t.Fatal(err)
+		}
+		if at, ok := e.cp.GC.NextTimer(); stale != ok {
+			t.Fatalf("stale reads %v: a collector behind its cache has a timer %v %v", stale, ok, at)
+		}
+		e.advance() // a stale reader reads again after its poll; a fresh one has no timer
+		e.settle()
+		if e.get(configmaps, "a", "dep") != nil {
+			t.Fatalf("stale reads %v: the dependent outlives the replica's resume", stale)
+		}
 	}
 }
