@@ -373,7 +373,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.serveWatch(req, inner)
 	}
 	var resp *http.Response
-	key := req.Method + " " + req.URL.RequestURI() + " " + string(body)
+	key := req.Method + " " + req.URL.RequestURI() + " " + req.Header.Get("Accept") + " " + string(body)
 	var latency func() time.Duration
 	if t.latency != nil {
 		latency = func() time.Duration { return t.latency(req) }
