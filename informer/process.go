@@ -113,10 +113,7 @@ func processReplacedAll(handler ResourceEventHandler, store Store, info Replaced
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(tombs, func(a, b DeletedFinalStateUnknown) int { return strings.Compare(a.Key, b.Key) })
-	if order != nil && len(tombs) > 1 {
-		order(len(tombs), func(i, j int) { tombs[i], tombs[j] = tombs[j], tombs[i] })
-	}
+	orderTombstones(tombs, order)
 	if err := store.Replace(info.Objects, info.ResourceVersion); err != nil {
 		return err
 	}
@@ -131,6 +128,16 @@ func processReplacedAll(handler ResourceEventHandler, store Store, info Replaced
 		}
 	}
 	return nil
+}
+
+// orderTombstones puts the tombstones of a relist in the order their deletions are told
+// (informer.md §6.3): sorted by key, then permuted by order if it is non-nil (client-go takes the
+// order from a Go map; the informer passes a shuffle drawn from its injected rand).
+func orderTombstones(tombs []DeletedFinalStateUnknown, order func(n int, swap func(i, j int))) {
+	slices.SortFunc(tombs, func(a, b DeletedFinalStateUnknown) int { return strings.Compare(a.Key, b.Key) })
+	if order != nil && len(tombs) > 1 {
+		order(len(tombs), func(i, j int) { tombs[i], tombs[j] = tombs[j], tombs[i] })
+	}
 }
 
 // processDeltasInBatch applies a batch of deltas with distinct keys (informer.md §6.4). With a
@@ -155,51 +162,64 @@ func processDeltasInBatch(handler ResourceEventHandler, store Store, deltas []De
 		return nil
 	}
 
-	// Each handler call is recorded as data (kind and objects) rather than as a closure, as
-	// client-go does: one allocation per batch instead of one per delta. The calls made, their
-	// arguments and their order are the same.
-	type call struct {
-		kind     NotificationKind
-		old, obj any
-	}
 	txns := make([]Transaction, 0, len(deltas))
-	calls := make([]call, 0, len(deltas))
+	calls := make([]batchCall, 0, len(deltas))
 	for _, d := range deltas {
-		obj := d.Object
-		switch d.Type {
-		case Added, Updated, Replaced, Sync:
-			if old, exists, err := store.Get(obj); err == nil && exists {
-				txns = append(txns, Transaction{Type: TransactionTypeUpdate, Object: obj})
-				calls = append(calls, call{kind: NotificationUpdate, old: old, obj: obj})
-			} else {
-				txns = append(txns, Transaction{Type: TransactionTypeAdd, Object: obj})
-				calls = append(calls, call{kind: NotificationAdd, obj: obj})
-			}
-		case Deleted:
-			txns = append(txns, Transaction{Type: TransactionTypeDelete, Object: obj})
-			calls = append(calls, call{kind: NotificationDelete, obj: obj})
-		default:
+		if !batchable(d.Type) {
 			return fmt.Errorf("Delta type %s is not supported in batch processing", d.Type) //nolint:staticcheck // client-go's text
 		}
-	}
-	do := func(c call) {
-		switch c.kind {
-		case NotificationUpdate:
-			handler.OnUpdate(c.old, c.obj)
-		case NotificationAdd:
-			handler.OnAdd(c.obj, isInInitialList)
-		case NotificationDelete:
-			handler.OnDelete(c.obj)
+		var old any
+		exists := false
+		if d.Type != Deleted {
+			if o, ok, err := store.Get(d.Object); err == nil && ok {
+				old, exists = o, true
+			}
 		}
+		t, c := batchEntry(d, old, exists)
+		txns, calls = append(txns, t), append(calls, c)
 	}
 	if terr := ts.Transaction(txns...); terr != nil {
 		for _, i := range terr.SuccessfulIndices {
-			do(calls[i])
+			calls[i].tell(handler, isInInitialList)
 		}
 		return fmt.Errorf("not all items in the batch successfully processed: %s", terr.Error())
 	}
 	for _, c := range calls {
-		do(c)
+		c.tell(handler, isInInitialList)
 	}
 	return nil
+}
+
+// batchCall is one handler call of a batch, recorded as data until the whole batch is in the
+// cache (informer.md §6.4): one allocation per batch instead of client-go's closure per delta;
+// the calls made, their arguments and their order are the same.
+type batchCall struct {
+	kind     NotificationKind
+	old, obj any
+}
+
+// batchEntry is what a batch does with d (informer.md §6.4), whose type batchable accepts: its
+// cache write and its handler call. old and exists are d's key's cached object as the cache was
+// before the batch (not looked up for a Deleted delta); they decide add versus update.
+func batchEntry(d Delta, old any, exists bool) (Transaction, batchCall) {
+	switch {
+	case d.Type == Deleted:
+		return Transaction{Type: TransactionTypeDelete, Object: d.Object}, batchCall{kind: NotificationDelete, obj: d.Object}
+	case exists:
+		return Transaction{Type: TransactionTypeUpdate, Object: d.Object}, batchCall{kind: NotificationUpdate, old: old, obj: d.Object}
+	default:
+		return Transaction{Type: TransactionTypeAdd, Object: d.Object}, batchCall{kind: NotificationAdd, obj: d.Object}
+	}
+}
+
+// tell makes the call c on handler.
+func (c batchCall) tell(handler ResourceEventHandler, isInInitialList bool) {
+	switch c.kind {
+	case NotificationUpdate:
+		handler.OnUpdate(c.old, c.obj)
+	case NotificationAdd:
+		handler.OnAdd(c.obj, isInInitialList)
+	case NotificationDelete:
+		handler.OnDelete(c.obj)
+	}
 }

@@ -1,11 +1,6 @@
 package informer
 
-import (
-	"slices"
-	"strings"
-
-	"github.com/informersim/informersim/internal/invariant"
-)
+import "github.com/informersim/informersim/internal/invariant"
 
 // This file holds the informer's keyed processing: what handleDeltas and handleBatchDeltas do
 // (informer.md §6.2, §6.4), for the deltas a RealFIFO pops with popKeyed, which come with the key
@@ -18,13 +13,6 @@ import (
 // predecessor, the cache swap, the notification), and a resync (SyncAll) one per cached object;
 // here, once, or never (a resync uses the cache's own keys). A popped item whose key does not
 // compute, and a Bookmark, go through handleDeltas or handleBatchDeltas unchanged.
-
-// batchCall is one handler call of a batch, recorded as data until the whole batch is in the
-// cache (informer.md §6.4).
-type batchCall struct {
-	kind     NotificationKind
-	old, obj any
-}
 
 // handleKeyed is the informer's keyedProcessFunc: one delta is handled as handleDeltas would,
 // several as handleBatchDeltas would. keys[i] is deltas[i]'s cache key, or "" where the queue
@@ -159,19 +147,13 @@ func (s *sharedIndexInformer) applyKeyed(d Delta, key string, isInInitialList bo
 func (s *sharedIndexInformer) applyBatchKeyed(deltas []Delta, keys []string, isInInitialList bool) {
 	txns, calls := s.batchTxns[:0], s.batchCalls[:0]
 	for i, d := range deltas {
-		obj := d.Object
-		if d.Type == Deleted {
-			txns = append(txns, Transaction{Type: TransactionTypeDelete, Object: obj})
-			calls = append(calls, batchCall{kind: NotificationDelete, obj: obj})
-			continue
+		var old any
+		exists := false
+		if d.Type != Deleted {
+			old, exists, _ = s.cache.GetByKey(keys[i])
 		}
-		if old, exists, _ := s.cache.GetByKey(keys[i]); exists {
-			txns = append(txns, Transaction{Type: TransactionTypeUpdate, Object: obj})
-			calls = append(calls, batchCall{kind: NotificationUpdate, old: old, obj: obj})
-		} else {
-			txns = append(txns, Transaction{Type: TransactionTypeAdd, Object: obj})
-			calls = append(calls, batchCall{kind: NotificationAdd, obj: obj})
-		}
+		t, c := batchEntry(d, old, exists)
+		txns, calls = append(txns, t), append(calls, c)
 	}
 	last := len(txns) - 1
 	s.cache.transactionKeyed(txns, keys, s.poppedRV(last, txns[last].Object))
@@ -305,10 +287,7 @@ func (s *sharedIndexInformer) replaceAllKeyed(info ReplacedAllInfo, isInInitialL
 			olds[i] = old
 		}
 	}
-	slices.SortFunc(tombs, func(a, b DeletedFinalStateUnknown) int { return strings.Compare(a.Key, b.Key) })
-	if len(tombs) > 1 {
-		s.shuffle(len(tombs), func(i, j int) { tombs[i], tombs[j] = tombs[j], tombs[i] })
-	}
+	orderTombstones(tombs, s.shuffle)
 	s.cache.replaceKeyed(info.Objects, keys, info.ResourceVersion)
 	s.emit(StepEvent{Kind: StepCacheReplaced, Count: len(info.Objects), ResourceVersion: info.ResourceVersion})
 	for _, t := range tombs {
