@@ -40,4 +40,3 @@ func Example() {
 	// remove finalizer foregroundDeletion from configmaps default/owner
 	// left: 0
 }
-
