@@ -34,6 +34,8 @@ func main() {
 const usage = `usage:
   informersim run FILE|NAME [--seed N] [--policy random|fifo|pct] [--json] [--html FILE] [--rewrite]
   informersim shrink FILE|NAME [--seed N] [--policy random|fifo|pct] [--max-runs N] [-o OUT]
+  informersim sweep FILE|NAME --seeds A:B [--shard i/n] [--procs N] [--json]
+  informersim merge [--json] SHARD.jsonl...
   informersim list
   informersim explain NAME [--seed N] [--policy random|fifo|pct] [--html FILE]
   informersim course --html DIR
@@ -47,6 +49,10 @@ run      run a scenario file, or a course scenario by name, and print its narrat
          a file's blocks instead; --seed and --policy skip the comparison)
 shrink   shrink a failing run to a small scenario file failing the same way (on stdout, or
          -o OUT), with a comment saying what was removed; exit 1 if the run passes
+sweep    run a scenario once per seed of [A, B) (or shard i of n of them): failing seeds, a
+         summary by oracle and the hazards reached and never reached; exit 3 when a seed
+         failed; a progress bar on a terminal
+merge    merge the shards' sweep --json outputs into the unsharded sweep's
 list     print the course, in order
 explain  print a course scenario's concept, then its run with the captions (--html as run)
 course   write the course as a site: one page per lesson and an index (--html DIR)
@@ -66,6 +72,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "run":
 		return runScenario("run", args[1:], stdout, stderr, false)
+	case "sweep":
+		return sweep(args[1:], stdout, stderr)
+	case "merge":
+		return merge(args[1:], stdout, stderr)
 	case "shrink":
 		return shrink(args[1:], stdout, stderr)
 	case "list":
