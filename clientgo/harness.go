@@ -212,7 +212,7 @@ type Report struct {
 	ConcurrentCalls, MaxConcurrent, Ties int
 	// Streams counts the watches the world served to the controller's own informers (those it
 	// built from the rest.Config: client-go's, generated, dynamic, metadata), by resource and
-	// form, with the events delivered on them; Informers() sums them up.
+	// form, with the events delivered on them; WatchesServed() sums them up.
 	Streams []StreamKind
 	// WatchTimeoutsRedrawn counts the watches whose timeoutSeconds, drawn by client-go's
 	// reflector from the process-wide math/rand, the world drew again from the seed.
@@ -235,8 +235,12 @@ type Report struct {
 
 // String summarises the report on one line.
 func (r *Report) String() string {
-	return fmt.Sprintf("seed %d: %d steps, sim time %s, %d controller calls, %d instants with concurrent calls (max %d, %d ties), trace %s",
+	s := fmt.Sprintf("seed %d: %d steps, sim time %s, %d controller calls, %d instants with concurrent calls (max %d, %d ties), trace %s",
 		r.Seed, r.Steps, sim.FormatSimTime(r.SimTime), r.Calls, r.ConcurrentCalls, r.MaxConcurrent, r.Ties, r.Hash[:16])
+	if len(r.Streams) > 0 {
+		s += fmt.Sprintf(", %d watches served over %d kinds, %d unordered batches", r.WatchesServed(), len(r.Streams), r.UnorderedBatches)
+	}
+	return s
 }
 
 // Run runs the controller cfg.New builds inside a new world of cfg.Seed, in a testing/synctest

@@ -55,7 +55,7 @@ func TestMainWiringIsServedByTheWorld(t *testing.T) {
 		if !strings.Contains(rep.Trace, "controller: watch-open stream=1 request=\"GET /api/v1/configmaps?allowWatchBookmarks=true&resourceVersion=") {
 			t.Fatalf("seed %d: the first stream did not deliver c0:\n%s", seed, rep.Trace)
 		}
-		watches += rep.Informers()
+		watches += rep.WatchesServed()
 		t.Logf("%v; streams %v; timeouts redrawn %d", rep, rep.Streams, rep.WatchTimeoutsRedrawn)
 	}
 	if watches <= 4 {

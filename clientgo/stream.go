@@ -385,8 +385,9 @@ func rvOf(obj runtime.Object) string {
 	return m.GetResourceVersion()
 }
 
-// Informers is the number of watches the world served to the controller's own informers.
-func (r *Report) Informers() int {
+// WatchesServed is the number of watches the world served to the controller's own informers
+// (each start and each rewatch of a reflector is one).
+func (r *Report) WatchesServed() int {
 	n := 0
 	for _, k := range r.Streams {
 		n += k.Watches

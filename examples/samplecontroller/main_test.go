@@ -110,7 +110,7 @@ func TestMainWiringConverges(t *testing.T) {
 					uncounted++
 					t.Logf("seed %d: trace hashes differ (%s, %s) with no batch counted", seed, rep.Hash[:16], again.Hash[:16])
 				}
-				t.Logf("%v; %d watches served: %v", rep, rep.Informers(), rep.Streams)
+				t.Logf("%v; %d watches served: %v", rep, rep.WatchesServed(), rep.Streams)
 			}
 			t.Logf("%s: %d of %d seeds gave equal hashes on 2 runs; %d differed after client-go handed a batch in map order, which the Report counted; %d with none counted", s.name, equal, len(seeds), unordered, uncounted)
 			// Measured: 238 of 240 (40 seeds x 6 specs), the 2 others counted; one uncounted in
