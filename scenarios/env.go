@@ -249,21 +249,17 @@ func (e *Env) buildWorld(d Directive) (string, error) {
 }
 
 // dispatchOutsideStep is dispatch for a directive's own action, which runs outside any step: a
-// violation the world raises while settling after it (a write revealing that a handler changed
-// an object it was lent) is a panic only a step's engine turns into an error, so here it is
-// recovered and fails the run, as it would have at the next step.
-func (e *Env) dispatchOutsideStep(d Directive, add func(string, ...any)) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			v, ok := p.(*world.Violation)
-			if !ok {
-				panic(p)
-			}
-			e.fail(v)
-			err = nil
-		}
-	}()
-	return e.dispatch(d, add)
+// violation the world returns from it (a write revealing that a handler changed an object it
+// was lent, World.Apply) fails the run, as it would have at the next step; it is not an error
+// of the file.
+func (e *Env) dispatchOutsideStep(d Directive, add func(string, ...any)) error {
+	err := e.dispatch(d, add)
+	var v *world.Violation
+	if errors.As(err, &v) {
+		e.fail(v)
+		return nil
+	}
+	return err
 }
 
 // dispatch runs the directive's handler: the one its row of the language holds (specs).

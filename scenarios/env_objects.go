@@ -64,7 +64,7 @@ func (e *Env) populate(d Directive, add func(string, ...any)) error {
 	for i := range n {
 		op := world.Op{Kind: world.OpCreate, Namespace: d.str("ns", ""), Name: fmt.Sprintf("%s-%03d", prefix, i), Labels: lbl}
 		if err := e.w.Apply(op); err != nil {
-			return fmt.Errorf("populate: %v", err)
+			return fmt.Errorf("populate: %w", err)
 		}
 	}
 	e.pending = e.pending[:before]

@@ -20,14 +20,19 @@ import (
 // "apiserver" ("ADDED obj=pods/default/a rv=2"), like every write to the apiserver. An invalid
 // op (see Op's fields) is returned and does nothing; write errors (404, 409, 422...) are
 // returned and narrated; neither fails the run. OpSleep does nothing here: only Script moves
-// time.
+// time. When the write reveals that an object an informer handed out was changed, the run has
+// failed: Apply returns the read-only-objects *Violation (see Settle).
 func (w *World) Apply(op Op) error {
 	op, err := w.check(op)
 	if err != nil {
 		return err
 	}
 	err = w.apply(op, false)
-	w.settle()
+	if v := w.settleOutside(); v != nil {
+		// The op's write revealed a change to an object an informer handed out: the run has
+		// failed with read-only-objects, which matters more than the write's own answer.
+		return v
+	}
 	return err
 }
 

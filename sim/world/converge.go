@@ -93,7 +93,9 @@ func (w *World) RunUntilConverged(budget time.Duration) error {
 	if budget < 0 {
 		return usageError{fmt.Errorf("world: RunUntilConverged: negative budget %v", budget)}
 	}
-	w.settle() // notices informers a factory started since the last step
+	if err := w.settleOutside(); err != nil { // notices informers a factory started since the last step
+		return err
+	}
 	for _, n := range w.informers {
 		if !n.started && !n.stopped {
 			return usageError{fmt.Errorf("world: RunUntilConverged: informer %s was never started (call its Start)", n.Name())}

@@ -115,7 +115,9 @@ func (w *World) AddHandler(n *Informer, name string, handler informer.ResourceEv
 	h.reg = reg
 	h.changed()
 	n.unresolved--
-	w.settle()
+	if err := w.settleOutside(); err != nil {
+		return h, err // registered; the run has failed (see Settle)
+	}
 	return h, nil
 }
 
@@ -232,8 +234,7 @@ func (h *Handler) Remove() error {
 	}
 	h.removed = true
 	h.changed()
-	h.n.w.settle()
-	return nil
+	return h.n.w.settleOutside()
 }
 
 // Name returns the handler's name: the one given to AddHandler, or "h<ID>".

@@ -330,8 +330,7 @@ func (n *Informer) Start() error {
 	n.w.s.Emit(n.Name(), narration.KindStart)
 	n.st.Start()
 	n.wakeParts()
-	n.w.settle()
-	return nil
+	return n.w.settleOutside()
 }
 
 // Stop stops the informer (informer.md §14 T9): the Reflector stops, an open watch is stopped at
@@ -352,7 +351,9 @@ func (n *Informer) Stop() {
 		n.net.dropStream("informer stopped")
 	}
 	n.timer.disarm()
-	n.w.settle()
+	// A violation found here stays the run's failure: the next step, check or Settle
+	// reports it (Stop has no error to return it with).
+	_ = n.w.settleOutside()
 }
 
 // settle hosts new registrations, drops a stream the Reflector has left and re-arms the

@@ -196,3 +196,45 @@ func TestCheckingEachDeliveryChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+// A write made from the test, between runs, that reveals a handler's change to an object it
+// received is the run's read-only-objects failure, returned by Apply (and by every later call
+// that settles the world), never a panic escaping into the test.
+func TestAWriteBetweenRunsRevealingAChangeIsReturned(t *testing.T) {
+	w, err := New(1, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, w, create(configMaps, "a"))
+	n, err := w.AddInformer("inf1", InformerSpec{Resource: configMaps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changer := informer.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		obj.(*unstructured.Unstructured).SetAnnotations(map[string]string{"seen": "yes"})
+	}}
+	if _, err := w.AddHandler(n, "changer", changer, HandlerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Long enough for the add to be delivered; nothing writes a meanwhile, so nothing notices.
+	if err := w.Sim().RunFor(time.Minute); err != nil {
+		t.Fatalf("the change was noticed before the write: %v", err)
+	}
+	var v *Violation
+	err = w.Apply(Op{Kind: OpUpdate, Resource: configMaps, Name: "a", Labels: map[string]string{"v": "2"}})
+	if !errors.As(err, &v) || v.Oracle != OracleReadOnlyObjects {
+		t.Fatalf("Apply: got %v, want a %s violation", err, OracleReadOnlyObjects)
+	}
+	if err := w.Settle(); !errors.As(err, &v) {
+		t.Errorf("Settle after the failure: got %v, want the violation again", err)
+	}
+	if _, err := w.AddHandler(n, "late", nil, HandlerOptions{}); !errors.As(err, &v) {
+		t.Errorf("AddHandler after the failure: got %v, want the violation again", err)
+	}
+	if err := w.RunUntilConverged(time.Minute); !errors.As(err, &v) {
+		t.Errorf("RunUntilConverged after the failure: got %v, want the violation again", err)
+	}
+}

@@ -166,8 +166,7 @@ func (w *World) AddDeadlines(d Deadlines) error {
 	u := &userDeadlines{d: d}
 	u.timer = &deadlineTimer{s: w.s, actor: d.Actor, kind: d.Kind, fire: d.Fire}
 	w.deadlines = append(w.deadlines, u)
-	w.settle()
-	return nil
+	return w.settleOutside()
 }
 
 func (w *World) userQuiet() bool {

@@ -274,16 +274,39 @@ func (w *World) Informers() []*Informer { return append([]*Informer(nil), w.info
 // next deadlines, stops the apiserver's watcher of any stream a Reflector has left, and gives
 // registrations made directly on an informer their actors. Every action of the world does it at
 // its end; call it after driving the apiserver or an informer directly from outside a step.
-func (w *World) Settle() { w.settle() }
+// It returns the read-only-objects *Violation when a change to an object an informer handed out
+// has been found (by a write made since the last step, say): the run has failed, and every
+// later step and check fails with it too.
+func (w *World) Settle() error { return w.settleOutside() }
 
+// settle is the end of every step (an AfterEachStep hook): there, a change to a lent object is a
+// panic that the engine turns into the run's failure at that step.
 func (w *World) settle() {
+	if v := w.settleChecked(); v != nil {
+		panic(v)
+	}
+}
+
+// settleOutside is settle for the methods a test calls between runs (Apply, Start, AddHandler,
+// ...): a change to a lent object is returned as the *Violation a step would have failed the
+// run with, not a panic escaping into the caller's test.
+func (w *World) settleOutside() error {
+	if v := w.settleChecked(); v != nil {
+		return v
+	}
+	return nil
+}
+
+// settleChecked settles the world, unless a change to a lent object has been found: then it
+// settles nothing and returns the violation (the run has failed; nothing more runs).
+func (w *World) settleChecked() *Violation {
 	for i, d := range w.delivered {
 		_ = w.srv.CheckLentObject(d.obj, "the end of "+d.handler+"'s delivery step") // reported below
 		w.delivered[i] = deliveredObject{}
 	}
 	w.delivered = w.delivered[:0]
 	if err := w.srv.LentMutation(); err != nil {
-		panic(w.violationAbout(OracleReadOnlyObjects, err.Error(), mutatedKey(err), w.lastEvent()))
+		return w.violationAbout(OracleReadOnlyObjects, err.Error(), mutatedKey(err), w.lastEvent())
 	}
 	for _, n := range w.informers {
 		n.settle()
@@ -293,6 +316,7 @@ func (w *World) settle() {
 		at, ok := u.d.Next()
 		u.timer.arm(at, ok)
 	}
+	return nil
 }
 
 // srvNextDeadline is srv.NextDeadline(), asked only when its answer may have changed (see
