@@ -15,28 +15,29 @@ import "github.com/informersim/informersim/internal/invariant"
 // compute, and a Bookmark, go through handleDeltas or handleBatchDeltas unchanged.
 
 // handleKeyed is the informer's keyedProcessFunc: one delta is handled as handleDeltas would,
-// several as handleBatchDeltas would. keys[i] is deltas[i]'s cache key, or "" where the queue
-// kept none; handleKeyed computes those with the cache's key function.
+// several as handleBatchDeltas would, by applyDeltas and applyBatch over a keyedTarget. keys[i]
+// is deltas[i]'s cache key, or "" where the queue kept none; handleKeyed computes those with the
+// cache's key function. Where a key does not compute, the pop goes to handleDeltas_locked or
+// handleBatchDeltas_locked, the same rules over a storeTarget, which report the error.
 func (s *sharedIndexInformer) handleKeyed(deltas []Delta, keys []string, isInInitialList bool) error {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
+	t := keyedTarget{s: s, keys: keys, init: isInInitialList}
 	if len(deltas) == 1 {
 		switch deltas[0].Type {
 		case ReplacedAll:
 			if info, ok := deltas[0].Object.(ReplacedAllInfo); ok && s.fillListKeys(info.Objects) {
 				s.emitPopped(deltas, isInInitialList)
 				s.latchIfQueueSynced()
-				s.replaceAllKeyed(info, isInInitialList)
-				return nil
+				err := applyDeltas(t, deltas)
+				clear(s.listKeys)
+				s.listKeys = s.listKeys[:0]
+				return err
 			}
 		case SyncAll:
 			s.emitPopped(deltas, isInInitialList)
 			s.latchIfQueueSynced()
-			keys, objs := s.cache.listKeyed()
-			for i, o := range objs {
-				s.notify(NotificationUpdate, o, o, objRV{}, cachedKey(keys[i], o), isInInitialList)
-			}
-			return nil
+			return applyDeltas(t, deltas)
 		}
 	}
 	if !s.fillKeys(deltas, keys) {
@@ -53,12 +54,104 @@ func (s *sharedIndexInformer) handleKeyed(deltas []Delta, keys []string, isInIni
 	s.emitPoppedKeyed(deltas, keys, isInInitialList)
 	if len(deltas) == 1 {
 		s.latchIfQueueSynced() // as handleDeltas does: a no-op for a RealFIFO (§5.3)
-		s.applyKeyed(deltas[0], keys[0], isInInitialList)
-		return nil
+		return applyDeltas(t, deltas)
 	}
-	s.applyBatchKeyed(deltas, keys, isInInitialList)
+	txns, calls, err := applyBatch(t, deltas, s.batchTxns[:0], s.batchCalls[:0])
+	clear(txns)
+	clear(calls)
+	s.batchTxns, s.batchCalls = txns, calls
+	return err
+}
+
+// keyedTarget is the deltaTarget of the informer's keyed path: its own cache, written with the
+// keys the queue kept (keys[i] is delta i's) and each popped object's RV read once (poppedRV),
+// the cache writes reported to the observer, and every call made by notify. None of its writes
+// can fail: every key has computed (fillKeys, fillListKeys).
+type keyedTarget struct {
+	s    *sharedIndexInformer
+	keys []string
+	init bool // the pop's isInInitialList
+}
+
+func (t keyedTarget) cached(i int, _ any) (any, bool) {
+	old, exists, _ := t.s.cache.GetByKey(t.keys[i])
+	return old, exists
+}
+
+func (t keyedTarget) write(i int, typ TransactionType, obj any) error {
+	rv := t.s.poppedRV(i, obj) // for the cache's RV, its event and the notification
+	key := t.keys[i]
+	if typ == TransactionTypeDelete {
+		t.s.cache.deleteKeyed(key, obj, rv)
+	} else {
+		t.s.cache.setKeyed(key, obj, rv)
+	}
+	t.s.emitCacheWrite(cacheWriteKind(typ), key, obj, rv)
 	return nil
 }
+
+func (keyedTarget) canBatch() bool { return true }
+
+func (t keyedTarget) transaction(txns []Transaction) *TransactionError {
+	s := t.s
+	last := len(txns) - 1
+	s.cache.transactionKeyed(txns, t.keys, s.poppedRV(last, txns[last].Object))
+	if s.observer != nil {
+		for i, txn := range txns {
+			s.emitCacheWrite(cacheWriteKind(txn.Type), t.keys[i], txn.Object, s.poppedRV(i, txn.Object))
+		}
+	}
+	return nil
+}
+
+func (t keyedTarget) tell(i int, kind NotificationKind, old, obj any) {
+	// The objRV as far as it was read: notify reads what it needs and is still unread.
+	t.s.notify(kind, old, obj, t.s.poppedRVs[i], t.keys[i], t.init)
+}
+
+func (t keyedTarget) tellKey(key string, kind NotificationKind, old, obj any) {
+	t.s.notify(kind, old, obj, objRV{}, key, t.init)
+}
+
+// relist classifies a relist whose objects' keys fillListKeys put in s.listKeys.
+func (t keyedTarget) relist(info ReplacedAllInfo) ([]DeletedFinalStateUnknown, []any, []string, error) {
+	s := t.s
+	keys := s.listKeys
+	listed := make(map[string]struct{}, len(keys))
+	for _, key := range keys {
+		listed[key] = struct{}{}
+	}
+	var tombs []DeletedFinalStateUnknown
+	for _, key := range s.cache.ListKeys() {
+		if _, ok := listed[key]; ok {
+			continue
+		}
+		obj, exists, _ := s.cache.GetByKey(key)
+		if !exists {
+			obj = nil
+		}
+		tombs = append(tombs, DeletedFinalStateUnknown{Key: key, Obj: obj})
+	}
+	olds := make([]any, len(info.Objects))
+	for i, key := range keys {
+		if old, exists, _ := s.cache.GetByKey(key); exists {
+			olds[i] = old
+		}
+	}
+	return tombs, olds, keys, nil
+}
+
+func (t keyedTarget) tombstoneOrder() func(n int, swap func(i, j int)) { return t.s.shuffle }
+
+func (t keyedTarget) replace(info ReplacedAllInfo) error {
+	t.s.cache.replaceKeyed(info.Objects, t.s.listKeys, info.ResourceVersion)
+	t.s.emit(StepEvent{Kind: StepCacheReplaced, Count: len(info.Objects), ResourceVersion: info.ResourceVersion})
+	return nil
+}
+
+func (t keyedTarget) list() ([]string, []any) { return t.s.cache.listKeyed() }
+
+func (t keyedTarget) bookmark(resourceVersion string) { t.s.cache.Bookmark(resourceVersion) }
 
 // objRV is an object's resourceVersion as the informer's processing reads it: the text
 // describeRV gives (a tombstone's last known object's) for the step events, and whether the
@@ -117,60 +210,6 @@ func (s *sharedIndexInformer) fillKeys(deltas []Delta, keys []string) bool {
 		}
 	}
 	return true
-}
-
-// applyKeyed is processDeltas for one delta with its key: look the key up, write the cache, then
-// notify (informer.md §6.2). With a key that computes, no step of processDeltas can fail.
-func (s *sharedIndexInformer) applyKeyed(d Delta, key string, isInInitialList bool) {
-	obj := d.Object
-	rv := s.poppedRV(0, obj) // for the cache's RV, its event and the notification
-	if d.Type == Deleted {
-		s.cache.deleteKeyed(key, obj, rv)
-		s.emitCacheWrite(StepCacheDeleted, key, obj, rv)
-		s.notify(NotificationDelete, nil, obj, rv, key, isInInitialList)
-		return
-	}
-	old, exists, _ := s.cache.GetByKey(key)
-	s.cache.setKeyed(key, obj, rv)
-	if exists {
-		s.emitCacheWrite(StepCacheUpdated, key, obj, rv)
-		s.notify(NotificationUpdate, old, obj, rv, key, isInInitialList)
-		return
-	}
-	s.emitCacheWrite(StepCacheAdded, key, obj, rv)
-	s.notify(NotificationAdd, nil, obj, rv, key, isInInitialList)
-}
-
-// applyBatchKeyed is processDeltasInBatch with the keys (informer.md §6.4): add versus update is
-// decided from the cache as it was before the batch, every write is applied in one transaction,
-// the cache events follow in order, then the handler calls.
-func (s *sharedIndexInformer) applyBatchKeyed(deltas []Delta, keys []string, isInInitialList bool) {
-	txns, calls := s.batchTxns[:0], s.batchCalls[:0]
-	for i, d := range deltas {
-		var old any
-		exists := false
-		if d.Type != Deleted {
-			old, exists, _ = s.cache.GetByKey(keys[i])
-		}
-		t, c := batchEntry(d, old, exists)
-		txns, calls = append(txns, t), append(calls, c)
-	}
-	last := len(txns) - 1
-	s.cache.transactionKeyed(txns, keys, s.poppedRV(last, txns[last].Object))
-	if s.observer != nil {
-		for i, t := range txns {
-			s.emitCacheWrite(cacheWriteKind(t.Type), keys[i], t.Object, s.poppedRV(i, t.Object))
-		}
-	}
-	// Kept for the next batch only after the calls: a handler that panics (a Runner's) leaves
-	// them to be overwritten.
-	s.batchTxns, s.batchCalls = txns, calls
-	for i, c := range calls {
-		// The objRV as far as it was read: notify reads what it needs and is still unread.
-		s.notify(c.kind, c.old, c.obj, s.poppedRVs[i], keys[i], isInInitialList)
-	}
-	clear(txns)
-	clear(calls)
 }
 
 // notify makes one handler call of processing (informer.md §6.5): a Runner's own handler, or the
@@ -257,51 +296,6 @@ func (s *sharedIndexInformer) fillListKeys(objs []any) bool {
 	}
 	s.listKeys = keys
 	return true
-}
-
-// replaceAllKeyed is processReplacedAll with the listed objects' keys in s.listKeys (informer.md
-// §6.3): a tombstone for every cached key the list lacks, the cached predecessor of every listed
-// object, both from the cache before the swap; then the swap; then the notifications: the
-// deletions (sorted by key, then permuted by the informer's rand, as processReplacedAll does),
-// then an update or an add per listed object, in list order.
-func (s *sharedIndexInformer) replaceAllKeyed(info ReplacedAllInfo, isInInitialList bool) {
-	keys := s.listKeys
-	listed := make(map[string]struct{}, len(keys))
-	for _, key := range keys {
-		listed[key] = struct{}{}
-	}
-	var tombs []DeletedFinalStateUnknown
-	for _, key := range s.cache.ListKeys() {
-		if _, ok := listed[key]; ok {
-			continue
-		}
-		obj, exists, _ := s.cache.GetByKey(key)
-		if !exists {
-			obj = nil
-		}
-		tombs = append(tombs, DeletedFinalStateUnknown{Key: key, Obj: obj})
-	}
-	olds := make([]any, len(info.Objects))
-	for i, key := range keys {
-		if old, exists, _ := s.cache.GetByKey(key); exists {
-			olds[i] = old
-		}
-	}
-	orderTombstones(tombs, s.shuffle)
-	s.cache.replaceKeyed(info.Objects, keys, info.ResourceVersion)
-	s.emit(StepEvent{Kind: StepCacheReplaced, Count: len(info.Objects), ResourceVersion: info.ResourceVersion})
-	for _, t := range tombs {
-		s.notify(NotificationDelete, nil, t, objRV{}, t.Key, isInInitialList)
-	}
-	for i, obj := range info.Objects {
-		if olds[i] != nil {
-			s.notify(NotificationUpdate, olds[i], obj, objRV{}, keys[i], isInInitialList)
-		} else {
-			s.notify(NotificationAdd, nil, obj, objRV{}, keys[i], isInInitialList)
-		}
-	}
-	clear(keys)
-	s.listKeys = keys[:0]
 }
 
 // cachedKey returns the key the buffer step event of a notification about obj, found in the cache
