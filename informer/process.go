@@ -125,11 +125,6 @@ func applyDeltas[T deltaTarget](t T, deltas []Delta) error {
 	return nil
 }
 
-// processReplacedAll applies an atomic relist to store and notifies handler, as applyRelist says.
-func processReplacedAll(handler ResourceEventHandler, store Store, info ReplacedAllInfo, isInInitialList bool, keyFunc KeyFunc, order func(n int, swap func(i, j int))) error {
-	return applyRelist(storeTarget{store: store, handler: handler, keyFunc: keyFunc, order: order, init: isInInitialList}, info)
-}
-
 // applyRelist applies an atomic relist (informer.md §6.3):
 //  1. with the cache as the known objects and nothing queued, compute a tombstone
 //     {key, cached object} for every cached key absent from the list, and for every listed object

@@ -2,17 +2,18 @@ package informer
 
 import "github.com/informersim/informersim/internal/invariant"
 
-// This file holds the informer's keyed processing: what handleDeltas and handleBatchDeltas do
-// (informer.md §6.2, §6.4), for the deltas a RealFIFO pops with popKeyed, which come with the key
-// each one was queued under. The key of an object is needed five times on the way from the queue
-// to the listeners (the cache lookup that decides add versus update, the cache write, and the
-// pop, cache and buffer step events), and computing it builds a new string each time; here it is
-// computed once, at enqueue. Everything else is the same: the same cache writes and store RV,
-// the same notifications, the same step events, in the same order. A relist (ReplacedAll) needs
-// the key of every listed object four times (the deletions it implies, the lookup of each
-// predecessor, the cache swap, the notification), and a resync (SyncAll) one per cached object;
-// here, once, or never (a resync uses the cache's own keys). A popped item whose key does not
-// compute, and a Bookmark, go through handleDeltas or handleBatchDeltas unchanged.
+// This file holds the informer's keyed processing: the deltas a RealFIFO pops with popKeyed,
+// which come with the key each one was queued under, applied by the rules of process.go
+// (applyDeltas, applyBatch, applyRelist; informer.md §6.2-§6.4) over keyedTarget. The key of an
+// object is needed five times on the way from the queue to the listeners (the cache lookup that
+// decides add versus update, the cache write, and the pop, cache and buffer step events), and
+// computing it builds a new string each time; here it is computed once, at enqueue. The rules
+// being the same code, so are the cache writes and store RV, the notifications and the step
+// events, in the same order. A relist (ReplacedAll) needs the key of every listed object four
+// times (the deletions it implies, the lookup of each predecessor, the cache swap, the
+// notification), and a resync (SyncAll) one per cached object; here, once, or never (a resync
+// uses the cache's own keys). A popped item whose key does not compute goes through
+// handleDeltas or handleBatchDeltas: the same rules over a storeTarget.
 
 // handleKeyed is the informer's keyedProcessFunc: one delta is handled as handleDeltas would,
 // several as handleBatchDeltas would, by applyDeltas and applyBatch over a keyedTarget. keys[i]
@@ -191,8 +192,8 @@ func (s *sharedIndexInformer) poppedRV(i int, obj any) objRV {
 }
 
 // fillKeys computes the keys the queue did not keep, and reports whether every delta can take
-// the keyed path: its type is one processDeltasInBatch accepts (every other type is handled
-// alone, by processDeltas) and its key computes. The queue has checked the keys it kept
+// the keyed path: its type is one applyBatch accepts (every other type is handled alone, by
+// handleDeltas over a storeTarget) and its key computes. The queue has checked the keys it kept
 // (RealFIFO.checkKeptKey): the object of a non-atomic resync's Sync delta is the cached object,
 // which a handler may have renamed (it must not) after it was queued, and then the queue hands
 // no key and it is computed here, as the unkeyed path computes it.
@@ -282,7 +283,7 @@ func (s *sharedIndexInformer) emitPoppedKeyed(deltas []Delta, keys []string, isI
 }
 
 // fillListKeys computes the cache key of every object of a relist into s.listKeys, and reports
-// whether they all computed; if one did not, processReplacedAll reports it.
+// whether they all computed; if one did not, applyRelist over a storeTarget reports it.
 func (s *sharedIndexInformer) fillListKeys(objs []any) bool {
 	keys := s.listKeys[:0]
 	for _, obj := range objs {
