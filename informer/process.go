@@ -8,45 +8,33 @@ import (
 
 // This file holds delta processing (informer.md §6.2–§6.4): how a popped item mutates the
 // informer's cache and which notifications it produces. The rules are written once, in
-// applyDeltas, applyRelist and applyBatch, over a deltaTarget that carries them out: storeTarget
-// for any Store and ResourceEventHandler (processDeltas, processDeltasInBatch), keyedTarget for
-// the informer's own cache and listeners with the keys the queue kept (process_keyed.go). They
-// hold no state of their own.
+// applyDeltas, applyRelist and applyBatch, over a deltaTarget that carries them out: on any Store
+// and ResourceEventHandler (processDeltas, processDeltasInBatch), or on the informer's own cache
+// and listeners with the keys the queue kept (process_keyed.go). They hold no state of their own.
 //
 // The one rule every path keeps (informer.md §13 rule 1): the cache is mutated before the
 // handler hears of the change; for an atomic relist, the whole cache is swapped before the first
 // notification.
 
-// deltaTarget is where a popped item is applied: the cache written and the handler told. i is
-// the index, in the pop, of the delta an operation is about; a target that kept the pop's keys
-// (keyedTarget) finds the key there, one that did not (storeTarget) computes it as it needs it.
-type deltaTarget interface {
-	// cached returns the cached object under the key of delta i, whose object is obj; a key
-	// that does not compute is not cached.
-	cached(i int, obj any) (old any, exists bool)
-	// write applies one cache write of delta i's object.
-	write(i int, t TransactionType, obj any) error
-	// canBatch reports whether transaction can apply a batch at once.
-	canBatch() bool
-	// transaction applies the writes of a batch, txns[i] from delta i, under one lock.
-	transaction(txns []Transaction) *TransactionError
-	// tell makes one handler call about delta i's object.
-	tell(i int, kind NotificationKind, old, obj any)
-	// tellKey makes one handler call about an object that is not a popped delta's (a relist's,
-	// a resync's), whose cache key is key if the target kept keys (else "").
-	tellKey(key string, kind NotificationKind, old, obj any)
-	// relist classifies a relist's objects against the cache before the swap (informer.md §6.3
-	// step 1): a tombstone for every cached key the list lacks, the cached predecessor (or nil)
-	// of every listed object, and the listed objects' keys if the target keeps keys (else nil).
-	relist(info ReplacedAllInfo) (tombs []DeletedFinalStateUnknown, olds []any, keys []string, err error)
-	// tombstoneOrder permutes a relist's sorted tombstones, as rand.Shuffle; nil keeps them.
-	tombstoneOrder() func(n int, swap func(i, j int))
-	// replace swaps the whole cache for the relist's objects.
-	replace(info ReplacedAllInfo) error
-	// list returns the cached objects in key order, with their keys if the target keeps keys.
-	list() (keys []string, objs []any)
-	// bookmark records a bookmark's resourceVersion.
-	bookmark(resourceVersion string)
+// deltaTarget is where a popped item is applied: the cache written and the handler told. It has
+// two modes. With s set it is the informer's keyed path (process_keyed.go): s's own cache,
+// written under keys[i] for delta i (keys the queue kept or fillKeys computed; the listed
+// objects' keys of a relist are in s.listKeys), each popped object's RV read once (poppedRV), the
+// writes reported to s's observer and every call made by s.notify; none of its writes can fail.
+// Without s it works on any store and handler, which compute keys as they need them (keyFunc
+// keys a relist's objects), and writes may fail. One concrete type rather than an interface, so
+// that the keyed path's calls stay direct (a generic function's method calls would go through
+// its dictionary).
+type deltaTarget struct {
+	s    *sharedIndexInformer
+	keys []string
+
+	store   Store
+	handler ResourceEventHandler
+	keyFunc KeyFunc
+	order   func(n int, swap func(i, j int)) // permutes a relist's sorted tombstones; may be nil
+
+	init bool // the pop's isInInitialList
 }
 
 // processDeltas applies deltas, oldest first, to store and notifies handler (informer.md §6.2),
@@ -55,7 +43,7 @@ type deltaTarget interface {
 // sorted by key). keyFunc keys the objects of a ReplacedAll. The first store or key error
 // abandons the rest of deltas and is returned (§6.2); the informer drops it.
 func processDeltas(handler ResourceEventHandler, store Store, deltas Deltas, isInInitialList bool, keyFunc KeyFunc, order func(n int, swap func(i, j int))) error {
-	return applyDeltas(storeTarget{store: store, handler: handler, keyFunc: keyFunc, order: order, init: isInInitialList}, deltas)
+	return applyDeltas(&deltaTarget{store: store, handler: handler, keyFunc: keyFunc, order: order, init: isInInitialList}, deltas)
 }
 
 // applyDeltas applies deltas, oldest first, to t (informer.md §6.2):
@@ -71,7 +59,7 @@ func processDeltas(handler ResourceEventHandler, store Store, deltas Deltas, isI
 //   - Bookmark: the cache records its RV, no notification.
 //
 // The first write error abandons the rest of deltas and is returned.
-func applyDeltas[T deltaTarget](t T, deltas []Delta) error {
+func applyDeltas(t *deltaTarget, deltas []Delta) error {
 	for i, d := range deltas {
 		obj := d.Object
 		switch d.Type {
@@ -128,20 +116,20 @@ func applyDeltas[T deltaTarget](t T, deltas []Delta) error {
 // applyRelist applies an atomic relist (informer.md §6.3):
 //  1. with the cache as the known objects and nothing queued, compute a tombstone
 //     {key, cached object} for every cached key absent from the list, and for every listed object
-//     its cached predecessor, if any (t.relist);
+//     its cached predecessor, if any;
 //  2. swap the whole cache for the list before any notification;
 //  3. OnDelete(tombstone) for each deletion, then OnUpdate(old, new) or OnAdd(new,
 //     isInInitialList) for each listed object, in list order.
 //
-// Tombstones are sorted by key, then permuted by t's tombstone order. A key error in step 1 or a
+// Tombstones are sorted by key, then permuted by t.order (the informer's shuffle in keyed mode). A key error in step 1 or a
 // failed swap returns before the cache or handler is touched. Every listed object is classified
 // against the pre-replace cache, so duplicate keys in a list give one notification each (§16).
-func applyRelist[T deltaTarget](t T, info ReplacedAllInfo) error {
+func applyRelist(t *deltaTarget, info ReplacedAllInfo) error {
 	tombs, olds, keys, err := t.relist(info)
 	if err != nil {
 		return err
 	}
-	orderTombstones(tombs, t.tombstoneOrder())
+	orderTombstones(tombs, t.order)
 	if err := t.replace(info); err != nil {
 		return err
 	}
@@ -176,7 +164,7 @@ func orderTombstones(tombs []DeletedFinalStateUnknown, order func(n int, swap fu
 // handler (informer.md §6.4), as applyBatch says. Without transaction support the deltas are
 // processed one at a time and the errors collected.
 func processDeltasInBatch(handler ResourceEventHandler, store Store, deltas []Delta, isInInitialList bool, keyFunc KeyFunc) error {
-	t := storeTarget{store: store, handler: handler, keyFunc: keyFunc, init: isInInitialList}
+	t := &deltaTarget{store: store, handler: handler, keyFunc: keyFunc, init: isInInitialList}
 	if !t.canBatch() {
 		var errs []error
 		for _, d := range deltas {
@@ -199,7 +187,7 @@ func processDeltasInBatch(handler ResourceEventHandler, store Store, deltas []De
 // whole batch applied. If some writes fail (key errors), only the successful ones get calls and
 // an error is returned. A delta type other than Added, Updated, Replaced, Sync or Deleted is an
 // error and nothing is applied. txns and calls are scratch space (may be nil), returned grown.
-func applyBatch[T deltaTarget](t T, deltas []Delta, txns []Transaction, calls []batchCall) ([]Transaction, []batchCall, error) {
+func applyBatch(t *deltaTarget, deltas []Delta, txns []Transaction, calls []batchCall) ([]Transaction, []batchCall, error) {
 	for i, d := range deltas {
 		if !batchable(d.Type) {
 			return txns, calls, fmt.Errorf("Delta type %s is not supported in batch processing", d.Type) //nolint:staticcheck // client-go's text
@@ -246,26 +234,27 @@ func batchEntry(d Delta, old any, exists bool) (Transaction, batchCall) {
 	}
 }
 
-// storeTarget is a deltaTarget over any Store and ResourceEventHandler: keys are computed by the
-// store as it needs them (keyFunc keys a relist's objects), writes may fail, and every call goes
-// to handler. The informer uses it where the keyed path cannot go (a key that does not compute,
-// a queue that kept none), with its cache wrapped to report writes (observedCache).
-type storeTarget struct {
-	store   Store
-	handler ResourceEventHandler
-	keyFunc KeyFunc
-	order   func(n int, swap func(i, j int))
-	init    bool // the pop's isInInitialList
-}
+// The operations of a deltaTarget; i is the index, in the pop, of the delta an operation is about.
 
-func (t storeTarget) cached(_ int, obj any) (any, bool) {
+// cached returns the cached object under the key of delta i, whose object is obj; a key that
+// does not compute is not cached.
+func (t *deltaTarget) cached(i int, obj any) (any, bool) {
+	if t.s != nil {
+		old, exists, _ := t.s.cache.GetByKey(t.keys[i])
+		return old, exists
+	}
 	if old, exists, err := t.store.Get(obj); err == nil && exists {
 		return old, true
 	}
 	return nil, false
 }
 
-func (t storeTarget) write(_ int, typ TransactionType, obj any) error {
+// write applies one cache write of delta i's object.
+func (t *deltaTarget) write(i int, typ TransactionType, obj any) error {
+	if t.s != nil {
+		t.writeKeyed(i, typ, obj)
+		return nil
+	}
 	switch typ {
 	case TransactionTypeAdd:
 		return t.store.Add(obj)
@@ -276,20 +265,41 @@ func (t storeTarget) write(_ int, typ TransactionType, obj any) error {
 	}
 }
 
-func (t storeTarget) canBatch() bool {
+// canBatch reports whether transaction can apply a batch at once.
+func (t *deltaTarget) canBatch() bool {
+	if t.s != nil {
+		return true
+	}
 	_, ok := t.store.(TransactionStore)
 	return ok
 }
 
-func (t storeTarget) transaction(txns []Transaction) *TransactionError {
+// transaction applies the writes of a batch, txns[i] from delta i, under one lock.
+func (t *deltaTarget) transaction(txns []Transaction) *TransactionError {
+	if t.s != nil {
+		t.transactionKeyed(txns)
+		return nil
+	}
 	return t.store.(TransactionStore).Transaction(txns...)
 }
 
-func (t storeTarget) tell(_ int, kind NotificationKind, old, obj any) {
+// tell makes one handler call about delta i's object.
+func (t *deltaTarget) tell(i int, kind NotificationKind, old, obj any) {
+	if t.s != nil {
+		// The objRV as far as it was read: notify reads what it needs and is still unread.
+		t.s.notify(kind, old, obj, t.s.poppedRVs[i], t.keys[i], t.init)
+		return
+	}
 	t.tellKey("", kind, old, obj)
 }
 
-func (t storeTarget) tellKey(_ string, kind NotificationKind, old, obj any) {
+// tellKey makes one handler call about an object that is not a popped delta's (a relist's, a
+// resync's), whose cache key is key in keyed mode (else "").
+func (t *deltaTarget) tellKey(key string, kind NotificationKind, old, obj any) {
+	if t.s != nil {
+		t.s.notify(kind, old, obj, objRV{}, key, t.init)
+		return
+	}
 	switch kind {
 	case NotificationUpdate:
 		t.handler.OnUpdate(old, obj)
@@ -300,7 +310,14 @@ func (t storeTarget) tellKey(_ string, kind NotificationKind, old, obj any) {
 	}
 }
 
-func (t storeTarget) relist(info ReplacedAllInfo) ([]DeletedFinalStateUnknown, []any, []string, error) {
+// relist classifies a relist's objects against the cache before the swap (informer.md §6.3
+// step 1): a tombstone for every cached key the list lacks, the cached predecessor (or nil) of
+// every listed object, and in keyed mode the listed objects' keys (else nil).
+func (t *deltaTarget) relist(info ReplacedAllInfo) ([]DeletedFinalStateUnknown, []any, []string, error) {
+	if t.s != nil {
+		tombs, olds := t.relistKeyed(info)
+		return tombs, olds, t.s.listKeys, nil
+	}
 	var tombs []DeletedFinalStateUnknown
 	olds := make([]any, 0, len(info.Objects))
 	err := reconcileReplacement(nil, t.store, info.Objects, t.keyFunc,
@@ -316,12 +333,29 @@ func (t storeTarget) relist(info ReplacedAllInfo) ([]DeletedFinalStateUnknown, [
 	return tombs, olds, nil, err
 }
 
-func (t storeTarget) tombstoneOrder() func(n int, swap func(i, j int)) { return t.order }
-
-func (t storeTarget) replace(info ReplacedAllInfo) error {
+// replace swaps the whole cache for the relist's objects.
+func (t *deltaTarget) replace(info ReplacedAllInfo) error {
+	if t.s != nil {
+		t.s.cache.replaceKeyed(info.Objects, t.s.listKeys, info.ResourceVersion)
+		t.s.emit(StepEvent{Kind: StepCacheReplaced, Count: len(info.Objects), ResourceVersion: info.ResourceVersion})
+		return nil
+	}
 	return t.store.Replace(info.Objects, info.ResourceVersion)
 }
 
-func (t storeTarget) list() ([]string, []any) { return nil, t.store.List() }
+// list returns the cached objects in key order, and in keyed mode their keys (else nil).
+func (t *deltaTarget) list() ([]string, []any) {
+	if t.s != nil {
+		return t.s.cache.listKeyed()
+	}
+	return nil, t.store.List()
+}
 
-func (t storeTarget) bookmark(resourceVersion string) { t.store.Bookmark(resourceVersion) }
+// bookmark records a bookmark's resourceVersion.
+func (t *deltaTarget) bookmark(resourceVersion string) {
+	if t.s != nil {
+		t.s.cache.Bookmark(resourceVersion)
+		return
+	}
+	t.store.Bookmark(resourceVersion)
+}

@@ -4,7 +4,7 @@ import "github.com/informersim/informersim/internal/invariant"
 
 // This file holds the informer's keyed processing: the deltas a RealFIFO pops with popKeyed,
 // which come with the key each one was queued under, applied by the rules of process.go
-// (applyDeltas, applyBatch, applyRelist; informer.md §6.2-§6.4) over keyedTarget. The key of an
+// (applyDeltas, applyBatch, applyRelist; informer.md §6.2-§6.4) over a deltaTarget in keyed mode. The key of an
 // object is needed five times on the way from the queue to the listeners (the cache lookup that
 // decides add versus update, the cache write, and the pop, cache and buffer step events), and
 // computing it builds a new string each time; here it is computed once, at enqueue. The rules
@@ -13,23 +13,24 @@ import "github.com/informersim/informersim/internal/invariant"
 // times (the deletions it implies, the lookup of each predecessor, the cache swap, the
 // notification), and a resync (SyncAll) one per cached object; here, once, or never (a resync
 // uses the cache's own keys). A popped item whose key does not compute goes through
-// handleDeltas or handleBatchDeltas: the same rules over a storeTarget.
+// handleDeltas or handleBatchDeltas: the same rules over the informer's Store.
 
 // handleKeyed is the informer's keyedProcessFunc: one delta is handled as handleDeltas would,
-// several as handleBatchDeltas would, by applyDeltas and applyBatch over a keyedTarget. keys[i]
+// several as handleBatchDeltas would, by applyDeltas and applyBatch over a keyed deltaTarget. keys[i]
 // is deltas[i]'s cache key, or "" where the queue kept none; handleKeyed computes those with the
 // cache's key function. Where a key does not compute, the pop goes to handleDeltas_locked or
-// handleBatchDeltas_locked, the same rules over a storeTarget, which report the error.
+// handleBatchDeltas_locked, the same rules over the informer's Store, which report the error.
 func (s *sharedIndexInformer) handleKeyed(deltas []Delta, keys []string, isInInitialList bool) error {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
-	t := keyedTarget{s: s, keys: keys, init: isInInitialList}
+	t := &deltaTarget{s: s, keys: keys, init: isInInitialList}
 	if len(deltas) == 1 {
 		switch deltas[0].Type {
 		case ReplacedAll:
 			if info, ok := deltas[0].Object.(ReplacedAllInfo); ok && s.fillListKeys(info.Objects) {
 				s.emitPopped(deltas, isInInitialList)
 				s.latchIfQueueSynced()
+				t.order = s.shuffle
 				err := applyDeltas(t, deltas)
 				clear(s.listKeys)
 				s.listKeys = s.listKeys[:0]
@@ -64,22 +65,8 @@ func (s *sharedIndexInformer) handleKeyed(deltas []Delta, keys []string, isInIni
 	return err
 }
 
-// keyedTarget is the deltaTarget of the informer's keyed path: its own cache, written with the
-// keys the queue kept (keys[i] is delta i's) and each popped object's RV read once (poppedRV),
-// the cache writes reported to the observer, and every call made by notify. None of its writes
-// can fail: every key has computed (fillKeys, fillListKeys).
-type keyedTarget struct {
-	s    *sharedIndexInformer
-	keys []string
-	init bool // the pop's isInInitialList
-}
-
-func (t keyedTarget) cached(i int, _ any) (any, bool) {
-	old, exists, _ := t.s.cache.GetByKey(t.keys[i])
-	return old, exists
-}
-
-func (t keyedTarget) write(i int, typ TransactionType, obj any) error {
+// writeKeyed is deltaTarget.write in keyed mode.
+func (t *deltaTarget) writeKeyed(i int, typ TransactionType, obj any) {
 	rv := t.s.poppedRV(i, obj) // for the cache's RV, its event and the notification
 	key := t.keys[i]
 	if typ == TransactionTypeDelete {
@@ -88,12 +75,10 @@ func (t keyedTarget) write(i int, typ TransactionType, obj any) error {
 		t.s.cache.setKeyed(key, obj, rv)
 	}
 	t.s.emitCacheWrite(cacheWriteKind(typ), key, obj, rv)
-	return nil
 }
 
-func (keyedTarget) canBatch() bool { return true }
-
-func (t keyedTarget) transaction(txns []Transaction) *TransactionError {
+// transactionKeyed is deltaTarget.transaction in keyed mode.
+func (t *deltaTarget) transactionKeyed(txns []Transaction) {
 	s := t.s
 	last := len(txns) - 1
 	s.cache.transactionKeyed(txns, t.keys, s.poppedRV(last, txns[last].Object))
@@ -102,20 +87,11 @@ func (t keyedTarget) transaction(txns []Transaction) *TransactionError {
 			s.emitCacheWrite(cacheWriteKind(txn.Type), t.keys[i], txn.Object, s.poppedRV(i, txn.Object))
 		}
 	}
-	return nil
 }
 
-func (t keyedTarget) tell(i int, kind NotificationKind, old, obj any) {
-	// The objRV as far as it was read: notify reads what it needs and is still unread.
-	t.s.notify(kind, old, obj, t.s.poppedRVs[i], t.keys[i], t.init)
-}
-
-func (t keyedTarget) tellKey(key string, kind NotificationKind, old, obj any) {
-	t.s.notify(kind, old, obj, objRV{}, key, t.init)
-}
-
-// relist classifies a relist whose objects' keys fillListKeys put in s.listKeys.
-func (t keyedTarget) relist(info ReplacedAllInfo) ([]DeletedFinalStateUnknown, []any, []string, error) {
+// relistKeyed is deltaTarget.relist in keyed mode, for a relist whose objects' keys
+// fillListKeys put in s.listKeys.
+func (t *deltaTarget) relistKeyed(info ReplacedAllInfo) ([]DeletedFinalStateUnknown, []any) {
 	s := t.s
 	keys := s.listKeys
 	listed := make(map[string]struct{}, len(keys))
@@ -139,20 +115,8 @@ func (t keyedTarget) relist(info ReplacedAllInfo) ([]DeletedFinalStateUnknown, [
 			olds[i] = old
 		}
 	}
-	return tombs, olds, keys, nil
+	return tombs, olds
 }
-
-func (t keyedTarget) tombstoneOrder() func(n int, swap func(i, j int)) { return t.s.shuffle }
-
-func (t keyedTarget) replace(info ReplacedAllInfo) error {
-	t.s.cache.replaceKeyed(info.Objects, t.s.listKeys, info.ResourceVersion)
-	t.s.emit(StepEvent{Kind: StepCacheReplaced, Count: len(info.Objects), ResourceVersion: info.ResourceVersion})
-	return nil
-}
-
-func (t keyedTarget) list() ([]string, []any) { return t.s.cache.listKeyed() }
-
-func (t keyedTarget) bookmark(resourceVersion string) { t.s.cache.Bookmark(resourceVersion) }
 
 // objRV is an object's resourceVersion as the informer's processing reads it: the text
 // describeRV gives (a tombstone's last known object's) for the step events, and whether the
@@ -193,7 +157,7 @@ func (s *sharedIndexInformer) poppedRV(i int, obj any) objRV {
 
 // fillKeys computes the keys the queue did not keep, and reports whether every delta can take
 // the keyed path: its type is one applyBatch accepts (every other type is handled alone, by
-// handleDeltas over a storeTarget) and its key computes. The queue has checked the keys it kept
+// handleDeltas over the informer's Store) and its key computes. The queue has checked the keys it kept
 // (RealFIFO.checkKeptKey): the object of a non-atomic resync's Sync delta is the cached object,
 // which a handler may have renamed (it must not) after it was queued, and then the queue hands
 // no key and it is computed here, as the unkeyed path computes it.
@@ -283,7 +247,7 @@ func (s *sharedIndexInformer) emitPoppedKeyed(deltas []Delta, keys []string, isI
 }
 
 // fillListKeys computes the cache key of every object of a relist into s.listKeys, and reports
-// whether they all computed; if one did not, applyRelist over a storeTarget reports it.
+// whether they all computed; if one did not, applyRelist over the informer's Store reports it.
 func (s *sharedIndexInformer) fillListKeys(objs []any) bool {
 	keys := s.listKeys[:0]
 	for _, obj := range objs {
