@@ -16,6 +16,7 @@ import (
 	"github.com/informersim/informersim/kube"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
+	"github.com/informersim/informersim/timeline/record"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/informers"
@@ -229,7 +230,9 @@ type Report struct {
 	// the seed and replay command once, and for an oracle's violation the history of the object
 	// concerned (every event about it, from the apiserver to each handler) and the trace before
 	// it; otherwise the end of the trace. Print it rather than the one-line error:
-	// t.Fatal(rep.Failure).
+	// t.Fatal(rep.Failure). Its line after the replay command names the run's HTML timeline
+	// (package timeline/record, written by record.Explain: a lane per component, the
+	// violating event marked), in $INFORMERSIM_ARTIFACTS or the system's temporary directory.
 	Failure string
 }
 
@@ -400,7 +403,7 @@ func run(cfg Config) (*Report, error) {
 		Streams: b.streams.sorted(), WatchTimeoutsRedrawn: b.timeoutsRedrawn, UnorderedBatches: b.unorderedBatches,
 		Trace: sim.Narrate(s.Trace().Events())}
 	if err != nil {
-		rep.Failure = w.Explain(err)
+		rep.Failure = record.Explain(w, err)
 	}
 	return rep, err
 }

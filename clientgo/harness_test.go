@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/informersim/informersim/clientgo"
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/sim/world"
+	"github.com/informersim/informersim/timeline/record"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -328,9 +331,12 @@ func TestHarnessNarratesWrites(t *testing.T) {
 }
 
 // TestRunFailureIsToldForAPerson: a run whose check fails returns a one-line error and a
-// Report whose Failure states the error, the seed and the replay command once each, and the
-// end of the trace; a run that passes has no Failure.
+// Report whose Failure states the error, the seed and the replay command once each, the run's
+// HTML timeline on the line after the replay command, and the end of the trace; a run that
+// passes has no Failure.
 func TestRunFailureIsToldForAPerson(t *testing.T) {
+	artifacts := t.TempDir()
+	t.Setenv(record.ArtifactsEnv, artifacts)
 	cfg := mirrorConfig(1, 1, nil)
 	cfg.Check = func(*fakeapi.Server) error { return errors.New("the mirror is never right") }
 	rep, err := clientgo.Run(t, cfg)
@@ -346,6 +352,14 @@ func TestRunFailureIsToldForAPerson(t *testing.T) {
 		if n := strings.Count(rep.Failure, once); n != 1 {
 			t.Errorf("%q is stated %d times, want once:\n%s", once, n, rep.Failure)
 		}
+	}
+	_, afterReplay, _ := strings.Cut(rep.Failure, "\nreplay: ")
+	_, afterReplay, _ = strings.Cut(afterReplay, "\n")
+	path, _, _ := strings.Cut(strings.TrimPrefix(afterReplay, "timeline: "), "\n")
+	if !strings.HasPrefix(afterReplay, "timeline: ") || filepath.Dir(path) != artifacts || !strings.HasPrefix(filepath.Base(path), "informersim-1-") {
+		t.Errorf("the line after the replay command does not name the timeline in %s:\n%s", artifacts, rep.Failure)
+	} else if page, err := os.ReadFile(path); err != nil || !strings.Contains(string(page), "the mirror is never right") {
+		t.Errorf("the timeline %s is not the failed run's page (%v)", path, err)
 	}
 	rep, err = clientgo.Run(t, mirrorConfig(1, 1, nil))
 	if err != nil || rep.Failure != "" {
