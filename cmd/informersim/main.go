@@ -6,7 +6,7 @@
 // prints the run header and the narrated trace.
 //
 //	informersim run FILE|NAME [--seed N] [--policy random|fifo|pct] [--json] [--html FILE] [--rewrite]
-//	informersim shrink FILE|NAME [--seed N] [--policy random|fifo|pct] [--max-runs N] [-o OUT]
+//	informersim shrink FILE|NAME [--seed N] [--policy random|fifo|pct] [--max-runs N] [-o OUT] [--html FILE]
 //	informersim list
 //	informersim explain NAME [--html FILE]
 //	informersim course --html DIR
@@ -33,7 +33,7 @@ func main() {
 
 const usage = `usage:
   informersim run FILE|NAME [--seed N] [--policy random|fifo|pct] [--json] [--html FILE] [--rewrite]
-  informersim shrink FILE|NAME [--seed N] [--policy random|fifo|pct] [--max-runs N] [-o OUT]
+  informersim shrink FILE|NAME [--seed N] [--policy random|fifo|pct] [--max-runs N] [-o OUT] [--html FILE]
   informersim sweep FILE|NAME --seeds A:B [--shard i/n] [--procs N] [--json]
   informersim merge [--json] SHARD.jsonl...
   informersim list
@@ -48,7 +48,8 @@ run      run a scenario file, or a course scenario by name, and print its narrat
          expected block of the file differs from the run (a diff on stderr; --rewrite renews
          a file's blocks instead; --seed and --policy skip the comparison)
 shrink   shrink a failing run to a small scenario file failing the same way (on stdout, or
-         -o OUT), with a comment saying what was removed; exit 1 if the run passes
+         -o OUT), with a comment saying what was removed; --html FILE draws its failing run;
+         exit 1 if the run passes
 sweep    run a scenario once per seed of [A, B) (or shard i of n of them): failing seeds, a
          summary by oracle and the hazards reached and never reached; exit 3 when a seed
          failed; a progress bar on a terminal

@@ -6,17 +6,20 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/informersim/informersim/scenarios"
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/timeline"
 )
 
-// shrink is "informersim shrink FILE|NAME [--seed N] [--policy P] [--max-runs N] [-o OUT]": the
-// failing run shrunk to a small scenario file failing the same way (scenarios.Shrink), written
-// to standard output (or OUT); a summary (directives and ops before and after, runs, time) on
-// standard error. A run that passes has nothing to shrink: exit 1.
+// shrink is "informersim shrink FILE|NAME [--seed N] [--policy P] [--max-runs N] [-o OUT]
+// [--html FILE]": the failing run shrunk to a small scenario file failing the same way
+// (scenarios.Shrink), written to standard output (or OUT); a summary (directives and ops before
+// and after, runs, time) on standard error; with --html, the shrunk file's failing run drawn as
+// a timeline (package timeline). A run that passes has nothing to shrink: exit 1.
 func shrink(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("shrink", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -24,6 +27,7 @@ func shrink(args []string, stdout, stderr io.Writer) int {
 	policy := fs.String("policy", "", "replace the scheduling policy: random, fifo or pct")
 	maxRuns := fs.Int("max-runs", 0, "the most runs the shrink may spend (default 5000)")
 	out := fs.String("o", "", "write the shrunk file here instead of standard output (its replay line names it)")
+	htmlOut := fs.String("html", "", "also write the shrunk file's failing run as a timeline, one self-contained HTML page, to this file")
 	pos, code := parseInterleaved(fs, args)
 	if code >= 0 {
 		return code
@@ -77,6 +81,12 @@ func shrink(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "informersim shrink: %v\n", err)
 		return 1
 	}
+	if *htmlOut != "" {
+		if err := writeShrunkTimeline(*htmlOut, opts, sh.Text); err != nil {
+			fmt.Fprintf(stderr, "informersim shrink: --html: %v\n", err)
+			return 1
+		}
+	}
 	fmt.Fprintf(stderr, "informersim shrink: %s fails with %s: %d -> %d directives, %d -> %d ops, %d runs in %s",
 		sc.Name, sh.Failure, sh.Directives[0], sh.Directives[1], sh.Ops[0], sh.Ops[1], sh.Runs, time.Since(start).Round(time.Millisecond))
 	if !sh.Minimal {
@@ -102,4 +112,23 @@ func parseInterleaved(fs *flag.FlagSet, args []string) (pos []string, code int) 
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+}
+
+// writeShrunkTimeline runs the shrunk file as its replay line would (its own seed and the
+// shrink's policy) and writes that run's timeline to path. The run must fail again: a shrunk
+// file that passes would be a shrinker's bug, reported rather than drawn.
+func writeShrunkTimeline(path string, opts scenarios.ShrinkOptions, text string) error {
+	sc := scenarios.NewScenario(strings.TrimSuffix(filepath.Base(opts.OutName), ".txt"), text)
+	res, err := scenarios.Run(sc.Name, sc.Text, scenarios.Options{Name: opts.OutName, Policy: opts.Policy, Seed: opts.Seed})
+	if err != nil {
+		return err
+	}
+	if res.Failure == nil {
+		return errors.New("the shrunk file's run passes: nothing to draw")
+	}
+	rec, err := timeline.FromResult(sc, res)
+	if err != nil {
+		return err
+	}
+	return writeFile(path, rec.WriteHTML)
 }

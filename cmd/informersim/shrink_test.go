@@ -39,6 +39,15 @@ func TestShrinkCommand(t *testing.T) {
 		strings.Contains(e.String(), "differ") || !strings.Contains(e.String(), "replay: informersim run "+out+" --seed 28") {
 		t.Errorf("run of the shrunk file: exit %d, stderr %q", code, e.String())
 	}
+	page := filepath.Join(dir, "min.html")
+	e.Reset()
+	if code := run([]string{"shrink", "-o", out, "--html", page, noisy}, &o, &e); code != 0 {
+		t.Fatalf("shrink --html: exit %d, stderr %q", code, e.String())
+	}
+	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "<html") ||
+		!strings.Contains(string(b), "oracle read-only-objects violated") || strings.Contains(string(b), "name=good") {
+		t.Errorf("shrink --html did not write the shrunk run's failing timeline (%v)", err)
+	}
 	e.Reset()
 	if code := run([]string{"shrink", "01"}, &o, &e); code != 1 || !strings.Contains(e.String(), "the run passes") {
 		t.Errorf("shrink of a passing course scenario: exit %d, stderr %q", code, e.String())
