@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/informersim/informersim/scenarios"
+	"github.com/informersim/informersim/sim/world"
 	"github.com/informersim/informersim/timeline"
 )
 
@@ -202,7 +203,7 @@ func objectPattern(key string) *regexp.Regexp {
 // order, covering the topology; every narrated event drawn once in its lane, faults marked;
 // following one object highlights exactly the trace's events about it and lists its history;
 // hovering shows the narration line; zoom widens the picture; a failure is marked.
-func checkTimeline(t *testing.T, b *browser, r *timeline.Run, topo scenarios.Topology, follow string) {
+func checkTimeline(t *testing.T, b *browser, r *timeline.Run, topo world.Topology, follow string) {
 	t.Helper()
 	var want []string
 	for _, c := range r.Components {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/informersim/informersim/scenarios"
+	"github.com/informersim/informersim/sim/world"
 	"github.com/informersim/informersim/timeline"
 )
 
@@ -15,7 +16,7 @@ import (
 const failingScenario = "../timeline/testdata/mutating-handler.txt"
 
 // record runs a scenario and returns its record and topology.
-func record(t *testing.T, sc scenarios.Scenario) (*timeline.Run, scenarios.Topology) {
+func record(t *testing.T, sc scenarios.Scenario) (*timeline.Run, world.Topology) {
 	t.Helper()
 	res, err := scenarios.Run(sc.Name, sc.Text, scenarios.Options{Name: sc.Name})
 	if err != nil {

@@ -13,20 +13,18 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/informersim/informersim/fakeapi"
-	"github.com/informersim/informersim/scenarios"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
 	"github.com/informersim/informersim/sim/world/oracle"
 	"github.com/informersim/informersim/sim/world/worldtest"
 	"github.com/informersim/informersim/timeline"
-	runrecord "github.com/informersim/informersim/timeline/record"
 )
 
 // failingSpecTimeline runs what a user's failing spec runs (a world with its oracles attached
 // whose cache is set back behind the informer's back, so cache-before-notify fails at the
 // handler's call) through worldtest.HaveConverged, and returns the page its failure message
 // names, the record embedded in it and the world's topology.
-func failingSpecTimeline(t *testing.T) (string, *timeline.Run, scenarios.Topology) {
+func failingSpecTimeline(t *testing.T) (string, *timeline.Run, world.Topology) {
 	t.Helper()
 	// The page stays with the screenshots, as a test artifact.
 	t.Setenv(worldtest.ArtifactsEnv, artifacts(t))
@@ -80,12 +78,7 @@ func failingSpecTimeline(t *testing.T) (string, *timeline.Run, scenarios.Topolog
 	if err := json.Unmarshal([]byte(embedded), &r); err != nil {
 		t.Fatal(err)
 	}
-	rt := runrecord.TopologyOf(w)
-	topo := scenarios.Topology{Replicas: rt.Replicas}
-	for _, i := range rt.Informers {
-		topo.Informers = append(topo.Informers, scenarios.InformerTopology{Name: i.Name, Queue: i.Queue, Handlers: i.Handlers})
-	}
-	return found[1], &r, topo
+	return found[1], &r, w.Topology()
 }
 
 // Goal: the timeline a failing spec writes (a world run: no directives) is a record the schema

@@ -74,14 +74,7 @@ func FromResult(sc scenarios.Scenario, res *scenarios.Result) (*Run, error) {
 	if w == nil {
 		return nil, fmt.Errorf("timeline: scenario %s built no world", sc.Name)
 	}
-	st := res.Env.Topology()
-	topo := record.Topology{Replicas: st.Replicas}
-	for _, inf := range st.Informers {
-		topo.Informers = append(topo.Informers, record.InformerTopology{Name: inf.Name, Queue: inf.Queue, Handlers: inf.Handlers})
-	}
-	for _, q := range st.WorkQueues {
-		topo.WorkQueues = append(topo.WorkQueues, record.WorkQueueTopology{Name: q.Name, Informer: q.Informer, Workers: q.Workers})
-	}
+	topo := res.Env.Topology()
 	r, err := record.FromWorld(w, record.Source{
 		Scenario: Scenario{Name: sc.Name, Title: sc.Title, Concept: sc.Concept, Labels: sc.Labels, Pipeline: sc.Pipeline},
 		Replay:   res.Env.ReplayCommand(), Hash: res.Hash, Topology: &topo,

@@ -3,7 +3,6 @@ package record
 import (
 	"strconv"
 
-	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
 	"github.com/informersim/informersim/sim/world/narration"
@@ -40,50 +39,12 @@ type laneMap struct {
 	workers   map[string]bool
 }
 
-// Topology is what the lanes are drawn for: the apiserver's replicas, each informer (its name,
-// its queue, "realfifo", "realfifo-nonatomic" or "deltafifo", and its handlers' actors in
-// registration order) and each workqueue (its actor, its informer and its workers' actors). An
-// actor it does not name gets a user lane when it first acts.
-type Topology struct {
-	Replicas   int
-	Informers  []InformerTopology
-	WorkQueues []WorkQueueTopology
-}
+// Topology is what the lanes are drawn for (world.Topology): an actor it does not name gets a
+// user lane when it first acts.
+type Topology = world.Topology
 
-// InformerTopology is one informer of a Topology.
-type InformerTopology struct {
-	Name     string
-	Queue    string
-	Handlers []string
-}
-
-// WorkQueueTopology is one workqueue of a Topology.
-type WorkQueueTopology struct {
-	Name     string
-	Informer string
-	Workers  []string
-}
-
-// TopologyOf returns the world's own components: its apiserver's replicas and its informers with
-// their handlers, in the order they were added. The world knows no workqueue: a spec's own
-// workqueue and workers are user actors, drawn as such.
-func TopologyOf(w *world.World) Topology {
-	t := Topology{Replicas: max(w.Server().Replicas(), 1)}
-	for _, n := range w.Informers() {
-		it := InformerTopology{Name: n.Name(), Queue: "realfifo"}
-		switch n.Spec().Informer.QueueMode {
-		case informer.QueueDeltaFIFO:
-			it.Queue = "deltafifo"
-		case informer.QueueRealFIFONonAtomic:
-			it.Queue = "realfifo-nonatomic"
-		}
-		for _, h := range n.Handlers() {
-			it.Handlers = append(it.Handlers, h.Actor())
-		}
-		t.Informers = append(t.Informers, it)
-	}
-	return t
-}
+// TopologyOf returns the world's own components (World.Topology).
+func TopologyOf(w *world.World) Topology { return w.Topology() }
 
 func newLaneMap(t Topology) *laneMap {
 	m := &laneMap{index: map[string]int{}, replicas: t.Replicas, informers: map[string]bool{},
