@@ -14,7 +14,8 @@ import (
 // TestKubectlControlPlane runs the real kubectl against `informersim serve` and its control plane
 // (docs/controlplane.md): delete --cascade=foreground|background|orphan on an owner with
 // dependents, delete namespace with contents (one held by a finalizer, a create refused while it
-// terminates), rollout status finishing, and a stuck rollout failing at its progress deadline.
+// terminates, then a create refused because it no longer exists; creates in the system namespaces
+// succeed), rollout status finishing, and a stuck rollout failing at its progress deadline.
 func TestKubectlControlPlane(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -100,6 +101,16 @@ func TestKubectlControlPlane(t *testing.T) {
 	run("-n", "team", "patch", "configmap", "held", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
 	run("wait", "--for=delete", "namespace/team", "--timeout=20s")
 	fails("may not be deleted", "delete", "namespace", "kube-system")
+	// A namespace that does not exist (any more): kube-apiserver's 404, as kubectl prints it.
+	fails(`error: failed to create configmap: namespaces "team" not found`, "-n", "team", "create", "configmap", "after")
+	nope := filepath.Join(srv.dir, "nope.json")
+	if err := os.WriteFile(nope, []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"nope"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fails(`Error from server (NotFound): error when creating "`+nope+`": namespaces "nope" not found`, "create", "-f", nope)
+	for _, ns := range []string{"default", "kube-system", "kube-public"} {
+		run("-n", ns, "create", "configmap", "in-"+ns)
+	}
 
 	// rollout status finishes through the workload status stand-in.
 	run("create", "deployment", "web", "--image=nginx", "--replicas=3")

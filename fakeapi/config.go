@@ -219,6 +219,13 @@ type Config struct {
 	// GenerateNameAttempts is the number of names tried for generateName. Zero means
 	// DefaultGenerateNameAttempts.
 	GenerateNameAttempts int
+	// RequireNamespaces refuses a create or an update of a namespaced object whose namespace
+	// does not exist with kube-apiserver's 404 (namespaces "x" not found), as its
+	// NamespaceLifecycle admission plugin does (fakeapi.md §5.3). Off, writes may name a
+	// namespace nobody created, as a simulation's writers do. A server standing for a cluster
+	// (informersim serve, the clientgo harness) turns it on and creates the system namespaces
+	// (package fakeapi/rest: EnsureNamespaces).
+	RequireNamespaces bool
 }
 
 // BuiltinResources returns the built-in resource table, a fresh copy on each call.

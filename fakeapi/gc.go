@@ -2,7 +2,6 @@ package fakeapi
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,7 +15,8 @@ import (
 // This file holds what the apiserver does for the garbage collector and the namespace
 // controller (package controlplane), which it does not run itself: the finalizers a delete
 // sets from its propagation policy, a namespace's two-phase deletion (spec.finalizers), and
-// the NamespaceLifecycle admission plugin's refusals (fakeapi.md §5.3).
+// the NamespaceLifecycle admission plugin's refusal to delete the system namespaces (fakeapi.md
+// §5.3; its refusals of writes into a namespace are in nsadmission.go).
 
 // NamespacesGVR is the core/v1 namespaces resource, whose deletion is two-phase.
 var NamespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
@@ -119,32 +119,6 @@ func admitNamespaceDelete(gr schema.GroupResource, name string) error {
 		return apierrors.NewForbidden(gr, name, errors.New("this namespace may not be deleted"))
 	}
 	return nil
-}
-
-// admitInNamespace_locked refuses a create in a namespace being deleted, with the
-// NamespaceLifecycle admission plugin's 403 and its NamespaceTerminating cause. A namespace
-// that does not exist is not checked: a simulation's writers create objects in namespaces
-// nobody created (kube-apiserver would answer 404).
-func (s *Server) admitInNamespace_locked(res *resourceStore, key objKey) error {
-	if !res.info.Namespaced || key.ns == "" {
-		return nil
-	}
-	nss, ok := s.resources[NamespacesGVR]
-	if !ok {
-		return nil
-	}
-	ns := s.current_locked(nss, objKey{name: key.ns})
-	if ns == nil || !terminating(ns) {
-		return nil
-	}
-	err := apierrors.NewForbidden(res.info.GVR.GroupResource(), key.name,
-		fmt.Errorf("unable to create new content in namespace %s because it is being terminated", key.ns))
-	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{
-		Type:    "NamespaceTerminating",
-		Message: fmt.Sprintf("namespace %s is being terminated", key.ns),
-		Field:   "metadata.namespace",
-	})
-	return err
 }
 
 // NamespaceSpecFinalizers returns a namespace's spec.finalizers (nil when it has none or ns is

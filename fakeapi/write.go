@@ -417,6 +417,9 @@ func (s *Server) insert_locked(res *resourceStore, ns string, obj *unstructured.
 	if err != nil {
 		return nil, err
 	}
+	if err := s.admitWrite_locked(res, u, true); err != nil {
+		return nil, err
+	}
 	if errs := validateMeta(res, u, nil); len(errs) > 0 {
 		return nil, s.invalid(res, u.GetName(), errs)
 	}
@@ -455,9 +458,6 @@ func (s *Server) insert_locked(res *resourceStore, ns string, obj *unstructured.
 	key := objKey{u.GetNamespace(), name}
 	if s.current_locked(res, key) != nil {
 		return nil, apierrors.NewAlreadyExists(gr, name)
-	}
-	if err := s.admitInNamespace_locked(res, key); err != nil {
-		return nil, err
 	}
 	if s.objects >= s.cfg.MaxObjects {
 		return nil, apierrors.NewTooManyRequests(fmt.Sprintf("fakeapi: object limit %d reached", s.cfg.MaxObjects), 1)
@@ -561,6 +561,10 @@ func (s *Server) applyUpdate_locked(res *resourceStore, key objKey, cur, u *unst
 // u's metadata.managedFields, which a field manager computed for it ([Mutation]): the one
 // metadata field a /status write changes in kube-apiserver too.
 func (s *Server) applyUpdateManaged_locked(res *resourceStore, key objKey, cur, u *unstructured.Unstructured, sharesCur, status, dryRun, keepManaged bool) (*unstructured.Unstructured, error) {
+	// Admission sees an update once the object was read, before its preconditions.
+	if err := s.admitWrite_locked(res, cur, false); err != nil {
+		return nil, err
+	}
 	gr := res.info.GVR.GroupResource()
 	name := key.name
 	switch rv := metaStr(u, "resourceVersion"); {

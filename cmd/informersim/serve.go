@@ -97,7 +97,8 @@ also writes the kubeconfig to FILE, for kubectl --kubeconfig=FILE.
 
 It speaks JSON and, for the built-in kinds, protobuf (client-go's and kubectl's defaults), and
 starts with the namespaces kube-apiserver creates (default, kube-node-lease, kube-public,
-kube-system).
+kube-system); a write into any other namespace before it is created is refused as
+kube-apiserver refuses it (404 namespaces "x" not found).
 
 It runs stand-ins for kube-controller-manager (docs/controlplane.md) unless -controllers=false:
 the garbage collector (ownerReferences: kubectl delete --cascade=background|foreground|orphan),
@@ -127,7 +128,7 @@ without pods, so kubectl rollout status finishes; -stuck names a rollout that ne
 		fmt.Fprintf(stderr, "informersim serve: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	srv, err := fakeapi.New(fakeapi.Config{Rand: rand.New(rand.NewPCG(*seed, *seed)), Resources: crds.resources})
+	srv, err := fakeapi.New(fakeapi.Config{Rand: rand.New(rand.NewPCG(*seed, *seed)), Resources: crds.resources, RequireNamespaces: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
 		return 2
