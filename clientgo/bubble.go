@@ -97,6 +97,13 @@ type bubble struct {
 	// far as the world served them (stream.go).
 	unorderedBatches int
 	views            map[string]map[string]bool
+	// resyncWakes counts Report.ResyncWakes; slept is set when the driver's sleep let the
+	// bubble's clock move on, so the next calls drained were made by a controller woken by a
+	// timer of its own (the world did nothing in between).
+	resyncWakes int
+	slept       bool
+	// listedAt is, for each informer's view, when the response to its last LIST arrived.
+	listedAt map[string]time.Duration
 	// checks are the user's checks while the controller runs (checks.go).
 	checks checks
 
@@ -244,7 +251,14 @@ func (b *bubble) turn() (bool, error) {
 		return false, err
 	}
 	now := bubbleNow()
-	b.schedule(b.drain(), now)
+	pending := b.drain()
+	if b.slept {
+		b.slept = false
+		if len(pending) > 0 && b.resyncDue(now) {
+			b.resyncWakes++
+		}
+	}
+	b.schedule(pending, now)
 	b.pumpStreams()
 	before := b.s.StepCount()
 	budget := max(now-b.s.Now(), 0)
@@ -269,6 +283,7 @@ func (b *bubble) sleep(until time.Duration) {
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
+	before := bubbleNow()
 	b.driverBlocked.Store(true)
 	select {
 	case <-t.C:
@@ -276,6 +291,24 @@ func (b *bubble) sleep(until time.Duration) {
 		b.held = append(b.held, c)
 	}
 	b.driverBlocked.Store(false)
+	if bubbleNow() > before {
+		b.slept = true
+	}
+}
+
+// resyncDue reports whether now could be a resync of an informer the controller built itself
+// that holds two objects or more (as far as the world served them): a reflector's resync timer
+// starts when its LIST's response arrives and fires every resync period, a whole number of
+// milliseconds in practice; a workqueue's retry or a backoff falls on such an instant only by
+// chance (the responses they follow arrive after latencies drawn to the nanosecond).
+func (b *bubble) resyncDue(now time.Duration) bool {
+	for view, at := range b.listedAt {
+		d := now - at
+		if d > 0 && d%time.Millisecond == 0 && len(b.views[view]) >= 2 {
+			return true
+		}
+	}
+	return false
 }
 
 // runUntil drives the world and the controller until cond holds (checked when every goroutine
@@ -375,8 +408,15 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var resp *http.Response
 	key := req.Method + " " + req.URL.RequestURI() + " " + req.Header.Get("Accept") + " " + string(body)
 	var latency func() time.Duration
+	listed := "" // the view a LIST refreshed
 	if t.latency != nil {
-		latency = func() time.Duration { return t.latency(req) }
+		latency = func() time.Duration {
+			d := t.latency(req)
+			if listed != "" {
+				t.b.listedAt[listed] += max(d, 0)
+			}
+			return d
+		}
 	}
 	err := t.b.do(req.Method, key, latency, func() {
 		var wr *Write
@@ -400,7 +440,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			t.b.checkWrite(*wr)
 		}
 		if req.Method == http.MethodGet && rec.Code == http.StatusOK {
-			t.b.noteList(req, rec.Body.Bytes(), rec.Header().Get("Content-Type"))
+			listed = t.b.noteList(req, rec.Body.Bytes(), rec.Header().Get("Content-Type"))
 		}
 		t.b.s.Emit(ControllerActor, "response", sim.F("request", req.Method+" "+req.URL.RequestURI()), sim.F("code", strconv.Itoa(resp.StatusCode)))
 	})

@@ -95,10 +95,11 @@
 // Limits: a handler's resync period, selectors and namespaces of the Env factories follow the
 // world's informers; client-go's own informers hand some batches to the handlers in a Go map's
 // order, which no seed decides: the tombstones of a relist that finds several objects gone
-// (counted in Report.UnorderedBatches, with a trace line) and a resync of several objects (not
-// counted: the world does not see it); a controller that writes in that order can differ
-// between runs of one seed (sample-controller wired by its main: 2 of 240 seed runs, both
-// counted); the record
+// (counted in Report.UnorderedBatches, with a trace line) and a resync of several objects
+// (counted in Report.ResyncWakes: the world cannot see a resync, but it starts at a whole number
+// of milliseconds after the informer's LIST, which the world served); a controller that writes
+// in that order can differ between runs of one seed (sample-controller wired by its main: 4 of
+// 240 seeds at GOMAXPROCS 2, each counted); the record
 // package's retry of a failed event write sleeps a random time; the world has no garbage
 // collector, so owner references do not delete dependents.
 package clientgo

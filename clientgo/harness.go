@@ -224,6 +224,16 @@ type Report struct {
 	// (their tombstones). A run with none replays from its seed as far as the world can tell;
 	// one with some may differ between runs of the seed.
 	UnorderedBatches int
+	// ResyncWakes counts the instants at which the controller, woken by a timer of its own
+	// (nothing of the world woke it), called the world a whole number of milliseconds after the
+	// response to the last LIST of one of its informers holding two objects or more: the instants
+	// of a reflector's resync (its timer starts with the LIST and fires every resync period). A
+	// resync hands every object of the informer's cache to its handlers in the order of a Go
+	// map, which no seed decides, and the world cannot see inside client-go's informers: it
+	// counts the wakes that can be one (a workqueue's retry falls on such an instant only by
+	// chance: the responses it follows arrive after latencies drawn to the nanosecond). A resync
+	// whose workers were all busy starts no call at its instant and is not counted.
+	ResyncWakes int
 	// Trace is the run's narrated trace (sim.Narrate).
 	Trace string
 	// Failure is Run's error told for a person (world.World.Explain), "" when the run passed:
@@ -241,7 +251,7 @@ func (r *Report) String() string {
 	s := fmt.Sprintf("seed %d: %d steps, sim time %s, %d controller calls, %d instants with concurrent calls (max %d, %d ties), trace %s",
 		r.Seed, r.Steps, sim.FormatSimTime(r.SimTime), r.Calls, r.ConcurrentCalls, r.MaxConcurrent, r.Ties, r.Hash[:16])
 	if len(r.Streams) > 0 {
-		s += fmt.Sprintf(", %d watches served over %d kinds, %d unordered batches", r.WatchesServed(), len(r.Streams), r.UnorderedBatches)
+		s += fmt.Sprintf(", %d watches served over %d kinds, %d unordered batches, %d resync wakes", r.WatchesServed(), len(r.Streams), r.UnorderedBatches, r.ResyncWakes)
 	}
 	return s
 }
@@ -401,7 +411,8 @@ func run(cfg Config) (*Report, error) {
 	rep := &Report{Seed: cfg.Seed, Hash: s.Trace().Hash(), Steps: s.StepCount(), SimTime: s.Now(),
 		Calls: b.served, ConcurrentCalls: b.concurrentCalls, MaxConcurrent: b.maxConcurrent, Ties: b.ties,
 		Streams: b.streams.sorted(), WatchTimeoutsRedrawn: b.timeoutsRedrawn, UnorderedBatches: b.unorderedBatches,
-		Trace: sim.Narrate(s.Trace().Events())}
+		ResyncWakes: b.resyncWakes,
+		Trace:       sim.Narrate(s.Trace().Events())}
 	if err != nil {
 		rep.Failure = record.Explain(w, err)
 	}

@@ -256,6 +256,10 @@ func (b *bubble) deliver(sw *stepWatch, kind *StreamKind) {
 			b.unorderedBatches++
 		}
 		b.replaceView(sw.view, sw.initialKeys)
+		if b.listedAt == nil {
+			b.listedAt = map[string]time.Duration{}
+		}
+		b.listedAt[sw.view] = b.s.Now() // the watch-list's start is over: its resync timer starts
 		sw.initial, sw.initialKeys = -1, nil
 	case (ev.Type == watch.Added || ev.Type == watch.Modified) && keyErr == nil:
 		if v := b.views[sw.view]; v != nil {
@@ -427,20 +431,27 @@ func (b *bubble) replaceView(view string, keys map[string]bool) {
 }
 
 // noteList updates an informer's view with a LIST the world served (a collection's GET), from
-// the response's body: JSON, or protobuf decoded with client-go's scheme. A body it cannot read
-// forgets the view (nothing is counted for it).
-func (b *bubble) noteList(req *http.Request, body []byte, contentType string) {
+// the response's body: JSON, or protobuf decoded with client-go's scheme, and returns the view
+// ("" for a GET of one object). A body it cannot read forgets the view (nothing is counted for
+// it). The LIST's instant is the view's listedAt, moved on by the response's latency.
+func (b *bubble) noteList(req *http.Request, body []byte, contentType string) string {
 	gvr, ns, ok := collectionOf(req.URL.Path)
 	if !ok {
-		return
+		return ""
 	}
 	view := viewKey(gvr, ns, formOf(req.Header.Get("Accept")))
 	keys, err := listKeys(body, contentType)
 	if err != nil {
 		delete(b.views, view)
-		return
+		delete(b.listedAt, view)
+		return ""
 	}
 	b.replaceView(view, keys)
+	if b.listedAt == nil {
+		b.listedAt = map[string]time.Duration{}
+	}
+	b.listedAt[view] = b.s.Now()
+	return view
 }
 
 // collectionOf parses a collection's path: /api/v1[/namespaces/NS]/RESOURCE or
