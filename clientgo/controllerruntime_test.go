@@ -117,7 +117,7 @@ func TestControllerRuntimeClientAndCache(t *testing.T) {
 	if err := c.Update(ctx, &w); err != nil {
 		t.Fatal(err)
 	}
-	srv.CloseAllWatches(fakeapi.NewWatchError(410)) // the cache relists and still converges
+	srv.Faults().CloseAllWatches(fakeapi.NewWatchError(410)) // the cache relists and still converges
 	if err := c.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "c2"}}); err != nil {
 		t.Fatal(err)
 	}

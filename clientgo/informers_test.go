@@ -156,7 +156,7 @@ func TestSharedInformerFactory(t *testing.T) {
 			// within a second with no event as an error and relists.)
 			write(0)
 			converged("events")
-			srv.CloseAllWatches(nil)
+			srv.Faults().CloseAllWatches(nil)
 			write(1)
 			converged("clean close")
 			if l, wl := initialReads(srv, podsGVR); l+wl != 1 {
@@ -164,7 +164,7 @@ func TestSharedInformerFactory(t *testing.T) {
 			}
 
 			// A 410 mid-watch: every reflector relists.
-			srv.CloseAllWatches(fakeapi.NewWatchError(410))
+			srv.Faults().CloseAllWatches(fakeapi.NewWatchError(410))
 			write(2)
 			converged("410")
 			write(3) // an event on the new pod watch, so that its close below is not "very short"
@@ -176,12 +176,12 @@ func TestSharedInformerFactory(t *testing.T) {
 			// Compaction while the pod reflector is away: its re-watch from its last RV gets 410
 			// and it relists; the deletes it missed reach it only through that relist.
 			seen := len(srv.WatchEvents())
-			srv.FailNextFor(fakeapi.VerbWatch, podsGVR, fakeapi.NewConnectionRefused())
-			srv.CloseAllWatches(nil)
+			srv.Faults().FailNextFor(fakeapi.VerbWatch, podsGVR, fakeapi.NewConnectionRefused())
+			srv.Faults().CloseAllWatches(nil)
 			for i := 4; i < 8; i++ {
 				write(i)
 			}
-			if err := srv.Compact(srv.Revision()); err != nil {
+			if err := srv.Faults().Compact(srv.Revision()); err != nil {
 				t.Fatal(err)
 			}
 			converged("compaction")

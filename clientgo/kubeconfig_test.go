@@ -238,7 +238,7 @@ func TestKubeconfigTypedClientProtobuf(t *testing.T) {
 		next(w)
 		next(w)
 		// The 410 mid-watch: an ERROR event carrying the Status, then the stream ends.
-		srv.CloseAllWatches(fakeapi.NewWatchError(410))
+		srv.Faults().CloseAllWatches(fakeapi.NewWatchError(410))
 		ev := next(w)
 		if st, ok := ev.Object.(*metav1.Status); ev.Type != watch.Error || !ok || st.Code != 410 || !apierrors.IsResourceExpired(apierrors.FromObject(ev.Object)) {
 			t.Fatalf("%s: after the 410: %v %+v", k.name, ev.Type, ev.Object)

@@ -285,11 +285,11 @@ func TestTypedWatches(t *testing.T) {
 			t.Fatalf("third event %v", ev.Type)
 		}
 		// A 410 mid-watch: the server closes the watch with an ERROR event.
-		ids := srv.Watchers()
+		ids := srv.Faults().Watchers()
 		if len(ids) != 1 {
 			t.Fatalf("open watches %v", ids)
 		}
-		if err := srv.CloseWatch(ids[0], fakeapi.NewWatchError(410)); err != nil {
+		if err := srv.Faults().CloseWatch(ids[0], fakeapi.NewWatchError(410)); err != nil {
 			t.Fatal(err)
 		}
 		ev := next(t, w)
@@ -316,7 +316,7 @@ func TestTypedWatches(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := srv.Compact(srv.Revision()); err != nil {
+		if err := srv.Faults().Compact(srv.Revision()); err != nil {
 			t.Fatal(err)
 		}
 		w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: first.ResourceVersion})
@@ -356,7 +356,7 @@ func TestTypedWatches(t *testing.T) {
 		if ev.Type != watch.Bookmark || !ok || d.Annotations[metav1.InitialEventsAnnotationKey] != "true" {
 			t.Fatalf("end of initial events: %v %+v", ev.Type, ev.Object)
 		}
-		srv.TriggerBookmarks()
+		srv.Faults().TriggerBookmarks()
 		if ev := next(t, w); ev.Type != watch.Bookmark {
 			t.Fatalf("triggered bookmark: %v", ev.Type)
 		}
@@ -370,16 +370,16 @@ func TestTypedFaults(t *testing.T) {
 	ctx := testCtx(t)
 	srv, cs := newServer(t, fakeapi.Config{})
 	cms := cs.CoreV1().ConfigMaps("a")
-	srv.FailNext(fakeapi.VerbList, apierrors.NewInternalError(fmt.Errorf("boom")))
+	srv.Faults().FailNext(fakeapi.VerbList, apierrors.NewInternalError(fmt.Errorf("boom")))
 	if _, err := cms.List(ctx, metav1.ListOptions{}); !apierrors.IsInternalError(err) {
 		t.Fatalf("list after FailNext(500): %v", err)
 	}
-	srv.FailNext(fakeapi.VerbGet, fakeapi.NewConnectionRefused())
+	srv.Faults().FailNext(fakeapi.VerbGet, fakeapi.NewConnectionRefused())
 	if _, err := cms.Get(ctx, "x", metav1.GetOptions{}); err == nil || apierrors.ReasonForError(err) != metav1.StatusReasonUnknown {
 		t.Fatalf("get after connection refused: %v", err)
 	}
 	// A 429 with Retry-After: client-go's request retries it (after one second) and succeeds.
-	srv.FailNext(fakeapi.VerbList, apierrors.NewTooManyRequests("slow down", 1))
+	srv.Faults().FailNext(fakeapi.VerbList, apierrors.NewTooManyRequests("slow down", 1))
 	if _, err := cms.List(ctx, metav1.ListOptions{}); err != nil {
 		t.Fatalf("list after one 429: %v (client-go retries on Retry-After)", err)
 	}

@@ -322,7 +322,7 @@ func TestDifferential(t *testing.T) {
 	// Phase 2: every watch closes cleanly (each has delivered events, so it is not a "very
 	// short" watch); informers re-watch from their last RV and get what they missed from the
 	// watch history, without a relist.
-	srv.CloseAllWatches(nil)
+	srv.Faults().CloseAllWatches(nil)
 	update("b", "p3")
 	create("a", "p8")
 	del("a", "p4")
@@ -331,7 +331,7 @@ func TestDifferential(t *testing.T) {
 	// Phase 3: every watch ends with an ERROR 410; the pass ends and each informer relists
 	// after one backoff delay (at least 800 ms). A pod deleted meanwhile is missed on the watch
 	// and learnt from the relist: a tombstone.
-	srv.CloseAllWatches(fakeapi.NewWatchError(410))
+	srv.Faults().CloseAllWatches(fakeapi.NewWatchError(410))
 	del("b", "p5")
 	update("a", "p6")
 	create("b", "p9")
@@ -344,13 +344,13 @@ func TestDifferential(t *testing.T) {
 	// disconnected, pods are deleted and changed and the history is compacted past their RV.
 	// The re-watch then gets 410, the informers relist, and the deletes become tombstones.
 	g.hold()
-	srv.CloseAllWatches(nil)
+	srv.Faults().CloseAllWatches(nil)
 	waitHeld(len(subjects))
 	del("a", "p0")
 	del("b", "p1")
 	update("b", "p3")
 	create("a", "p10")
-	if err := srv.Compact(srv.Revision()); err != nil {
+	if err := srv.Faults().Compact(srv.Revision()); err != nil {
 		t.Fatal(err)
 	}
 	g.release()
@@ -433,7 +433,7 @@ func TestDifferential(t *testing.T) {
 // serverState is the server's current pods, key → RV, from a consistent LIST.
 func serverState(t *testing.T, srv *fakeapi.Server) map[string]string {
 	t.Helper()
-	list, err := srv.List(podsGVR, "", metav1.ListOptions{})
+	list, err := srv.Resource(podsGVR).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatalf("list: %v", err)
 	}

@@ -205,12 +205,12 @@ func TestDifferentialWatchList(t *testing.T) {
 	w.del("a", "p2")
 	converge(t, ctx, srv, subjects, "writes while watching")
 
-	srv.CloseAllWatches(nil)
+	srv.Faults().CloseAllWatches(nil)
 	w.update("b", "p3")
 	w.create("a", "p8")
 	converge(t, ctx, srv, subjects, "clean close, re-watch")
 
-	srv.CloseAllWatches(fakeapi.NewWatchError(410))
+	srv.Faults().CloseAllWatches(fakeapi.NewWatchError(410))
 	w.del("b", "p5")
 	w.create("b", "p9")
 	converge(t, ctx, srv, subjects, "410 close, watch-list relist")
@@ -218,7 +218,7 @@ func TestDifferentialWatchList(t *testing.T) {
 	converge(t, ctx, srv, subjects, "write after relist")
 
 	g.hold()
-	srv.CloseAllWatches(nil)
+	srv.Faults().CloseAllWatches(nil)
 	for g.held() < len(subjects) {
 		select {
 		case <-ctx.Done():
@@ -229,7 +229,7 @@ func TestDifferentialWatchList(t *testing.T) {
 	w.del("a", "p0")
 	w.update("b", "p3")
 	w.create("a", "p10")
-	if err := srv.Compact(srv.Revision()); err != nil {
+	if err := srv.Faults().Compact(srv.Revision()); err != nil {
 		t.Fatal(err)
 	}
 	g.release()
@@ -310,8 +310,8 @@ func TestRelistStorm(t *testing.T) {
 			// One event on every watch, so that no watch ends "very short" (informer.md §7.6).
 			w.update("ns", "p0")
 			converge(t, ctx, srv, subjects, "write before the storm")
-			srv.BurnRevisions(3)
-			srv.ReinitReplica(0, 0)
+			srv.Faults().BurnRevisions(3)
+			srv.Replicas().Reinit(0, 0)
 			w.del("ns", "p1")
 			w.create("ns", "p5")
 			converge(t, ctx, srv, subjects, "after the reinitialisation")

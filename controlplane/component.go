@@ -177,7 +177,7 @@ func (b *base) list(gvr schema.GroupVersionResource, ns string) ([]unstructured.
 	if b.stale {
 		opts.ResourceVersion = "0"
 	}
-	l, err := b.srv.List(gvr, ns, opts)
+	l, err := b.srv.Resource(gvr).Namespace(ns).List(context.Background(), opts)
 	if err != nil {
 		return nil, err
 	}

@@ -192,7 +192,7 @@ func TestOwnersAcrossScopes(t *testing.T) {
 	if e.get(configmaps, "a", "unknown-kind") == nil {
 		t.Error("a dependent of an unserved kind was deleted")
 	}
-	evs, err := e.srv.List(events, "", metav1.ListOptions{})
+	evs, err := e.srv.Resource(events).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestStaleReadsActOnTheWatchCache(t *testing.T) {
 		}
 		owner := e.create(configmaps, "a", "owner")
 		e.create(configmaps, "a", "dep", ref(owner, true))
-		if err := srv.FreezeReplica(0); err != nil {
+		if err := srv.Replicas().Freeze(0); err != nil {
 			t.Fatal(err)
 		}
 		e.delete(configmaps, "a", "owner", metav1.DeleteOptions{})
@@ -253,7 +253,7 @@ func TestStaleReadsActOnTheWatchCache(t *testing.T) {
 		if gone := e.get(configmaps, "a", "dep") == nil; gone == stale {
 			t.Fatalf("stale reads %v: dependent gone %v with the replica frozen", stale, gone)
 		}
-		if err := srv.ResumeReplica(0); err != nil {
+		if err := srv.Replicas().Resume(0); err != nil {
 			t.Fatal(err)
 		}
 		if at, ok := e.cp.GC.NextTimer(); stale != ok {

@@ -84,7 +84,7 @@ func TestResultChanAdapter(t *testing.T) {
 
 func TestResultChanStopAndContext(t *testing.T) {
 	s, _ := newTestServer(t, nil)
-	w, err := s.Watch(bg, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+	w, err := s.watchConcurrent(bg, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestResultChanStopAndContext(t *testing.T) {
 	// An error close delivers the ERROR event, then closes the channel.
 	wi, _ = lw.Watch(metav1.ListOptions{ResourceVersion: "1"})
 	ch = wi.ResultChan()
-	s.CloseWatch(wi.(*Watcher).ID(), NewWatchError(410))
+	s.Faults().CloseWatch(wi.(*Watcher).ID(), NewWatchError(410))
 	ev, ok := recv(t, ch)
 	if !ok || ev.Type != watch.Error {
 		t.Errorf("got %v %v, want the ERROR event", ev, ok)

@@ -81,7 +81,7 @@ func benchUpdates(b *testing.B, rvOnly bool, compactEvery int) {
 			}
 		}
 		if compactEvery > 0 && i%compactEvery == compactEvery-1 {
-			if err := s.Compact(s.Revision()); err != nil {
+			if err := s.Faults().Compact(s.Revision()); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -127,7 +127,7 @@ func BenchmarkList100k(b *testing.B) {
 		b.Run("rv="+rv, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				l, err := s.List(cmGVR, "", metav1.ListOptions{ResourceVersion: rv})
+				l, err := s.list(cmGVR, "", metav1.ListOptions{ResourceVersion: rv})
 				if err != nil || len(l.Items) != 100000 {
 					b.Fatalf("%v, %d items", err, len(l.Items))
 				}

@@ -24,7 +24,7 @@ func TestPeriodicBookmarkNeverAheadOfServingCache(t *testing.T) {
 		c.CompactionInterval = -1
 		c.WatchTimeout = WatchTimeoutNone
 	})
-	s.SetReplicaLag(1, 3*time.Second)
+	s.Replicas().SetLag(1, 3*time.Second)
 	lw := s.ListerWatcher(cmGVR, "")
 	lw.Replica = 1
 	w, err := lw.OpenWatch(metav1.ListOptions{ResourceVersion: strconv.FormatUint(s.Revision(), 10), AllowWatchBookmarks: true})
@@ -46,7 +46,7 @@ func TestPeriodicBookmarkNeverAheadOfServingCache(t *testing.T) {
 			}
 			bookmarks++
 			rv := rvOf(t, ev)
-			if cache, _ := s.ReplicaRevision(1); rv > cache {
+			if cache, _ := s.Replicas().Revision(1); rv > cache {
 				t.Errorf("bookmark at %d, ahead of the serving cache at %d", rv, cache)
 			}
 			if rv < s.Revision() {
@@ -57,7 +57,7 @@ func TestPeriodicBookmarkNeverAheadOfServingCache(t *testing.T) {
 	for i := range 12 {
 		mustCreate(t, s, cmGVR, cm("ns", "c"+strconv.Itoa(i), nil))
 		if i == 8 {
-			s.FreezeReplica(1) // a frozen cache keeps announcing its own, older revision
+			s.Replicas().Freeze(1) // a frozen cache keeps announcing its own, older revision
 		}
 		clk.Step(time.Second)
 		s.Advance()
@@ -80,7 +80,7 @@ func TestPeriodicBookmarkNeverAheadOfServingCache(t *testing.T) {
 			t.Errorf("%s at %d after a bookmark at %d: the bookmark announced it before it was sent", ev.Type, rv, maxBookmark)
 		}
 	}
-	cache, err := s.ReplicaRevision(1)
+	cache, err := s.Replicas().Revision(1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -269,15 +269,15 @@ func (c *ResourceClient) List(ctx context.Context, opts metav1.ListOptions) (*un
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	return c.srv.List(c.gvr, c.ns, opts)
+	return c.srv.list(c.gvr, c.ns, opts)
 }
 
-// Watch implements WATCH (fakeapi.md §4) for a concurrent consumer; see [Server.Watch].
+// Watch implements WATCH (fakeapi.md §4) for a concurrent consumer: the watch is a [*Watcher] whose ResultChan is fed by the adapter goroutine, which stops when ctx is done or on Stop.
 func (c *ResourceClient) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	return c.srv.Watch(ctx, c.gvr, c.ns, opts)
+	return c.srv.watchConcurrent(ctx, c.gvr, c.ns, opts)
 }
 
 // Patch implements PATCH with JSON patch (RFC 6902) and JSON merge patch (RFC 7386) as an atomic
@@ -400,8 +400,8 @@ func (lw *ListerWatcher) ListWithContext(ctx context.Context, options metav1.Lis
 // ListLent is List for a consumer that only reads what it receives, as an informer treats its
 // cache: the items share the server's committed objects instead of being copies, which saves a
 // deep copy per item. The server checks that they stay unchanged (see "Ownership of objects" in
-// the package documentation): a change is reported by [Server.LentMutation] and
-// [Server.CheckLent] as a [*MutationError] naming the ListerWatcher's Name.
+// the package documentation): a change is reported by [Lending.Mutation] and
+// [Lending.Check] as a [*MutationError] naming the ListerWatcher's Name.
 func (lw *ListerWatcher) ListLent(options metav1.ListOptions) (*unstructured.UnstructuredList, error) {
 	return lw.list(options, lw.lendName())
 }

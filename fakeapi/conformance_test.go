@@ -22,7 +22,7 @@ func TestConformance(t *testing.T) {
 		run    func(t *testing.T, s *Server, clk *testclock.FakeClock)
 	}{
 		{name: "01 list most recent", run: func(t *testing.T, s *Server, clk *testclock.FakeClock) {
-			empty, err := s.List(cmGVR, "", metav1.ListOptions{})
+			empty, err := s.list(cmGVR, "", metav1.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -32,8 +32,8 @@ func TestConformance(t *testing.T) {
 			for _, n := range []string{"c", "a", "b"} {
 				mustCreate(t, s, cmGVR, cm("ns", n, nil))
 			}
-			s.BurnRevisions(3)
-			l, err := s.List(cmGVR, "", metav1.ListOptions{})
+			s.Faults().BurnRevisions(3)
+			l, err := s.list(cmGVR, "", metav1.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,25 +51,25 @@ func TestConformance(t *testing.T) {
 		}},
 		{name: "02 stale RV=0 list from a frozen cache", run: func(t *testing.T, s *Server, clk *testclock.FakeClock) {
 			mustCreate(t, s, cmGVR, cm("ns", "a", nil))
-			s.FreezeReplica(0)
+			s.Replicas().Freeze(0)
 			mustCreate(t, s, cmGVR, cm("ns", "b", nil))
-			l, err := s.List(cmGVR, "", metav1.ListOptions{ResourceVersion: "0"})
+			l, err := s.list(cmGVR, "", metav1.ListOptions{ResourceVersion: "0"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got, want := names(l)+" rv="+l.GetResourceVersion(), "a@2 rv=2"; got != want {
 				t.Errorf("stale list %s, want %s", got, want)
 			}
-			l, _ = s.List(cmGVR, "", metav1.ListOptions{})
+			l, _ = s.list(cmGVR, "", metav1.ListOptions{})
 			if got, want := names(l)+" rv="+l.GetResourceVersion(), "a@2,b@3 rv=3"; got != want {
 				t.Errorf("consistent list %s, want %s", got, want)
 			}
 		}},
 		{name: "03 too large RV then unfreeze", run: func(t *testing.T, s *Server, clk *testclock.FakeClock) {
 			mustCreate(t, s, cmGVR, cm("ns", "a", nil))
-			s.FreezeReplica(0)
+			s.Replicas().Freeze(0)
 			mustCreate(t, s, cmGVR, cm("ns", "b", nil))
-			_, err := s.List(cmGVR, "", metav1.ListOptions{ResourceVersion: "3"})
+			_, err := s.list(cmGVR, "", metav1.ListOptions{ResourceVersion: "3"})
 			se := wantStatus(t, err, 504, metav1.StatusReasonTimeout)
 			if !apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
 				t.Errorf("causes %+v, want ResourceVersionTooLarge", se.ErrStatus.Details)
@@ -80,8 +80,8 @@ func TestConformance(t *testing.T) {
 			if got, want := se.ErrStatus.Message, "Timeout: Too large resource version: 3, current: 2"; got != want {
 				t.Errorf("message %q, want %q", got, want)
 			}
-			s.ResumeReplica(0)
-			l, err := s.List(cmGVR, "", metav1.ListOptions{ResourceVersion: "3"})
+			s.Replicas().Resume(0)
+			l, err := s.list(cmGVR, "", metav1.ListOptions{ResourceVersion: "3"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,26 +92,26 @@ func TestConformance(t *testing.T) {
 		{name: "04 exact list after compaction; exact with RV=0", run: func(t *testing.T, s *Server, clk *testclock.FakeClock) {
 			mustCreate(t, s, cmGVR, cm("ns", "a", nil))
 			mustCreate(t, s, cmGVR, cm("ns", "b", nil))
-			l, err := s.List(cmGVR, "", metav1.ListOptions{ResourceVersion: "2", ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+			l, err := s.list(cmGVR, "", metav1.ListOptions{ResourceVersion: "2", ResourceVersionMatch: metav1.ResourceVersionMatchExact})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got, want := names(l)+" rv="+l.GetResourceVersion(), "a@2 rv=2"; got != want {
 				t.Errorf("exact list %s, want %s", got, want)
 			}
-			if err := s.Compact(3); err != nil {
+			if err := s.Faults().Compact(3); err != nil {
 				t.Fatal(err)
 			}
-			_, err = s.List(cmGVR, "", metav1.ListOptions{ResourceVersion: "2", ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+			_, err = s.list(cmGVR, "", metav1.ListOptions{ResourceVersion: "2", ResourceVersionMatch: metav1.ResourceVersionMatchExact})
 			wantStatus(t, err, 410, metav1.StatusReasonExpired)
-			_, err = s.List(cmGVR, "", metav1.ListOptions{ResourceVersion: "0", ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+			_, err = s.list(cmGVR, "", metav1.ListOptions{ResourceVersion: "0", ResourceVersionMatch: metav1.ResourceVersionMatchExact})
 			wantStatus(t, err, 422, metav1.StatusReasonInvalid)
 		}},
 		{name: "05 pagination snapshot, compaction between pages", run: func(t *testing.T, s *Server, clk *testclock.FakeClock) {
 			for _, n := range []string{"a", "b", "c", "d"} {
 				mustCreate(t, s, cmGVR, cm("ns", n, nil))
 			}
-			p1, err := s.List(cmGVR, "ns", metav1.ListOptions{Limit: 2})
+			p1, err := s.list(cmGVR, "ns", metav1.ListOptions{Limit: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +125,7 @@ func TestConformance(t *testing.T) {
 			cur, _ := c.Get(bg, "c", metav1.GetOptions{})
 			cur.SetLabels(map[string]string{"x": "y"})
 			mustUpdate(t, s, cmGVR, cur)
-			p2, err := s.List(cmGVR, "ns", metav1.ListOptions{Limit: 2, Continue: p1.GetContinue()})
+			p2, err := s.list(cmGVR, "ns", metav1.ListOptions{Limit: 2, Continue: p1.GetContinue()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,18 +133,18 @@ func TestConformance(t *testing.T) {
 				t.Errorf("page 2 %s, want %s (the page-1 snapshot)", got, want)
 			}
 			// Compact past the snapshot between pages: 410 with a fresh token at the latest revision.
-			p1, _ = s.List(cmGVR, "ns", metav1.ListOptions{Limit: 2})
+			p1, _ = s.list(cmGVR, "ns", metav1.ListOptions{Limit: 2})
 			mustDelete(t, s, cmGVR, "ns", "d")
-			if err := s.Compact(s.Revision()); err != nil {
+			if err := s.Faults().Compact(s.Revision()); err != nil {
 				t.Fatal(err)
 			}
-			_, err = s.List(cmGVR, "ns", metav1.ListOptions{Limit: 2, Continue: p1.GetContinue()})
+			_, err = s.list(cmGVR, "ns", metav1.ListOptions{Limit: 2, Continue: p1.GetContinue()})
 			se := wantStatus(t, err, 410, metav1.StatusReasonExpired)
 			fresh := se.ErrStatus.ListMeta.Continue
 			if fresh == "" {
 				t.Fatalf("410 without a fresh continue token")
 			}
-			p2, err = s.List(cmGVR, "ns", metav1.ListOptions{Limit: 2, Continue: fresh})
+			p2, err = s.list(cmGVR, "ns", metav1.ListOptions{Limit: 2, Continue: fresh})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,7 +154,7 @@ func TestConformance(t *testing.T) {
 		}},
 		{name: "06 watch from list RV: exactly the later writes, delete at its revision", run: func(t *testing.T, s *Server, clk *testclock.FakeClock) {
 			mustCreate(t, s, cmGVR, cm("ns", "a", nil))
-			l, _ := s.List(cmGVR, "", metav1.ListOptions{})
+			l, _ := s.list(cmGVR, "", metav1.ListOptions{})
 			w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: l.GetResourceVersion()})
 			mustCreate(t, s, podsGVR, obj("Pod", "ns", "p", nil)) // another kind: a gap in RVs
 			b := mustCreate(t, s, cmGVR, cm("ns", "b", nil))
@@ -175,7 +175,7 @@ func TestConformance(t *testing.T) {
 			mustCreate(t, s, cmGVR, cm("ns", "a", nil))
 			mustCreate(t, s, cmGVR, cm("ns", "b", nil))
 			mustCreate(t, s, cmGVR, cm("ns", "c", nil))
-			if err := s.Compact(4); err != nil {
+			if err := s.Faults().Compact(4); err != nil {
 				t.Fatal(err)
 			}
 			w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "2"})
@@ -194,7 +194,7 @@ func TestConformance(t *testing.T) {
 		{name: "08 legacy RV= watch and watch-list", run: func(t *testing.T, s *Server, clk *testclock.FakeClock) {
 			mustCreate(t, s, cmGVR, cm("ns", "b", nil))
 			mustCreate(t, s, cmGVR, cm("ns", "a", nil))
-			s.BurnRevisions(2)
+			s.Faults().BurnRevisions(2)
 			w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{})
 			if diff := cmp.Diff(drain(w), []string{"ADDED ns/a 3", "ADDED ns/b 2"}); diff != "" {
 				t.Errorf("legacy (-got +want):\n%s", diff)
@@ -227,7 +227,7 @@ func TestConformance(t *testing.T) {
 			o, _ := s.Resource(cmGVR).Namespace("ns").Get(bg, "other", metav1.GetOptions{})
 			o.SetAnnotations(map[string]string{"n": "1"})
 			mustUpdate(t, s, cmGVR, o) // irrelevant: nothing
-			s.TriggerBookmarks()
+			s.Faults().TriggerBookmarks()
 			got := drain(w)
 			want := []string{"DELETED ns/a 4", "ADDED ns/a 5", "BOOKMARK 6"}
 			if diff := cmp.Diff(got, want); diff != "" {
@@ -317,7 +317,7 @@ func TestConformance(t *testing.T) {
 			w1 := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "2"})
 			w2 := mustWatch(t, s, podsGVR, "", metav1.ListOptions{ResourceVersion: "2"})
 			mustCreate(t, s, cmGVR, cm("ns", "b", nil))
-			s.ReinitReplica(0, 0)
+			s.Replicas().Reinit(0, 0)
 			for _, w := range []*Watcher{w1, w2} {
 				drain(w)
 				if !w.Done() || w.CloseReason() != CloseReinit {

@@ -9,11 +9,11 @@
 // Storage (fakeapi.md §2, MH-1..MH-3, MH-10, MH-11):
 //   - One global revision, shared by every resource, starting at 1 (so even an empty store has a
 //     list RV). Each effective create, update or delete consumes exactly one revision;
-//     [Server.BurnRevisions] consumes revisions without writes. A no-op update (identical
+//     [Faults.BurnRevisions] consumes revisions without writes. A no-op update (identical
 //     content) consumes none and emits nothing.
 //   - resourceVersions are decimal strings without leading zeros, accepted by apimachinery's
 //     resourceversion.CompareResourceVersion. DELETED events carry the deletion revision.
-//   - Every version of every key is kept (MVCC) until compaction: [Server.Compact] and the
+//   - Every version of every key is kept (MVCC) until compaction: [Faults.Compact] and the
 //     periodic compactor make revisions below the floor unreadable (410).
 //
 // Reads (§3, §4): LIST follows the dispatch table of §3.1 (RV unset, "0", N; resourceVersionMatch
@@ -67,12 +67,21 @@
 // consumed through ResultChan; the adapter goroutine calls Advance lazily when the clock is a
 // clock.Clock, and stops on Stop or when the context is done.
 //
-// Faults are explicit methods: [Server.CloseWatch] (clean or with an ERROR event, see
-// [NewWatchError]), [Server.CloseSlowConsumer], [Server.CloseAllWatches], [Server.FailNext]
-// (including [NewConnectionRefused]), [Server.Compact], [Server.BurnRevisions],
-// [Server.FreezeReplica], [Server.StepReplica], [Server.SetReplicaLag], [Server.ReinitReplica],
-// [Server.SetReplicaReady], [Server.RouteNext], [Server.TriggerBookmarks],
-// [Server.SetWatchListQuirk] (F-9) and [Server.DuplicateEvent] (F-11, invalid on purpose).
+// The Server's own methods are the store and its clients ([Server.Resource],
+// [Server.ListerWatcher], [Server.OpenWatch], [Server.Snapshot]), its clock ([Server.NextDeadline],
+// [Server.Advance]), what it is ([Server.Config], [Server.Revision], [Server.CompactedRevision],
+// [Server.CheckSelectors]) and what it tells observers ([Server.OnCommit], [Server.OnRecord],
+// [Server.OnStateChange]). Everything that disturbs it is grouped by what it acts on:
+//   - [Server.Faults] returns the faults, each an explicit call: [Faults.CloseWatch] (clean or
+//     with an ERROR event, see [NewWatchError]), [Faults.CloseSlowConsumer],
+//     [Faults.CloseAllWatches], [Faults.FailNext] and [Faults.FailNextFor] (including
+//     [NewConnectionRefused]), [Faults.Compact], [Faults.BurnRevisions],
+//     [Faults.TriggerBookmarks], [Faults.SetWatchListQuirk] (F-9) and [Faults.DuplicateEvent]
+//     (F-11, invalid on purpose); [Faults.Watchers] lists the watches they can target.
+//   - [Server.Replicas] returns the simulated apiservers: [Replicas.Freeze], [Replicas.Step],
+//     [Replicas.Resume], [Replicas.SetLag], [Replicas.Reinit], [Replicas.SetReady],
+//     [Replicas.RouteNext], and [Replicas.Len] and [Replicas.Revision] to read them.
+//   - [Server.Lending] returns the checks of lent objects (see "Ownership of objects").
 //
 // Every request and every delivered watch event (and watch close) is recorded
 // ([Server.Requests], [Server.WatchEvents]) and can be observed as it happens
@@ -136,8 +145,8 @@
 //     shares one object between its cache and every handler. The server cannot enforce
 //     read-only, so it checks: it fingerprints each object when it first lends it and compares
 //     the fingerprint before a write acts on the object, before it forgets the record, and in
-//     CheckLent and CheckLentObject, and reports the first change as a MutationError
-//     (LentMutation; lend.go). A change cannot be undone,
+//     Lending.Check and Lending.CheckObject, and reports the first change as a MutationError
+//     (Lending.Mutation; lend.go). A change cannot be undone,
 //     so a host ends the run that made it. TestLentObjectChangesAreNoticed plants each kind.
 //
 // Simplifications, each documented where it is implemented: a cache's wait for a NotOlderThan

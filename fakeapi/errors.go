@@ -15,11 +15,11 @@ import (
 // listOptionsKind is the kind the apiserver names in 422s about list and watch options.
 var listOptionsKind = schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}
 
-// NewTooLargeResourceVersion builds the 504 kube-apiserver returns when a request asks for an RV
+// newTooLargeResourceVersion builds the 504 kube-apiserver returns when a request asks for an RV
 // the serving cache (or etcd) has not reached: reason Timeout, message "Timeout: Too large
 // resource version: N, current: M", cause ResourceVersionTooLarge (fakeapi.md §3.2 row 3, §7.2).
 // apimachinery has no constructor for it (the apiserver's lives in k8s.io/apiserver).
-func NewTooLargeResourceVersion(requested, current uint64, retryAfterSeconds int) *apierrors.StatusError {
+func newTooLargeResourceVersion(requested, current uint64, retryAfterSeconds int) *apierrors.StatusError {
 	err := apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", requested, current), retryAfterSeconds)
 	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{
 		Type:    metav1.CauseTypeResourceVersionTooLarge,
@@ -40,10 +40,10 @@ func NewConnectionRefused() error {
 	}
 }
 
-// NewExpired builds the 410 Expired a watch cache sends for a watch below its history: "too old
+// newExpired builds the 410 Expired a watch cache sends for a watch below its history: "too old
 // resource version: N (M)", where M is the lowest RV the cache can still watch from, i.e. the
 // revision just before its oldest retained event (fakeapi.md §4.6 row 3, §4.7).
-func NewExpired(requested, lowest uint64) *apierrors.StatusError {
+func newExpired(requested, lowest uint64) *apierrors.StatusError {
 	return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", requested, lowest))
 }
 
@@ -79,7 +79,7 @@ func statusOf(err error) *metav1.Status {
 
 // NewWatchError builds the StatusError for a watch-close fault with the given HTTP code: 410
 // Expired, 429 TooManyRequests, 500 InternalError, 504 Timeout (too-large RV); any other code gets
-// a generic server response. It is a helper for [Server.CloseWatch].
+// a generic server response. It is a helper for [Faults.CloseWatch].
 func NewWatchError(code int32) *apierrors.StatusError {
 	switch code {
 	case 410:
@@ -89,7 +89,7 @@ func NewWatchError(code int32) *apierrors.StatusError {
 	case 500:
 		return apierrors.NewInternalError(fmt.Errorf("fakeapi: injected internal error"))
 	case 504:
-		return NewTooLargeResourceVersion(0, 0, 1)
+		return newTooLargeResourceVersion(0, 0, 1)
 	}
 	return apierrors.NewGenericServerResponse(int(code), "watch", schema.GroupResource{}, "", "fakeapi: injected error", 0, false)
 }

@@ -35,10 +35,10 @@ func TestListErrorRows(t *testing.T) {
 		causes  []metav1.CauseType
 		retry   int32
 	}{
-		{name: "exact RV below compaction floor", prepare: func(s *Server) { s.Compact(4) },
+		{name: "exact RV below compaction floor", prepare: func(s *Server) { s.Faults().Compact(4) },
 			opts: metav1.ListOptions{ResourceVersion: "3", ResourceVersionMatch: metav1.ResourceVersionMatchExact},
 			code: 410, reason: metav1.StatusReasonExpired, message: "The resourceVersion for the provided list is too old."},
-		{name: "legacy limited RV=N below floor (exact)", prepare: func(s *Server) { s.Compact(4) },
+		{name: "legacy limited RV=N below floor (exact)", prepare: func(s *Server) { s.Faults().Compact(4) },
 			opts: metav1.ListOptions{ResourceVersion: "2", Limit: 1},
 			code: 410, reason: metav1.StatusReasonExpired, message: "The resourceVersion for the provided list is too old."},
 		{name: "NotOlderThan future RV from the cache",
@@ -53,10 +53,10 @@ func TestListErrorRows(t *testing.T) {
 			opts: metav1.ListOptions{ResourceVersion: "9", ResourceVersionMatch: metav1.ResourceVersionMatchExact},
 			code: 504, reason: metav1.StatusReasonTimeout, message: "Timeout: Too large resource version: 9, current: 4",
 			causes: []metav1.CauseType{metav1.CauseTypeResourceVersionTooLarge}, retry: 0},
-		{name: "cache not ready", prepare: func(s *Server) { s.SetReplicaReady(0, false) },
+		{name: "cache not ready", prepare: func(s *Server) { s.Replicas().SetReady(0, false) },
 			opts: metav1.ListOptions{ResourceVersion: "0"},
 			code: 429, reason: metav1.StatusReasonTooManyRequests, message: "storage is (re)initializing", retry: 1},
-		{name: "cache not ready, selector list with limit", prepare: func(s *Server) { s.SetReplicaReady(0, false) },
+		{name: "cache not ready, selector list with limit", prepare: func(s *Server) { s.Replicas().SetReady(0, false) },
 			opts: metav1.ListOptions{ResourceVersion: "0", Limit: 5, LabelSelector: "a=b"},
 			code: 429, reason: metav1.StatusReasonTooManyRequests, message: "storage is (re)initializing", retry: 1},
 		{name: "unparseable RV", opts: metav1.ListOptions{ResourceVersion: "abc"},
@@ -88,7 +88,7 @@ func TestListErrorRows(t *testing.T) {
 			if tt.prepare != nil {
 				tt.prepare(s)
 			}
-			_, err := s.List(cmGVR, "ns", tt.opts)
+			_, err := s.list(cmGVR, "ns", tt.opts)
 			se := wantStatus(t, err, tt.code, tt.reason)
 			if tt.message != "" && se.ErrStatus.Message != tt.message {
 				t.Errorf("message %q, want %q", se.ErrStatus.Message, tt.message)
@@ -113,8 +113,8 @@ func TestListErrorRows(t *testing.T) {
 	}
 	t.Run("not-ready cache delegates a limited selector-free list", func(t *testing.T) {
 		s := setup(t, nil)
-		s.SetReplicaReady(0, false)
-		l, err := s.List(cmGVR, "ns", metav1.ListOptions{ResourceVersion: "0", Limit: 2})
+		s.Replicas().SetReady(0, false)
+		l, err := s.list(cmGVR, "ns", metav1.ListOptions{ResourceVersion: "0", Limit: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestListErrorRows(t *testing.T) {
 	})
 	t.Run("unknown resource", func(t *testing.T) {
 		s := setup(t, nil)
-		_, err := s.List(schema.GroupVersionResource{Group: "x", Version: "v1", Resource: "ys"}, "", metav1.ListOptions{})
+		_, err := s.list(schema.GroupVersionResource{Group: "x", Version: "v1", Resource: "ys"}, "", metav1.ListOptions{})
 		wantStatus(t, err, 404, metav1.StatusReasonNotFound)
 	})
 }
@@ -180,7 +180,7 @@ func TestWatchEndRows(t *testing.T) {
 		s, _ := newTestServer(t, nil)
 		mustCreate(t, s, cmGVR, cm("ns", "a", nil))
 		mustCreate(t, s, cmGVR, cm("ns", "b", nil))
-		s.Compact(3)
+		s.Faults().Compact(3)
 		w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
 		ev, _ := w.Next()
 		err := apierrors.FromObject(ev.Object)
@@ -198,13 +198,13 @@ func TestWatchEndRows(t *testing.T) {
 		s, _ := newTestServer(t, func(c *Config) { c.ExpiredWatchAsError = true })
 		mustCreate(t, s, cmGVR, cm("ns", "a", nil))
 		mustCreate(t, s, cmGVR, cm("ns", "b", nil))
-		s.Compact(3)
+		s.Faults().Compact(3)
 		_, err := s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
 		wantStatus(t, err, 410, metav1.StatusReasonExpired)
 	})
 	t.Run("sendInitialEvents at an RV the cache cannot reach: ERROR 504 after the wait", func(t *testing.T) {
 		s, clk := newTestServer(t, nil)
-		s.FreezeReplica(0)
+		s.Replicas().Freeze(0)
 		mustCreate(t, s, cmGVR, cm("ns", "a", nil))
 		w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "2", SendInitialEvents: ptr(true),
 			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
@@ -222,7 +222,7 @@ func TestWatchEndRows(t *testing.T) {
 	})
 	t.Run("sendInitialEvents waits for a lagging cache, then streams", func(t *testing.T) {
 		s, clk := newTestServer(t, nil)
-		s.SetReplicaLag(0, time.Second)
+		s.Replicas().SetLag(0, time.Second)
 		mustCreate(t, s, cmGVR, cm("ns", "a", nil))
 		w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{SendInitialEvents: ptr(true),
 			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
@@ -241,7 +241,7 @@ func TestWatchEndRows(t *testing.T) {
 			s, _ := newTestServer(t, nil)
 			w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
 			mustCreate(t, s, cmGVR, cm("ns", "a", nil))
-			if err := s.CloseWatch(w.ID(), NewWatchError(code)); err != nil {
+			if err := s.Faults().CloseWatch(w.ID(), NewWatchError(code)); err != nil {
 				t.Fatal(err)
 			}
 			got := drain(w)
@@ -258,14 +258,14 @@ func TestWatchEndRows(t *testing.T) {
 		wantStatus(t, err, 422, metav1.StatusReasonInvalid)
 		_, err = s.OpenWatch(cmGVR, "", metav1.ListOptions{SendInitialEvents: ptr(true), ResourceVersionMatch: metav1.ResourceVersionMatchExact})
 		wantStatus(t, err, 422, metav1.StatusReasonInvalid)
-		s.SetReplicaReady(0, false)
+		s.Replicas().SetReady(0, false)
 		_, err = s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
 		wantStatus(t, err, 429, metav1.StatusReasonTooManyRequests)
-		s.SetReplicaReady(0, true)
-		s.FailNext(VerbWatch, apierrors.NewInternalError(errors.New("boom")))
+		s.Replicas().SetReady(0, true)
+		s.Faults().FailNext(VerbWatch, apierrors.NewInternalError(errors.New("boom")))
 		_, err = s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
 		wantStatus(t, err, 500, metav1.StatusReasonInternalError)
-		s.FailNext(VerbWatch, NewConnectionRefused())
+		s.Faults().FailNext(VerbWatch, NewConnectionRefused())
 		_, err = s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
 		if !utilnet.IsConnectionRefused(err) {
 			t.Errorf("error %v is not recognised as connection refused", err)

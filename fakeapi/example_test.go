@@ -47,7 +47,7 @@ func show(ev watch.Event) {
 
 // Create objects, then list them: every write takes the next global revision, and the list RV is
 // the revision of the snapshot.
-func ExampleServer_List() {
+func ExampleResourceClient_List() {
 	srv, _ := newServer()
 	ctx := context.Background()
 	cms := srv.Resource(configmaps).Namespace("default")
@@ -70,7 +70,7 @@ func ExampleServer_List() {
 
 // Open a pull-based watch and take events one at a time: nothing is delivered until the driver
 // asks, so a simulator decides the order and timing.
-func ExampleServer_Watch() {
+func ExampleServer_OpenWatch() {
 	srv, _ := newServer()
 	ctx := context.Background()
 	cms := srv.Resource(configmaps).Namespace("default")
@@ -101,14 +101,14 @@ func ExampleServer_Watch() {
 
 // Compaction makes old revisions unreadable: a watch from before the floor gets one ERROR 410
 // event and ends, and an exact list gets 410 directly.
-func ExampleServer_Compact() {
+func ExampleFaults_Compact() {
 	srv, _ := newServer()
 	ctx := context.Background()
 	cms := srv.Resource(configmaps).Namespace("default")
 	for _, name := range []string{"a", "b", "c"} {
 		cms.Create(ctx, configMap(name), metav1.CreateOptions{})
 	}
-	srv.Compact(4)
+	srv.Faults().Compact(4)
 	w, _ := srv.OpenWatch(configmaps, "", metav1.ListOptions{ResourceVersion: "2"})
 	ev, _ := w.Next()
 	show(ev)
@@ -148,7 +148,7 @@ func ptr[T any](v T) *T { return &v }
 
 // A consumer that only reads what it receives (as an informer treats its cache) can take the
 // server's own objects instead of copies. The server checks that they stay as they were: a
-// change made to one is reported when a write acts on the object (or by CheckLent).
+// change made to one is reported when a write acts on the object (or by Lending.Check).
 func ExampleListerWatcher_OpenWatchLent() {
 	srv, _ := newServer()
 	ctx := context.Background()
@@ -159,7 +159,7 @@ func ExampleListerWatcher_OpenWatchLent() {
 	w, _ := lw.OpenWatchLent(metav1.ListOptions{ResourceVersion: "0"})
 	ev, _ := w.Next() // the initial ADDED of a: the stored object itself
 	show(ev)
-	fmt.Println("unchanged:", srv.CheckLent())
+	fmt.Println("unchanged:", srv.Lending().Check())
 
 	// The bug lending catches: changing what was received, in place.
 	ev.Object.(*unstructured.Unstructured).SetLabels(map[string]string{"seen": "yes"})
@@ -168,7 +168,7 @@ func ExampleListerWatcher_OpenWatchLent() {
 	_, err := cms.Update(ctx, cur, metav1.UpdateOptions{}) // the update acts on a: it checks
 	fmt.Println("update:", err)
 	var changed *fakeapi.MutationError
-	if errors.As(srv.LentMutation(), &changed) {
+	if errors.As(srv.Lending().Mutation(), &changed) {
 		fmt.Println(changed.Resource, changed.Name, changed.ResourceVersion, changed.LentTo, "noticed by", changed.NoticedBy)
 	}
 	// Output:

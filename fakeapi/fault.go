@@ -6,6 +6,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
+// Faults groups the server's fault injections (fakeapi.md §6): closing, cutting off and
+// duplicating watches, failing requests, compacting, burning revisions, bookmark ticks and the
+// watch-list quirks. A Server hands it out with [Server.Faults]; the replica faults (freeze,
+// lag, step, reinitialise, readiness, routing) are on [Replicas]. Every fault is explicit: none
+// happens unless one of these methods is called (or a Config option asks for it).
+type Faults struct{ s *Server }
+
+// Faults returns the server's fault injections.
+func (s *Server) Faults() Faults { return Faults{s} }
+
 // failure is an injected error for the next request of a verb (F-6).
 type failure struct {
 	verb Verb
@@ -16,14 +26,16 @@ type failure struct {
 // FailNext makes the next request with verb (of any resource) fail with err, before it is
 // served (fakeapi.md §6 F-6). Use a StatusError (NewTooManyRequests, NewInternalError, ...) or
 // [NewConnectionRefused]. Injected failures are consumed first-in first-out.
-func (s *Server) FailNext(verb Verb, err error) {
+func (f Faults) FailNext(verb Verb, err error) {
+	s := f.s
 	s.lock()
 	defer s.mu.Unlock()
 	s.failures = append(s.failures, failure{verb: verb, err: err})
 }
 
 // FailNextFor is FailNext restricted to one resource.
-func (s *Server) FailNextFor(verb Verb, gvr schema.GroupVersionResource, err error) {
+func (f Faults) FailNextFor(verb Verb, gvr schema.GroupVersionResource, err error) {
+	s := f.s
 	s.lock()
 	defer s.mu.Unlock()
 	s.failures = append(s.failures, failure{verb: verb, gvr: &gvr, err: err})
@@ -42,8 +54,8 @@ func (s *Server) takeFailure_locked(verb Verb, gvr schema.GroupVersionResource) 
 // CloseWatch ends open watch id (fakeapi.md §6 F-5): cleanly when err is nil (the consumer sees
 // the channel close), else with one ERROR event carrying err's Status (see [NewWatchError]).
 // Pending events are dropped, as when a connection closes.
-func (s *Server) CloseWatch(id uint64, err error) error {
-	return s.closeOpenWatch(id, CloseFault, err)
+func (f Faults) CloseWatch(id uint64, err error) error {
+	return f.s.closeOpenWatch(id, CloseFault, err)
 }
 
 func (s *Server) closeOpenWatch(id uint64, reason CloseReason, err error) error {
@@ -59,12 +71,13 @@ func (s *Server) closeOpenWatch(id uint64, reason CloseReason, err error) error 
 
 // CloseSlowConsumer ends open watch id the way the cacher cuts off an unresponsive watcher: a
 // clean close recorded as CloseSlowConsumer (F-8, k/k#125123).
-func (s *Server) CloseSlowConsumer(id uint64) error {
-	return s.closeOpenWatch(id, CloseSlowConsumer, nil)
+func (f Faults) CloseSlowConsumer(id uint64) error {
+	return f.s.closeOpenWatch(id, CloseSlowConsumer, nil)
 }
 
 // CloseAllWatches ends every open watch, in ID order, as CloseWatch does.
-func (s *Server) CloseAllWatches(err error) {
+func (f Faults) CloseAllWatches(err error) {
+	s := f.s
 	s.lock()
 	defer s.mu.Unlock()
 	for _, w := range s.watchersAll_locked() {
@@ -74,7 +87,8 @@ func (s *Server) CloseAllWatches(err error) {
 
 // TriggerBookmarks queues an ordinary bookmark on every open watch that allows them, in ID
 // order, as a cacher dispatch tick would (F-7).
-func (s *Server) TriggerBookmarks() {
+func (f Faults) TriggerBookmarks() {
+	s := f.s
 	s.lock()
 	defer s.mu.Unlock()
 	for _, w := range s.watchersAll_locked() {
@@ -111,7 +125,8 @@ func (q WatchListQuirk) String() string {
 
 // SetWatchListQuirk makes watches opened from now on misbehave as q describes; 0 restores the
 // faithful behaviour.
-func (s *Server) SetWatchListQuirk(q WatchListQuirk) {
+func (f Faults) SetWatchListQuirk(q WatchListQuirk) {
+	s := f.s
 	s.lock()
 	defer s.mu.Unlock()
 	s.quirk = q
@@ -121,7 +136,8 @@ func (s *Server) SetWatchListQuirk(q WatchListQuirk) {
 // took from it: explicitly invalid server behaviour (fakeapi.md §6 F-11, k/k#73845) for testing
 // a client's tolerance of duplicate, back-in-time events. It bypasses the watch's monotonicity
 // invariant and is never done unless called.
-func (s *Server) DuplicateEvent(id uint64) error {
+func (f Faults) DuplicateEvent(id uint64) error {
+	s := f.s
 	s.lock()
 	defer s.mu.Unlock()
 	w, ok := s.watchers[id]
@@ -135,4 +151,43 @@ func (s *Server) DuplicateEvent(id uint64) error {
 	w.live++
 	w.notify()
 	return nil
+}
+
+// Compact moves the compaction floor to rev (fakeapi.md §6 F-1): reads and continue tokens at
+// revisions below rev get 410, and every watch cache drops history older than rev-1, so watches
+// from older RVs get 410 too. Compacting to a revision at or below the floor does nothing; a
+// revision above the current one is an error.
+func (f Faults) Compact(rev uint64) error {
+	s := f.s
+	s.lock()
+	defer s.mu.Unlock()
+	if rev > s.rev {
+		return fmt.Errorf("fakeapi: compact revision %d is in the future (current %d)", rev, s.rev)
+	}
+	s.compact_locked(rev)
+	return nil
+}
+
+// BurnRevisions consumes n revisions without writing anything, as writes to other kinds sharing
+// etcd would (fakeapi.md §6 F-10). Caches following the store advance past them, so bookmarks
+// and list RVs move while no event is sent.
+func (f Faults) BurnRevisions(n uint64) {
+	s := f.s
+	s.lock()
+	defer s.mu.Unlock()
+	s.rev += n
+	s.followStore_locked()
+}
+
+// Watchers returns the IDs of the open watches, ascending: the watches CloseWatch,
+// CloseSlowConsumer and DuplicateEvent can end or disturb.
+func (f Faults) Watchers() []uint64 {
+	s := f.s
+	s.lock()
+	defer s.mu.Unlock()
+	ids := make([]uint64, 0, len(s.watchers))
+	for _, w := range s.watchersAll_locked() {
+		ids = append(ids, w.id)
+	}
+	return ids
 }

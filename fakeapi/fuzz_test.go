@@ -26,10 +26,10 @@ func FuzzListWatchOptions(f *testing.F) {
 			mustCreate(t, s, cmGVR, cm("ns", n, map[string]string{"app": "x"}))
 		}
 		if flags&1 != 0 {
-			s.FreezeReplica(1)
+			s.Replicas().Freeze(1)
 		}
 		if flags&2 != 0 {
-			s.Compact(3)
+			s.Faults().Compact(3)
 		}
 		opts := metav1.ListOptions{ResourceVersion: rv, ResourceVersionMatch: metav1.ResourceVersionMatch(rvm), Limit: limit,
 			Continue: cont, LabelSelector: labelSel, FieldSelector: fieldSel, AllowWatchBookmarks: flags&4 != 0}
@@ -44,7 +44,7 @@ func FuzzListWatchOptions(f *testing.F) {
 				t.Fatalf("%s: error %v (%T) is not a StatusError", what, err, err)
 			}
 		}
-		l, err := s.List(cmGVR, "ns", opts)
+		l, err := s.list(cmGVR, "ns", opts)
 		checkErr("list", err)
 		if err == nil {
 			lrv, _ := parseUint(l.GetResourceVersion())

@@ -21,8 +21,8 @@ import (
 // NamespacesGVR is the core/v1 namespaces resource, whose deletion is two-phase.
 var NamespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
-// ImmortalNamespaces cannot be deleted (the NamespaceLifecycle admission plugin's list).
-var ImmortalNamespaces = []string{"default", "kube-public", "kube-system"}
+// immortalNamespaces cannot be deleted (the NamespaceLifecycle admission plugin's list).
+var immortalNamespaces = []string{"default", "kube-public", "kube-system"}
 
 // NamespaceFinalizer is the spec.finalizers entry the namespace controller removes once the
 // namespace is empty (through /finalize in kube-apiserver; here a write of spec.finalizers).
@@ -115,7 +115,7 @@ func sameSet(a, b []string) bool {
 // admitNamespaceDelete refuses to delete the namespaces the cluster needs, as the
 // NamespaceLifecycle admission plugin does (403).
 func admitNamespaceDelete(gr schema.GroupResource, name string) error {
-	if slices.Contains(ImmortalNamespaces, name) {
+	if slices.Contains(immortalNamespaces, name) {
 		return apierrors.NewForbidden(gr, name, errors.New("this namespace may not be deleted"))
 	}
 	return nil

@@ -21,12 +21,12 @@ import (
 // The server cannot make a Go map read-only, so it checks instead: when it first lends an object
 // it records a fingerprint of its content (fingerprint.go), and it compares the fingerprint again
 // before it acts on that object (the current version a write starts from, so that no change
-// passes into the versions built from it), before it forgets the record, in CheckLent, which
+// passes into the versions built from it), before it forgets the record, in Lending.Check, which
 // checks every record (a host runs it when it checks a run's end state), and in
-// CheckLentObject, which checks one (a host runs it right after code that may change one). Reads that only hand out
+// Lending.CheckObject, which checks one (a host runs it right after code that may change one). Reads that only hand out
 // a copy or lend the object again do not check: a change is noticed by one of those three, later.
 // A difference means someone changed a shared object; the server reports the first one as a
-// MutationError (LentMutation, CheckLent). It cannot undo the change, so a run that sees one is
+// MutationError (Lending.Mutation, Lending.Check). It cannot undo the change, so a run that sees one is
 // over: the world fails it with the read-only-objects oracle.
 //
 // A record lives as long as the server holds the object: trimming a version or a log entry
@@ -44,7 +44,7 @@ type lentRecord struct {
 	content map[string]any // the object's content, what the fingerprint covers
 	sum     uint64
 	seq     uint64 // the order of lending, which fixes the order checkAllLent_locked reports in
-	// first is the first consumer it was lent to; holders are those, observers (SnapshotLent)
+	// first is the first consumer it was lent to; holders are those, observers (Lending.Snapshot)
 	// aside, in the order first lent: one committed object goes to every informer watching its
 	// key, so any of them may be the one that changed it.
 	first   string
@@ -57,7 +57,7 @@ type lentRecord struct {
 type lendBook struct {
 	records map[unsafe.Pointer]lentRecord // by contentKey
 	seq     uint64                        // records made so far
-	// mutation is the first change found, read without the server's lock by LentMutation (a
+	// mutation is the first change found, read without the server's lock by Lending.Mutation (a
 	// host asks after every step).
 	mutation atomic.Pointer[MutationError]
 }
@@ -72,7 +72,7 @@ type MutationError struct {
 	Namespace, Name string
 	ResourceVersion string
 	// LentTo is the name of the first consumer it was lent to (the ListerWatcher's Name), an
-	// observer (SnapshotLent) only when nothing else holds it.
+	// observer (Lending.Snapshot) only when nothing else holds it.
 	LentTo string
 	// Holders names every consumer it was lent to, LentTo first, in the order first lent,
 	// observers aside: the server shares one object between every informer that lists or
@@ -80,7 +80,7 @@ type MutationError struct {
 	// when world.Config.CheckReadOnlyEachDelivery checks each delivery).
 	Holders []string
 	// NoticedBy says what found the change: a write to the object, the trimming of its history,
-	// or CheckLent.
+	// or Lending.Check.
 	NoticedBy string
 }
 
@@ -101,34 +101,45 @@ func (e *MutationError) Error() string {
 		e.Resource, name, e.ResourceVersion, to, e.NoticedBy)
 }
 
-// LentMutation returns the first change to a lent object the server has found (a
+// Lending groups the checks of objects the server lent read-only (see "Ownership of objects" in
+// the package documentation): a host that takes lent objects (ListerWatcher.ListLent,
+// OpenWatchLent, Lending.Snapshot) asks it whether any was changed. A Server hands it out with
+// [Server.Lending].
+type Lending struct{ s *Server }
+
+// Lending returns the server's checks of lent objects.
+func (s *Server) Lending() Lending { return Lending{s} }
+
+// Mutation returns the first change to a lent object the server has found (a
 // *MutationError), or nil. It takes no lock: a host may ask after every step.
-func (s *Server) LentMutation() error {
+func (l Lending) Mutation() error {
+	s := l.s
 	if m := s.lent.mutation.Load(); m != nil {
 		return m
 	}
 	return nil
 }
 
-// CheckLent compares every lent object the server still keeps a record of with its fingerprint
-// now, and returns the first change found, this time or before (see LentMutation). A host calls
+// Check compares every lent object the server still keeps a record of with its fingerprint
+// now, and returns the first change found, this time or before (see Mutation). A host calls
 // it when it checks a run's end state: the server otherwise notices a change only when a write
 // acts on the object or the object leaves its history.
-func (s *Server) CheckLent() error {
+func (l Lending) Check() error {
+	s := l.s
 	s.mu.Lock() // reads and at most records a mutation: no state a deadline depends on
 	defer s.mu.Unlock()
 	s.checkAllLent_locked()
-	return s.LentMutation()
+	return l.Mutation()
 }
 
 // lend_locked hands out obj, a committed object of h's key, to the consumer named to,
 // recording its fingerprint the first time; lending it again checks nothing and only adds a new
-// consumer to its holders. An observer (SnapshotLent) is not made a holder.
+// consumer to its holders. An observer (Lending.Snapshot) is not made a holder.
 func (s *Server) lend_locked(obj *unstructured.Unstructured, h *keyHistory, to string, observer bool) {
 	b := &s.lent
 	key := contentKey(obj.Object)
 	if r, ok := b.records[key]; ok {
-		// Checked when the server acts on it, drops it, or CheckLent runs.
+		// Checked when the server acts on it, drops it, or Lending.Check runs.
 		if !observer && !slices.Contains(r.holders, to) {
 			r.holders = append(r.holders, to)
 			b.records[key] = r
@@ -182,7 +193,7 @@ func (s *Server) checkAllLent_locked() {
 	}
 	slices.SortFunc(all, func(x, y lentRecord) int { return cmp.Compare(x.seq, y.seq) })
 	for _, r := range all {
-		s.verifyLent_locked(r, "CheckLent")
+		s.verifyLent_locked(r, "Lending.Check")
 	}
 }
 
@@ -199,18 +210,19 @@ func (s *Server) forgetLent_locked(obj *unstructured.Unstructured) {
 	}
 }
 
-// CheckLentObject compares the lent object whose content obj holds (the object itself, or a
+// CheckObject compares the lent object whose content obj holds (the object itself, or a
 // list item around it) with its fingerprint now, and returns the first change found, this time
-// or before (see LentMutation). noticedBy names the check in the report. It is nil for an
+// or before (see Mutation). noticedBy names the check in the report. It is nil for an
 // object that was never lent. A host calls it to notice a change right after the code that may
 // have made it, such as a handler that was just given obj.
-func (s *Server) CheckLentObject(obj *unstructured.Unstructured, noticedBy string) error {
+func (l Lending) CheckObject(obj *unstructured.Unstructured, noticedBy string) error {
+	s := l.s
 	if obj != nil {
-		s.mu.Lock() // reads and at most records a mutation, as CheckLent
+		s.mu.Lock() // reads and at most records a mutation, as Check
 		s.checkLent_locked(obj, noticedBy)
 		s.mu.Unlock()
 	}
-	return s.LentMutation()
+	return l.Mutation()
 }
 
 // contentKey identifies an object by its content, its top-level map (see "Records are keyed"

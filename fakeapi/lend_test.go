@@ -53,15 +53,15 @@ func TestLentObjectChangesAreNoticed(t *testing.T) {
 		"setter":                func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{"x": "y"}) },
 	}
 	// Each read returns what the report should say noticed the change: a write to the object
-	// notices it at once; reads that only copy or lend it again leave it to CheckLent.
+	// notices it at once; reads that only copy or lend it again leave it to Lending.Check.
 	reads := map[string]func(t *testing.T, s *Server) string{
 		"update": func(t *testing.T, s *Server) string {
 			cur, err := s.Resource(cmGVR).Namespace("ns").Get(bg, "c", metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.LentMutation() != nil {
-				t.Error("a Get noticed the change: only writes, trims and CheckLent check")
+			if s.Lending().Mutation() != nil {
+				t.Error("a Get noticed the change: only writes, trims and Lending.Check check")
 			}
 			cur.SetLabels(map[string]string{"a": "3"})
 			if _, err := s.Resource(cmGVR).Namespace("ns").UpdateRV(bg, cur, metav1.UpdateOptions{}); err != nil {
@@ -73,27 +73,27 @@ func TestLentObjectChangesAreNoticed(t *testing.T) {
 			mustDelete(t, s, cmGVR, "ns", "c")
 			return "a write to it"
 		},
-		"list, then CheckLent": func(t *testing.T, s *Server) string {
-			if _, err := s.List(cmGVR, "ns", metav1.ListOptions{}); err != nil {
+		"list, then Lending.Check": func(t *testing.T, s *Server) string {
+			if _, err := s.list(cmGVR, "ns", metav1.ListOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			if s.LentMutation() != nil {
+			if s.Lending().Mutation() != nil {
 				t.Error("a copying list noticed the change")
 			}
-			s.CheckLent()
-			return "CheckLent"
+			s.Lending().Check()
+			return "Lending.Check"
 		},
-		"another lend, then CheckLent": func(t *testing.T, s *Server) string {
+		"another lend, then Lending.Check": func(t *testing.T, s *Server) string {
 			lw := s.ListerWatcher(cmGVR, "ns")
 			lw.Name = "inf2"
 			if _, err := lw.ListLent(metav1.ListOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			if s.LentMutation() != nil {
+			if s.Lending().Mutation() != nil {
 				t.Error("a second lend noticed the change")
 			}
-			s.CheckLent()
-			return "CheckLent"
+			s.Lending().Check()
+			return "Lending.Check"
 		},
 	}
 	for cname, change := range changes {
@@ -109,20 +109,20 @@ func TestLentObjectChangesAreNoticed(t *testing.T) {
 				rv := lent.GetResourceVersion()
 
 				// Reading and lending an unchanged object reports nothing.
-				if err := s.CheckLent(); err != nil {
-					t.Fatalf("nothing changed, CheckLent = %v", err)
+				if err := s.Lending().Check(); err != nil {
+					t.Fatalf("nothing changed, Lending.Check = %v", err)
 				}
 				change(lent)
-				if err := s.LentMutation(); err != nil {
+				if err := s.Lending().Mutation(); err != nil {
 					t.Fatalf("before any read: %v", err)
 				}
 				noticedBy := read(t, s)
 				var me *MutationError
-				if err := s.LentMutation(); !errors.As(err, &me) {
-					t.Fatalf("after %s: LentMutation = %v, want a *MutationError", rname, err)
+				if err := s.Lending().Mutation(); !errors.As(err, &me) {
+					t.Fatalf("after %s: Lending.Mutation = %v, want a *MutationError", rname, err)
 				}
 				holders, lentTo := []string{"inf1"}, `lent read-only to "inf1"`
-				if rname == "another lend, then CheckLent" {
+				if rname == "another lend, then Lending.Check" {
 					// The second lend made inf2 a holder too (the server cannot tell that the
 					// change came before it).
 					holders, lentTo = []string{"inf1", "inf2"}, `lent read-only to each of "inf1", "inf2"`
@@ -153,8 +153,8 @@ func TestLentToSeveralNamesEveryHolder(t *testing.T) {
 	}
 	second.SetLabels(map[string]string{"a": "changed by inf2's handler"})
 	var me *MutationError
-	if err := s.CheckLent(); !errors.As(err, &me) {
-		t.Fatalf("CheckLent = %v, want a *MutationError", err)
+	if err := s.Lending().Check(); !errors.As(err, &me) {
+		t.Fatalf("Lending.Check = %v, want a *MutationError", err)
 	}
 	if !slices.Equal(me.Holders, []string{"inf1", "inf2"}) || me.LentTo != "inf1" {
 		t.Errorf("holders %q, lent to %q; want both informers, inf1 first", me.Holders, me.LentTo)
@@ -196,8 +196,8 @@ func TestLentListItemsAndDeletedEventsAreGuarded(t *testing.T) {
 			t.Fatalf("ListLent = %v, %v", l, err)
 		}
 		l.Items[0].Object["data"].(map[string]any)["k"] = "changed"
-		if err := s.CheckLent(); err == nil || !strings.Contains(err.Error(), `lent read-only to "lister"`) {
-			t.Fatalf("LentMutation = %v", err)
+		if err := s.Lending().Check(); err == nil || !strings.Contains(err.Error(), `lent read-only to "lister"`) {
+			t.Fatalf("Lending.Mutation = %v", err)
 		}
 	})
 	t.Run("deleted event", func(t *testing.T) {
@@ -207,7 +207,7 @@ func TestLentListItemsAndDeletedEventsAreGuarded(t *testing.T) {
 		mustDelete(t, s, cmGVR, "ns", "c")
 		gone := nextObject(t, w, watch.Deleted)
 		gone.Object["data"].(map[string]any)["k"] = "changed" // shared with the last state
-		if err := s.CheckLent(); err == nil {
+		if err := s.Lending().Check(); err == nil {
 			t.Fatal("a change through a DELETED event's shared map went unnoticed")
 		}
 	})
@@ -241,7 +241,7 @@ func TestLendingCopiesNothing(t *testing.T) {
 	if lent > copied/5 {
 		t.Errorf("a lending LIST of 101 items allocates %v, a copying one %v: items are copied", lent, copied)
 	}
-	if err := s.CheckLent(); err != nil {
+	if err := s.Lending().Check(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -264,7 +264,7 @@ func TestLentRecordsAreForgotten(t *testing.T) {
 	if _, kept := s.lent.records[contentKey(last.Object)]; !kept || len(s.lent.records) < 100 {
 		t.Fatalf("current version kept: %v; %d records kept", kept, len(s.lent.records))
 	}
-	if err := s.CheckLent(); err != nil {
+	if err := s.Lending().Check(); err != nil {
 		t.Fatal(err)
 	}
 	// d is lent, changed, and deleted: the delete notices.
@@ -272,8 +272,8 @@ func TestLentRecordsAreForgotten(t *testing.T) {
 	old := nextObject(t, w, watch.Added)
 	old.Object["data"].(map[string]any)["k"] = "changed"
 	mustDelete(t, s, cmGVR, "ns", "d") // the server reads d (noticed); start again with e
-	if err := s.LentMutation(); err == nil || !strings.Contains(err.Error(), "configmaps ns/d") {
-		t.Fatalf("LentMutation = %v", err)
+	if err := s.Lending().Mutation(); err == nil || !strings.Contains(err.Error(), "configmaps ns/d") {
+		t.Fatalf("Lending.Mutation = %v", err)
 	}
 
 	s, _ = newTestServer(t, func(c *Config) { c.MaxLogEntries = 200 })
@@ -288,12 +288,12 @@ func TestLentRecordsAreForgotten(t *testing.T) {
 	for i := range 400 { // enough writes to c to trim e's old version
 		relabel(t, s, "c", "i", fmt.Sprint(i))
 	}
-	if err := s.LentMutation(); err == nil || !strings.Contains(err.Error(), "configmaps ns/e") || !strings.Contains(err.Error(), "trimming") {
-		t.Fatalf("LentMutation = %v", err)
+	if err := s.Lending().Mutation(); err == nil || !strings.Contains(err.Error(), "configmaps ns/e") || !strings.Contains(err.Error(), "trimming") {
+		t.Fatalf("Lending.Mutation = %v", err)
 	}
 }
 
-// TestFirstLentChangeIsReportedInLendingOrder: with several changed objects, CheckLent reports
+// TestFirstLentChangeIsReportedInLendingOrder: with several changed objects, Lending.Check reports
 // the one lent first, whatever Go's map order.
 func TestFirstLentChangeIsReportedInLendingOrder(t *testing.T) {
 	for range 20 {
@@ -310,8 +310,8 @@ func TestFirstLentChangeIsReportedInLendingOrder(t *testing.T) {
 		for i := range l.Items {
 			l.Items[i].Object["data"].(map[string]any)["k"] = "changed"
 		}
-		if err := s.CheckLent(); err == nil || !strings.Contains(err.Error(), "configmaps ns/c0 ") {
-			t.Fatalf("CheckLent = %v, want c0 reported", err)
+		if err := s.Lending().Check(); err == nil || !strings.Contains(err.Error(), "configmaps ns/c0 ") {
+			t.Fatalf("Lending.Check = %v, want c0 reported", err)
 		}
 	}
 }
@@ -447,7 +447,7 @@ func TestEventsOutlivingTheirHistoryAreCopies(t *testing.T) {
 	if n := len(s.lent.records); n == 0 || n > 50 {
 		t.Fatalf("%d records after lending the events still in the history", n)
 	}
-	if err := s.CheckLent(); err != nil {
+	if err := s.Lending().Check(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -469,13 +469,13 @@ func TestAnOldCurrentVersionKeepsItsRecord(t *testing.T) {
 	for i := range 200 { // the entry that created "old" is trimmed; "old" stays current
 		relabel(t, s, "other", "i", fmt.Sprint(i))
 	}
-	if err := s.LentMutation(); err != nil {
+	if err := s.Lending().Mutation(); err != nil {
 		t.Fatal(err)
 	}
 	l.Items[0].Object["data"].(map[string]any)["k"] = "changed" // "old", lent by the list
 	mustDelete(t, s, cmGVR, "ns", "old")
-	if err := s.LentMutation(); err == nil || !strings.Contains(err.Error(), "configmaps ns/old") {
-		t.Fatalf("LentMutation = %v", err)
+	if err := s.Lending().Mutation(); err == nil || !strings.Contains(err.Error(), "configmaps ns/old") {
+		t.Fatalf("Lending.Mutation = %v", err)
 	}
 }
 
@@ -485,23 +485,23 @@ func TestSnapshotLent(t *testing.T) {
 	s, _ := newTestServer(t, nil)
 	mustCreate(t, s, cmGVR, cm("ns", "c", map[string]string{"a": "1"}))
 	mustCreate(t, s, cmGVR, cm("ns", "d", map[string]string{"a": "2"}))
-	if _, err := s.SnapshotLent(cmGVR, "ns", metav1.ListOptions{}, ""); err == nil || !strings.Contains(err.Error(), "fakeapi: SnapshotLent: empty observer name") {
+	if _, err := s.Lending().Snapshot(cmGVR, "ns", metav1.ListOptions{}, ""); err == nil || !strings.Contains(err.Error(), "fakeapi: Lending.Snapshot: empty observer name") {
 		t.Fatalf("empty name: %v", err)
 	}
-	if _, err := s.SnapshotLent(cmGVR, "ns", metav1.ListOptions{LabelSelector: "a in (("}, "checker"); err == nil || !strings.HasPrefix(err.Error(), "fakeapi: SnapshotLent: ") {
+	if _, err := s.Lending().Snapshot(cmGVR, "ns", metav1.ListOptions{LabelSelector: "a in (("}, "checker"); err == nil || !strings.HasPrefix(err.Error(), "fakeapi: Lending.Snapshot: ") {
 		t.Fatalf("bad selector: %v", err)
 	}
 	recs := len(s.Requests())
-	l, err := s.SnapshotLent(cmGVR, "ns", metav1.ListOptions{LabelSelector: "a=2"}, "checker")
+	l, err := s.Lending().Snapshot(cmGVR, "ns", metav1.ListOptions{LabelSelector: "a=2"}, "checker")
 	if err != nil || len(l.Items) != 1 || l.Items[0].GetName() != "d" {
-		t.Fatalf("SnapshotLent = %v, %v", l, err)
+		t.Fatalf("Lending.Snapshot = %v, %v", l, err)
 	}
 	if len(s.Requests()) != recs {
 		t.Errorf("a snapshot recorded a request")
 	}
 	l.Items[0].SetLabels(map[string]string{"a": "3"})
-	if err := s.CheckLent(); err == nil || !strings.Contains(err.Error(), `configmaps ns/d at resourceVersion 3, lent read-only to "checker"`) {
-		t.Fatalf("CheckLent = %v", err)
+	if err := s.Lending().Check(); err == nil || !strings.Contains(err.Error(), `configmaps ns/d at resourceVersion 3, lent read-only to "checker"`) {
+		t.Fatalf("Lending.Check = %v", err)
 	}
 }
 
@@ -550,12 +550,12 @@ func TestCheckLentObject(t *testing.T) {
 	copied := mustGet(t, s, "a")
 	copied.SetLabels(map[string]string{"copy": "mine"})
 	for _, u := range []*unstructured.Unstructured{&l.Items[0], watched, copied, cm("ns", "never", nil), nil} {
-		if err := s.CheckLentObject(u, "the test"); err != nil {
+		if err := s.Lending().CheckObject(u, "the test"); err != nil {
 			t.Fatalf("nothing lent was changed: %v", err)
 		}
 	}
 	l.Items[0].SetLabels(map[string]string{"x": "changed"}) // a, as a list item
-	if err := s.CheckLentObject(&l.Items[0], "the handler's step"); err == nil || !strings.Contains(err.Error(), "configmaps ns/a at resourceVersion 2") || !strings.Contains(err.Error(), "noticed by the handler's step") {
+	if err := s.Lending().CheckObject(&l.Items[0], "the handler's step"); err == nil || !strings.Contains(err.Error(), "configmaps ns/a at resourceVersion 2") || !strings.Contains(err.Error(), "noticed by the handler's step") {
 		t.Fatalf("a changed list item: %v", err)
 	}
 
@@ -565,7 +565,7 @@ func TestCheckLentObject(t *testing.T) {
 	relabel(t, s, "a", "x", "1")
 	watched = nextObject(t, w, watch.Modified)
 	watched.SetAnnotations(map[string]string{"seen": "yes"})
-	if err := s.CheckLentObject(watched, "the handler's step"); err == nil || !strings.Contains(err.Error(), "configmaps ns/a at resourceVersion 3") {
+	if err := s.Lending().CheckObject(watched, "the handler's step"); err == nil || !strings.Contains(err.Error(), "configmaps ns/a at resourceVersion 3") {
 		t.Fatalf("a changed watch event: %v", err)
 	}
 }

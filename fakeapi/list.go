@@ -40,9 +40,9 @@ func decodeContinue(s string) (continueToken, error) {
 	return t, nil
 }
 
-// List answers LIST on gvr in namespace ns ("" for all) following the dispatch table of
+// list answers LIST on gvr in namespace ns ("" for all) following the dispatch table of
 // fakeapi.md §3.1; the serving replica is picked by the routing policy.
-func (s *Server) List(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+func (s *Server) list(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
 	s.lock()
 	defer s.mu.Unlock()
 	return s.list_locked(gvr, ns, opts, -1, "", "")
@@ -111,7 +111,7 @@ func (s *Server) listInner_locked(gvr schema.GroupVersionResource, ns string, op
 	if exact || delegate {
 		// Exact N from storage (§3.1 rows 4, 6): 410 below the floor, 504 in the future.
 		if n > s.rev {
-			return nil, NewTooLargeResourceVersion(n, s.rev, 0)
+			return nil, newTooLargeResourceVersion(n, s.rev, 0)
 		}
 		if !exact {
 			return s.page_locked(res, ns, req, s.rev, nil, req.limit), nil
@@ -127,7 +127,7 @@ func (s *Server) listInner_locked(gvr schema.GroupVersionResource, ns string, op
 	// Not older than N from the cache (§3.1 rows 3, 5), which waits up to ResourceVersionWait.
 	if r.cacheRV < n {
 		if !s.reachesWithinWait_locked(r, n) {
-			return nil, NewTooLargeResourceVersion(n, r.cacheRV, 1)
+			return nil, newTooLargeResourceVersion(n, r.cacheRV, 1)
 		}
 		s.advanceReplica_locked(r, n)
 	}

@@ -17,7 +17,7 @@ import (
 // a conflict with the fresh object.
 type Mutation struct {
 	// Verb names the request in the record and selects the injected failures it takes (see
-	// [Server.FailNext]): VerbPatch, VerbUpdate or VerbUpdateStatus.
+	// [Faults.FailNext]): VerbPatch, VerbUpdate or VerbUpdateStatus.
 	Verb Verb
 	// Subresource is "" or "status": a status write changes only .status, a write to the main
 	// resource keeps the stored .status (fakeapi.md §5.5).

@@ -59,7 +59,7 @@ func TestMutateUpdatesUnderTheLock(t *testing.T) {
 		t.Errorf("revision %d after a no-op mutation, want 3", got)
 	}
 	// An injected failure of the verb is taken before Compute runs.
-	s.FailNext(VerbPatch, apierrors.NewServiceUnavailable("injected"))
+	s.Faults().FailNext(VerbPatch, apierrors.NewServiceUnavailable("injected"))
 	called := false
 	_, _, err = rc.Mutate(bg, "a", Mutation{Verb: VerbPatch, Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		called = true

@@ -147,7 +147,7 @@ func TestConsumersNeverReachStoredObjects(t *testing.T) {
 	marked := keep(pods.Get(bg, "p", metav1.GetOptions{})).DeepCopy()
 	marked.SetFinalizers(nil)
 	keep(pods.Update(bg, marked, metav1.UpdateOptions{}))
-	l, err := s.List(podsGVR, "", metav1.ListOptions{ResourceVersion: "0"})
+	l, err := s.list(podsGVR, "", metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,7 +563,7 @@ func TestBookmarkObjectsAreTheConsumers(t *testing.T) {
 		}
 		return ev.Object.(*unstructured.Unstructured)
 	}
-	s.TriggerBookmarks()
+	s.Faults().TriggerBookmarks()
 	b1, b2 := take(w1), take(w2)
 	want := fmt.Sprintf("%#v", b2.Object)
 	recorded := fmt.Sprintf("%#v", s.WatchEvents())
@@ -574,7 +574,7 @@ func TestBookmarkObjectsAreTheConsumers(t *testing.T) {
 	if got := fmt.Sprintf("%#v", s.WatchEvents()); got != recorded {
 		t.Fatalf("the records changed:\n%s\nwere\n%s", got, recorded)
 	}
-	s.TriggerBookmarks()
+	s.Faults().TriggerBookmarks()
 	if got := fmt.Sprintf("%#v", take(w1).Object); got != want {
 		t.Fatalf("a later bookmark: %s, want %s", got, want)
 	}

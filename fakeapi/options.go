@@ -39,7 +39,7 @@ type request struct {
 	// lendTo, when set, names the consumer a LIST lends its items to instead of handing out
 	// copies (ListLent, lend.go).
 	lendTo string
-	// observer marks lendTo as an observer that only reads (SnapshotLent): it is not one of
+	// observer marks lendTo as an observer that only reads (Lending.Snapshot): it is not one of
 	// the holders a mutation report names.
 	observer bool
 }

@@ -213,9 +213,9 @@ func runProperty(seed uint64, stats *propertyStats) error {
 			record(before, ns, name, watch.Modified, state[key], &x)
 			state[key] = &x
 		case op == 4:
-			s.Compact(s.CompactedRevision() + uint64(rnd.IntN(int(s.Revision()-s.CompactedRevision())+1)))
+			s.Faults().Compact(s.CompactedRevision() + uint64(rnd.IntN(int(s.Revision()-s.CompactedRevision())+1)))
 		case op == 5:
-			s.BurnRevisions(uint64(rnd.IntN(3)))
+			s.Faults().BurnRevisions(uint64(rnd.IntN(3)))
 		case op == 6: // resume a watch from one of its delivered RVs, or from the start
 			p := watches[rnd.IntN(len(watches))]
 			from := p.from
@@ -231,7 +231,7 @@ func runProperty(seed uint64, stats *propertyStats) error {
 		case op == 8 && len(watches) > 0:
 			p := watches[rnd.IntN(len(watches))]
 			if rnd.IntN(5) == 0 {
-				s.CloseWatch(p.w.ID(), nil)
+				s.Faults().CloseWatch(p.w.ID(), nil)
 			}
 		default:
 			p := watches[rnd.IntN(len(watches))]

@@ -36,57 +36,71 @@ func (s *Server) checkReplica_locked(method string, i int) error {
 	return nil
 }
 
-// Replicas returns the number of simulated apiservers.
-func (s *Server) Replicas() int {
+// Replicas groups what can be done to the simulated apiservers one by one (fakeapi.md §3.4,
+// §6 F-2..F-4): their caches can be frozen, stepped, resumed, made to lag, reinitialised or
+// marked not ready, and a list or watch can be routed to one. A Server hands it out with
+// [Server.Replicas]; Config.Replicas sets how many there are.
+type Replicas struct{ s *Server }
+
+// Replicas returns the server's simulated apiservers.
+func (s *Server) Replicas() Replicas { return Replicas{s} }
+
+// Len returns the number of simulated apiservers.
+func (rs Replicas) Len() int {
+	s := rs.s
 	s.lock()
 	defer s.mu.Unlock()
 	return len(s.replicas)
 }
 
-// The replica methods below take a replica index in [0, Replicas()); another index is an error
+// The replica methods below take a replica index in [0, Len()); another index is an error
 // naming it, and the method changes nothing.
 
 // RouteNext makes the next list or watch (of any resource) go to replica i, overriding the
 // routing policy once. Calls queue up in order.
-func (s *Server) RouteNext(i int) error {
+func (rs Replicas) RouteNext(i int) error {
+	s := rs.s
 	s.lock()
 	defer s.mu.Unlock()
-	if err := s.checkReplica_locked("RouteNext", i); err != nil {
+	if err := s.checkReplica_locked("Replicas.RouteNext", i); err != nil {
 		return err
 	}
 	s.routes = append(s.routes, i)
 	return nil
 }
 
-// ReplicaRevision returns the revision replica i's watch cache has processed (0 with an error
+// Revision returns the revision replica i's watch cache has processed (0 with an error
 // for a replica the server does not have).
-func (s *Server) ReplicaRevision(i int) (uint64, error) {
+func (rs Replicas) Revision(i int) (uint64, error) {
+	s := rs.s
 	s.lock()
 	defer s.mu.Unlock()
-	if err := s.checkReplica_locked("ReplicaRevision", i); err != nil {
+	if err := s.checkReplica_locked("Replicas.Revision", i); err != nil {
 		return 0, err
 	}
 	return s.replicas[i].cacheRV, nil
 }
 
-// FreezeReplica stops replica i's cache from processing new revisions (fakeapi.md §6 F-2): its
+// Freeze stops replica i's cache from processing new revisions (fakeapi.md §6 F-2): its
 // RV="0" lists go stale, NotOlderThan reads above it get 504, and its watches stall.
-func (s *Server) FreezeReplica(i int) error {
+func (rs Replicas) Freeze(i int) error {
+	s := rs.s
 	s.lock()
 	defer s.mu.Unlock()
-	if err := s.checkReplica_locked("FreezeReplica", i); err != nil {
+	if err := s.checkReplica_locked("Replicas.Freeze", i); err != nil {
 		return err
 	}
 	s.replicas[i].frozen = true
 	return nil
 }
 
-// ResumeReplica unfreezes replica i; without lag it catches up at once and its watches receive
+// Resume unfreezes replica i; without lag it catches up at once and its watches receive
 // the events they missed, in order.
-func (s *Server) ResumeReplica(i int) error {
+func (rs Replicas) Resume(i int) error {
+	s := rs.s
 	s.lock()
 	defer s.mu.Unlock()
-	if err := s.checkReplica_locked("ResumeReplica", i); err != nil {
+	if err := s.checkReplica_locked("Replicas.Resume", i); err != nil {
 		return err
 	}
 	r := s.replicas[i]
@@ -98,29 +112,31 @@ func (s *Server) ResumeReplica(i int) error {
 	return nil
 }
 
-// StepReplica moves replica i's cache forward to revision rev (capped at the current revision),
+// Step moves replica i's cache forward to revision rev (capped at the current revision),
 // frozen or not: the "step" of F-2.
-func (s *Server) StepReplica(i int, rev uint64) error {
+func (rs Replicas) Step(i int, rev uint64) error {
+	s := rs.s
 	s.lock()
 	defer s.mu.Unlock()
-	if err := s.checkReplica_locked("StepReplica", i); err != nil {
+	if err := s.checkReplica_locked("Replicas.Step", i); err != nil {
 		return err
 	}
 	s.advanceReplica_locked(s.replicas[i], min(rev, s.rev))
 	return nil
 }
 
-// SetReplicaLag makes replica i's cache see each write lag after it happened (F-2); Advance
+// SetLag makes replica i's cache see each write lag after it happened (F-2); Advance
 // moves it as the clock passes. Zero makes it follow the store immediately; a negative lag is an
 // error.
-func (s *Server) SetReplicaLag(i int, lag time.Duration) error {
+func (rs Replicas) SetLag(i int, lag time.Duration) error {
+	s := rs.s
 	s.lock()
 	defer s.mu.Unlock()
-	if err := s.checkReplica_locked("SetReplicaLag", i); err != nil {
+	if err := s.checkReplica_locked("Replicas.SetLag", i); err != nil {
 		return err
 	}
 	if lag < 0 {
-		return fmt.Errorf("fakeapi: SetReplicaLag(%d, %v): negative lag", i, lag)
+		return fmt.Errorf("fakeapi: Replicas.SetLag(%d, %v): negative lag", i, lag)
 	}
 	r := s.replicas[i]
 	r.lag = lag
@@ -130,30 +146,32 @@ func (s *Server) SetReplicaLag(i int, lag time.Duration) error {
 	return nil
 }
 
-// SetReplicaReady marks replica i's cache ready or not; while not ready, requests it would serve
+// SetReady marks replica i's cache ready or not; while not ready, requests it would serve
 // from its cache get 429 (fakeapi.md §3.2 row 4, §3.4 "Readiness").
-func (s *Server) SetReplicaReady(i int, ready bool) error {
+func (rs Replicas) SetReady(i int, ready bool) error {
+	s := rs.s
 	s.lock()
 	defer s.mu.Unlock()
-	if err := s.checkReplica_locked("SetReplicaReady", i); err != nil {
+	if err := s.checkReplica_locked("Replicas.SetReady", i); err != nil {
 		return err
 	}
 	s.replicas[i].notReady = !ready
 	return nil
 }
 
-// ReinitReplica reinitialises replica i's watch cache as an apiserver restart does (fakeapi.md
+// Reinit reinitialises replica i's watch cache as an apiserver restart does (fakeapi.md
 // §6 F-3): every watch it serves is closed cleanly, its history is dropped, it relists at the
 // current revision (unfreezing it), and it answers 429 for notReadyFor (zero: ready at once).
 // Re-watching from an RV before the reinitialisation then gets 410.
-func (s *Server) ReinitReplica(i int, notReadyFor time.Duration) error {
+func (rs Replicas) Reinit(i int, notReadyFor time.Duration) error {
+	s := rs.s
 	s.lock()
 	defer s.mu.Unlock()
-	if err := s.checkReplica_locked("ReinitReplica", i); err != nil {
+	if err := s.checkReplica_locked("Replicas.Reinit", i); err != nil {
 		return err
 	}
 	if notReadyFor < 0 {
-		return fmt.Errorf("fakeapi: ReinitReplica(%d, %v): negative not-ready time", i, notReadyFor)
+		return fmt.Errorf("fakeapi: Replicas.Reinit(%d, %v): negative not-ready time", i, notReadyFor)
 	}
 	r := s.replicas[i]
 	for _, w := range s.watchersOf_locked(i) {

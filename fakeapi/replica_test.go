@@ -15,7 +15,7 @@ import (
 func TestTimeTravel(t *testing.T) {
 	s, _ := newTestServer(t, func(c *Config) { c.Replicas = 2 })
 	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
-	s.FreezeReplica(1)
+	s.Replicas().Freeze(1)
 	mustDelete(t, s, cmGVR, "ns", "a")
 	lw := s.ListerWatcher(cmGVR, "")
 	lw.Replica = 0
@@ -28,8 +28,8 @@ func TestTimeTravel(t *testing.T) {
 	}
 	_ = fresh
 	// A NotOlderThan read at the fresh RV on the lagging server: 504 (k/k#100745).
-	s.RouteNext(1)
-	_, err := s.List(cmGVR, "", metav1.ListOptions{ResourceVersion: "3", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
+	s.Replicas().RouteNext(1)
+	_, err := s.list(cmGVR, "", metav1.ListOptions{ResourceVersion: "3", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
 	wantStatus(t, err, 504, metav1.StatusReasonTimeout)
 	if got := s.Requests(); got[len(got)-1].Replica != 1 {
 		t.Errorf("served by replica %d, want 1", got[len(got)-1].Replica)
@@ -40,7 +40,7 @@ func TestTimeTravel(t *testing.T) {
 // in order, and that NextDeadline names that time.
 func TestReplicaLag(t *testing.T) {
 	s, clk := newTestServer(t, func(c *Config) { c.BookmarkInterval = -1; c.CompactionInterval = -1; c.WatchTimeout = WatchTimeoutNone })
-	s.SetReplicaLag(0, 2*time.Second)
+	s.Replicas().SetLag(0, 2*time.Second)
 	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
 	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
 	clk.Step(time.Second)
@@ -68,7 +68,7 @@ func TestReplicaLag(t *testing.T) {
 func TestRoutingPolicies(t *testing.T) {
 	s, _ := newTestServer(t, func(c *Config) { c.Replicas = 3; c.Routing = RoutingRoundRobin })
 	for i := 0; i < 4; i++ {
-		s.List(cmGVR, "", metav1.ListOptions{})
+		s.list(cmGVR, "", metav1.ListOptions{})
 	}
 	var got []int
 	for _, r := range s.Requests() {
@@ -80,7 +80,7 @@ func TestRoutingPolicies(t *testing.T) {
 	draw := func() []int {
 		s, _ := newTestServer(t, func(c *Config) { c.Replicas = 3; c.Routing = RoutingRandom })
 		for i := 0; i < 8; i++ {
-			s.List(cmGVR, "", metav1.ListOptions{})
+			s.list(cmGVR, "", metav1.ListOptions{})
 		}
 		var out []int
 		for _, r := range s.Requests() {
@@ -97,7 +97,7 @@ func TestRoutingPolicies(t *testing.T) {
 // until the clock passes it.
 func TestReinitNotReady(t *testing.T) {
 	s, clk := newTestServer(t, nil)
-	s.ReinitReplica(0, 5*time.Second)
+	s.Replicas().Reinit(0, 5*time.Second)
 	_, err := s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
 	wantStatus(t, err, 429, metav1.StatusReasonTooManyRequests)
 	clk.Step(5 * time.Second)
@@ -167,7 +167,7 @@ func TestWatchListQuirks(t *testing.T) {
 		t.Run(tt.quirk.String(), func(t *testing.T) {
 			s, _ := newTestServer(t, nil)
 			mustCreate(t, s, cmGVR, cm("ns", "a", nil))
-			s.SetWatchListQuirk(tt.quirk)
+			s.Faults().SetWatchListQuirk(tt.quirk)
 			w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{SendInitialEvents: ptr(true),
 				ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
 			if diff := cmp.Diff(drain(w), tt.want); diff != "" {
@@ -192,7 +192,7 @@ func TestCacheHistoryBound(t *testing.T) {
 	if diff := cmp.Diff(drain(w), []string{"ADDED ns/c 4", "ADDED ns/d 5"}); diff != "" {
 		t.Errorf("from 3 (-got +want):\n%s", diff)
 	}
-	if _, err := s.List(cmGVR, "", metav1.ListOptions{ResourceVersion: "2", ResourceVersionMatch: metav1.ResourceVersionMatchExact}); err != nil {
+	if _, err := s.list(cmGVR, "", metav1.ListOptions{ResourceVersion: "2", ResourceVersionMatch: metav1.ResourceVersionMatchExact}); err != nil {
 		t.Errorf("exact list from storage at 2: %v (etcd still has it)", err)
 	}
 }
@@ -201,13 +201,13 @@ func TestCacheHistoryBound(t *testing.T) {
 func TestDuplicateEvent(t *testing.T) {
 	s, _ := newTestServer(t, nil)
 	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
-	if err := s.DuplicateEvent(w.ID()); err == nil {
+	if err := s.Faults().DuplicateEvent(w.ID()); err == nil {
 		t.Errorf("duplicate before any delivery: no error")
 	}
 	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
 	mustCreate(t, s, cmGVR, cm("ns", "b", nil))
 	w.Next()
-	if err := s.DuplicateEvent(w.ID()); err != nil {
+	if err := s.Faults().DuplicateEvent(w.ID()); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(drain(w), []string{"ADDED ns/a 2", "ADDED ns/b 3"}); diff != "" {
@@ -257,7 +257,7 @@ func TestNextDeadlineKeptAnswerNeverStale(t *testing.T) {
 		}
 	}
 	check("start")
-	s.SetReplicaLag(1, 2*time.Second)
+	s.Replicas().SetLag(1, 2*time.Second)
 	check("lag")
 	watchTimeout := int64(30)
 	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1", AllowWatchBookmarks: true, TimeoutSeconds: &watchTimeout})
@@ -274,11 +274,11 @@ func TestNextDeadlineKeptAnswerNeverStale(t *testing.T) {
 		drain(w)
 		check("drain")
 	}
-	s.FreezeReplica(0)
+	s.Replicas().Freeze(0)
 	check("freeze")
-	s.SetReplicaReady(1, false)
+	s.Replicas().SetReady(1, false)
 	check("not ready")
-	s.SetReplicaReady(1, true)
+	s.Replicas().SetReady(1, true)
 	check("ready")
 	w2.Stop()
 	check("stop")
@@ -296,5 +296,56 @@ func TestNextDeadlineKeptAnswerNeverStale(t *testing.T) {
 	}
 	if changes < 10 {
 		t.Errorf("the deadline changed %d times: the run does not exercise the kept answer", changes)
+	}
+}
+
+// TestStepMovesAFrozenCacheToARevision checks Replicas.Step (fakeapi.md §6 F-2): a frozen cache
+// moves to exactly the revision asked, serves that state to RV="0" lists and delivers the events
+// up to it to its watches, stays frozen afterwards, and is never moved past the store.
+func TestStepMovesAFrozenCacheToARevision(t *testing.T) {
+	s, _ := newTestServer(t, func(c *Config) { c.BookmarkInterval = -1; c.CompactionInterval = -1; c.WatchTimeout = WatchTimeoutNone })
+	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+	if err := s.Replicas().Freeze(0); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a", "b", "c"} { // revisions 2, 3, 4
+		mustCreate(t, s, cmGVR, cm("ns", n, nil))
+	}
+	staleList := func() string {
+		l, err := s.list(cmGVR, "", metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names(l) + " list RV " + l.GetResourceVersion()
+	}
+	if got, want := staleList(), " list RV 1"; got != want {
+		t.Fatalf("frozen cache lists %q, want %q", got, want)
+	}
+	if err := s.Replicas().Step(0, 3); err != nil {
+		t.Fatal(err)
+	}
+	if rev, _ := s.Replicas().Revision(0); rev != 3 {
+		t.Errorf("after Step(0, 3) the cache is at %d, want 3", rev)
+	}
+	if got, want := staleList(), "a@2,b@3 list RV 3"; got != want {
+		t.Errorf("after Step(0, 3) the cache lists %q, want %q", got, want)
+	}
+	if diff := cmp.Diff(drain(w), []string{"ADDED ns/a 2", "ADDED ns/b 3"}); diff != "" {
+		t.Errorf("events after Step(0, 3) (-got +want):\n%s", diff)
+	}
+	// Still frozen: a new write does not move it.
+	mustCreate(t, s, cmGVR, cm("ns", "d", nil)) // revision 5
+	if rev, _ := s.Replicas().Revision(0); rev != 3 {
+		t.Errorf("a write moved the stepped, frozen cache to %d", rev)
+	}
+	// A step past the store stops at the store's revision.
+	if err := s.Replicas().Step(0, 99); err != nil {
+		t.Fatal(err)
+	}
+	if rev, _ := s.Replicas().Revision(0); rev != 5 {
+		t.Errorf("Step(0, 99) moved the cache to %d, want the store's revision 5", rev)
+	}
+	if diff := cmp.Diff(drain(w), []string{"ADDED ns/c 4", "ADDED ns/d 5"}); diff != "" {
+		t.Errorf("events after Step(0, 99) (-got +want):\n%s", diff)
 	}
 }

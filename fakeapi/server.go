@@ -2,7 +2,6 @@ package fakeapi
 
 import (
 	"cmp"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -374,20 +373,6 @@ func (s *Server) pruneOpen_locked() {
 	}
 }
 
-// Compact moves the compaction floor to rev (fakeapi.md §6 F-1): reads and continue tokens at
-// revisions below rev get 410, and every watch cache drops history older than rev-1, so watches
-// from older RVs get 410 too. Compacting to a revision at or below the floor does nothing; a
-// revision above the current one is an error.
-func (s *Server) Compact(rev uint64) error {
-	s.lock()
-	defer s.mu.Unlock()
-	if rev > s.rev {
-		return fmt.Errorf("fakeapi: compact revision %d is in the future (current %d)", rev, s.rev)
-	}
-	s.compact_locked(rev)
-	return nil
-}
-
 func (s *Server) compact_locked(rev uint64) {
 	if rev <= s.floor {
 		return
@@ -472,14 +457,4 @@ func trimKey(h *keyHistory, keep uint64, forget func(*unstructured.Unstructured)
 		h.versions = h.versions[i:]
 	}
 	return len(h.versions) == 0
-}
-
-// BurnRevisions consumes n revisions without writing anything, as writes to other kinds sharing
-// etcd would (fakeapi.md §6 F-10). Caches following the store advance past them, so bookmarks
-// and list RVs move while no event is sent.
-func (s *Server) BurnRevisions(n uint64) {
-	s.lock()
-	defer s.mu.Unlock()
-	s.rev += n
-	s.followStore_locked()
 }

@@ -23,15 +23,15 @@ func (s *Server) Snapshot(gvr schema.GroupVersionResource, ns string, sel metav1
 	return s.snapshot(gvr, ns, sel, "", "Snapshot")
 }
 
-// SnapshotLent is Snapshot for an observer that only reads what it receives (a host comparing
+// Snapshot is [Server.Snapshot] for an observer that only reads what it receives (a host comparing
 // its informers' caches with the server): the items share the server's committed objects, lent
 // to the observer named to as ListerWatcher.ListLent lends them, instead of being deep copies.
-// It is as free of side effects as Snapshot, except that lending records the items it lends.
-func (s *Server) SnapshotLent(gvr schema.GroupVersionResource, ns string, sel metav1.ListOptions, to string) (*unstructured.UnstructuredList, error) {
+// It is as free of side effects as Server.Snapshot, except that lending records the items it lends.
+func (l Lending) Snapshot(gvr schema.GroupVersionResource, ns string, sel metav1.ListOptions, to string) (*unstructured.UnstructuredList, error) {
 	if to == "" {
-		return nil, fmt.Errorf("fakeapi: SnapshotLent: empty observer name")
+		return nil, fmt.Errorf("fakeapi: Lending.Snapshot: empty observer name")
 	}
-	return s.snapshot(gvr, ns, sel, to, "SnapshotLent")
+	return l.s.snapshot(gvr, ns, sel, to, "Lending.Snapshot")
 }
 
 func (s *Server) snapshot(gvr schema.GroupVersionResource, ns string, sel metav1.ListOptions, lendTo, method string) (*unstructured.UnstructuredList, error) {

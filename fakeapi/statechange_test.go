@@ -53,12 +53,12 @@ func TestOnStateChangeSeesEveryDeadlineMove(t *testing.T) {
 		s.Advance()
 	})
 	step("compaction", true, func() {
-		if err := s.Compact(s.Revision()); err != nil {
+		if err := s.Faults().Compact(s.Revision()); err != nil {
 			t.Fatal(err)
 		}
 	})
 	step("close", true, func() {
-		if err := s.CloseWatch(w.ID(), nil); err != nil {
+		if err := s.Faults().CloseWatch(w.ID(), nil); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -76,7 +76,7 @@ func (w *Watcher) advance_locked(now time.Time) {
 	s := w.srv
 	if w.waiting && !now.Before(w.waitUntil) {
 		r := s.replicas[w.replica]
-		w.close_locked(CloseTooLarge, NewTooLargeResourceVersion(w.waitRV, r.cacheRV, 1))
+		w.close_locked(CloseTooLarge, newTooLargeResourceVersion(w.waitRV, r.cacheRV, 1))
 		return
 	}
 	if !w.deadline.IsZero() {

@@ -29,7 +29,7 @@ const (
 	CloseReinit
 	// CloseSlowConsumer: the watch's buffer overflowed MaxWatchEvents; a clean close.
 	CloseSlowConsumer
-	// CloseFault: closed by [Server.CloseWatch], cleanly or with an ERROR event.
+	// CloseFault: closed by [Faults.CloseWatch], cleanly or with an ERROR event.
 	CloseFault
 )
 
@@ -428,7 +428,7 @@ func (s *Server) openWatchInner_locked(gvr schema.GroupVersionResource, ns strin
 			w.cursor = r.cacheRV
 		case rvExact:
 			if req.rv < r.historyFrom {
-				err := NewExpired(req.rv, r.historyFrom)
+				err := newExpired(req.rv, r.historyFrom)
 				if s.cfg.ExpiredWatchAsError {
 					return nil, err
 				}
@@ -482,24 +482,13 @@ func (s *Server) drawTimeout_locked() time.Duration {
 	return time.Duration(secs+s.rnd.Int64N(secs)) * time.Second
 }
 
-// Watch opens a watch for a concurrent consumer: the returned watch.Interface is a [*Watcher]
+// watchConcurrent opens a watch for a concurrent consumer: the returned watch.Interface is a [*Watcher]
 // whose ResultChan is fed by the adapter goroutine, which stops when ctx is done or on Stop.
-func (s *Server) Watch(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (watch.Interface, error) {
+func (s *Server) watchConcurrent(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (watch.Interface, error) {
 	w, err := s.OpenWatch(gvr, ns, opts)
 	if err != nil {
 		return nil, err
 	}
 	w.startPump(ctx)
 	return w, nil
-}
-
-// Watchers returns the IDs of the open watches, ascending.
-func (s *Server) Watchers() []uint64 {
-	s.lock()
-	defer s.mu.Unlock()
-	ids := make([]uint64, 0, len(s.watchers))
-	for _, w := range s.watchersAll_locked() {
-		ids = append(ids, w.id)
-	}
-	return ids
 }

@@ -42,11 +42,11 @@ func TestFieldSelectorTransitions(t *testing.T) {
 func TestInitialEventsFromCache(t *testing.T) {
 	s, _ := newTestServer(t, nil)
 	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
-	s.FreezeReplica(0)
+	s.Replicas().Freeze(0)
 	mustCreate(t, s, cmGVR, cm("ns", "b", nil))
 	stale := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "0", AllowWatchBookmarks: true})
 	fresh := mustWatch(t, s, cmGVR, "", metav1.ListOptions{SendInitialEvents: ptr(false), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
-	s.ResumeReplica(0)
+	s.Replicas().Resume(0)
 	mustCreate(t, s, cmGVR, cm("ns", "c", nil))
 	if diff := cmp.Diff(drain(stale), []string{"ADDED ns/a 2", "BOOKMARK 2 end", "ADDED ns/b 3", "ADDED ns/c 4"}); diff != "" {
 		t.Errorf("RV=0 (-got +want):\n%s", diff)
@@ -109,7 +109,7 @@ func TestConcurrentWritersAndConsumers(t *testing.T) {
 	const writers, perWriter = 4, 50
 	var consumers []watch.Interface
 	for i := 0; i < 3; i++ {
-		w, err := s.Watch(bg, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+		w, err := s.watchConcurrent(bg, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +144,7 @@ func TestConcurrentWritersAndConsumers(t *testing.T) {
 				if _, err := s.Resource(cmGVR).Namespace("ns").Create(bg, cm("ns", fmt.Sprintf("w%d-%d", wr, j), nil), metav1.CreateOptions{}); err != nil {
 					t.Error(err)
 				}
-				s.List(cmGVR, "", metav1.ListOptions{ResourceVersion: "0"})
+				s.list(cmGVR, "", metav1.ListOptions{ResourceVersion: "0"})
 			}
 		}()
 	}
@@ -167,11 +167,11 @@ func TestPassiveCoreStartsNoGoroutine(t *testing.T) {
 	s, clk := newTestServer(t, func(c *Config) { c.Replicas = 2 })
 	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1", AllowWatchBookmarks: true})
 	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
-	s.List(cmGVR, "", metav1.ListOptions{ResourceVersion: "0"})
-	s.SetReplicaLag(1, time.Second)
+	s.list(cmGVR, "", metav1.ListOptions{ResourceVersion: "0"})
+	s.Replicas().SetLag(1, time.Second)
 	clk.Step(2 * time.Minute)
 	s.Advance()
-	s.ReinitReplica(0, 0)
+	s.Replicas().Reinit(0, 0)
 	drain(w)
 	w.Stop()
 	if after := runtime.NumGoroutine(); after > before { // fewer is fine: an earlier test's goroutine may just have exited
@@ -189,7 +189,7 @@ func TestRelistStorm(t *testing.T) {
 		ws = append(ws, mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "2"}))
 	}
 	mustCreate(t, s, cmGVR, cm("ns", "b", nil))
-	s.ReinitReplica(0, 0)
+	s.Replicas().Reinit(0, 0)
 	for _, w := range ws {
 		drain(w)
 		re := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "2"})
@@ -198,7 +198,7 @@ func TestRelistStorm(t *testing.T) {
 		}
 	}
 	// The fresh list RV is servable again.
-	l, _ := s.List(cmGVR, "", metav1.ListOptions{})
+	l, _ := s.list(cmGVR, "", metav1.ListOptions{})
 	re := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: l.GetResourceVersion()})
 	if got := drain(re); len(got) != 0 || re.Done() {
 		t.Errorf("watch from the new list RV: %v done %v", got, re.Done())

@@ -50,7 +50,7 @@ func TestOnReadyCalledWheneverReadyMayTurnTrue(t *testing.T) {
 		t.Fatal("Ready after a change out of the watch's scope")
 	}
 	step("duplicate event", true, func() {
-		if err := s.DuplicateEvent(w.ID()); err != nil {
+		if err := s.Faults().DuplicateEvent(w.ID()); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -65,7 +65,7 @@ func TestOnReadyCalledWheneverReadyMayTurnTrue(t *testing.T) {
 	})
 	step("drain", false, next)
 	step("close", true, func() {
-		if err := s.CloseWatch(w.ID(), nil); err != nil {
+		if err := s.Faults().CloseWatch(w.ID(), nil); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -390,7 +390,7 @@ func TestDeleteCollectionAndClusterScope(t *testing.T) {
 	if err := s.Resource(cmGVR).Namespace("ns").DeleteCollection(bg, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "del=y"}); err != nil {
 		t.Fatal(err)
 	}
-	l, _ := s.List(cmGVR, "", metav1.ListOptions{})
+	l, _ := s.list(cmGVR, "", metav1.ListOptions{})
 	if got, want := names(l), "b@3"; got != want {
 		t.Errorf("after delete collection %s, want %s", got, want)
 	}

@@ -162,24 +162,24 @@ func faultScript(t *testing.T, accept string) []string {
 	take(w, 2)
 	// Replica lag: while replica 0 (which serves the watch) is frozen, a write does not reach the
 	// watch; it arrives when the replica resumes.
-	if err := srv.FreezeReplica(0); err != nil {
+	if err := srv.Replicas().Freeze(0); err != nil {
 		t.Fatal(err)
 	}
 	write("c", "1")
-	if err := srv.ResumeReplica(0); err != nil {
+	if err := srv.Replicas().Resume(0); err != nil {
 		t.Fatal(err)
 	}
 	take(w, 1)
 	// A clean close: the stream ends.
-	srv.CloseAllWatches(nil)
+	srv.Faults().CloseAllWatches(nil)
 	take(w, 1)
 	// A failed watch request: a Status before any stream.
-	srv.FailNext(fakeapi.VerbWatch, apierrors.NewInternalError(fmt.Errorf("boom")))
+	srv.Faults().FailNext(fakeapi.VerbWatch, apierrors.NewInternalError(fmt.Errorf("boom")))
 	take(watchLines(t, h, "resourceVersion=0", accept), 2)
 	// Compaction: a watch from before the compacted revision is an ERROR 410 event.
 	old := srv.Revision() - 2
 	write("a", "3")
-	if err := srv.Compact(srv.Revision()); err != nil {
+	if err := srv.Faults().Compact(srv.Revision()); err != nil {
 		t.Fatal(err)
 	}
 	take(watchLines(t, h, fmt.Sprintf("resourceVersion=%d", old), accept), 2)
@@ -187,7 +187,7 @@ func faultScript(t *testing.T, accept string) []string {
 	w = watchLines(t, h, fmt.Sprintf("resourceVersion=%d", srv.Revision()), accept)
 	write("b", "2")
 	take(w, 1)
-	srv.CloseAllWatches(fakeapi.NewWatchError(410))
+	srv.Faults().CloseAllWatches(fakeapi.NewWatchError(410))
 	take(w, 2)
 	return seen
 }

@@ -184,7 +184,7 @@ func TestProtobufWatchFrames(t *testing.T) {
 	if typ, obj := next(); typ != "ADDED" || obj.(*corev1.ConfigMap).Name != "a" {
 		t.Fatalf("first event %s %#v", typ, obj)
 	}
-	srv.CloseAllWatches(apierrors.NewResourceExpired("too old resource version: 1 (2)"))
+	srv.Faults().CloseAllWatches(apierrors.NewResourceExpired("too old resource version: 1 (2)"))
 	typ, obj := next()
 	st, ok := obj.(*metav1.Status)
 	if typ != "ERROR" || !ok || st.Code != 410 || st.Reason != metav1.StatusReasonExpired {

@@ -221,7 +221,7 @@ func TestFaultsReachPatchesAndApplies(t *testing.T) {
 		{method: "PATCH", path: cm, contentType: "application/strategic-merge-patch+json", body: `{"data":{"c":"3"}}`},
 		{method: "PATCH", path: cm + "?fieldManager=m", contentType: "application/apply-patch+yaml", body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"d":"4"}}`},
 	} {
-		srv.FailNext(fakeapi.VerbPatch, apierrors.NewServiceUnavailable("injected"))
+		srv.Faults().FailNext(fakeapi.VerbPatch, apierrors.NewServiceUnavailable("injected"))
 		if code, st := send(t, h, r); code != 503 || st["message"] != "injected" {
 			t.Errorf("%s with an injected failure: %d %v", r.contentType, code, st)
 		}
@@ -250,7 +250,7 @@ func TestPatchesAndAppliesThroughReplicaLagAndCompaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.FreezeReplica(0); err != nil {
+	if err := srv.Replicas().Freeze(0); err != nil {
 		t.Fatal(err)
 	}
 	if code, st := send(t, h, request{method: "PATCH", path: cm, contentType: "application/strategic-merge-patch+json", body: `{"data":{"b":"2"}}`}); code != 200 {
@@ -262,7 +262,7 @@ func TestPatchesAndAppliesThroughReplicaLagAndCompaction(t *testing.T) {
 	if wt.Ready() {
 		t.Fatal("a frozen replica's watch delivered a write")
 	}
-	if err := srv.ResumeReplica(0); err != nil {
+	if err := srv.Replicas().Resume(0); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"3", "4"} {
@@ -271,7 +271,7 @@ func TestPatchesAndAppliesThroughReplicaLagAndCompaction(t *testing.T) {
 			t.Fatalf("after the replica resumed: %v %v, want MODIFIED at %s", ev.Type, ok, want)
 		}
 	}
-	if err := srv.Compact(srv.Revision()); err != nil {
+	if err := srv.Faults().Compact(srv.Revision()); err != nil {
 		t.Fatal(err)
 	}
 	// As kube-apiserver: the watch opens, then ends with an ERROR event carrying the 410.

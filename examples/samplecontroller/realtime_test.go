@@ -52,16 +52,16 @@ func applyRealTime(ctx context.Context, srv *fakeapi.Server, op world.Op) error 
 		if op.Code != 0 {
 			err = fakeapi.NewWatchError(op.Code)
 		}
-		srv.CloseAllWatches(err)
+		srv.Faults().CloseAllWatches(err)
 		return nil
 	case world.OpCompact:
-		return srv.Compact(srv.Revision())
+		return srv.Faults().Compact(srv.Revision())
 	case world.OpFailNext:
 		var err error = fakeapi.NewWatchError(op.Code)
 		if op.Code == 409 {
 			err = apierrors.NewConflict(schema.GroupResource{Group: foosGVR.Group, Resource: "foos"}, "", fmt.Errorf("injected"))
 		}
-		srv.FailNext(op.Verb, err)
+		srv.Faults().FailNext(op.Verb, err)
 		return nil
 	}
 	return fmt.Errorf("applyRealTime: op %v", op)

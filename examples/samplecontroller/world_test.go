@@ -251,8 +251,8 @@ var specs = []spec{
 			c.Routing = fakeapi.RoutingRandom
 		},
 		setup: func(w *world.World) {
-			w.Server().SetReplicaLag(1, 2*time.Second)
-			w.Server().SetReplicaLag(2, 5*time.Second)
+			w.Server().Replicas().SetLag(1, 2*time.Second)
+			w.Server().Replicas().SetLag(2, 5*time.Second)
 		},
 		evidence: func(srv *fakeapi.Server) error {
 			if count(srv, func(rq fakeapi.RequestRecord) bool { return rq.Replica > 0 && initialReads(rq) }) == 0 {

@@ -31,7 +31,7 @@
 // Options.MaxRequestBodyBytes, 3 MiB by default) and 415 UnsupportedMediaType. A Status with
 // RetryAfterSeconds (429, the 504 of a too-large resourceVersion) also sets Retry-After. Errors
 // after a watch started are ERROR events carrying a Status, then the stream ends (§4.6). A
-// transport fault injected with Server.FailNext (a non-Status error, e.g.
+// transport fault injected with Faults.FailNext (a non-Status error, e.g.
 // fakeapi.NewConnectionRefused) is RoundTrip's error on the in-process transport and a dropped
 // connection on a listener. No input makes the handler panic (FuzzHandler).
 //

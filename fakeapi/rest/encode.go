@@ -199,7 +199,7 @@ func statusOf(err error) *metav1.Status {
 }
 
 // fail answers an error from fakeapi. Status errors become Status responses. Any other error is
-// a transport fault injected with Server.FailNext (NewConnectionRefused, say): the in-process
+// a transport fault injected with Faults.FailNext (NewConnectionRefused, say): the in-process
 // transport hands it to the client as RoundTrip's error, and a real listener drops the
 // connection, which is what a client of a dead apiserver sees. A request whose context ended
 // gets nothing: its client is gone.

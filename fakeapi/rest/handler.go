@@ -37,7 +37,7 @@ type Options struct {
 	// Tracker records managedFields on creates, updates and patches (kube.RESTOptions gives
 	// apimachinery's field manager). None: no managedFields are recorded.
 	Tracker FieldTracker
-	// Watch, if set, opens every watch the front serves in place of fakeapi.Server.Watch (whose
+	// Watch, if set, opens every watch the front serves in place of fakeapi.ResourceClient.Watch (whose
 	// events a goroutine of the server pumps as they happen). A driver that serves a stream one
 	// event per step of its own (clientgo's harness) opens the watch with Server.OpenWatch and
 	// feeds the returned watch.Interface itself. r is the request being served; an error is

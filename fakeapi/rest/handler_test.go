@@ -149,12 +149,12 @@ func TestBadInput(t *testing.T) {
 // TestRetryAfter: a 429 carries Retry-After, which client-go's retry loop honours.
 func TestRetryAfter(t *testing.T) {
 	srv, h := newHandler(t)
-	srv.FailNext(fakeapi.VerbList, fakeapi.NewWatchError(429))
+	srv.Faults().FailNext(fakeapi.VerbList, fakeapi.NewWatchError(429))
 	w := do(h, call{method: "GET", path: "/api/v1/pods"})
 	if st := status(t, w); st.Code != 429 || st.Reason != metav1.StatusReasonTooManyRequests || w.Header().Get("Retry-After") != "1" {
 		t.Fatalf("got %d %s, Retry-After %q", st.Code, st.Reason, w.Header().Get("Retry-After"))
 	}
-	srv.SetReplicaReady(0, false)
+	srv.Replicas().SetReady(0, false)
 	w = do(h, call{method: "GET", path: "/api/v1/pods?watch=true"})
 	if st := status(t, w); st.Code != 429 || w.Header().Get("Retry-After") == "" {
 		t.Fatalf("watch on a replica that is not ready: %d, Retry-After %q", st.Code, w.Header().Get("Retry-After"))
@@ -254,14 +254,14 @@ func TestTransportWatchAndFaults(t *testing.T) {
 	if err := dec.Decode(&ev); err != nil || ev.Type != "ADDED" || ev.Object["kind"] != "ConfigMap" {
 		t.Fatalf("first event %v %+v", err, ev)
 	}
-	srv.CloseAllWatches(fakeapi.NewWatchError(410))
+	srv.Faults().CloseAllWatches(fakeapi.NewWatchError(410))
 	if err := dec.Decode(&ev); err != nil || ev.Type != "ERROR" || ev.Object["code"] != float64(410) || ev.Object["reason"] != "Expired" {
 		t.Fatalf("error event %v %+v", err, ev)
 	}
 	if err := dec.Decode(&ev); err != io.EOF {
 		t.Fatalf("after the ERROR event: %v, want EOF", err)
 	}
-	srv.FailNext(fakeapi.VerbGet, fakeapi.NewConnectionRefused())
+	srv.Faults().FailNext(fakeapi.VerbGet, fakeapi.NewConnectionRefused())
 	if _, err := client.Get("http://informersim/api/v1/namespaces/a/configmaps/c"); err == nil || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("transport fault: %v, want connection refused", err)
 	}
@@ -281,7 +281,7 @@ func TestListenerDropsConnectionOnTransportFault(t *testing.T) {
 		t.Fatalf("list: %v %v", err, resp)
 	}
 	resp.Body.Close()
-	srv.FailNext(fakeapi.VerbList, fakeapi.NewConnectionRefused())
+	srv.Faults().FailNext(fakeapi.VerbList, fakeapi.NewConnectionRefused())
 	if resp, err := http.Get(l.URL() + "/api/v1/namespaces/a/configmaps"); err == nil {
 		resp.Body.Close()
 		t.Fatalf("list after a transport fault: HTTP %d, want a dropped connection", resp.StatusCode)
@@ -321,12 +321,12 @@ func TestReplicaFaultsOverHTTP(t *testing.T) {
 		return len(l.Items)
 	}
 	do(h, call{method: "POST", path: "/api/v1/namespaces/a/configmaps", body: cmBody})
-	srv.FreezeReplica(0)
+	srv.Replicas().Freeze(0)
 	do(h, call{method: "POST", path: "/api/v1/namespaces/a/configmaps", body: `{"metadata":{"name":"c2"}}`})
 	if stale, fresh := count("?resourceVersion=0"), count(""); stale != 1 || fresh != 2 {
 		t.Fatalf("frozen cache: RV=0 list has %d items (want 1, stale), consistent list %d (want 2)", stale, fresh)
 	}
-	srv.ResumeReplica(0)
+	srv.Replicas().Resume(0)
 
 	var l metav1.List
 	decode(t, do(h, call{method: "GET", path: "/api/v1/namespaces/a/configmaps"}), &l)
@@ -335,7 +335,7 @@ func TestReplicaFaultsOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	srv.ReinitReplica(0, time.Minute)
+	srv.Replicas().Reinit(0, time.Minute)
 	if rest, err := io.ReadAll(resp.Body); err != nil || len(rest) != 0 {
 		t.Fatalf("watch stream after a reinit: %v, %q (want a clean end)", err, rest)
 	}

@@ -203,7 +203,7 @@ func TestPatcher(t *testing.T) {
 		t.Errorf("the patch was recorded as %+v, want one patch of c", last)
 	}
 	// A failure injected for patches reaches it before the Patcher is asked.
-	srv.FailNext(fakeapi.VerbPatch, apierrors.NewTooManyRequests("injected", 1))
+	srv.Faults().FailNext(fakeapi.VerbPatch, apierrors.NewTooManyRequests("injected", 1))
 	calls := p.calls.Load()
 	if w := do(h, call{method: "PATCH", path: "/api/v1/namespaces/ns/configmaps/c", contentType: smp, body: "b=2"}); w.Code != 429 || p.calls.Load() != calls {
 		t.Fatalf("injected failure: %d %s after %d calls", w.Code, w.Body, p.calls.Load()-calls)

@@ -18,7 +18,7 @@ import (
 // (a watch) streams through a pipe from its first flush on, so watches work. The front's own
 // handler serves a request that cannot be a watch on the caller's goroutine; any other
 // request, or any other handler, is served in a goroutine of its own. Closing a response body (or cancelling the request's context) ends the
-// handler's request context. A transport fault injected into fakeapi (Server.FailNext with a
+// handler's request context. A transport fault injected into fakeapi (Faults.FailNext with a
 // non-Status error such as fakeapi.NewConnectionRefused) is returned as RoundTrip's error, as a
 // dialler would return it.
 //

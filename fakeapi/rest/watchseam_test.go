@@ -61,7 +61,7 @@ func TestWatchSeam(t *testing.T) {
 		!strings.Contains(lines[1], `"type":"MODIFIED"`) || !strings.Contains(lines[1], `"name":"a"`) {
 		t.Errorf("stream:\n%s", w.Body)
 	}
-	if ids := srv.Watchers(); len(ids) != 0 {
+	if ids := srv.Faults().Watchers(); len(ids) != 0 {
 		t.Errorf("the front opened watches of its own: %v", ids)
 	}
 

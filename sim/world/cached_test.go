@@ -45,7 +45,7 @@ func TestInformerActorsMissedWakesAreCaught(t *testing.T) {
 				if err := w.Sim().RunUntil(w.Quiet, time.Minute); err != nil {
 					return err
 				}
-				if err := w.Server().CloseWatch(n.net.stream.w.ID(), nil); err != nil {
+				if err := w.Server().Faults().CloseWatch(n.net.stream.w.ID(), nil); err != nil {
 					return err
 				}
 				w.Settle()

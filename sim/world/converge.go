@@ -112,7 +112,7 @@ func (w *World) RunUntilConverged(budget time.Duration) error {
 }
 
 // CheckConverged checks first that no object the apiserver lent the world's informers was
-// changed (a *Violation of OracleReadOnlyObjects, from fakeapi.Server.CheckLent), then is the
+// changed (a *Violation of OracleReadOnlyObjects, from fakeapi.Lending.Check), then is the
 // eventual-consistency oracle (design.md "Oracles"), then the user's checks: every started,
 // unstopped informer's cache equals the apiserver's current state for its resource, namespace
 // and selectors, after its Transform (same keys; same resourceVersions and content, or the
@@ -120,10 +120,10 @@ func (w *World) RunUntilConverged(budget time.Duration) error {
 // AddCheck passes. It reports the first divergence,
 // in informer, then key order, then the checks in the order added, with the seed and the repro
 // line. A divergence is a *Violation of OracleEventualConsistency; a failed check is an error
-// naming the check. It reads the apiserver with fakeapi.Server.SnapshotLent, which changes nothing:
+// naming the check. It reads the apiserver with fakeapi.Lending.Snapshot, which changes nothing:
 // a run with and without checks is the same run.
 func (w *World) CheckConverged() error {
-	if err := w.srv.CheckLent(); err != nil {
+	if err := w.srv.Lending().Check(); err != nil {
 		return w.violationAbout(OracleReadOnlyObjects, err.Error(), mutatedKey(err), w.convergedEvent())
 	}
 	for _, n := range w.informers {
@@ -150,7 +150,7 @@ func (w *World) CheckConverged() error {
 func (n *Informer) checkConverged() error {
 	src := n.src
 	// Lent, not copied: the check only reads (and the Transform below gets a copy).
-	list, err := n.w.srv.SnapshotLent(src.gvr, src.ns, metav1.ListOptions{LabelSelector: src.opts.LabelSelector, FieldSelector: src.opts.FieldSelector}, "world/eventual-consistency")
+	list, err := n.w.srv.Lending().Snapshot(src.gvr, src.ns, metav1.ListOptions{LabelSelector: src.opts.LabelSelector, FieldSelector: src.opts.FieldSelector}, "world/eventual-consistency")
 	if err != nil {
 		return fmt.Errorf("%s: reading the apiserver: %w", n.Name(), err)
 	}
@@ -279,7 +279,7 @@ func (w *World) convergedEvent() sim.Event {
 // replicaRevision is the revision replica i's watch cache has processed; a stream is always
 // served by one of the server's replicas, so the index is in range.
 func replicaRevision(srv *fakeapi.Server, i int) uint64 {
-	rv, err := srv.ReplicaRevision(i)
+	rv, err := srv.Replicas().Revision(i)
 	invariant.Check(err == nil, "world: a stream served by %v", err)
 	return rv
 }

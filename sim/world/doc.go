@@ -84,7 +84,7 @@
 // (OracleEventualConsistency): it compares every started informer's cache, and every handler's
 // replayed view, with the apiserver's state for its resource, namespace and selectors, after the
 // informer's transform (or with its Equal), then runs the user's checks. It reads the apiserver
-// through fakeapi.Server.SnapshotLent, which routes nothing, draws nothing, consumes no injected
+// through fakeapi.Lending.Snapshot, which routes nothing, draws nothing, consumes no injected
 // failure and records nothing, so a run with checks is the same run as one without. The
 // world's informers take the apiserver's own objects, lent read-only instead of copied
 // (fakeapi.md §10.5), as client-go's informer shares one object between its cache and its

@@ -278,7 +278,7 @@ func TestWorldObservationChangesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.Server().SetReplicaLag(1, 300*time.Millisecond)
+		w.Server().Replicas().SetLag(1, 300*time.Millisecond)
 		n, err := w.AddInformer("inf1", InformerSpec{Namespace: "default"})
 		if err != nil {
 			t.Fatal(err)

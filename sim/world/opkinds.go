@@ -169,7 +169,7 @@ func replicaRow(kind OpKind, name string, dur *opArg, more func(w *World, op Op)
 		return do(w.srv, op)
 	}
 	row.draw = func(g *Generator, r *rand.Rand) Op {
-		op := Op{Kind: kind, Replica: r.IntN(g.w.srv.Replicas())}
+		op := Op{Kind: kind, Replica: r.IntN(g.w.srv.Replicas().Len())}
 		if drawDur != nil {
 			op.Duration = drawDur(r)
 		}
@@ -273,8 +273,8 @@ func init() {
 				if op.Code != 0 {
 					err = fakeapi.NewWatchError(op.Code)
 				}
-				w.s.Emit("apiserver", "close-watches", sim.FInt("watches", int64(len(w.srv.Watchers()))), sim.FInt("code", int64(op.Code)))
-				w.srv.CloseAllWatches(err)
+				w.s.Emit("apiserver", "close-watches", sim.FInt("watches", int64(len(w.srv.Faults().Watchers()))), sim.FInt("code", int64(op.Code)))
+				w.srv.Faults().CloseAllWatches(err)
 				return nil
 			},
 			draw: func(_ *Generator, r *rand.Rand) Op {
@@ -284,7 +284,7 @@ func init() {
 			apply: func(w *World, _ Op) error {
 				rev := w.srv.Revision()
 				w.s.Emit("apiserver", "compact", sim.F("rv", fakeapi.FormatRV(rev)))
-				return w.srv.Compact(rev)
+				return w.srv.Faults().Compact(rev)
 			},
 			draw: func(*Generator, *rand.Rand) Op { return Op{Kind: OpCompact} }},
 		OpFailNext: {name: "fail-next", fault: true,
@@ -297,7 +297,7 @@ func init() {
 			},
 			apply: func(w *World, op Op) error {
 				w.s.Emit("apiserver", "fail-next", sim.F("verb", op.Verb.String()), sim.FInt("code", int64(op.Code)))
-				w.srv.FailNext(op.Verb, statusError(op.Code))
+				w.srv.Faults().FailNext(op.Verb, statusError(op.Code))
 				return nil
 			},
 			draw: func(_ *Generator, r *rand.Rand) Op {
@@ -318,7 +318,7 @@ func init() {
 			},
 			apply: func(w *World, op Op) error {
 				w.s.Emit("apiserver", "burn-revisions", sim.FInt("n", int64(op.Count)))
-				w.srv.BurnRevisions(uint64(op.Count))
+				w.srv.Faults().BurnRevisions(uint64(op.Count))
 				return nil
 			},
 			draw: func(_ *Generator, r *rand.Rand) Op { return Op{Kind: OpBurnRevisions, Count: 1 + r.IntN(100)} }},
@@ -347,30 +347,30 @@ func init() {
 		OpTriggerBookmarks: {name: "trigger-bookmarks", fault: true,
 			apply: func(w *World, _ Op) error {
 				w.s.Emit("apiserver", "trigger-bookmarks")
-				w.srv.TriggerBookmarks()
+				w.srv.Faults().TriggerBookmarks()
 				return nil
 			},
 			draw: func(*Generator, *rand.Rand) Op { return Op{Kind: OpTriggerBookmarks} }},
 		OpLagReplica: replicaRow(OpLagReplica, "lag-replica", &opArg{field: fieldDuration, key: "by", required: true},
 			func(_ *World, op Op) ([]sim.Field, error) { return []sim.Field{sim.FDur("by", op.Duration)}, nil },
-			func(srv *fakeapi.Server, op Op) error { return srv.SetReplicaLag(op.Replica, op.Duration) },
+			func(srv *fakeapi.Server, op Op) error { return srv.Replicas().SetLag(op.Replica, op.Duration) },
 			func(r *rand.Rand) time.Duration { return time.Duration(r.IntN(2000)) * time.Millisecond }),
 		OpFreezeReplica: replicaRow(OpFreezeReplica, "freeze-replica", nil,
 			func(w *World, op Op) ([]sim.Field, error) {
-				at, err := w.srv.ReplicaRevision(op.Replica)
+				at, err := w.srv.Replicas().Revision(op.Replica)
 				return []sim.Field{sim.FInt("at", int64(at))}, err
 			},
-			func(srv *fakeapi.Server, op Op) error { return srv.FreezeReplica(op.Replica) }, nil),
+			func(srv *fakeapi.Server, op Op) error { return srv.Replicas().Freeze(op.Replica) }, nil),
 		OpResumeReplica: replicaRow(OpResumeReplica, "resume-replica", nil, nil,
-			func(srv *fakeapi.Server, op Op) error { return srv.ResumeReplica(op.Replica) }, nil),
+			func(srv *fakeapi.Server, op Op) error { return srv.Replicas().Resume(op.Replica) }, nil),
 		OpReinitReplica: replicaRow(OpReinitReplica, "reinit-replica", &opArg{field: fieldDuration, key: "not-ready"},
 			func(_ *World, op Op) ([]sim.Field, error) {
 				return []sim.Field{sim.FDur("not-ready", op.Duration)}, nil
 			},
-			func(srv *fakeapi.Server, op Op) error { return srv.ReinitReplica(op.Replica, op.Duration) },
+			func(srv *fakeapi.Server, op Op) error { return srv.Replicas().Reinit(op.Replica, op.Duration) },
 			func(r *rand.Rand) time.Duration { return time.Duration(r.IntN(3)) * time.Second }),
 		OpRouteNext: replicaRow(OpRouteNext, "route-next", nil, nil,
-			func(srv *fakeapi.Server, op Op) error { return srv.RouteNext(op.Replica) }, nil),
+			func(srv *fakeapi.Server, op Op) error { return srv.Replicas().RouteNext(op.Replica) }, nil),
 		OpSlowController: controllerRow(OpSlowController, "slow-controller", &opArg{field: fieldDuration, key: "by", required: true},
 			func(c controlplane.Component, op Op) error { return c.SetDelay(op.Duration) },
 			func(r *rand.Rand) time.Duration { return time.Duration(r.IntN(10)) * time.Second }),
@@ -404,7 +404,7 @@ func checkReplicaDuration(op Op) error {
 }
 
 func checkReplica(w *World, op Op) error {
-	if n := w.srv.Replicas(); op.Replica >= n {
+	if n := w.srv.Replicas().Len(); op.Replica >= n {
 		return fmt.Errorf("replica=%d: the apiserver has %d replicas (world replicas=N)", op.Replica, n)
 	}
 	return nil
@@ -451,7 +451,7 @@ func applyWrite(w *World, op Op) error {
 // The world names each informer's ListerWatcher after it, so the request record says which
 // watches are the informer's.
 func applySlowConsumer(w *World, op Op) error {
-	ids := w.srv.Watchers()
+	ids := w.srv.Faults().Watchers()
 	if op.Informer != "" {
 		client := w.informerNamed(op.Informer).src.lw.Name
 		mine := map[uint64]bool{}
@@ -471,7 +471,7 @@ func applySlowConsumer(w *World, op Op) error {
 	w.s.Emit("apiserver", "slow-consumer", sim.FInt("watches", int64(len(ids))))
 	var errs []error
 	for _, id := range ids {
-		errs = append(errs, w.srv.CloseSlowConsumer(id))
+		errs = append(errs, w.srv.Faults().CloseSlowConsumer(id))
 	}
 	return errors.Join(errs...)
 }

@@ -24,7 +24,7 @@ func TestWatchListSyncsOnlyAtTheAnnotatedBookmark(t *testing.T) {
 	for _, seed := range traceSeeds {
 		w := newTraceWorld(t, seed)
 		mustApply(t, w, create(configMaps, "a"), create(configMaps, "b"))
-		w.Server().SetWatchListQuirk(fakeapi.WatchListOmitAnnotation)
+		w.Server().Faults().SetWatchListQuirk(fakeapi.WatchListOmitAnnotation)
 		n, err := w.AddInformer("inf1", InformerSpec{Resource: configMaps, WatchList: true})
 		if err != nil {
 			t.Fatal(err)
@@ -45,7 +45,7 @@ func TestWatchListSyncsOnlyAtTheAnnotatedBookmark(t *testing.T) {
 			t.Errorf("seed %d: want bookmarks, then watch-list retries:\n%s", seed, narration)
 		}
 		// The faithful server again: the next attempt syncs.
-		w.Server().SetWatchListQuirk(0)
+		w.Server().Faults().SetWatchListQuirk(0)
 		if err := w.Sim().RunUntil(n.SharedIndexInformer().HasSynced, 30*time.Minute); err != nil {
 			t.Fatalf("seed %d: no sync once the server sends the annotation: %v", seed, err)
 		}

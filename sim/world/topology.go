@@ -34,7 +34,7 @@ type WorkQueueTopology struct {
 // Topology returns the world's own components: its apiserver's replicas and its informers with
 // their handlers, in the order they were added (no workqueues: see WorkQueueTopology).
 func (w *World) Topology() Topology {
-	t := Topology{Replicas: max(w.srv.Replicas(), 1)}
+	t := Topology{Replicas: max(w.srv.Replicas().Len(), 1)}
 	for _, n := range w.informers {
 		it := InformerTopology{Name: n.Name(), Queue: "realfifo"}
 		switch n.Spec().Informer.QueueMode {

@@ -213,8 +213,8 @@ func TestWorldT2WatchEvents(t *testing.T) {
 				}
 			}
 			// A bookmark: two revisions burned elsewhere, then the apiserver's bookmark tick.
-			w.Server().BurnRevisions(2)
-			w.Server().TriggerBookmarks()
+			w.Server().Faults().BurnRevisions(2)
+			w.Server().Faults().TriggerBookmarks()
 			w.Settle()
 			mustConverge(t, w)
 			if got := n.SharedIndexInformer().LastSyncResourceVersion(); got != "8" {
@@ -474,7 +474,7 @@ func TestWorldT9Stop(t *testing.T) {
 			if got := hs[0].Buffered(); got != 0 {
 				t.Errorf("seed %d: h1 still has %d notifications buffered", seed, got)
 			}
-			if got := w.Server().Watchers(); len(got) != 0 {
+			if got := w.Server().Faults().Watchers(); len(got) != 0 {
 				t.Errorf("seed %d: watches %v still open at the apiserver", seed, got)
 			}
 			if _, err := w.AddHandler(n, "late", nil, handlerOpts(useInformerResync)); err == nil {

@@ -74,7 +74,7 @@ type Config struct {
 	// Zero means DefaultMaxRecordedNotifications (100,000).
 	MaxRecordedNotifications int
 	// CheckReadOnlyEachDelivery has the apiserver check the objects a handler was given at the
-	// end of its delivery step (fakeapi.Server.CheckLentObject), so that a read-only-objects
+	// end of its delivery step (fakeapi.Lending.CheckObject), so that a read-only-objects
 	// violation stops the run at the step of the handler that changed one. Without it a change
 	// is noticed at the object's next write, when it leaves the apiserver's history, or in
 	// CheckConverged, and the trace in between shows the handlers that could have made it. Each
@@ -301,11 +301,11 @@ func (w *World) settleOutside() error {
 // settles nothing and returns the violation (the run has failed; nothing more runs).
 func (w *World) settleChecked() *Violation {
 	for i, d := range w.delivered {
-		_ = w.srv.CheckLentObject(d.obj, "the end of "+d.handler+"'s delivery step") // reported below
+		_ = w.srv.Lending().CheckObject(d.obj, "the end of "+d.handler+"'s delivery step") // reported below
 		w.delivered[i] = deliveredObject{}
 	}
 	w.delivered = w.delivered[:0]
-	if err := w.srv.LentMutation(); err != nil {
+	if err := w.srv.Lending().Mutation(); err != nil {
 		return w.violationAbout(OracleReadOnlyObjects, err.Error(), mutatedKey(err), w.lastEvent())
 	}
 	for _, n := range w.informers {

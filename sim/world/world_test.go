@@ -493,8 +493,8 @@ func TestWorldSwarmPresets(t *testing.T) {
 	presets := []preset{
 		{"default", fakeapi.Config{}, nil},
 		{"replicas-random-lag", fakeapi.Config{Replicas: 3, Routing: fakeapi.RoutingRandom}, func(s *fakeapi.Server) {
-			s.SetReplicaLag(1, 2*time.Second)
-			s.SetReplicaLag(2, 300*time.Millisecond)
+			s.Replicas().SetLag(1, 2*time.Second)
+			s.Replicas().SetLag(2, 300*time.Millisecond)
 		}},
 		{"history-3", fakeapi.Config{MaxCacheHistoryEvents: 3}, nil},
 		{"watch-buffer-2", fakeapi.Config{MaxWatchEvents: 2}, nil},

@@ -119,11 +119,11 @@ func TestPlantedDuplicateEvent(t *testing.T) {
 		if err := w.Sim().RunUntil(heard, time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		ids := w.Server().Watchers()
+		ids := w.Server().Faults().Watchers()
 		if len(ids) != 1 {
 			t.Fatalf("open watches %v, want one", ids)
 		}
-		if err := w.Server().DuplicateEvent(ids[0]); err != nil {
+		if err := w.Server().Faults().DuplicateEvent(ids[0]); err != nil {
 			t.Fatal(err)
 		}
 		w.Settle()

@@ -137,7 +137,7 @@ func ExampleSatisfyEveryOracle() {
 
 	_ = w.Apply(world.Op{Kind: world.OpDelete, Name: "a"})
 	_ = w.Sim().RunUntil(func() bool { return len(inf.SharedIndexInformer().GetStore().ListKeys()) == 0 }, time.Minute)
-	_ = w.Server().DuplicateEvent(w.Server().Watchers()[0])
+	_ = w.Server().Faults().DuplicateEvent(w.Server().Faults().Watchers()[0])
 	w.Settle()
 	_ = h.RunUntilConverged(time.Minute)
 	ok, _ = m.Match(h)

@@ -279,7 +279,7 @@ func TestSatisfyEveryOracle(t *testing.T) {
 	if err := w.RunUntilConverged(time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Server().DuplicateEvent(w.Server().Watchers()[0]); err != nil {
+	if err := w.Server().Faults().DuplicateEvent(w.Server().Faults().Watchers()[0]); err != nil {
 		t.Fatal(err)
 	}
 	w.Settle()

@@ -56,7 +56,7 @@ var _ = Describe("NewWorld's repro line", func() {
 	It("is NewWorldFromConfig's too, with the apiserver's and the engine's settings", func() {
 		w, err := worldtest.NewWorldFromConfig(sim.Config{Seed: 7, Policy: sim.PolicyFIFO}, fakeapi.Config{Replicas: 3}, world.Config{})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(w.Server().Replicas()).To(Equal(3))
+		Expect(w.Server().Replicas().Len()).To(Equal(3))
 		Expect(w.Sim().Config().Policy).To(Equal(sim.PolicyFIFO))
 		Expect(w.Sim().Config().Repro).To(Equal(worldtest.SpecRepro(7)))
 		Expect(w.Sim().Config().Repro).To(ContainSubstring("-ginkgo.focus="))

@@ -105,7 +105,7 @@ func duplicateEventWorld(t *testing.T) (*world.World, *oracle.Handle) {
 	_ = h.RunUntilConverged(time.Minute)
 	_ = w.Apply(world.Op{Kind: world.OpDelete, Name: "a"})
 	_ = w.Sim().RunUntil(func() bool { return len(inf.SharedIndexInformer().GetStore().ListKeys()) == 0 }, time.Minute)
-	_ = w.Server().DuplicateEvent(w.Server().Watchers()[0])
+	_ = w.Server().Faults().DuplicateEvent(w.Server().Faults().Watchers()[0])
 	w.Settle()
 	_ = h.RunUntilConverged(time.Minute)
 	return w, h
