@@ -19,6 +19,7 @@ import (
 
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // ControllerActor is the actor under which the controller's calls into the world appear in the
@@ -102,8 +103,14 @@ type bubble struct {
 	// timer of its own (the world did nothing in between).
 	resyncWakes int
 	slept       bool
-	// listedAt is, for each informer's view, when the response to its last LIST arrived.
+	// listedAt is, for each informer's view, when the response to its last LIST arrived;
+	// viewGVR its resource.
 	listedAt map[string]time.Duration
+	viewGVR  map[string]schema.GroupVersionResource
+	// hz are the run's hazards (hazards.go), nil when none is configured; onTurn, if set, runs
+	// before each turn of the driver (the controller's restarts).
+	hz     *hazards
+	onTurn func()
 	// checks are the user's checks while the controller runs (checks.go).
 	checks checks
 
@@ -315,6 +322,9 @@ func (b *bubble) resyncDue(now time.Duration) bool {
 // is blocked and nothing is due now) or the bubble's time reaches end.
 func (b *bubble) runUntil(cond func() bool, end time.Duration) error {
 	for {
+		if b.onTurn != nil {
+			b.onTurn()
+		}
 		stepped, err := b.turn()
 		if err != nil {
 			return err
@@ -339,9 +349,9 @@ func (b *bubble) runUntil(cond func() bool, end time.Duration) error {
 
 var errBudget = errors.New("budget")
 
-// shutdown refuses every later call and waits for done, letting the controller's goroutines
+// shutdown refuses every later call and waits until every life of the controller returned, letting the controller's goroutines
 // (and their timers) run to their end.
-func (b *bubble) shutdown(done <-chan struct{}) {
+func (b *bubble) shutdown(lives []*incarnation) {
 	close(b.closed)
 	b.endStreams()
 	// Calls scheduled but not served or not answered when the run ended (a check stopped it at
@@ -358,13 +368,15 @@ func (b *bubble) shutdown(done <-chan struct{}) {
 		c.err = errStopped
 		close(c.done)
 	}
-	for {
-		select {
-		case <-done:
-			return
-		case c := <-b.calls:
-			c.err = errStopped
-			close(c.done)
+	for _, inc := range lives {
+		for done := false; !done; {
+			select {
+			case <-inc.done:
+				done = true
+			case c := <-b.calls:
+				c.err = errStopped
+				close(c.done)
+			}
 		}
 	}
 }
@@ -376,9 +388,18 @@ type transport struct {
 	host    string // Host's host: requests elsewhere fail the run
 	handler http.Handler
 	latency func(*http.Request) time.Duration
+	// crashed is set when the controller using this transport crashed (Hazards.Restarts): its
+	// requests fail from then on, as a dead process's would.
+	crashed atomic.Bool
 }
 
+// errCrashed is what a crashed controller's requests get.
+var errCrashed = errors.New("clientgo: connection refused: this controller crashed (a restart hazard) and its connections are gone")
+
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.crashed.Load() {
+		return nil, errCrashed
+	}
 	if req.URL.Host != t.host {
 		// The controller built a configuration of its own pointing elsewhere: a request the
 		// world cannot serve nor order.
@@ -411,7 +432,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	listed := "" // the view a LIST refreshed
 	if t.latency != nil {
 		latency = func() time.Duration {
-			d := t.latency(req)
+			d := t.latency(req) + t.b.slowBy(req.Method+" "+req.URL.Path)
 			if listed != "" {
 				t.b.listedAt[listed] += max(d, 0)
 			}
@@ -419,6 +440,18 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	err := t.b.do(req.Method, key, latency, func() {
+		if isUpdate(req.Method) {
+			if gvr, _, name, ok := objectPath(req.URL.Path); ok && name != "" && t.b.take(HazardConflict, sim.F("request", req.Method+" "+req.URL.Path)) {
+				resp = conflict(req, gvr, name)
+				t.b.s.Emit(ControllerActor, "response", sim.F("request", req.Method+" "+req.URL.RequestURI()), sim.F("code", strconv.Itoa(resp.StatusCode)))
+				return
+			}
+		}
+		if isCacheList(req) && t.b.hz != nil && t.b.hz.armed[HazardStaleRead] > 0 {
+			if err := t.b.w.Server().Replicas().RouteNext(t.b.hz.staleReplica); err == nil {
+				t.b.take(HazardStaleRead, sim.F("request", req.Method+" "+req.URL.RequestURI()), sim.F("replica", strconv.Itoa(t.b.hz.staleReplica)))
+			}
+		}
 		var wr *Write
 		if isWrite(req.Method) && t.b.checks.onWrite != nil {
 			if gvr, ns, name, ok := objectPath(req.URL.Path); ok {

@@ -77,6 +77,17 @@
 // trace up to it. A bug the outcome check cannot see (a controller mirroring its own mirrors,
 // TestChecksWhileRunning) is caught this way at its first wrong write.
 //
+// # Hazards
+//
+// Config.Hazards are what a controller must survive, done by the harness at instants drawn from
+// the seed in the safety phase: crash-restarts of the controller's main (its context cancelled,
+// its connections refused from then on, its watches ended; once main has returned it is called
+// again with a new *rest.Config, with empty caches, while the world went on), LISTs served by a
+// replica lagging behind (the informer starts from the past), deletes and updates hidden inside
+// a relist (watches closed, the write, compaction), updates answered 409 without being served,
+// and slow responses. Each is armed at its instant and fires at its next occasion; the Report
+// counts both (Report.Hazards), so a hazard that never fired is seen, not assumed.
+//
 // # A controller's own main
 //
 // With Config.Main instead of New, the harness hands the controller's main a *rest.Config and

@@ -102,6 +102,11 @@ type Config struct {
 	// a stale read". A violation ends the run at that step, like Invariant's.
 	OnWrite func(w Write) error
 
+	// Hazards are what the harness does to the controller during the safety phase: crash-
+	// restarts, stale reads, changes hidden in a relist, conflicts, slow calls, each counted in
+	// Report.Hazards (see Hazards).
+	Hazards Hazards
+
 	// Latency is how long the response to each request of the controller takes to arrive once
 	// the apiserver has served it (a slow API call makes a slow worker); r is the
 	// "controller" stream. Nil means a draw in [World.MinLatency, World.MaxLatency].
@@ -234,6 +239,9 @@ type Report struct {
 	// chance: the responses it follows arrive after latencies drawn to the nanosecond). A resync
 	// whose workers were all busy starts no call at its instant and is not counted.
 	ResyncWakes int
+	// Hazards counts, for each hazard configured (Config.Hazards), how often it was armed and
+	// how often it fired: a hazard armed but never fired is there with Fired 0.
+	Hazards []HazardCount
 	// Trace is the run's narrated trace (sim.Narrate).
 	Trace string
 	// Failure is Run's error told for a person (world.World.Explain), "" when the run passed:
@@ -252,6 +260,9 @@ func (r *Report) String() string {
 		r.Seed, r.Steps, sim.FormatSimTime(r.SimTime), r.Calls, r.ConcurrentCalls, r.MaxConcurrent, r.Ties, r.Hash[:16])
 	if len(r.Streams) > 0 {
 		s += fmt.Sprintf(", %d watches served over %d kinds, %d unordered batches, %d resync wakes", r.WatchesServed(), len(r.Streams), r.UnorderedBatches, r.ResyncWakes)
+	}
+	if len(r.Hazards) > 0 {
+		s += fmt.Sprintf(", hazards fired/armed %v", r.Hazards)
 	}
 	return s
 }
@@ -274,6 +285,9 @@ func Run(t *testing.T, cfg Config) (*Report, error) {
 	}
 	if cfg.API.Clock != nil || cfg.API.Rand != nil {
 		return nil, errors.New("clientgo: Run: Config.API.Clock and Rand must be nil: the world sets them")
+	}
+	if err := cfg.Hazards.validate(cfg); err != nil {
+		return nil, err
 	}
 	if cfg.Workers < 0 || cfg.FaultsFor < 0 || cfg.Budget < 0 || cfg.Settle < 0 {
 		return nil, fmt.Errorf("clientgo: Run: negative Workers (%d), FaultsFor, Budget or Settle", cfg.Workers)
@@ -314,7 +328,7 @@ func run(cfg Config) (*Report, error) {
 	b.checks = checks{invariant: cfg.Invariant, onWrite: cfg.OnWrite, repro: fmt.Sprintf("seed %d; %s", cfg.Seed, world.Repro(cfg.Seed))}
 	tr := &transport{b: b, host: strings.TrimPrefix(Host, "http://")}
 	opts := kube.RESTOptions()
-	opts.Watch = tr.openWatch
+	opts.Watch = openWatch
 	handler, err := fakerest.NewHandler(w.Server(), opts)
 	if err != nil {
 		return nil, err
@@ -352,67 +366,99 @@ func run(cfg Config) (*Report, error) {
 		}
 		w.Settle()
 	}
+	if cfg.Hazards.any() {
+		if err := b.armHazards(cfg.Hazards, cfg.FaultsFor); err != nil {
+			return nil, fmt.Errorf("clientgo: Hazards: %w", err)
+		}
+	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan struct{})
-	var ctrlErr error
 	runsActive.Add(1)
 	defer runsActive.Add(-1)
 	if !cfg.WatchList {
 		listWatchRuns.Add(1)
 		defer listWatchRuns.Add(-1)
 	}
-	go func() {
-		defer close(done)
-		if cfg.Main != nil {
-			if err := cfg.Main(ctx, rest.CopyConfig(restCfg)); err != nil && ctx.Err() == nil {
-				ctrlErr = fmt.Errorf("clientgo: the controller's main: %w", err)
+	// The controller's life: one incarnation, or one after each crash-restart (Hazards).
+	start := func(t *transport) *incarnation {
+		ctx, cancel := context.WithCancel(context.Background())
+		inc := &incarnation{cancel: cancel, done: make(chan struct{}), tr: t}
+		go func() {
+			defer close(inc.done)
+			if cfg.Main != nil {
+				c := rest.CopyConfig(restCfg)
+				c.Transport = t
+				if err := cfg.Main(ctx, c); err != nil && ctx.Err() == nil {
+					inc.err = fmt.Errorf("clientgo: the controller's main: %w", err)
+				}
+				return
 			}
+			c, err := cfg.New(ctx, env)
+			if err != nil {
+				inc.err = fmt.Errorf("clientgo: the controller's constructor: %w", err)
+				return
+			}
+			if c == nil {
+				inc.err = errors.New("clientgo: the controller's constructor returned nil")
+				return
+			}
+			for _, f := range env.factories {
+				f.Start(ctx.Done())
+			}
+			if err := c.Run(ctx, cfg.Workers); err != nil && ctx.Err() == nil {
+				inc.err = fmt.Errorf("clientgo: the controller's Run: %w", err)
+			}
+		}()
+		return inc
+	}
+	cur := start(tr)
+	var crashed []*incarnation // crashed incarnations whose main has not returned yet
+	b.onTurn = func() {
+		if b.hz == nil {
 			return
 		}
-		c, err := cfg.New(ctx, env)
-		if err != nil {
-			ctrlErr = fmt.Errorf("clientgo: the controller's constructor: %w", err)
+		if len(crashed) > 0 && crashed[0].exited() {
+			// The crashed controller's main returned: start it afresh.
+			crashed = crashed[1:]
+			t := &transport{b: b, host: tr.host, handler: tr.handler, latency: tr.latency}
+			cur = start(t)
+			b.fire(HazardRestart)
 			return
 		}
-		if c == nil {
-			ctrlErr = errors.New("clientgo: the controller's constructor returned nil")
-			return
-		}
-		for _, f := range env.factories {
-			f.Start(ctx.Done())
-		}
-		if err := c.Run(ctx, cfg.Workers); err != nil && ctx.Err() == nil {
-			ctrlErr = fmt.Errorf("clientgo: the controller's Run: %w", err)
-		}
-	}()
-	exited := func() bool {
-		select {
-		case <-done:
-			return true
-		default:
-			return false
+		if b.hz.restartDue && len(crashed) == 0 {
+			b.hz.restartDue = false
+			cur.tr.crashed.Store(true)
+			cur.cancel()
+			b.endStreamsOf(cur.tr)
+			// A new process has empty caches: the world's view of them starts afresh.
+			b.views, b.listedAt = nil, nil
+			b.s.Emit(ControllerActor, "crash", sim.F("hazard", HazardRestart))
+			crashed = append(crashed, cur)
 		}
 	}
+	exited := func() bool { return len(crashed) == 0 && cur.exited() }
+	defer func() { cur.cancel() }()
 
 	err = drive(b, w, cfg, exited, b.streamsQuiet)
 	stoppedEarly := exited()
-	cancel()
-	b.shutdown(done)
+	b.onTurn = nil
+	cur.cancel()
+	for _, inc := range crashed {
+		inc.cancel()
+	}
+	b.shutdown(append(crashed, cur))
 	for _, f := range env.factories {
 		f.Shutdown()
 	}
-	if ctrlErr != nil && (err == nil || stoppedEarly) {
+	if cur.err != nil && (err == nil || stoppedEarly) {
 		// The controller's own error says more than "Run returned early".
-		err = fmt.Errorf("%w (seed %d; %s)", ctrlErr, cfg.Seed, world.Repro(cfg.Seed))
+		err = fmt.Errorf("%w (seed %d; %s)", cur.err, cfg.Seed, world.Repro(cfg.Seed))
 	}
 	s := w.Sim()
 	rep := &Report{Seed: cfg.Seed, Hash: s.Trace().Hash(), Steps: s.StepCount(), SimTime: s.Now(),
 		Calls: b.served, ConcurrentCalls: b.concurrentCalls, MaxConcurrent: b.maxConcurrent, Ties: b.ties,
 		Streams: b.streams.sorted(), WatchTimeoutsRedrawn: b.timeoutsRedrawn, UnorderedBatches: b.unorderedBatches,
 		ResyncWakes: b.resyncWakes,
-		Trace:       sim.Narrate(s.Trace().Events())}
+		Hazards:     b.hazardCounts(), Trace: sim.Narrate(s.Trace().Events())}
 	if err != nil {
 		rep.Failure = record.Explain(w, err)
 	}
@@ -469,4 +515,22 @@ func drive(b *bubble, w *world.World, cfg Config, exited func() bool, streamsQui
 		return err
 	}
 	return w.CheckConverged()
+}
+
+// incarnation is one life of the controller: from its main's (or constructor's) call to its
+// return.
+type incarnation struct {
+	cancel context.CancelFunc
+	done   chan struct{} // closed when it returned
+	err    error         // its error, read once done is closed
+	tr     *transport
+}
+
+func (inc *incarnation) exited() bool {
+	select {
+	case <-inc.done:
+		return true
+	default:
+		return false
+	}
 }

@@ -23,6 +23,7 @@ import (
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -287,10 +288,14 @@ func TestHarnessShapes(t *testing.T) {
 func TestRunBadInput(t *testing.T) {
 	newFn := func(context.Context, *clientgo.Env) (clientgo.Controller, error) { return shapes{}, nil }
 	for name, cfg := range map[string]clientgo.Config{
-		"nil New":          {},
-		"negative workers": {New: newFn, Workers: -1},
-		"negative budget":  {New: newFn, Budget: -time.Second},
-		"api clock":        {New: newFn, API: fakeapi.Config{Clock: clocktesting.NewFakePassiveClock(time.Time{})}},
+		"nil New":                  {},
+		"negative workers":         {New: newFn, Workers: -1},
+		"negative budget":          {New: newFn, Budget: -time.Second},
+		"api clock":                {New: newFn, API: fakeapi.Config{Clock: clocktesting.NewFakePassiveClock(time.Time{})}},
+		"restart with New":         {New: newFn, Hazards: clientgo.Hazards{Restarts: 1}},
+		"stale read, one replica":  {Main: func(context.Context, *rest.Config) error { return nil }, Hazards: clientgo.Hazards{StaleReads: 1}},
+		"negative hazard":          {New: newFn, Hazards: clientgo.Hazards{Conflicts: -1}},
+		"negative restart instant": {Main: func(context.Context, *rest.Config) error { return nil }, Hazards: clientgo.Hazards{RestartAt: []time.Duration{-time.Second}}},
 	} {
 		if _, err := clientgo.Run(t, cfg); err == nil || !strings.HasPrefix(err.Error(), "clientgo: ") {
 			t.Errorf("%s: %v", name, err)

@@ -49,6 +49,7 @@ const (
 // loop, fed by the driver.
 type stepWatch struct {
 	b     *bubble
+	tr    *transport // the transport of the controller that opened it
 	id    int
 	label string // the request, for the trace
 	w     *fakeapi.Watcher
@@ -168,15 +169,32 @@ func watchKey(r *http.Request) string {
 	return "WATCH " + r.URL.Path + "?" + q.Encode() + " " + r.Header.Get("Accept")
 }
 
-// openWatch is the REST front's Options.Watch: it opens the server's watch at a step, as a call
-// of the controller, and returns the stream the driver will feed.
+// transportKey is the context key of the transport a watch request came through (the REST front
+// is shared by every life of the controller; each has its transport).
+type transportKey struct{}
+
+// openWatch is the REST front's Options.Watch: the watch is opened by the transport of the
+// request (serveWatch puts it in the request's context).
+func openWatch(r *http.Request, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (watch.Interface, error) {
+	t, ok := r.Context().Value(transportKey{}).(*transport)
+	if !ok {
+		return nil, fmt.Errorf("clientgo: a watch request that did not come through the harness's transport: %s", r.URL)
+	}
+	return t.openWatch(r, gvr, ns, opts)
+}
+
+// openWatch opens the server's watch at a step, as a call of the controller, and returns the
+// stream the driver will feed.
 func (t *transport) openWatch(r *http.Request, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (watch.Interface, error) {
 	b := t.b
 	var sw *stepWatch
 	var werr error
 	var latency func() time.Duration
 	if t.latency != nil {
-		latency = func() time.Duration { return t.latency(r) }
+		latency = func() time.Duration { return t.latency(r) + b.slowBy("WATCH "+r.URL.Path) }
+	}
+	if t.crashed.Load() {
+		return nil, errCrashed
 	}
 	err := b.do("WATCH", watchKey(r), latency, func() {
 		if opts.TimeoutSeconds != nil {
@@ -197,8 +215,9 @@ func (t *transport) openWatch(r *http.Request, gvr schema.GroupVersionResource, 
 		kind := b.streams.kind(StreamKind{Resource: resourceName(gvr), Namespace: ns, Form: formOf(r.Header.Get("Accept")),
 			WatchList: opts.SendInitialEvents != nil && *opts.SendInitialEvents})
 		kind.Watches++
-		sw = &stepWatch{b: b, id: b.nextStream, label: label, w: w, out: make(chan watch.Event, 1), initial: -1}
+		sw = &stepWatch{b: b, tr: t, id: b.nextStream, label: label, w: w, out: make(chan watch.Event, 1), initial: -1}
 		sw.view = viewKey(gvr, ns, kind.Form)
+		b.noteView(sw.view, gvr)
 		if kind.WatchList {
 			sw.initial, sw.initialKeys = 0, map[string]bool{}
 		}
@@ -311,7 +330,7 @@ func (b *bubble) endStreams() {
 // stream's life, opening the watch through openWatch and writing each event the driver hands it
 // into a pipe; the response returns once the front has written its header.
 func (t *transport) serveWatch(req *http.Request, inner *http.Request) (*http.Response, error) {
-	ctx, cancel := context.WithCancel(req.Context())
+	ctx, cancel := context.WithCancel(context.WithValue(req.Context(), transportKey{}, t))
 	inner = inner.WithContext(ctx)
 	pr, pw := io.Pipe()
 	rw := &streamWriter{header: http.Header{}, pw: pw, ready: make(chan struct{})}
@@ -440,6 +459,7 @@ func (b *bubble) noteList(req *http.Request, body []byte, contentType string) st
 		return ""
 	}
 	view := viewKey(gvr, ns, formOf(req.Header.Get("Accept")))
+	b.noteView(view, gvr)
 	keys, err := listKeys(body, contentType)
 	if err != nil {
 		delete(b.views, view)
@@ -535,4 +555,25 @@ func createdName(body []byte, contentType string) (string, error) {
 		return "", err
 	}
 	return o.Metadata.Name, nil
+}
+
+// noteView remembers the resource of an informer's view.
+func (b *bubble) noteView(view string, gvr schema.GroupVersionResource) {
+	if b.viewGVR == nil {
+		b.viewGVR = map[string]schema.GroupVersionResource{}
+	}
+	b.viewGVR[view] = gvr
+}
+
+// endStreamsOf ends the streams a crashed controller's transport opened.
+func (b *bubble) endStreamsOf(t *transport) {
+	for i := 0; i < len(b.open); {
+		sw := b.open[i].sw
+		if sw.tr != t {
+			i++
+			continue
+		}
+		b.endStream(sw, "the controller crashed")
+		sw.w.Stop()
+	}
 }

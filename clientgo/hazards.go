@@ -1,0 +1,281 @@
+package clientgo
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Hazards are what the harness does to the controller during the safety phase (Config.FaultsFor),
+// besides the faults the world's Setup scripts: each count is how many times, at instants drawn
+// from the seed (the "hazards" stream) in the safety phase, the hazard is armed. An armed hazard
+// fires on the next occasion (a restart at once, a conflict at the controller's next update);
+// Report.Hazards counts, for each configured hazard, how often it was armed and how often it
+// actually fired, so a sweep that never exercised one shows it.
+type Hazards struct {
+	// Restarts crash-restarts the controller (Config.Main only): its context is cancelled, its
+	// requests fail from then on (a crashed process's connections are gone: "connection
+	// refused"), its watches end, the harness waits until its main has returned, then calls
+	// Main again with a new *rest.Config: a process starting afresh, with empty caches and no
+	// memory, while the world went on (Sieve's intermediate states: a restart mid-reconcile
+	// sees the half of a reconcile that was written). RestartAt adds restarts at chosen
+	// instants (since the run's start), besides the Restarts drawn ones.
+	Restarts  int
+	RestartAt []time.Duration
+	// StaleReads sends that many of the controller's LISTs served from a watch cache
+	// (resourceVersion=0, as every informer's first LIST after a start) to the last replica,
+	// StaleLag behind the others (set when the run starts; zero means 10s): the informer starts
+	// from a past state of the world (time travel for a controller that restarted), then its
+	// watch and later reads are routed as API.Routing says. Needs API.Replicas >= 2.
+	StaleReads int
+	StaleLag   time.Duration
+	// HiddenChanges closes every watch cleanly, deletes or updates (a draw) an object one of the
+	// controller's informers holds, and compacts the history: the informer's re-watch gets 410
+	// and its relist finds the change, whose event it never saw (unobserved states).
+	HiddenChanges int
+	// Conflicts answers that many of the controller's updates (PUT or PATCH) 409 Conflict,
+	// without serving them, though they would have succeeded.
+	Conflicts int
+	// SlowCalls delays the response to that many of the controller's calls by SlowBy (zero
+	// means 5s) on top of its latency.
+	SlowCalls int
+	SlowBy    time.Duration
+}
+
+// The hazards by name, in Report.Hazards' order.
+const (
+	HazardRestart      = "crash-restart"
+	HazardStaleRead    = "stale-read"
+	HazardHiddenChange = "hidden-change"
+	HazardConflict     = "conflict"
+	HazardSlowCall     = "slow-call"
+)
+
+var hazardNames = []string{HazardRestart, HazardStaleRead, HazardHiddenChange, HazardConflict, HazardSlowCall}
+
+// HazardCount is one configured hazard in a Report: how many times it was armed, and how many
+// times it fired (a conflict armed when the controller made no more updates never fires).
+type HazardCount struct {
+	Name         string
+	Armed, Fired int
+}
+
+func (h HazardCount) String() string { return fmt.Sprintf("%s %d/%d", h.Name, h.Fired, h.Armed) }
+
+// StreamHazards is the random stream hazard instants and choices are drawn from.
+const StreamHazards = "hazards"
+
+// any reports whether a hazard is configured.
+func (h Hazards) any() bool {
+	return h.Restarts+h.StaleReads+h.HiddenChanges+h.Conflicts+h.SlowCalls+len(h.RestartAt) > 0
+}
+
+// validate checks the hazards against the rest of the configuration.
+func (h Hazards) validate(cfg Config) error {
+	if h.Restarts < 0 || h.StaleReads < 0 || h.HiddenChanges < 0 || h.Conflicts < 0 || h.SlowCalls < 0 || h.StaleLag < 0 || h.SlowBy < 0 {
+		return fmt.Errorf("clientgo: Run: negative Hazards count or duration: %+v", h)
+	}
+	for _, at := range h.RestartAt {
+		if at < 0 {
+			return fmt.Errorf("clientgo: Run: Hazards.RestartAt %v is negative", at)
+		}
+	}
+	if (h.Restarts > 0 || len(h.RestartAt) > 0) && cfg.Main == nil {
+		return fmt.Errorf("clientgo: Run: Hazards.Restarts needs Config.Main: the harness restarts a controller by calling its main again")
+	}
+	if h.StaleReads > 0 && cfg.API.Replicas < 2 {
+		return fmt.Errorf("clientgo: Run: Hazards.StaleReads needs API.Replicas >= 2 (it is %d): a stale read comes from a lagging replica", cfg.API.Replicas)
+	}
+	return nil
+}
+
+// hazards is the run's hazard state, the driver's alone.
+type hazards struct {
+	cfg Hazards
+	// armed counts, by name, the hazards armed and not fired yet; total and fired the report's.
+	armed, total, fired map[string]int
+	staleReplica        int
+	// restartDue is set by an armed restart; run's lifecycle takes it at the next turn.
+	restartDue bool
+}
+
+// arm schedules every configured hazard at its instants (from now, the controller's start).
+func (b *bubble) armHazards(h Hazards, within time.Duration) error {
+	b.hz = &hazards{cfg: h, armed: map[string]int{}, total: map[string]int{}, fired: map[string]int{}}
+	if h.StaleLag == 0 {
+		b.hz.cfg.StaleLag = 10 * time.Second
+	}
+	if h.SlowBy == 0 {
+		b.hz.cfg.SlowBy = 5 * time.Second
+	}
+	if h.StaleReads > 0 {
+		b.hz.staleReplica = b.w.Server().Replicas().Len() - 1
+		if err := b.w.Server().Replicas().SetLag(b.hz.staleReplica, b.hz.cfg.StaleLag); err != nil {
+			return err
+		}
+	}
+	r := b.s.Rand(StreamHazards)
+	counts := map[string]int{HazardRestart: h.Restarts, HazardStaleRead: h.StaleReads, HazardHiddenChange: h.HiddenChanges,
+		HazardConflict: h.Conflicts, HazardSlowCall: h.SlowCalls}
+	for _, name := range hazardNames {
+		var at []time.Duration
+		for range counts[name] {
+			at = append(at, time.Duration(r.Int64N(int64(within))))
+		}
+		if name == HazardRestart {
+			at = append(at, h.RestartAt...)
+		}
+		for _, d := range at {
+			b.hz.total[name]++
+			b.s.AfterFunc(d, ControllerActor, "hazard", func() { b.arm(name) })
+		}
+	}
+	return nil
+}
+
+// arm arms one hazard, inside its step; a hidden change fires at once.
+func (b *bubble) arm(name string) {
+	b.s.Emit(ControllerActor, "hazard-armed", sim.F("hazard", name))
+	switch name {
+	case HazardRestart:
+		b.hz.restartDue = true
+	case HazardHiddenChange:
+		b.hiddenChange()
+	default:
+		b.hz.armed[name]++
+	}
+}
+
+// take fires an armed hazard if there is one, and reports whether it did.
+func (b *bubble) take(name string, fields ...sim.Field) bool {
+	if b.hz == nil || b.hz.armed[name] == 0 {
+		return false
+	}
+	b.hz.armed[name]--
+	b.fire(name, fields...)
+	return true
+}
+
+func (b *bubble) fire(name string, fields ...sim.Field) {
+	b.hz.fired[name]++
+	b.s.Emit(ControllerActor, "hazard-fired", append([]sim.Field{sim.F("hazard", name)}, fields...)...)
+}
+
+// hiddenChange closes every watch, deletes or updates an object an informer of the controller
+// holds, and compacts: the change reaches the informer only through its relist. With no object
+// held, it does nothing (and does not count as fired).
+func (b *bubble) hiddenChange() {
+	views := make([]string, 0, len(b.views))
+	for v, keys := range b.views {
+		if len(keys) > 0 && b.viewGVR[v].Resource != "" {
+			views = append(views, v)
+		}
+	}
+	if len(views) == 0 {
+		b.s.Emit(ControllerActor, "hazard-missed", sim.F("hazard", HazardHiddenChange), sim.F("why", "no informer holds an object"))
+		return
+	}
+	slices.Sort(views)
+	r := b.s.Rand(StreamHazards)
+	view := views[r.IntN(len(views))]
+	keys := make([]string, 0, len(b.views[view]))
+	for k := range b.views[view] {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	key := keys[r.IntN(len(keys))]
+	ns, name, ok := strings.Cut(key, "/")
+	if !ok {
+		ns, name = "", key
+	}
+	kind := world.OpUpdate
+	if r.IntN(2) == 0 {
+		kind = world.OpDelete
+	}
+	gvr := b.viewGVR[view]
+	if err := b.w.Apply(world.Op{Kind: world.OpCloseWatches}); err != nil {
+		b.fail(fmt.Errorf("clientgo: hazard %s: %w", HazardHiddenChange, err))
+		return
+	}
+	if err := b.w.Apply(world.Op{Kind: kind, Resource: gvr, Namespace: ns, Name: name}); err != nil {
+		// The object went away meanwhile (a 404): the watches were closed for nothing.
+		b.s.Emit(ControllerActor, "hazard-missed", sim.F("hazard", HazardHiddenChange), sim.F("why", err.Error()))
+		return
+	}
+	if err := b.w.Apply(world.Op{Kind: world.OpCompact}); err != nil {
+		b.fail(fmt.Errorf("clientgo: hazard %s: %w", HazardHiddenChange, err))
+		return
+	}
+	b.fire(HazardHiddenChange, sim.F("op", kind.String()), sim.F("obj", resourceName(gvr)+"/"+key))
+}
+
+// conflict answers an update with 409 Conflict, as the apiserver does for a stale
+// resourceVersion, without serving it.
+func conflict(req *http.Request, gvr schema.GroupVersionResource, name string) *http.Response {
+	st := metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure, Code: http.StatusConflict, Reason: metav1.StatusReasonConflict,
+		Message: fmt.Sprintf("Operation cannot be fulfilled on %s %q: the object has been modified; please apply your changes to the latest version and try again", gvr.GroupResource(), name),
+		Details: &metav1.StatusDetails{Name: name, Group: gvr.Group, Kind: gvr.Resource},
+	}
+	body, _ := json.Marshal(st) // a Status always encodes
+	rec := httptest.NewRecorder()
+	rec.Header().Set("Content-Type", "application/json")
+	rec.WriteHeader(http.StatusConflict)
+	_, _ = rec.Write(body)
+	resp := rec.Result()
+	resp.Request = req
+	return resp
+}
+
+// isUpdate is a write the conflict hazard answers: PUT or PATCH of one object.
+func isUpdate(method string) bool { return method == http.MethodPut || method == http.MethodPatch }
+
+// isCacheList is a LIST a watch cache serves (resourceVersion=0): a stale read's occasion.
+func isCacheList(req *http.Request) bool {
+	if req.Method != http.MethodGet {
+		return false
+	}
+	q := req.URL.Query()
+	if w := q.Get("watch"); w == "true" || w == "1" {
+		return false
+	}
+	if _, _, ok := collectionOf(req.URL.Path); !ok {
+		return false
+	}
+	return q.Get("resourceVersion") == "0"
+}
+
+// hazardCounts is the report's list: every configured hazard, in hazardNames' order.
+func (b *bubble) hazardCounts() []HazardCount {
+	if b.hz == nil {
+		return nil
+	}
+	var out []HazardCount
+	for _, name := range hazardNames {
+		if b.hz.total[name] > 0 {
+			out = append(out, HazardCount{Name: name, Armed: b.hz.total[name], Fired: b.hz.fired[name]})
+		}
+	}
+	return out
+}
+
+// slowBy is the extra latency of a call, if a slow-call hazard is armed.
+func (b *bubble) slowBy(label string) time.Duration {
+	if b.hz == nil {
+		return 0
+	}
+	if b.take(HazardSlowCall, sim.F("call", label), sim.F("by", b.hz.cfg.SlowBy.String())) {
+		return b.hz.cfg.SlowBy
+	}
+	return 0
+}
