@@ -49,6 +49,9 @@ type Stats struct {
 	Scans int
 	// Writes counts the writes that succeeded (deletes, updates, events).
 	Writes int
+	// Deletes counts the deletes among Writes that deleted or marked an object (the collector's
+	// and the namespace controller's; a delete that found the object gone is not one).
+	Deletes int
 	// Errors counts the writes the server refused; each is retried.
 	Errors int
 	// LastError is the text of the last refused write, for a report.

@@ -284,6 +284,9 @@ func (gc *GarbageCollector) delete(ctx context.Context, n *node, policy metav1.D
 	if apierrors.IsNotFound(err) {
 		return nil // gone already: nothing was to do
 	}
+	if err == nil {
+		gc.stats.Deletes++
+	}
 	return err
 }
 

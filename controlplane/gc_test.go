@@ -30,6 +30,9 @@ func TestBackgroundDeletesDependentsAfterTheOwner(t *testing.T) {
 			t.Errorf("%s outlives its owner", n)
 		}
 	}
+	if s := e.cp.GC.Stats(); s.Deletes != 2 || s.Writes != 2 {
+		t.Errorf("collector stats %+v, want 2 deletes and 2 writes", s)
+	}
 }
 
 func TestForegroundHoldsTheOwnerUntilBlockingDependentsAreGone(t *testing.T) {

@@ -95,8 +95,11 @@ func (nc *NamespaceController) finish(ctx context.Context, ns *unstructured.Unst
 			err := nc.srv.Resource(res.GVR).Namespace(name).Delete(ctx, items[i].GetName(), metav1.DeleteOptions{
 				PropagationPolicy: &bg, Preconditions: &metav1.Preconditions{UID: &uid},
 			})
-			if apierrors.IsNotFound(err) {
+			switch {
+			case apierrors.IsNotFound(err):
 				err = nil
+			case err == nil:
+				nc.stats.Deletes++
 			}
 			return fmt.Sprintf("delete %s %s/%s (namespace terminating)", res.GVR.Resource, name, items[i].GetName()), err, true
 		}

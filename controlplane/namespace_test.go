@@ -86,6 +86,10 @@ func TestNamespaceDeletionWaitsForItsContentsAndTheirFinalizers(t *testing.T) {
 	if e.get(configmaps, "other", "bystander") == nil {
 		t.Fatal("deleting a namespace deleted another namespace's object")
 	}
+	// Two deletes (plain, and held marked), then the finalize write.
+	if s := e.cp.Namespace.Stats(); s.Deletes != 2 || s.Writes != 3 {
+		t.Errorf("namespace controller stats %+v, want 2 deletes of 3 writes", s)
+	}
 	// Its name is free again.
 	e.createNamespace("team")
 	e.create(configmaps, "team", "again")
