@@ -28,8 +28,8 @@
 // (a LIST of 10,000 pods takes about 15% more CPU than in JSON). The in-process transport is a
 // real http.RoundTripper, so requests go through client-go's whole stack: URL building,
 // parameter encoding, protobuf or JSON decoding, watch stream decoding, retries on 429. The
-// system namespaces are not created (a world's runs would change): rest.EnsureNamespaces does
-// it.
+// system namespaces of the server given are not created (its runs would change):
+// rest.EnsureNamespaces does it (Run does, for its world).
 //
 // # Running a client-go controller inside the world
 //
@@ -67,6 +67,17 @@
 // What goroutines do between two calls, without touching the world, is Go's scheduler's to
 // order; the coupling makes it invisible to the world as long as it does not depend on which
 // goroutine runs first. The same-seed hash equality of examples/samplecontroller measures that.
+//
+// # The cluster around the controller
+//
+// A controller never runs alone, so a run stands for a cluster, not a bare apiserver:
+// kube-controller-manager's stand-ins (package controlplane, docs/controlplane.md) run as actors
+// of the world, so owner references cascade through the garbage collector, a deleted namespace
+// is emptied and removed, and Deployments, ReplicaSets and StatefulSets report their replicas
+// (World.ControlPlane configures them; Config.NoControlPlane turns them off), and Report.ControlPlane
+// counts what they did. The apiserver starts with kube-apiserver's system namespaces and refuses
+// a write into a namespace that does not exist with kube-apiserver's 404 (fakeapi.Config's
+// RequireNamespaces), so Setup creates the other namespaces it writes in.
 //
 // # Checks while the controller runs
 //
@@ -111,6 +122,5 @@
 // of milliseconds after the informer's LIST, which the world served); a controller that writes
 // in that order can differ between runs of one seed (sample-controller wired by its main: 4 of
 // 240 seeds at GOMAXPROCS 2, each counted); the record
-// package's retry of a failed event write sleeps a random time; the world has no garbage
-// collector, so owner references do not delete dependents.
+// package's retry of a failed event write sleeps a random time.
 package clientgo

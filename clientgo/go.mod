@@ -3,6 +3,7 @@ module github.com/informersim/informersim/clientgo
 go 1.26.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/informersim/informersim v0.0.0
 	github.com/informersim/informersim/kube v0.0.0
 	go.uber.org/goleak v1.3.0

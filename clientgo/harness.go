@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/informersim/informersim/controlplane"
 	"github.com/informersim/informersim/fakeapi"
 	fakerest "github.com/informersim/informersim/fakeapi/rest"
 	"github.com/informersim/informersim/kube"
@@ -41,8 +42,21 @@ type Config struct {
 	// World configures the world (latencies, bounds); API the apiserver (custom resources with
 	// Resources, Replicas and Routing for stale replicas, compaction...). API.Clock and API.Rand
 	// must be nil: the world sets them.
+	//
+	// Unlike a bare world, the harness stands for a cluster: kube-controller-manager's stand-ins
+	// run (World.ControlPlane; nil means controlplane.Config's defaults, see NoControlPlane),
+	// the apiserver starts with kube-apiserver's system namespaces (default, kube-node-lease,
+	// kube-public, kube-system) and refuses a write into a namespace that does not exist, as
+	// kube-apiserver does (API.RequireNamespaces is set): Setup creates any other namespace
+	// its objects live in (fakerest.EnsureNamespaces(ctx, w.Server(), "team")).
 	World world.Config
 	API   fakeapi.Config
+	// NoControlPlane runs the controller without kube-controller-manager's stand-ins (package
+	// controlplane, docs/controlplane.md): no garbage collector (owner references never
+	// cascade), no namespace controller (a deleted namespace stays Terminating), no workload
+	// status (a Deployment's status never moves unless Setup's actors move it). It cannot be
+	// set with World.ControlPlane.
+	NoControlPlane bool
 	// Scheme has the Go types of every resource the controller's informers watch: nil means
 	// client-go's kubernetes/scheme.Scheme; for a custom resource, a scheme with both (see
 	// NewScheme).
@@ -242,6 +256,10 @@ type Report struct {
 	// Hazards counts, for each hazard configured (Config.Hazards), how often it was armed and
 	// how often it fired: a hazard armed but never fired is there with Fired 0.
 	Hazards []HazardCount
+	// ControlPlane is what kube-controller-manager's stand-ins did in the run (each component's
+	// counters: the collector's deletes, the workload status writes...), nil when none ran
+	// (Config.NoControlPlane).
+	ControlPlane *ControlPlaneReport
 	// Trace is the run's narrated trace (sim.Narrate).
 	Trace string
 	// Failure is Run's error told for a person (world.World.Explain), "" when the run passed:
@@ -254,6 +272,28 @@ type Report struct {
 	Failure string
 }
 
+// ControlPlaneReport is what the control plane's components did in a run.
+type ControlPlaneReport struct {
+	GarbageCollector, NamespaceController, WorkloadStatus controlplane.Stats
+}
+
+// String summarises it: "collector 2 deletes of 3 writes, namespace controller 0 deletes of 0
+// writes, workload status 5 writes", with the refused writes when there were some.
+func (c *ControlPlaneReport) String() string {
+	part := func(name string, s controlplane.Stats, deletes bool) string {
+		out := fmt.Sprintf("%s %d writes", name, s.Writes)
+		if deletes {
+			out = fmt.Sprintf("%s %d deletes of %d writes", name, s.Deletes, s.Writes)
+		}
+		if s.Errors > 0 {
+			out += fmt.Sprintf(" (%d refused)", s.Errors)
+		}
+		return out
+	}
+	return part("collector", c.GarbageCollector, true) + ", " + part("namespace controller", c.NamespaceController, true) +
+		", " + part("workload status", c.WorkloadStatus, false)
+}
+
 // String summarises the report on one line.
 func (r *Report) String() string {
 	s := fmt.Sprintf("seed %d: %d steps, sim time %s, %d controller calls, %d instants with concurrent calls (max %d, %d ties), trace %s",
@@ -263,6 +303,11 @@ func (r *Report) String() string {
 	}
 	if len(r.Hazards) > 0 {
 		s += fmt.Sprintf(", hazards fired/armed %v", r.Hazards)
+	}
+	if r.ControlPlane == nil {
+		s += ", no control plane"
+	} else {
+		s += ", control plane: " + r.ControlPlane.String()
 	}
 	return s
 }
@@ -289,6 +334,9 @@ func Run(t *testing.T, cfg Config) (*Report, error) {
 	if err := cfg.Hazards.validate(cfg); err != nil {
 		return nil, err
 	}
+	if cfg.NoControlPlane && cfg.World.ControlPlane != nil {
+		return nil, errors.New("clientgo: Run: Config.NoControlPlane is set with a World.ControlPlane to run: set one")
+	}
 	if cfg.Workers < 0 || cfg.FaultsFor < 0 || cfg.Budget < 0 || cfg.Settle < 0 {
 		return nil, fmt.Errorf("clientgo: Run: negative Workers (%d), FaultsFor, Budget or Settle", cfg.Workers)
 	}
@@ -307,6 +355,10 @@ func Run(t *testing.T, cfg Config) (*Report, error) {
 	if cfg.Scheme == nil {
 		cfg.Scheme = kubescheme.Scheme
 	}
+	if !cfg.NoControlPlane && cfg.World.ControlPlane == nil {
+		cfg.World.ControlPlane = &controlplane.Config{}
+	}
+	cfg.API.RequireNamespaces = true
 
 	var rep *Report
 	var err error
@@ -359,6 +411,13 @@ func run(cfg Config) (*Report, error) {
 		if err := w.AddCheck("controller", func() error { return cfg.Check(w.Server()) }); err != nil {
 			return nil, err
 		}
+	}
+	// The namespaces kube-apiserver starts with, written at time zero like Setup's objects.
+	if err := fakerest.EnsureNamespaces(context.Background(), w.Server(), fakerest.SystemNamespaces...); err != nil {
+		return nil, fmt.Errorf("clientgo: %w", err)
+	}
+	if err := w.Settle(); err != nil {
+		return nil, err
 	}
 	if cfg.Setup != nil {
 		if err := cfg.Setup(w); err != nil {
@@ -459,6 +518,9 @@ func run(cfg Config) (*Report, error) {
 		Streams: b.streams.sorted(), WatchTimeoutsRedrawn: b.timeoutsRedrawn, UnorderedBatches: b.unorderedBatches,
 		ResyncWakes: b.resyncWakes,
 		Hazards:     b.hazardCounts(), Trace: sim.Narrate(s.Trace().Events())}
+	if cp := w.ControlPlane(); cp != nil {
+		rep.ControlPlane = &ControlPlaneReport{GarbageCollector: cp.GC.Stats(), NamespaceController: cp.Namespace.Stats(), WorkloadStatus: cp.Workload.Stats()}
+	}
 	if err != nil {
 		rep.Failure = record.Explain(w, err)
 	}

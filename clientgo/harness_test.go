@@ -13,6 +13,7 @@ import (
 
 	"github.com/informersim/informersim/clientgo"
 	"github.com/informersim/informersim/fakeapi"
+	fakerest "github.com/informersim/informersim/fakeapi/rest"
 	"github.com/informersim/informersim/sim/world"
 	"github.com/informersim/informersim/timeline/record"
 	corev1 "k8s.io/api/core/v1"
@@ -227,6 +228,10 @@ func TestHarnessShapes(t *testing.T) {
 	cfg := clientgo.Config{
 		Seed: 7,
 		Setup: func(w *world.World) error {
+			// The harness refuses writes into a namespace nobody created, as kube-apiserver does.
+			if err := fakerest.EnsureNamespaces(context.Background(), w.Server(), "ns1"); err != nil {
+				return err
+			}
 			for _, name := range []string{"a", "b"} {
 				if err := w.Apply(world.Op{Kind: world.OpCreate, Resource: depsGVR, Namespace: "ns1", Name: name,
 					Content: map[string]any{"spec": map[string]any{"replicas": int64(2)}}}); err != nil {
