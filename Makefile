@@ -4,7 +4,7 @@ GO ?= go
 RACE_PKGS ?= ./informer/... ./fakeapi/...
 SEED ?= 1
 
-.PHONY: all test test-unit test-race test-nested chromium verify demo course bench sim fuzz fuzz-rest fuzz-scenarios rewrite compare
+.PHONY: all test test-unit test-race test-nested chromium verify demo course bench sim fuzz fuzz-rest fuzz-scenarios fuzz-controller rewrite compare
 
 all: test
 
@@ -92,6 +92,7 @@ bench:
 
 ## fuzz: fuzz the fake apiserver's list/watch options and object metadata (FUZZTIME=30s).
 FUZZTIME ?= 30s
+PLANT ?=
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzListWatchOptions -fuzztime=$(FUZZTIME) ./fakeapi/
 
@@ -108,6 +109,13 @@ fuzz-rest:
 fuzz-scenarios:
 	$(GO) test -run='^$$' -fuzz=FuzzParseDirective -fuzztime=$(FUZZTIME) ./scenarios/
 	$(GO) test -run='^$$' -fuzz=FuzzRun -fuzztime=$(FUZZTIME) ./scenarios/
+
+## fuzz-controller: fuzz scenarios' example of a user's controller (FuzzUserController) with a
+## bug planted (PLANT=tombstone, mutate or stale-read; none by default): a failing input is
+## written out as an ops file and shrunk (docs/fuzzing.md). Go's minimization is off: the
+## shrinker shrinks the ops, and minimized interesting inputs reach fewer hazards.
+fuzz-controller:
+	INFORMERSIM_PLANT=$(PLANT) $(GO) test -run='^$$' -fuzz=FuzzUserController -fuzztime=$(FUZZTIME) -fuzzminimizetime=0x -parallel=1 ./scenarios/
 
 ## compare: the nested compare/ module: client-go's informer beside ours on the same inputs
 ## (differential test, then side-by-side benchmarks). It downloads client-go on first use.

@@ -35,6 +35,7 @@ type argKind int
 const (
 	argString argKind = iota + 1
 	argInt            // a non-negative decimal integer
+	argSeed           // a seed: a decimal integer from 0 to 2^64-1 (a fuzz input's may be any)
 	argDur            // a Go duration, not negative: 1s, 250ms
 	argBool           // true or false; a bare key means true
 	argList           // one value or (v1, v2, ...)
@@ -244,6 +245,10 @@ func (a *argSpec) check(arg datadriven.CmdArg) error {
 		if _, err := strconv.ParseUint(v, 10, 63); err != nil {
 			return fmt.Errorf("expected a non-negative integer, got %q", v)
 		}
+	case argSeed:
+		if _, err := strconv.ParseUint(v, 10, 64); err != nil {
+			return fmt.Errorf("expected a seed, an integer from 0 to 18446744073709551615, got %q", v)
+		}
 	case argDur:
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
@@ -333,6 +338,15 @@ func (d Directive) list(key string) []string {
 }
 
 // The typed getters below are called only after newDirective checked the values.
+
+// seed is the value of key as a seed (argSeed), def when absent.
+func (d Directive) seed(key string, def uint64) uint64 {
+	if v, ok := d.arg(key); ok {
+		n, _ := strconv.ParseUint(v, 10, 64)
+		return n
+	}
+	return def
+}
 
 func (d Directive) num(key string, def int) int {
 	if v, ok := d.arg(key); ok {

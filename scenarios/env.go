@@ -21,7 +21,7 @@ import (
 // storyDirectives build the world and tell the story.
 var storyDirectives = []*directiveSpec{
 	{name: "world", help: "build the world (first directive only)", args: []argSpec{
-		numArg("seed"), enumArg("policy", "random", "fifo", "pct"), numArg("pct-depth"), numArg("replicas"),
+		{key: "seed", kind: argSeed}, enumArg("policy", "random", "fifo", "pct"), numArg("pct-depth"), numArg("replicas"),
 		durArg("min-latency"), durArg("max-latency"), durArg("bookmark-interval"), durArg("compaction-interval"),
 		numArg("watch-cache-history"), numArg("max-watch-events"), numArg("max-in-flight"), durArg("rv-wait"),
 		boolArg("check-each-delivery"), flagArg("controllers"), durArg("status-latency"), strArg("stuck"),
@@ -189,7 +189,7 @@ func (e *Env) Handle(d Directive) (string, error) {
 }
 
 func (e *Env) buildWorld(d Directive) (string, error) {
-	seed := uint64(d.num("seed", 1))
+	seed := d.seed("seed", 1)
 	if e.opts.Seed != nil {
 		seed = *e.opts.Seed
 	}

@@ -19,7 +19,7 @@ func TestHazardsOfTheCourse(t *testing.T) {
 		"08-resync":            {world.HazardResync},
 		"10-late-join":         {world.HazardLateJoin},
 		"11-slow-handler":      {world.HazardSlowHandler},
-		"16-stale-replica":     {world.HazardRestart},
+		"16-stale-replica":     {world.HazardRestart, world.HazardStaleList},
 		"03-clean-watch-close": {world.HazardWatchEnd},
 	}
 	total := world.Hazards{}

@@ -85,6 +85,9 @@ type shrinker struct {
 	sig     string
 	runs    int
 	maxRuns int
+	// replay, when set, runs a candidate instead of Run (ShrinkOps: a Go-hosted controller's
+	// ops) and returns its failure.
+	replay func(ds []Directive) error
 }
 
 // fails runs ds and says whether it fails with the shrinker's signature; a file the change made
@@ -94,6 +97,10 @@ func (s *shrinker) fails(ds []Directive) (bool, error) {
 		return false, errShrinkBudget
 	}
 	s.runs++
+	if s.replay != nil {
+		err := s.replay(ds)
+		return err != nil && FailureSignature(err) == s.sig, nil
+	}
 	res, err := Run(s.name, Format("", ds, nil), Options{})
 	if err != nil || res.Failure == nil {
 		return false, nil
@@ -146,58 +153,9 @@ func Shrink(name, text string, opts ShrinkOptions) (*Shrunk, error) {
 	}
 	out.Directives[0], out.Ops[0] = len(ds), countOps(ds)
 
-	removedDirs, droppedArgs, shortened, renamed := 0, 0, 0, false
-	err = func() error {
-		for {
-			before := len(ds)
-			if ds, err = s.ddmin(ds); err != nil {
-				return err
-			}
-			if ds, err = s.removeDeclared(ds); err != nil {
-				return err
-			}
-			removedDirs += before - len(ds)
-			n, err := s.simplifyArgs(&ds)
-			if err != nil {
-				return err
-			}
-			droppedArgs += n.dropped
-			shortened += n.shortened
-			if !renamed {
-				ok, err := s.rename(&ds)
-				if err != nil {
-					return err
-				}
-				renamed = ok
-				if ok {
-					n.dropped++ // a change: another pass
-				}
-			}
-			if len(ds) == before && n.dropped == 0 && n.shortened == 0 {
-				return nil
-			}
-		}
-	}()
-	switch {
-	case errors.Is(err, errShrinkBudget):
-		out.Minimal = false
-	case err != nil:
+	ds, err = s.passes(ds, out)
+	if err != nil {
 		return nil, err
-	default:
-		out.Minimal = true
-	}
-	out.Directives[1], out.Ops[1] = len(ds), countOps(ds)
-	if removedDirs > 0 {
-		out.Removed = append(out.Removed, fmt.Sprintf("%d of %d directives (%d of %d ops)", removedDirs, out.Directives[0], out.Ops[0]-out.Ops[1], out.Ops[0]))
-	}
-	if droppedArgs > 0 {
-		out.Removed = append(out.Removed, fmt.Sprintf("%d arguments", droppedArgs))
-	}
-	if shortened > 0 {
-		out.Removed = append(out.Removed, fmt.Sprintf("%d halvings of durations", shortened))
-	}
-	if renamed {
-		out.Removed = append(out.Removed, "objects renamed a, b, c... in order of appearance")
 	}
 	out.Runs = s.runs
 
@@ -284,6 +242,67 @@ func expandGenerators(ds []Directive, res *Result) ([]Directive, bool) {
 		g++
 	}
 	return out, true
+}
+
+// passes runs the shrinker's passes over ds until none changes anything (or the runs are spent):
+// delta debugging, declarations removed with their uses, arguments dropped and durations
+// halved, objects renamed. It fills out's Minimal, Directives[1], Ops[1] and Removed.
+func (s *shrinker) passes(ds []Directive, out *Shrunk) ([]Directive, error) {
+	removedDirs, droppedArgs, shortened, renamed := 0, 0, 0, false
+	var err error
+	err = func() error {
+		for {
+			before := len(ds)
+			if ds, err = s.ddmin(ds); err != nil {
+				return err
+			}
+			if ds, err = s.removeDeclared(ds); err != nil {
+				return err
+			}
+			removedDirs += before - len(ds)
+			n, err := s.simplifyArgs(&ds)
+			if err != nil {
+				return err
+			}
+			droppedArgs += n.dropped
+			shortened += n.shortened
+			if !renamed {
+				ok, err := s.rename(&ds)
+				if err != nil {
+					return err
+				}
+				renamed = ok
+				if ok {
+					n.dropped++ // a change: another pass
+				}
+			}
+			if len(ds) == before && n.dropped == 0 && n.shortened == 0 {
+				return nil
+			}
+		}
+	}()
+	switch {
+	case errors.Is(err, errShrinkBudget):
+		out.Minimal = false
+	case err != nil:
+		return nil, err
+	default:
+		out.Minimal = true
+	}
+	out.Directives[1], out.Ops[1] = len(ds), countOps(ds)
+	if removedDirs > 0 {
+		out.Removed = append(out.Removed, fmt.Sprintf("%d of %d directives (%d of %d ops)", removedDirs, out.Directives[0], out.Ops[0]-out.Ops[1], out.Ops[0]))
+	}
+	if droppedArgs > 0 {
+		out.Removed = append(out.Removed, fmt.Sprintf("%d arguments", droppedArgs))
+	}
+	if shortened > 0 {
+		out.Removed = append(out.Removed, fmt.Sprintf("%d halvings of durations", shortened))
+	}
+	if renamed {
+		out.Removed = append(out.Removed, "objects renamed a, b, c... in order of appearance")
+	}
+	return ds, nil
 }
 
 // ddmin removes directives (never the world directive that opens the file) in chunks of

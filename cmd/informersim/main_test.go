@@ -58,7 +58,7 @@ func TestScenarioCommands(t *testing.T) {
 		t.Error("two runs of 05-tombstone printed different output")
 	}
 	for _, want := range []string{"scenario 05-tombstone seed=5\n", "> close-watches code=410\n", "OnDelete obj=default/b rv=4 tombstone=true", "\ntrace sha256 ",
-		"\nhazards: watch-expired-410=1 relist=1 tombstone=1 watch-end=1; never: bookmark,"} {
+		"\nhazards: watch-expired-410=1 relist=1 tombstone=1 watch-end=1; never: stale-list, bookmark,"} {
 		if !strings.Contains(a.String(), want) {
 			t.Errorf("run output lacks %q:\n%s", want, a.String())
 		}

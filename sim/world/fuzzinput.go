@@ -6,16 +6,27 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"time"
 )
 
 // This file turns a fuzzer's input (go test -fuzz) into a run of a user's controller: the input
-// is the choice stream, in the style of Hypothesis. Each choice the workload makes (which op,
-// which object, its labels, the pause before it, a fault op and its fields) reads the next
-// eight bytes of the input, so every input decodes to a valid run, a mutated byte changes one
-// choice, and a shorter input is a shorter run (the workload ends with the input's bytes). The
-// world's seed, which drives the schedule, the latencies and the jitter, is the input's first
-// eight bytes (FuzzSeed).
+// is the choice stream, in the style of Hypothesis. Each choice the workload makes reads the
+// next byte of the input: what the op is (a write of which object, or a fault of which kind),
+// the write's kind and labels, a fault's fields, the pause before the next op. So every input
+// decodes to a valid run, a mutated byte changes one choice, an inserted or removed byte
+// shifts the ones after it by one choice, and a shorter input is a shorter run (the workload
+// ends with the input's bytes). The decoding leans towards hazards, since a fuzzer finds a bug
+// only as fast as random bytes reach what triggers it: a quarter of the op bytes are fault ops,
+// each fault kind as likely as any other; a third of the writes to a live object delete it; a
+// quarter of the pauses are the shortest one, so a delete lands inside the window a watch
+// close or a 410 opens (deleted while disconnected: the tombstone) in a few bytes. The world's
+// seed, which drives the schedule, the latencies and the jitter, is the input's first eight
+// bytes (FuzzSeed).
+//
+// A fuzz input decodes this way only: Generate's seeded workload keeps its own draws (the
+// course's generated runs and the pinned hashes depend on them).
 
 // FuzzSeed splits a fuzz input into the world's seed (its first eight bytes, big-endian, zeros
 // past the end) and the rest, the workload's choices for Fuzz.
@@ -40,6 +51,11 @@ func (w *World) Fuzz(data []byte, cfg GenConfig) (*Generator, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, k := range g.cfg.FaultOpKinds {
+		if !slices.Contains(w.FaultKinds(), k) && k != OpPatch {
+			return nil, fmt.Errorf("world: Fuzz: FaultOpKinds: %v needs a control plane the world does not run (Config.ControlPlane): every such op would be refused; World.FaultKinds lists the kinds it takes", k)
+		}
+	}
 	g.choices = &choiceSource{data: data}
 	g.rnd = rand.New(g.choices)
 	w.s.SetKnob("workload-input", strconv.Itoa(len(data))+" bytes (fuzz)")
@@ -47,10 +63,25 @@ func (w *World) Fuzz(data []byte, cfg GenConfig) (*Generator, error) {
 	return g, nil
 }
 
-// choiceSource is a rand.Source reading the input eight bytes a draw (big-endian). Past the
-// end (the draws of the input's last op) it reads a fixed PCG stream, not zeros: math/rand's
-// bounded draws reject some values and draw again, and an all-zero source would be rejected
-// for ever.
+// FaultKinds lists the fault kinds (OpKind.Fault) the world can take, for GenConfig.FaultOpKinds:
+// every one whose target the world has (those of the control plane's components only when the
+// world runs one).
+func (w *World) FaultKinds() []OpKind {
+	var out []OpKind
+	for _, k := range OpKinds() {
+		if row := opRows[k]; k.Fault() && (row.target == nil || row.target(w, Op{Kind: k}) == nil) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// choiceSource is a rand.Source reading the input one byte a draw, so that one byte is one
+// choice. A byte b reads as b in the top eight bits (math/rand's bounded draw of n choices
+// scales the top bits: IntN(n) is about b*n/256), a fixed middle and b in the low eight bits
+// (a power-of-two n masks the low bits: IntN(4) is b%4). The fixed middle keeps the product
+// away from the few values a bounded draw rejects. Past the end (the draws of the input's
+// last op) it reads a fixed PCG stream, not zeros, which a bounded draw may reject for ever.
 type choiceSource struct {
 	data []byte
 	pos  int
@@ -64,10 +95,13 @@ func (c *choiceSource) Uint64() uint64 {
 		}
 		return c.past.Uint64()
 	}
-	var b [8]byte
-	c.pos += copy(b[:], c.data[c.pos:])
-	return binary.BigEndian.Uint64(b[:])
+	b := uint64(c.data[c.pos])
+	c.pos++
+	return b<<56 | 0x0080_8080_8080_8000 | b
 }
+
+// next reads one choice byte (past the end, the low byte of the PCG stream).
+func (c *choiceSource) next() byte { return byte(c.Uint64()) }
 
 func (c *choiceSource) exhausted() bool { return c.pos >= len(c.data) }
 
@@ -81,4 +115,63 @@ func FuzzRepro(fuzzName string, data []byte) string {
 	file := "go test fuzz v1\n" + fmt.Sprintf("[]byte(%q)\n", data)
 	sum := sha256.Sum256([]byte(file))
 	return fmt.Sprintf("go test -run=%s/%x %s", fuzzName, sum[:8], packageDir())
+}
+
+// nextFuzz draws one op from the fuzz input: one byte says what it is. With FaultOps, a quarter
+// of its values are a fault op, of FaultOpKinds (or a watch close, clean or 410, or a
+// compaction) each as likely, whose fields the kind's draw reads from the bytes after it.
+// The other values name the object of a write (three slots for each hot name, one for each
+// cold one, as Generate favours the hot ones), and one more byte says the write: a create if
+// the object is not live, else a delete in three or an update, and the label v's value.
+func (g *Generator) nextFuzz() Op {
+	b := int(g.choices.next())
+	writes := 256
+	if g.cfg.FaultOps {
+		writes = 192
+		if b >= writes {
+			f := b - writes
+			if g.cfg.FaultOpKinds != nil {
+				return opRows[g.cfg.FaultOpKinds[f%len(g.cfg.FaultOpKinds)]].draw(g, g.rnd)
+			}
+			return []Op{{Kind: OpCloseWatches}, {Kind: OpCloseWatches, Code: 410}, {Kind: OpCompact}}[f%3]
+		}
+	}
+	hot, cold := g.cfg.HotNames, g.cfg.ColdNames
+	var name string
+	switch slot := b * (3*hot + cold) / writes; {
+	case slot < 3*hot:
+		name = "hot-" + strconv.Itoa(slot%hot)
+	default:
+		name = "cold-" + strconv.Itoa(slot-3*hot)
+	}
+	ns := g.cfg.Namespaces[0]
+	if len(g.cfg.Namespaces) > 1 {
+		ns = g.cfg.Namespaces[int(g.choices.next())%len(g.cfg.Namespaces)]
+	}
+	w := int(g.choices.next())
+	key := objName{ns, name}
+	op := Op{Resource: g.cfg.Resource, Namespace: ns, Name: name, Labels: map[string]string{"v": strconv.Itoa(w % 3)}}
+	switch {
+	case !g.exists[key]:
+		op.Kind = OpCreate
+		g.exists[key] = true
+	case w/3%3 == 0:
+		op.Kind = OpDelete
+		delete(g.exists, key)
+	default:
+		op.Kind = OpUpdate
+	}
+	return op
+}
+
+// fuzzInterval reads the pause before the next op from one byte of the fuzz input: a quarter
+// of its values are MinInterval (a write right after a fault lands while the informer is
+// away), the rest spread evenly over [MinInterval, MaxInterval].
+func (g *Generator) fuzzInterval() time.Duration {
+	lo, hi := g.cfg.MinInterval, g.cfg.MaxInterval
+	b := int64(g.choices.next())
+	if b < 64 || hi == lo {
+		return lo
+	}
+	return lo + time.Duration(int64(hi-lo)*(b-64)/191)
 }

@@ -2,6 +2,7 @@ package world
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/informersim/informersim/sim"
@@ -14,6 +15,7 @@ const (
 	HazardWatchExpired = "watch-expired-410" // a Reflector got a 410 Expired (watch or list)
 	HazardRelist       = "relist"            // a Reflector relists after a failed watch
 	HazardTombstone    = "tombstone"         // a handler was told of a delete by a tombstone
+	HazardStaleList    = "stale-list"        // a LIST was answered at a revision older than the newest one
 	HazardBookmark     = "bookmark"          // a Reflector received a bookmark
 	HazardWatchEnd     = "watch-end"         // the apiserver ended a watch stream
 	HazardCompaction   = "compaction"        // the apiserver compacted its history
@@ -26,7 +28,7 @@ const (
 
 // HazardNames lists the hazards in the order reports print them.
 func HazardNames() []string {
-	return []string{HazardWatchExpired, HazardRelist, HazardTombstone, HazardBookmark, HazardWatchEnd,
+	return []string{HazardWatchExpired, HazardRelist, HazardTombstone, HazardStaleList, HazardBookmark, HazardWatchEnd,
 		HazardCompaction, HazardConflict, HazardSlowHandler, HazardLateJoin, HazardResync, HazardRestart}
 }
 
@@ -37,13 +39,33 @@ type Hazards map[string]int
 // narration: a Reflector's ERROR (or failed LIST or WATCH) with code 410, its relist-after and
 // BOOKMARK; a handler's OnDelete of a tombstone, its join and the end of a slow call; the end of
 // a watch stream the apiserver sent; a compaction; a write refused with 409; a resync; a start
-// of an informer that had started before.
+// of an informer that had started before; a stale list: an informer's LIST answered (LIST-ok)
+// at a revision older than the newest one the apiserver had committed (its ADDED, MODIFIED
+// and DELETED) when the LIST was sent, as from a lagging or frozen replica's watch cache.
+// Commits the trace does not narrate (a user's handler writing to the Server directly) are not
+// seen, so a stale list counted is one, and one not counted may still be.
 func CountHazards(events []sim.Event) Hazards {
 	h := Hazards{}
 	stopped := false
+	var newest uint64
+	listSentAt := map[string]uint64{} // an informer's LIST in flight: the newest revision when sent
 	for _, e := range events {
-		role := e.Actor[strings.LastIndexByte(e.Actor, '/')+1:]
+		slash := strings.LastIndexByte(e.Actor, '/')
+		role, informer := e.Actor[slash+1:], e.Actor[:max(slash, 0)]
 		switch {
+		case e.Actor == narration.ActorAPIServer && (e.Kind == narration.KindAdded || e.Kind == narration.KindModified || e.Kind == narration.KindDeleted):
+			if rv, err := strconv.ParseUint(field(e, "rv"), 10, 64); err == nil {
+				newest = max(newest, rv)
+			}
+		case role == "reflector" && e.Kind == narration.KindList:
+			listSentAt[informer] = newest
+		case e.Actor != role && e.Kind == narration.KindListOK:
+			if sent, ok := listSentAt[informer]; ok {
+				delete(listSentAt, informer)
+				if rv, err := strconv.ParseUint(field(e, "rv"), 10, 64); err == nil && rv < sent {
+					h[HazardStaleList]++
+				}
+			}
 		case role == "reflector" && (e.Kind == "ERROR" || e.Kind == narration.KindListError || e.Kind == narration.KindWatchError) && field(e, "code") == "410":
 			h[HazardWatchExpired]++
 		case e.Actor != role && (e.Kind == narration.KindListError || e.Kind == narration.KindWatchError) && field(e, "code") == "410":

@@ -268,7 +268,10 @@ func (g *Generator) schedule() {
 	}
 	lo, hi := g.cfg.MinInterval, g.cfg.MaxInterval
 	d := lo
-	if hi > lo {
+	switch {
+	case g.choices != nil:
+		d = g.fuzzInterval() // one byte, biased to the shortest pause
+	case hi > lo:
 		d += time.Duration(g.rnd.Int64N(int64(hi-lo) + 1))
 	}
 	if g.timer != nil {
@@ -333,6 +336,9 @@ func (g *Generator) apply(op Op, fromFaultPoint bool) error {
 
 // next draws one op.
 func (g *Generator) next() Op {
+	if g.choices != nil {
+		return g.nextFuzz() // a fuzz input's own, denser and hazard-biased, decoding
+	}
 	r := g.rnd
 	if g.cfg.FaultOps && r.IntN(10) == 0 {
 		if g.cfg.FaultOpKinds != nil {
