@@ -3,8 +3,11 @@ package clientgo_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/informersim/informersim/clientgo"
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/internal/cputime"
 	corev1 "k8s.io/api/core/v1"
@@ -16,14 +19,16 @@ import (
 )
 
 // The benchmarks run the same typed-clientset calls against informersim's REST front (over the
-// in-process transport: JSON encoding, HTTP request and response, client-go's decoding) and
-// against client-go's fake clientset (an in-memory object tracker, no serialisation):
+// in-process transport: encoding, HTTP request and response, client-go's decoding) in protobuf
+// (client-go's default for the built-in kinds) and in JSON, and against client-go's fake
+// clientset (an in-memory object tracker, no serialisation), in one run:
 //
-//	cd clientgo && go test -run='^$' -bench=. -benchtime=3x .
+//	cd clientgo && go test -run='^$' -bench='List|WatchedUpdate' -benchmem .
 //
-// The ratio of the two is the price of going through the real client stack. cpu-ns/op and
-// cpu-ns/event are the process's CPU time (all goroutines, GC included), steadier than wall
-// time on a shared machine.
+// The ratio of the REST front to the fake is the price of going through the real client stack.
+// cpu-ns/op and cpu-ns/event are the process's CPU time (all goroutines, GC included), steadier
+// than wall time on a shared machine. The harness benchmarks (BenchmarkHarnessRun,
+// BenchmarkHarnessSweep) measure whole runs of a controller in a world.
 
 func benchPod(i int) *corev1.Pod {
 	return &corev1.Pod{
@@ -39,27 +44,54 @@ func benchPod(i int) *corev1.Pod {
 	}
 }
 
-// benchClients returns the two clientsets under comparison, both holding objs.
+// benchHosts are the clientsets under comparison, in the order they are measured.
+var benchHosts = []string{"protobuf", "json", "client-go-fake"}
+
+// benchClients returns the clientsets under comparison, all holding objs: the REST front in
+// protobuf and in JSON (one fake apiserver), and client-go's fake clientset.
 func benchClients(b *testing.B, objs []runtime.Object) map[string]kubernetes.Interface {
 	b.Helper()
-	srv, cs := newServer(b, fakeapi.Config{MaxWatchEvents: 1 << 20})
+	srv, err := fakeapi.New(fakeapi.Config{MaxWatchEvents: 1 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := clientgo.RESTConfig(srv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pb, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	jsonCfg := *cfg
+	jsonCfg.ContentType = "application/json"
+	jsonCfg.AcceptContentTypes = "application/json"
+	js, err := kubernetes.NewForConfig(&jsonCfg)
+	if err != nil {
+		b.Fatal(err)
+	}
 	ctx := context.Background()
 	for _, o := range objs {
-		var err error
 		switch o := o.(type) {
 		case *corev1.Pod:
-			_, err = cs.CoreV1().Pods(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+			_, err = pb.CoreV1().Pods(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
 		case *corev1.ConfigMap:
-			_, err = cs.CoreV1().ConfigMaps(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+			_, err = pb.CoreV1().ConfigMaps(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
 		}
 		if err != nil {
 			b.Fatal(err)
 		}
 	}
-	_ = srv
 	// NewSimpleClientset, not NewClientset: the latter adds server-side-apply field tracking,
 	// about 25 times slower per update (3.1 ms per watched update at 2,000 events).
-	return map[string]kubernetes.Interface{"informersim": cs, "client-go-fake": fake.NewSimpleClientset(objs...)}
+	return map[string]kubernetes.Interface{"protobuf": pb, "json": js, "client-go-fake": fake.NewSimpleClientset(objs...)}
+}
+
+// reportCPU reports the process's CPU time since start per unit (op or event).
+func reportCPU(b *testing.B, start time.Duration, startOK bool, per int, unit string) {
+	if end, ok := cputime.Process(); ok && startOK {
+		b.ReportMetric(float64(end-start)/float64(per), "cpu-ns/"+unit)
+	}
 }
 
 // BenchmarkList10000Pods: one LIST of 10,000 pods across namespaces per op.
@@ -69,7 +101,7 @@ func BenchmarkList10000Pods(b *testing.B) {
 		objs[i] = benchPod(i)
 	}
 	clients := benchClients(b, objs)
-	for _, name := range []string{"informersim", "client-go-fake"} {
+	for _, name := range benchHosts {
 		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
@@ -80,73 +112,140 @@ func BenchmarkList10000Pods(b *testing.B) {
 					b.Fatalf("list: %v, %d items", err, len(l.Items))
 				}
 			}
-			if cpuEnd, ok := cputime.Process(); ok && cpuOK {
-				b.ReportMetric(float64(cpuEnd-cpuStart)/float64(b.N), "cpu-ns/op")
+			reportCPU(b, cpuStart, cpuOK, b.N, "op")
+		})
+	}
+}
+
+// BenchmarkWatchedUpdate: per op, one update of a ConfigMap through the typed clientset, and its
+// MODIFIED event received by every one of 1 or 100 typed watches. Updates go in batches of 50
+// before the watches are drained (client-go's fake holds 100 events per watch and panics beyond),
+// so the figure is throughput, not the latency of one round trip. allocs/op and cpu-ns/event
+// include the update itself (encoding, the apiserver's write, managedFields, the answer).
+func BenchmarkWatchedUpdate(b *testing.B) {
+	const batch, objects = 50, 100
+	for _, watchers := range []int{1, 100} {
+		b.Run(fmt.Sprintf("watchers=%d", watchers), func(b *testing.B) {
+			objs := make([]runtime.Object, objects)
+			for i := range objs {
+				objs[i] = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%03d", i), Namespace: "bench"}, Data: map[string]string{"n": "0"}}
+			}
+			clients := benchClients(b, objs)
+			for _, name := range benchHosts {
+				b.Run(name, func(b *testing.B) { benchWatchedUpdates(b, clients[name], watchers, batch, objects) })
 			}
 		})
 	}
 }
 
-// BenchmarkWatch100000Events: per op, a typed watch on ConfigMaps receives 100,000 MODIFIED
-// events, produced by updates through the same typed clientset in batches of 50 (the fake's
-// watch channel holds 100 events and panics beyond).
-func BenchmarkWatch100000Events(b *testing.B) {
-	const events, batch, objects = 100000, 50, 100
-	objs := make([]runtime.Object, objects)
-	for i := range objs {
-		objs[i] = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%03d", i), Namespace: "bench"}, Data: map[string]string{"n": "0"}}
+func benchWatchedUpdates(b *testing.B, cs kubernetes.Interface, watchers, batch, objects int) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cms := cs.CoreV1().ConfigMaps("bench")
+	current := make([]*corev1.ConfigMap, objects)
+	for i := range current {
+		c, err := cms.Get(ctx, fmt.Sprintf("cm-%03d", i), metav1.GetOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		current[i] = c
 	}
-	clients := benchClients(b, objs)
-	for _, name := range []string{"informersim", "client-go-fake"} {
-		b.Run(name, func(b *testing.B) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			cms := clients[name].CoreV1().ConfigMaps("bench")
-			current := make([]*corev1.ConfigMap, objects)
-			for i := range current {
-				c, err := cms.Get(ctx, fmt.Sprintf("cm-%03d", i), metav1.GetOptions{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				current[i] = c
-			}
-			n := 1 // the stored data is "0": an update to it would be a no-op, which emits no event
-			b.ReportAllocs()
-			cpuStart, cpuOK := cputime.Process()
-			for b.Loop() {
-				// From the current RV: a watch without one starts with an ADDED per object.
-				start, err := cms.List(ctx, metav1.ListOptions{Limit: 1})
-				if err != nil {
-					b.Fatal(err)
-				}
-				w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: start.ResourceVersion})
-				if err != nil {
-					b.Fatal(err)
-				}
-				for got := 0; got < events; {
-					for range batch {
-						c := current[n%objects]
-						c.Data["n"] = fmt.Sprint(n)
-						c.ResourceVersion = "" // unconditional, so the fake (which does not bump RVs) and the front agree
-						if current[n%objects], err = cms.Update(ctx, c, metav1.UpdateOptions{}); err != nil {
-							b.Fatal(err)
-						}
-						n++
-					}
-					for range batch {
-						ev, ok := <-w.ResultChan()
-						if !ok || ev.Type != watch.Modified {
-							b.Fatalf("event %d: %v %v", got, ev.Type, ok)
-						}
-						got++
-					}
-				}
-				w.Stop()
-			}
-			if cpuEnd, ok := cputime.Process(); ok && cpuOK {
-				b.ReportMetric(float64(cpuEnd-cpuStart)/float64(b.N*events), "cpu-ns/event")
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*events), "ns/event")
-		})
+	// From the current RV: a watch without one starts with an ADDED per object.
+	start, err := cms.List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		b.Fatal(err)
 	}
+	ws := make([]watch.Interface, watchers)
+	for i := range ws {
+		if ws[i], err = cms.Watch(ctx, metav1.ListOptions{ResourceVersion: start.ResourceVersion}); err != nil {
+			b.Fatal(err)
+		}
+		defer ws[i].Stop()
+	}
+	// Each run of the benchmark continues from the data the last left: an update to the
+	// stored value would be a no-op, which emits no event.
+	n := int(time.Now().UnixNano() % 1e9)
+	pending := 0
+	drain := func() {
+		for _, w := range ws {
+			for got := range pending {
+				ev, ok := <-w.ResultChan()
+				if !ok || ev.Type != watch.Modified {
+					b.Fatalf("event %d: %v %v", got, ev.Type, ok)
+				}
+			}
+		}
+		pending = 0
+	}
+	b.ReportAllocs()
+	cpuStart, cpuOK := cputime.Process()
+	for b.Loop() {
+		c := current[n%objects]
+		c.Data["n"] = fmt.Sprint(n)
+		c.ResourceVersion = "" // unconditional, so the fake (which does not bump RVs) and the front agree
+		if current[n%objects], err = cms.Update(ctx, c, metav1.UpdateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		n++
+		if pending++; pending == batch {
+			drain()
+		}
+	}
+	drain()
+	reportCPU(b, cpuStart, cpuOK, b.N, "event")
+}
+
+// runOneTest runs f as a test of its own, so that a benchmark can call clientgo.Run, which
+// needs a *testing.T for its synctest bubble. It reports whether f passed.
+func runOneTest(name string, f func(t *testing.T)) bool {
+	return testing.RunTests(func(string, string) (bool, error) { return true, nil },
+		[]testing.InternalTest{{Name: name, F: f}})
+}
+
+// BenchmarkHarnessRun: one whole run per op of the mirror controller, wired by its own main
+// (client-go's reflector in protobuf), in a world with a generated workload and faults.
+func BenchmarkHarnessRun(b *testing.B) {
+	seed := uint64(0)
+	b.ReportAllocs()
+	cpuStart, cpuOK := cputime.Process()
+	for b.Loop() {
+		seed++
+		if !runOneTest("HarnessRun", func(t *testing.T) { harnessRun(t, seed) }) {
+			b.Fatalf("seed %d failed", seed)
+		}
+	}
+	reportCPU(b, cpuStart, cpuOK, b.N, "op")
+}
+
+func harnessRun(t *testing.T, seed uint64) {
+	cfg := mirrorConfig(seed, 2, nil)
+	cfg.New, cfg.Main = nil, mirrorMain
+	if _, err := clientgo.Run(t, cfg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkHarnessSweep: seeds per second of a sweep of harness runs (BenchmarkHarnessRun's)
+// with as many runs at once as GOMAXPROCS: run it with -cpu=1,2 to see what a second core buys.
+//
+//	cd clientgo && go test -run='^$' -bench=HarnessSweep -cpu=1,2 -benchtime=40x .
+func BenchmarkHarnessSweep(b *testing.B) {
+	var next atomic.Uint64
+	var failed atomic.Int64
+	b.SetParallelism(1)
+	b.ReportAllocs()
+	cpuStart, cpuOK := cputime.Process()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			seed := next.Add(1)
+			if !runOneTest("HarnessSweep", func(t *testing.T) { harnessRun(t, seed) }) {
+				failed.Add(1)
+			}
+		}
+	})
+	if failed.Load() > 0 {
+		b.Fatalf("%d seeds failed", failed.Load())
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "seeds/s")
+	reportCPU(b, cpuStart, cpuOK, b.N, "op")
 }

@@ -18,8 +18,16 @@
 // of those. The writer's update is the same for every host, so it bounds the first table's
 // ratios; the second says how the hosts' own work compares.
 //
-// It exits 1 when the input holds no BenchmarkEndToEnd result, so a broken benchmark cannot
-// print an empty table.
+// The REST front's benchmarks (clientgo/'s BenchmarkList10000Pods and BenchmarkWatchedUpdate,
+// whose last name element is the host: protobuf, json or client-go-fake) get a table of their
+// own: each host's CPU time and allocations per op, and its ratio to client-go's fake clientset
+// measured in the same run; BenchmarkHarnessSweep run with -cpu=1,2 gets its seeds per second
+// and the speed-up of the second core:
+//
+//	cd clientgo && go test -run='^$' -bench='List|WatchedUpdate|HarnessSweep' -benchmem -cpu=1,2 . | go run ../scripts/benchratio.go
+//
+// It exits 1 when the input holds neither a BenchmarkEndToEnd nor a REST front result, so a
+// broken benchmark cannot print an empty table.
 package main
 
 import (
@@ -47,10 +55,12 @@ func main() {
 	allocs := map[key][]float64{}
 	cpu := map[key][]float64{}
 	var handlerCounts []int
+	rest := newRESTResults()
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
 		line := sc.Text()
 		fmt.Println(line) // pass the raw output through
+		rest.add(strings.TrimSpace(line))
 		m := lineRE.FindStringSubmatch(strings.TrimSpace(line))
 		if m == nil {
 			continue
@@ -80,9 +90,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchratio:", err)
 		os.Exit(1)
 	}
-	if len(events) == 0 {
-		fmt.Fprintln(os.Stderr, "benchratio: no BenchmarkEndToEnd results in the input")
+	if len(events) == 0 && rest.empty() {
+		fmt.Fprintln(os.Stderr, "benchratio: no BenchmarkEndToEnd or REST front results in the input")
 		os.Exit(1)
+	}
+	rest.print()
+	if len(events) == 0 {
+		return
 	}
 	slices.Sort(handlerCounts)
 	fmt.Println()
@@ -173,4 +187,121 @@ func ratio(a, b float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.2fx", a/b)
+}
+
+// A REST front result line looks like
+//
+//	BenchmarkWatchedUpdate/watchers=100/protobuf-2  5000  ...  812 allocs/op  95000 cpu-ns/event
+//	BenchmarkHarnessSweep-2  40  ...  21.5 seeds/s
+var (
+	restRE  = regexp.MustCompile(`^(Benchmark\w+(?:/[\w=.-]+)*)/(protobuf|json|client-go-fake)(?:-\d+)?\s+\d+\s+(.*)$`)
+	sweepRE = regexp.MustCompile(`^BenchmarkHarnessSweep(?:-(\d+))?\s+\d+\s+(.*)$`)
+)
+
+// restHosts are the REST front's hosts in the order of the table; the last is the reference.
+var restHosts = []string{"protobuf", "json", "client-go-fake"}
+
+type restKey struct{ group, host string }
+
+// restResults are the REST front's figures by benchmark and host, in the order first seen.
+type restResults struct {
+	groups []string
+	cpu    map[restKey][]float64 // cpu-ns per op or per event
+	allocs map[restKey][]float64
+	unit   map[string]string
+	sweep  map[int][]float64 // seeds/s by GOMAXPROCS
+}
+
+func newRESTResults() *restResults {
+	return &restResults{cpu: map[restKey][]float64{}, allocs: map[restKey][]float64{}, unit: map[string]string{}, sweep: map[int][]float64{}}
+}
+
+func (r *restResults) empty() bool { return len(r.groups) == 0 && len(r.sweep) == 0 }
+
+func (r *restResults) add(line string) {
+	if m := sweepRE.FindStringSubmatch(line); m != nil {
+		procs := 1
+		if m[1] != "" {
+			procs, _ = strconv.Atoi(m[1])
+		}
+		for f := fields(m[2]); len(f) > 0; f = f[1:] {
+			if f[0].unit == "seeds/s" {
+				r.sweep[procs] = append(r.sweep[procs], f[0].v)
+			}
+		}
+		return
+	}
+	m := restRE.FindStringSubmatch(line)
+	if m == nil {
+		return
+	}
+	k := restKey{m[1], m[2]}
+	if !slices.Contains(r.groups, k.group) {
+		r.groups = append(r.groups, k.group)
+	}
+	for _, f := range fields(m[3]) {
+		switch f.unit {
+		case "cpu-ns/op", "cpu-ns/event":
+			r.cpu[k] = append(r.cpu[k], f.v)
+			r.unit[k.group] = strings.TrimPrefix(f.unit, "cpu-ns/")
+		case "allocs/op":
+			r.allocs[k] = append(r.allocs[k], f.v)
+		}
+	}
+}
+
+type figure struct {
+	v    float64
+	unit string
+}
+
+// fields reads the "value unit" pairs of a result line's tail.
+func fields(tail string) []figure {
+	f := strings.Fields(tail)
+	var out []figure
+	for i := 0; i+1 < len(f); i += 2 {
+		if v, err := strconv.ParseFloat(f[i], 64); err == nil {
+			out = append(out, figure{v, f[i+1]})
+		}
+	}
+	return out
+}
+
+func (r *restResults) print() {
+	if len(r.groups) > 0 {
+		fmt.Println()
+		fmt.Println("REST front (median of runs): CPU µs per op (per event for watches) and allocs/op of each host,")
+		fmt.Println("and its CPU ratio to client-go's fake clientset of the same run (the median of the runs' own ratios)")
+		fmt.Printf("%-40s", "benchmark")
+		for _, h := range restHosts {
+			fmt.Printf(" %14s %10s", h+" µs", "allocs")
+		}
+		for _, h := range restHosts[:len(restHosts)-1] {
+			fmt.Printf(" %9s", h)
+		}
+		fmt.Println()
+		ref := restHosts[len(restHosts)-1]
+		for _, g := range r.groups {
+			fmt.Printf("%-40s", g+" /"+r.unit[g])
+			for _, h := range restHosts {
+				fmt.Printf(" %14.1f %10.0f", median(r.cpu[restKey{g, h}])/1000, median(r.allocs[restKey{g, h}]))
+			}
+			for _, h := range restHosts[:len(restHosts)-1] {
+				fmt.Printf(" %9s", pairedRatio(r.cpu[restKey{g, h}], r.cpu[restKey{g, ref}]))
+			}
+			fmt.Println()
+		}
+	}
+	if len(r.sweep) > 0 {
+		fmt.Println()
+		var procs []int
+		for p := range r.sweep {
+			procs = append(procs, p)
+		}
+		slices.Sort(procs)
+		fmt.Println("Harness sweep: seeds per second by GOMAXPROCS (median of runs), and the speed-up over 1")
+		for _, p := range procs {
+			fmt.Printf("GOMAXPROCS=%d %8.1f seeds/s %8s\n", p, median(r.sweep[p]), ratio(median(r.sweep[p]), median(r.sweep[1])))
+		}
+	}
 }

@@ -1,0 +1,45 @@
+package samplecontroller_test
+
+import (
+	"testing"
+
+	"github.com/informersim/informersim/clientgo"
+	"github.com/informersim/informersim/examples/samplecontroller"
+	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/internal/cputime"
+	"github.com/informersim/informersim/sim/world"
+)
+
+// BenchmarkHarnessRun: one whole harness run per op of the sample controller, unchanged, with
+// two workers, under TestDeterminism's workload (20 Foo writes and deletions with watch drops,
+// 410s, a compaction and a status conflict), seeds 1, 2, ... in turn. It is the figure a seed
+// sweep of this controller multiplies:
+//
+//	cd examples && go test -run='^$' -bench=HarnessRun -benchmem -benchtime=20x ./samplecontroller/
+func BenchmarkHarnessRun(b *testing.B) {
+	s := spec{name: "bench", workload: workload{n: 20, disruptions: [][]world.Op{
+		{{Kind: world.OpCloseWatches}}, {{Kind: world.OpCloseWatches, Code: 410}}, {{Kind: world.OpCloseWatches}, noise, {Kind: world.OpCompact}},
+		{{Kind: world.OpFailNext, Verb: fakeapi.VerbUpdateStatus, Code: 409}},
+	}}}
+	seed := uint64(0)
+	b.ReportAllocs()
+	start, startOK := cputime.Process()
+	for b.Loop() {
+		seed++
+		// clientgo.Run needs a *testing.T (its synctest bubble): each run is a test of its own.
+		ok := testing.RunTests(func(string, string) (bool, error) { return true, nil }, []testing.InternalTest{{
+			Name: "SampleControllerRun",
+			F: func(t *testing.T) {
+				if _, err := clientgo.Run(t, runConfig(t, s, seed, 2, samplecontroller.Bugs{}, nil)); err != nil {
+					t.Fatal(err)
+				}
+			},
+		}})
+		if !ok {
+			b.Fatalf("seed %d failed", seed)
+		}
+	}
+	if end, ok := cputime.Process(); ok && startOK {
+		b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+	}
+}
