@@ -5,6 +5,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/informersim/informersim/fakeapi/rest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,6 +40,7 @@ type ProtobufCodec struct {
 	scheme *runtime.Scheme
 	enc    *protobuf.Serializer    // enveloped: bodies and the objects inside watch events
 	raw    *protobuf.RawSerializer // bare: the watch events themselves
+	lists  sync.Map                // list kinds' listFieldNumbers, by GroupVersionKind
 }
 
 var _ rest.Codec = (*ProtobufCodec)(nil)
@@ -168,6 +173,11 @@ func (c *ProtobufCodec) EncodeWatchEvent(typ watch.EventType, obj runtime.Object
 	if err != nil {
 		return nil, err
 	}
+	return c.frame(typ, inner)
+}
+
+// frame returns the watch stream frame of an event of type typ whose object's body is inner.
+func (c *ProtobufCodec) frame(typ watch.EventType, inner []byte) ([]byte, error) {
 	ev := &metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: inner}}
 	var b bytes.Buffer
 	b.Write([]byte{0, 0, 0, 0}) // the length, filled in below
@@ -189,4 +199,138 @@ func (c *ProtobufCodec) CheckObject(gvk schema.GroupVersionKind, obj *unstructur
 		return fmt.Errorf("no Go type for %v: %w", gvk, err)
 	}
 	return intoJSON(obj.Object, out)
+}
+
+var _ rest.ItemCodec = (*ProtobufCodec)(nil)
+
+// protobufPrefix is apimachinery's protobuf envelope's magic, before the runtime.Unknown.
+var protobufPrefix = []byte{0x6b, 0x38, 0x73, 0x00}
+
+// EncodeItem implements rest.ItemCodec: the item of an object is its Go type's protobuf
+// marshalling, what the envelope's runtime.Unknown carries as Raw and a list carries as an
+// element of its items.
+func (c *ProtobufCodec) EncodeItem(obj *unstructured.Unstructured) ([]byte, error) {
+	typed, err := c.typed(obj)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := typed.(interface{ Marshal() ([]byte, error) })
+	if !ok {
+		return nil, fmt.Errorf("kube: no protobuf marshalling for %T", typed)
+	}
+	return m.Marshal()
+}
+
+// ItemBody implements rest.ItemCodec: the envelope around item, as protobuf.Serializer writes it.
+func (c *ProtobufCodec) ItemBody(gvk schema.GroupVersionKind, item []byte) ([]byte, error) {
+	unk := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}, Raw: item}
+	body := make([]byte, len(protobufPrefix)+unk.Size())
+	copy(body, protobufPrefix)
+	if _, err := unk.MarshalToSizedBuffer(body[len(protobufPrefix):]); err != nil {
+		return nil, fmt.Errorf("kube: protobuf envelope of %s: %w", gvk.Kind, err)
+	}
+	return body, nil
+}
+
+// ItemList implements rest.ItemCodec: the list type's marshalling (its ListMeta, then each item
+// as an element of its items, under the field numbers of the type's protobuf tags), enveloped.
+func (c *ProtobufCodec) ItemList(gvk schema.GroupVersionKind, meta metav1.ListMeta, items [][]byte) ([]byte, error) {
+	fields, err := c.listFields(gvk)
+	if err != nil {
+		return nil, err
+	}
+	mb, err := meta.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("kube: protobuf encoding of a list's metadata: %w", err)
+	}
+	size := fieldSize(fields.meta, mb)
+	for _, it := range items {
+		size += fieldSize(fields.items, it)
+	}
+	raw := make([]byte, 0, size)
+	raw = appendField(raw, fields.meta, mb)
+	for _, it := range items {
+		raw = appendField(raw, fields.items, it)
+	}
+	return c.ItemBody(gvk, raw)
+}
+
+// ItemWatchEvent implements rest.ItemCodec: EncodeWatchEvent's frame around item's body.
+func (c *ProtobufCodec) ItemWatchEvent(typ watch.EventType, gvk schema.GroupVersionKind, item []byte) ([]byte, error) {
+	inner, err := c.ItemBody(gvk, item)
+	if err != nil {
+		return nil, err
+	}
+	return c.frame(typ, inner)
+}
+
+// listFieldNumbers are the protobuf field numbers of a list type's metadata and items.
+type listFieldNumbers struct{ meta, items uint64 }
+
+// listFields returns the field numbers of the list kind gvk, read from its Go type's protobuf
+// tags once and kept: every list of k8s.io/api is TypeMeta (not marshalled), ListMeta and Items,
+// and one that is not is refused rather than guessed.
+func (c *ProtobufCodec) listFields(gvk schema.GroupVersionKind) (listFieldNumbers, error) {
+	if f, ok := c.lists.Load(gvk); ok {
+		return f.(listFieldNumbers), nil
+	}
+	obj, err := c.scheme.New(gvk)
+	if err != nil {
+		return listFieldNumbers{}, fmt.Errorf("kube: no protobuf form for %v: %w", gvk, err)
+	}
+	t := reflect.TypeOf(obj).Elem()
+	var f listFieldNumbers
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		num := protobufFieldNumber(sf.Tag.Get("protobuf"))
+		switch {
+		case sf.Type == reflect.TypeFor[metav1.TypeMeta]():
+		case sf.Type == reflect.TypeFor[metav1.ListMeta]() && num > 0:
+			f.meta = num
+		case sf.Name == "Items" && sf.Type.Kind() == reflect.Slice && num > 0:
+			f.items = num
+		default:
+			return listFieldNumbers{}, fmt.Errorf("kube: %v is not a list of TypeMeta, ListMeta and Items (field %s)", gvk, sf.Name)
+		}
+	}
+	if f.meta == 0 || f.items == 0 {
+		return listFieldNumbers{}, fmt.Errorf("kube: %v has no ListMeta or Items with a protobuf field number", gvk)
+	}
+	c.lists.Store(gvk, f)
+	return f, nil
+}
+
+// protobufFieldNumber reads the field number of a gogo protobuf struct tag
+// ("bytes,2,rep,name=items"), 0 if there is none.
+func protobufFieldNumber(tag string) uint64 {
+	parts := strings.Split(tag, ",")
+	if len(parts) < 2 {
+		return 0
+	}
+	n, err := strconv.Atoi(parts[1])
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return uint64(n)
+}
+
+// appendField appends a length-delimited protobuf field (wire type 2): its tag, the length of
+// b, then b, as gogo's generated marshalling writes a nested message.
+func appendField(dst []byte, num uint64, b []byte) []byte {
+	dst = binary.AppendUvarint(dst, num<<3|2)
+	dst = binary.AppendUvarint(dst, uint64(len(b)))
+	return append(dst, b...)
+}
+
+// fieldSize is the length appendField appends.
+func fieldSize(num uint64, b []byte) int {
+	return uvarintLen(num<<3|2) + uvarintLen(uint64(len(b))) + len(b)
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
 }

@@ -151,6 +151,11 @@ func (h *Handler) writeEncoded(w http.ResponseWriter, code int, c Codec, obj run
 		writeEncodingError(w, err)
 		return
 	}
+	writeEncodedBody(w, code, c, body)
+}
+
+// writeEncodedBody writes body, in c's media type.
+func writeEncodedBody(w http.ResponseWriter, code int, c Codec, body []byte) {
 	w.Header().Set("Content-Type", c.MediaType())
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(code)
@@ -222,8 +227,33 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
-// writeObject writes one object in the negotiated format.
-func (h *Handler) writeObject(w http.ResponseWriter, t target, code int, u *unstructured.Unstructured, f format) {
+// writeObject writes one object in the negotiated format. shared says u is a committed version
+// of the object (not a dry run's answer), whose encoding may be shared (encache.go).
+func (h *Handler) writeObject(w http.ResponseWriter, t target, code int, u *unstructured.Unstructured, f format, shared bool) {
+	if f.rep == repObject {
+		if f.codec == nil {
+			item, err := h.item(nil, u, shared)
+			if err != nil {
+				writeEncodingError(w, err)
+				return
+			}
+			writeBody(w, code, item)
+			return
+		}
+		if ic, ok := f.codec.(ItemCodec); ok {
+			item, err := h.item(ic, u, shared)
+			var body []byte
+			if err == nil {
+				body, err = ic.ItemBody(u.GroupVersionKind(), item)
+			}
+			if err != nil {
+				writeEncodingError(w, err)
+				return
+			}
+			writeEncodedBody(w, code, ic, body)
+			return
+		}
+	}
 	if f.codec != nil {
 		var obj runtime.Object = u
 		switch f.rep {
@@ -250,6 +280,23 @@ func (h *Handler) writeObject(w http.ResponseWriter, t target, code int, u *unst
 func (h *Handler) writeList(w http.ResponseWriter, t target, l *unstructured.UnstructuredList, f format) {
 	meta := listMeta(l.GetResourceVersion(), l.GetContinue())
 	meta.RemainingItemCount = l.GetRemainingItemCount()
+	if ic, ok := f.codec.(ItemCodec); ok && f.rep == repObject {
+		items := make([][]byte, len(l.Items))
+		for i := range l.Items {
+			var err error
+			if items[i], err = h.item(ic, &l.Items[i], true); err != nil {
+				writeEncodingError(w, err)
+				return
+			}
+		}
+		body, err := ic.ItemList(l.GroupVersionKind(), meta, items)
+		if err != nil {
+			writeEncodingError(w, err)
+			return
+		}
+		writeEncodedBody(w, http.StatusOK, ic, body)
+		return
+	}
 	if f.codec != nil {
 		var obj runtime.Object = l
 		switch f.rep {
@@ -284,7 +331,7 @@ func (h *Handler) writeList(w http.ResponseWriter, t target, l *unstructured.Uns
 	default:
 		e := getEncoder()
 		defer putEncoder(e)
-		if err := e.list(l, meta); err != nil {
+		if err := e.list(l, meta, func(u *unstructured.Unstructured) ([]byte, error) { return h.item(nil, u, true) }); err != nil {
 			writeEncodingError(w, err)
 			return
 		}
@@ -293,9 +340,9 @@ func (h *Handler) writeList(w http.ResponseWriter, t target, l *unstructured.Uns
 }
 
 // list appends l as json.Marshal encodes the map {"apiVersion", "kind", "metadata": meta,
-// "items": the objects} (keys in sorted order), writing each object straight from its map
-// rather than building the map and a slice of all the items first.
-func (e *jsonEncoder) list(l *unstructured.UnstructuredList, meta metav1.ListMeta) error {
+// "items": the objects} (keys in sorted order), each object's encoding given by item (its
+// shared item, encache.go), rather than building the map and a slice of all the items first.
+func (e *jsonEncoder) list(l *unstructured.UnstructuredList, meta metav1.ListMeta, item func(*unstructured.Unstructured) ([]byte, error)) error {
 	e.buf = append(e.buf, `{"apiVersion":`...)
 	e.buf = appendJSONString(e.buf, l.GetAPIVersion())
 	e.buf = append(e.buf, `,"items":[`...)
@@ -304,9 +351,11 @@ func (e *jsonEncoder) list(l *unstructured.UnstructuredList, meta metav1.ListMet
 			e.buf = append(e.buf, ',')
 		}
 		start := len(e.buf)
-		if err := e.object(l.Items[i].Object); err != nil {
+		b, err := item(&l.Items[i])
+		if err != nil {
 			return err
 		}
+		e.buf = append(e.buf, b...)
 		if i == 0 {
 			// Size the buffer for the whole list from the first object, once: growing it by
 			// doubling copies a list of megabytes several times over.
@@ -380,4 +429,36 @@ func toTable(t target, items []unstructured.Unstructured, meta metav1.ListMeta, 
 		})
 	}
 	return tbl
+}
+
+// item returns u's item (encache.go) in ic's encoding, or in JSON when ic is nil: from the
+// handler's shared cache when shared says u is a committed version, encoded and kept there when
+// it is not in it yet.
+func (h *Handler) item(ic ItemCodec, u *unstructured.Unstructured, shared bool) ([]byte, error) {
+	encoding := ""
+	if ic != nil {
+		encoding = ic.MediaType()
+	}
+	k, committed := versionKey(encoding, u)
+	shared = shared && committed
+	if shared {
+		if b, ok := h.items.get(k); ok {
+			return b, nil
+		}
+	}
+	var b []byte
+	var err error
+	if ic != nil {
+		b, err = ic.EncodeItem(u)
+	} else {
+		e := getEncoder()
+		if err = e.object(u.Object); err == nil {
+			b = slices.Clone(e.buf)
+		}
+		putEncoder(e)
+	}
+	if err == nil && shared {
+		h.items.put(k, b)
+	}
+	return b, err
 }

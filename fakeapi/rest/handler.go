@@ -61,6 +61,8 @@ type Handler struct {
 	patchers   map[types.PatchType]Patcher
 	tracker    FieldTracker
 	openWatch  func(r *http.Request, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error)
+	// items are the encodings of committed object versions shared between responses (encache.go).
+	items *encodingCache
 }
 
 type groupVersion struct {
@@ -92,7 +94,8 @@ func NewHandler(srv *fakeapi.Server, opts Options) (*Handler, error) {
 	}
 	cfg := srv.Config()
 	h := &Handler{srv: srv, clock: cfg.Clock, maxBody: opts.MaxRequestBodyBytes, byGV: map[schema.GroupVersion]*groupVersion{},
-		codecs: map[string]Codec{}, patchers: map[types.PatchType]Patcher{}, tracker: opts.Tracker, openWatch: opts.Watch}
+		codecs: map[string]Codec{}, patchers: map[types.PatchType]Patcher{}, tracker: opts.Tracker, openWatch: opts.Watch,
+		items: newEncodingCache(defaultEncodingCacheItems)}
 	for _, c := range opts.Codecs {
 		h.codecs[c.MediaType()] = c
 		h.codecOrder = append(h.codecOrder, c.MediaType())

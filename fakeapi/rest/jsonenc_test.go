@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -189,7 +190,12 @@ func TestListAndEventEncodings(t *testing.T) {
 		}
 		want, wantErr := json.Marshal(map[string]any{"apiVersion": l.GetAPIVersion(), "kind": l.GetKind(), "metadata": meta, "items": objects})
 		e := getEncoder()
-		err := e.list(l, meta)
+		err := e.list(l, meta, func(u *unstructured.Unstructured) ([]byte, error) {
+			ie := getEncoder()
+			defer putEncoder(ie)
+			err := ie.object(u.Object)
+			return slices.Clone(ie.buf), err
+		})
 		if (err != nil) != (wantErr != nil) || err == nil && !bytes.Equal(e.buf, want) {
 			t.Fatalf("list:\nencoder       %s (%v)\nencoding/json %s (%v)", e.buf, err, want, wantErr)
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -121,7 +122,7 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target
 		case removed:
 			h.writeMeta(w, http.StatusOK, successStatus(t, t.name, string(out.GetUID())), f)
 		default:
-			h.writeObject(w, t, http.StatusOK, out, f)
+			h.writeObject(w, t, http.StatusOK, out, f, committed(r))
 		}
 	default:
 		writeError(w, errMethodNotAllowed(r.Method))
@@ -134,7 +135,14 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, t target, code
 		h.fail(w, r, err)
 		return
 	}
-	h.writeObject(w, t, code, out, f)
+	h.writeObject(w, t, code, out, f, committed(r))
+}
+
+// committed says whether the objects answered to r are committed versions, whose encodings may
+// be shared (encache.go): not those of a dry run, which were never stored, yet carry the
+// resourceVersion of the live object.
+func committed(r *http.Request) bool {
+	return !strings.Contains(r.URL.RawQuery, "dryRun")
 }
 
 // writeMeta writes a meta.k8s.io object (a Status) in f's media type.

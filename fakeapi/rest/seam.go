@@ -49,6 +49,24 @@ type Codec interface {
 	EncodeWatchEvent(typ watch.EventType, obj runtime.Object) ([]byte, error)
 }
 
+// An ItemCodec is a Codec that can also encode one object alone, as an item, and build a body,
+// a list and a watch event around items. The front encodes each committed version of an object
+// once per codec and shares the item between every response that carries it (encache.go). What
+// the three assemble must be byte for byte what Encode and EncodeWatchEvent give for the same
+// object and list.
+type ItemCodec interface {
+	Codec
+	// EncodeItem returns the item of obj, an object of a supported kind.
+	EncodeItem(obj *unstructured.Unstructured) ([]byte, error)
+	// ItemBody returns the body of the object of kind gvk whose item is item.
+	ItemBody(gvk schema.GroupVersionKind, item []byte) ([]byte, error)
+	// ItemList returns the body of a list of kind gvk (ObjectList) with metadata meta and items.
+	ItemList(gvk schema.GroupVersionKind, meta metav1.ListMeta, items [][]byte) ([]byte, error)
+	// ItemWatchEvent returns the frame of a watch event of type typ carrying the object of kind
+	// gvk whose item is item.
+	ItemWatchEvent(typ watch.EventType, gvk schema.GroupVersionKind, item []byte) ([]byte, error)
+}
+
 // A TypeChecker is a Codec that also tells whether an object in its JSON form fits the Go type
 // of its kind. kube-apiserver decodes every object a client writes into that type, so a body
 // with, say, a string where an integer belongs is a 400 there; the front asks the codec that

@@ -48,18 +48,21 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, rc *fakeapi.Reso
 			if !ok {
 				return
 			}
-			obj := eventObject(t, ev, f, &headers, h.now())
-			var frame []byte
-			if f.codec != nil {
+			frame, shared, err := h.sharedEvent(ev, f, e)
+			if err != nil {
+				return // nothing written, the stream ends (as below)
+			}
+			switch obj := eventObject(t, ev, f, &headers, h.now()); {
+			case shared:
+			case f.codec != nil:
 				ro, ok := obj.(runtime.Object)
 				if !ok {
 					return // not an object a codec encodes: the stream ends
 				}
-				var err error
 				if frame, err = f.codec.EncodeWatchEvent(ev.Type, ro); err != nil {
 					return // nothing written, the stream ends (as for JSON below)
 				}
-			} else {
+			default:
 				e.buf = e.buf[:0]
 				if err := e.event(ev.Type, obj); err != nil {
 					return // as json.Encoder would: nothing written, the stream ends
@@ -125,3 +128,35 @@ type statusError struct{ st metav1.Status }
 
 func (e *statusError) Error() string         { return e.st.Message }
 func (e *statusError) Status() metav1.Status { return e.st }
+
+// sharedEvent returns the frame of ev built around its object's shared item (encache.go) when
+// ev carries an object in the object representation and the encoding has items (JSON, an
+// ItemCodec); shared false otherwise, for eventObject's path. JSON frames are built in e.buf.
+func (h *Handler) sharedEvent(ev watch.Event, f format, e *jsonEncoder) (frame []byte, shared bool, err error) {
+	u, ok := ev.Object.(*unstructured.Unstructured)
+	if !ok || f.rep != repObject {
+		return nil, false, nil
+	}
+	if f.codec == nil {
+		item, err := h.item(nil, u, true)
+		if err != nil {
+			return nil, false, err
+		}
+		e.buf = append(e.buf[:0], `{"type":`...)
+		e.buf = appendJSONString(e.buf, string(ev.Type))
+		e.buf = append(e.buf, `,"object":`...)
+		e.buf = append(e.buf, item...)
+		e.buf = append(e.buf, "}\n"...)
+		return e.buf, true, nil
+	}
+	ic, ok := f.codec.(ItemCodec)
+	if !ok {
+		return nil, false, nil
+	}
+	item, err := h.item(ic, u, true)
+	if err != nil {
+		return nil, false, err
+	}
+	frame, err = ic.ItemWatchEvent(ev.Type, u.GroupVersionKind(), item)
+	return frame, err == nil, err
+}

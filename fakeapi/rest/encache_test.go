@@ -1,0 +1,149 @@
+package rest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/informersim/informersim/fakeapi"
+)
+
+// TestSharedEncodingsAreNeverStale: every response carrying an object (a write's answer, GET,
+// LIST, each watcher's events) shows the version it names, though each version is encoded once
+// and shared; a dry run's answer, which carries the live resourceVersion with content never
+// stored, is not shared; a deleted and recreated object is a new object. It also checks the
+// shared cache answered some of them, so it tests the cache and not only the encoder.
+func TestSharedEncodingsAreNeverStale(t *testing.T) {
+	_, h := newHandler(t, func(c *fakeapi.Config) { c.MaxWatchEvents = 1 << 10 })
+	tr, err := NewTransport(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: tr}
+	const base = "/api/v1/namespaces/a/configmaps"
+	type cm struct {
+		Metadata struct{ Name, ResourceVersion, UID string }
+		Data     map[string]string
+	}
+	read := func(what string, c call, wantCode int) cm {
+		t.Helper()
+		w := do(h, c)
+		if w.Code != wantCode {
+			t.Fatalf("%s: %d %s", what, w.Code, w.Body)
+		}
+		var got cm
+		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return got
+	}
+	body := func(v, rv string) string {
+		return fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","resourceVersion":%q},"data":{"k":%q}}`, rv, v)
+	}
+	// Two watchers from the start: each must see every version.
+	var watchers []*json.Decoder
+	for range 2 {
+		resp, err := client.Get("http://informersim" + base + "?watch=true&resourceVersion=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		watchers = append(watchers, json.NewDecoder(resp.Body))
+	}
+	created := read("create", call{method: "POST", path: base, body: body("v1", "")}, 201)
+	var versions []cm // what each write answered: the versions the watchers must see, in order
+	versions = append(versions, created)
+	check := func(step string, want cm) {
+		t.Helper()
+		if got := read(step+": GET", call{method: "GET", path: base + "/c"}, 200); got.Data["k"] != want.Data["k"] || got.Metadata.ResourceVersion != want.Metadata.ResourceVersion {
+			t.Fatalf("%s: GET answered %+v, want %+v", step, got, want)
+		}
+		w := do(h, call{method: "GET", path: base})
+		var l struct{ Items []cm }
+		if err := json.Unmarshal(w.Body.Bytes(), &l); err != nil || len(l.Items) != 1 || l.Items[0].Data["k"] != want.Data["k"] || l.Items[0].Metadata.UID != want.Metadata.UID {
+			t.Fatalf("%s: LIST answered %s (%v), want %+v", step, w.Body, err, want)
+		}
+	}
+	check("created", created)
+	cur := created
+	for i := 2; i <= 4; i++ {
+		cur = read("update", call{method: "PUT", path: base + "/c", body: body(fmt.Sprintf("v%d", i), cur.Metadata.ResourceVersion)}, 200)
+		if cur.Data["k"] != fmt.Sprintf("v%d", i) {
+			t.Fatalf("update %d answered %+v", i, cur)
+		}
+		versions = append(versions, cur)
+		check(fmt.Sprintf("update %d", i), cur)
+	}
+	// A dry run answers content that was never stored, at the live resourceVersion: sharing
+	// it would serve it to the next GET.
+	dry := read("dry-run update", call{method: "PUT", path: base + "/c?dryRun=All", body: body("dry", cur.Metadata.ResourceVersion)}, 200)
+	if dry.Data["k"] != "dry" || dry.Metadata.ResourceVersion != cur.Metadata.ResourceVersion {
+		t.Fatalf("dry run answered %+v (live %+v)", dry, cur)
+	}
+	check("after a dry run", cur)
+	// Deleted and created again: same name, a new uid and resourceVersion.
+	if w := do(h, call{method: "DELETE", path: base + "/c"}); w.Code != 200 {
+		t.Fatal(w.Body)
+	}
+	again := read("create again", call{method: "POST", path: base, body: body("again", "")}, 201)
+	versions = append(versions, again)
+	check("created again", again)
+
+	for i, dec := range watchers {
+		var got []string
+		for range len(versions) + 1 { // the DELETED event too
+			var ev struct {
+				Type   string
+				Object cm
+			}
+			if err := dec.Decode(&ev); err != nil {
+				t.Fatalf("watcher %d: %v", i, err)
+			}
+			got = append(got, ev.Type+" "+ev.Object.Data["k"]+" "+ev.Object.Metadata.ResourceVersion)
+		}
+		var want []string
+		for j, v := range versions {
+			typ := "MODIFIED"
+			if j == 0 || j == len(versions)-1 {
+				typ = "ADDED"
+			}
+			if j == len(versions)-1 {
+				want = append(want, got[j]) // the DELETED event, checked below
+			}
+			want = append(want, typ+" "+v.Data["k"]+" "+v.Metadata.ResourceVersion)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("watcher %d saw\n%q\nwant\n%q", i, got, want)
+		}
+		if del := got[len(versions)-1]; del[:len("DELETED v4")] != "DELETED v4" {
+			t.Errorf("watcher %d: %q where the deletion of v4 belongs", i, del)
+		}
+	}
+	if hits, misses := h.items.stats(); hits == 0 || misses == 0 {
+		t.Errorf("the shared encodings were looked up %d times with a hit and %d without: the test did not exercise the cache", hits, misses)
+	}
+}
+
+// TestEncodingCacheIsBounded: the cache keeps at most two generations of its limit, and an
+// entry read again is kept while others go.
+func TestEncodingCacheIsBounded(t *testing.T) {
+	c := newEncodingCache(4)
+	key := func(i int) encKey { return encKey{name: fmt.Sprint(i), rv: "1"} }
+	c.put(key(0), []byte("0"))
+	for i := 1; i < 100; i++ {
+		c.put(key(i), []byte(fmt.Sprint(i)))
+		if _, ok := c.get(key(0)); !ok {
+			t.Fatalf("entry 0, read after every put, was dropped at put %d", i)
+		}
+		if n := len(c.cur) + len(c.old); n > 8 {
+			t.Fatalf("%d entries held with a limit of 4", n)
+		}
+	}
+	if _, ok := c.get(key(50)); ok {
+		t.Error("entry 50, never read, is still held after 49 more puts")
+	}
+	if b, ok := c.get(key(99)); !ok || string(b) != "99" {
+		t.Errorf("the last entry: %q %v", b, ok)
+	}
+}
