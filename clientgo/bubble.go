@@ -111,6 +111,10 @@ type bubble struct {
 	// before each turn of the driver (the controller's restarts).
 	hz     *hazards
 	onTurn func()
+	// lent are the typed objects the Env's informers handed out, with their copies
+	// (readonly.go); lentIndex has them by identity.
+	lent      []lentObject
+	lentIndex map[any]bool
 	// checks are the user's checks while the controller runs (checks.go).
 	checks checks
 
@@ -272,6 +276,7 @@ func (b *bubble) turn() (bool, error) {
 	err := b.s.RunUntil(func() bool { return b.s.StepCount() > before }, budget)
 	switch {
 	case err == nil:
+		b.checkLent()
 		b.checkStep()
 		return true, b.failed()
 	case errors.Is(err, sim.ErrBudget), errors.Is(err, sim.ErrIdle):

@@ -88,6 +88,16 @@
 // trace up to it. A bug the outcome check cannot see (a controller mirroring its own mirrors,
 // TestChecksWhileRunning) is caught this way at its first wrong write.
 //
+// # Read-only objects
+//
+// The typed objects the Env's informers hand out, to handlers and through listers, are the
+// harness's conversions of the apiserver's objects: it keeps a deep copy of each and compares
+// them after every step, so a controller that changes a lister's object instead of a DeepCopy
+// fails the run with the read-only-objects oracle's violation, naming the object and the
+// informer, with the seed and the replay line (readonly.go). The informers a controller builds
+// itself under Config.Main are client-go's, decoding the REST front's bytes into objects the
+// harness holds no reference to: they are not checked.
+//
 // # Hazards
 //
 // Config.Hazards are what a controller must survive, done by the harness at instants drawn from

@@ -128,7 +128,7 @@ func (f *Informers) build(obj runtime.Object) (*sharedIndexInformer, error) {
 		f.opts.TweakListOptions(&lo)
 	}
 	name := f.env.informerName(res.GVR, ns)
-	t := &typed{scheme: f.env.scheme, gvk: gvk}
+	t := &typed{scheme: f.env.scheme, gvk: gvk, lend: func(obj any) { f.b.lend(name, obj) }}
 	src, err := f.b.w.NewSource(name, world.InformerSpec{
 		Resource: res.GVR, Namespace: ns, LabelSelector: lo.LabelSelector, FieldSelector: lo.FieldSelector,
 		Transform: t.transform,

@@ -24,6 +24,8 @@ type typed struct {
 	// user is the transform the controller set with SetTransform, applied after the conversion.
 	mu   sync.Mutex
 	user cache.TransformFunc
+	// lend, if set, records what the transform hands out, for the read-only check (readonly.go).
+	lend func(any)
 }
 
 func (t *typed) transform(obj any) (any, error) {
@@ -42,7 +44,14 @@ func (t *typed) transform(obj any) (any, error) {
 	user := t.user
 	t.mu.Unlock()
 	if user != nil {
-		return user(obj)
+		out, err := user(obj)
+		if err == nil && t.lend != nil {
+			t.lend(out)
+		}
+		return out, err
+	}
+	if t.lend != nil {
+		t.lend(obj)
 	}
 	return obj, nil
 }

@@ -38,6 +38,10 @@ type Bugs struct {
 	// instead of unwrapping it: a Deployment deleted while the informer was disconnected (seen
 	// only by the relist) is then never re-created.
 	IgnoreTombstones bool
+	// MutateListerObject makes the status update write into the lister's Foo instead of a
+	// DeepCopy: the informer's cache (shared with every handler and lister) then holds a status
+	// the apiserver never sent.
+	MutateListerObject bool
 }
 
 // Controller is the Foo controller.
@@ -181,6 +185,9 @@ func (c *Controller) updateFooStatus(ctx context.Context, foo *samplev1alpha1.Fo
 		return nil
 	}
 	fooCopy := foo.DeepCopy() // never change the lister's object
+	if c.bugs.MutateListerObject {
+		fooCopy = foo // the planted bug: the lister's object itself
+	}
 	fooCopy.Status.AvailableReplicas = deployment.Status.AvailableReplicas
 	fooCopy.Status.ObservedGeneration = foo.Generation
 	_, err := c.sampleclientset.SamplecontrollerV1alpha1().Foos(foo.Namespace).UpdateStatus(ctx, fooCopy, metav1.UpdateOptions{})

@@ -3,6 +3,7 @@ package samplecontroller_test
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -436,5 +437,50 @@ func TestDeterminism(t *testing.T) {
 		}
 		t.Logf("workers %d: %d of %d seeds gave equal hashes on 2 runs (%d failed); %d seeds had calls from concurrent goroutines (%d instants in all, at most %d calls at once, ordered by the seed), %d ties; %v wall time, %v per run; hash of hashes %x",
 			workers, equal, len(seeds), failed, concurrent, instants, maxConcurrent, ties, time.Since(start), time.Since(start)/time.Duration(2*len(seeds)), all.Sum(nil)[:8])
+	}
+}
+
+// TestPlantedListerMutationCaught sweeps seeds with a controller that writes its status update
+// into the lister's Foo instead of a copy. The harness compares every typed object the informers
+// handed out with its copy after each step, so the run fails with the read-only-objects oracle's
+// violation naming the Foo and the informer, at the step after the change; the replay line gives
+// the same failure again, and the correct controller passes the same seeds.
+func TestPlantedListerMutationCaught(t *testing.T) {
+	n := uint64(100)
+	seeds, err := world.Seeds(1, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := spec{name: "lister mutation", workload: workload{n: 10}}
+	bug := samplecontroller.Bugs{MutateListerObject: true}
+	var caught []uint64
+	var first error
+	for _, seed := range seeds {
+		_, err := clientgo.Run(t, runConfig(t, s, seed, 2, bug, nil))
+		var v *world.Violation
+		switch {
+		case err == nil:
+		case errors.As(err, &v) && v.Oracle == world.OracleReadOnlyObjects && strings.Contains(v.Message, "foos.samplecontroller.k8s.io") && v.Key != "":
+			caught = append(caught, seed)
+			if first == nil {
+				first = err
+			}
+		default:
+			t.Errorf("seed %d: the run failed, but not with the read-only-objects oracle naming the Foo informer: %v", seed, err)
+		}
+	}
+	t.Logf("the planted lister mutation was caught on %d of %d seeds; first: %v", len(caught), len(seeds), first)
+	if 2*len(caught) <= len(seeds) {
+		t.Fatalf("the planted lister mutation was caught on only %d of %d seeds", len(caught), len(seeds))
+	}
+	seed := caught[0]
+	_, again := clientgo.Run(t, runConfig(t, s, seed, 2, bug, nil))
+	if again == nil || again.Error() != first.Error() {
+		t.Errorf("seed %d replayed: %v, want the same failure: %v", seed, again, first)
+	}
+	for _, seed := range caught[:min(len(caught), 5)] {
+		if _, err := clientgo.Run(t, runConfig(t, s, seed, 2, samplecontroller.Bugs{}, nil)); err != nil {
+			t.Errorf("seed %d fails with the correct controller too: %v", seed, err)
+		}
 	}
 }

@@ -1,0 +1,115 @@
+package clientgo
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Read-only objects under the harness. The typed objects the Env's informers hand out (to their
+// handlers, and through their listers) are converted copies of the apiserver's, which the world's
+// read-only-objects oracle does not see. The harness checks them as the world checks its lent
+// objects: when an informer's transform makes a typed object, the harness keeps a deep copy of
+// it, and after every step of the world compares each object handed out with its copy. A change
+// (a controller that writes into a lister's object instead of a DeepCopy) fails the run with the
+// oracle's violation, about the object, naming the informer (its resource) that handed it out,
+// with the seed and the replay line. As client-go's cache mutation detector does, an object is
+// watched for lentRetention after it was handed out.
+//
+// The informers a controller builds itself from the *rest.Config (Config.Main) are client-go's,
+// whose objects are decoded by client-go from the bytes the REST front writes: the harness holds
+// no reference to them, and does not check them.
+
+// lentRetention is how long (simulated) a handed-out object is compared with its copy.
+const lentRetention = 2 * time.Minute
+
+// lentObject is one typed object an informer handed out, and its copy at that moment.
+type lentObject struct {
+	obj, copy runtime.Object
+	informer  string // the world name of the informer, e.g. "foos.samplecontroller.k8s.io"
+	key       string // namespace/name
+	rv        string
+	at        time.Duration // when it was handed out
+}
+
+// lend records obj, made by informer's transform inside a step, to be compared after each step.
+func (b *bubble) lend(informer string, obj any) {
+	o, ok := obj.(runtime.Object)
+	if !ok || o == nil {
+		return
+	}
+	if b.lentIndex == nil {
+		b.lentIndex = map[any]bool{}
+	}
+	if b.lentIndex[o] {
+		return // the transform ran again on an object it made (transforms are idempotent)
+	}
+	key, _ := metaOf(o)
+	b.lentIndex[o] = true
+	b.lent = append(b.lent, lentObject{obj: o, copy: o.DeepCopyObject(), informer: informer, key: key, rv: rvOf(o), at: b.s.Now()})
+}
+
+// checkLent compares every object handed out within lentRetention with its copy, after a step;
+// the first changed one fails the run with a read-only-objects violation.
+func (b *bubble) checkLent() {
+	if len(b.lent) == 0 {
+		return
+	}
+	now := b.s.Now()
+	kept := b.lent[:0]
+	for _, l := range b.lent {
+		if now-l.at > lentRetention {
+			delete(b.lentIndex, l.obj)
+			continue
+		}
+		kept = append(kept, l)
+	}
+	for i := len(kept); i < len(b.lent); i++ {
+		b.lent[i] = lentObject{}
+	}
+	b.lent = kept
+	for _, l := range b.lent {
+		if reflect.DeepEqual(l.obj, l.copy) {
+			continue
+		}
+		b.s.Emit(ControllerActor, "read-only-violation", sim.F("informer", l.informer), sim.F("key", l.key), sim.F("rv", l.rv))
+		evs := b.s.Trace().Events()
+		var e sim.Event
+		if len(evs) > 0 {
+			e = evs[len(evs)-1]
+		} else {
+			e = sim.Event{Step: b.s.StepCount(), Time: now, Actor: ControllerActor, Kind: "read-only-violation"}
+		}
+		msg := fmt.Sprintf("the controller changed %T %s (resourceVersion %s), which informer %s handed out at %s to its handlers and lister: it differs in %s from what was delivered; copy an object before changing it (DeepCopy)",
+			l.obj, l.key, l.rv, l.informer, sim.FormatSimTime(l.at), strings.Join(changedFields(l.copy, l.obj), ", "))
+		b.fail(world.NewViolation(b.s, world.OracleReadOnlyObjects, msg, e, world.DefaultViolationWindow))
+		return
+	}
+}
+
+// changedFields names the top-level fields of two objects of one struct type that differ
+// (ObjectMeta, Spec, Status...), or "contents" when they are not structs.
+func changedFields(was, now runtime.Object) []string {
+	a, b := reflect.ValueOf(was), reflect.ValueOf(now)
+	if a.Kind() == reflect.Pointer {
+		a, b = a.Elem(), b.Elem()
+	}
+	if a.Kind() != reflect.Struct || a.Type() != b.Type() {
+		return []string{"contents"}
+	}
+	var out []string
+	for i := range a.NumField() {
+		if !reflect.DeepEqual(a.Field(i).Interface(), b.Field(i).Interface()) {
+			out = append(out, a.Type().Field(i).Name)
+		}
+	}
+	if len(out) == 0 {
+		return []string{"contents"}
+	}
+	return out
+}
