@@ -63,6 +63,49 @@ func TestForegroundHoldsTheOwnerUntilBlockingDependentsAreGone(t *testing.T) {
 	e.settle()
 }
 
+// TestForegroundWaitsForADependentBeingDeleted: a blocking dependent that is being deleted but
+// held by a finalizer of someone else's still holds its owner's foreground deletion; a
+// non-blocking one held the same way does not hold it.
+func TestForegroundWaitsForADependentBeingDeleted(t *testing.T) {
+	e := newEnv(t)
+	hold := func(name string) {
+		t.Helper()
+		dep := e.get(configmaps, "a", name)
+		dep.SetFinalizers([]string{"example.com/hold"})
+		if _, err := e.srv.Resource(configmaps).Namespace("a").Update(context.Background(), dep, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	owner := e.create(configmaps, "a", "owner")
+	e.create(configmaps, "a", "blocking", ref(owner, true))
+	hold("blocking")
+	other := e.create(configmaps, "a", "other")
+	e.create(configmaps, "a", "loose", ref(other, false))
+	hold("loose")
+	e.delete(configmaps, "a", "owner", policy(metav1.DeletePropagationForeground))
+	e.delete(configmaps, "a", "other", policy(metav1.DeletePropagationForeground))
+	e.settle()
+	if dep := e.get(configmaps, "a", "blocking"); dep == nil || dep.GetDeletionTimestamp() == nil {
+		t.Fatalf("the blocking dependent was not deleted: %v", dep)
+	}
+	if e.get(configmaps, "a", "owner") == nil {
+		t.Fatal("the owner went while a blocking dependent was still being deleted")
+	}
+	if e.get(configmaps, "a", "other") != nil {
+		t.Fatal("a dependent without blockOwnerDeletion held its owner's foreground deletion")
+	}
+	// The finalizer's owner lets go: the dependent goes, then the owner.
+	dep := e.get(configmaps, "a", "blocking")
+	dep.SetFinalizers(nil)
+	if _, err := e.srv.Resource(configmaps).Namespace("a").Update(context.Background(), dep, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	if e.get(configmaps, "a", "blocking") != nil || e.get(configmaps, "a", "owner") != nil {
+		t.Fatal("the owner outlives its last blocking dependent")
+	}
+}
+
 func TestForegroundWithoutDependentsFinishes(t *testing.T) {
 	e := newEnv(t)
 	e.create(configmaps, "a", "lonely")
