@@ -48,6 +48,11 @@ type Options struct {
 	Policy string
 	// Name is the scenario's name, used in the replay command of a failure.
 	Name string
+	// Swarm makes each generate directive with fault-ops draw its fault ops from a subset of
+	// the world's fault kinds (world.World.FaultKinds) that the seed picks, each kind in or out
+	// as a coin toss (swarm testing: a run without some faults reaches states the others
+	// mask); a sweep's --guided. The replay command carries it (--guided).
+	Swarm bool
 }
 
 // Env is the interaction environment: it holds the world a scenario builds and turns each
@@ -66,6 +71,8 @@ type Env struct {
 	queueOrder []string
 	factories  map[string]*factoryState
 	gens       []*world.Generator
+	// swarmKinds are the fault kinds each swarmed generator drew from (Options.Swarm).
+	swarmKinds [][]world.OpKind
 	// genStarts is when each generator began (the shrinker writes its ops out from there).
 	genStarts []time.Duration
 
@@ -133,6 +140,9 @@ func (e *Env) ReplayCommand() string {
 		name = "FILE"
 	}
 	cmd := fmt.Sprintf("informersim run %s --seed %d", name, e.Seed())
+	if e.opts.Swarm {
+		cmd += " --guided"
+	}
 	if e.w != nil {
 		if p := e.w.Sim().Config().Policy; p != sim.PolicyRandom {
 			cmd += " --policy " + p.String()

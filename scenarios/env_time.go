@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -21,8 +22,13 @@ var timeDirectives = []*directiveSpec{
 }
 
 func (e *Env) generate(d Directive, _ func(string, ...any)) error {
-	g, err := e.w.Generate(world.GenConfig{Ops: d.num("ops", 0), FaultOps: d.boolean("fault-ops", false),
-		FaultPoints: d.boolean("fault-points", false), MaxInterval: d.dur("max-interval", 0)})
+	cfg := world.GenConfig{Ops: d.num("ops", 0), FaultOps: d.boolean("fault-ops", false),
+		FaultPoints: d.boolean("fault-points", false), MaxInterval: d.dur("max-interval", 0)}
+	if e.opts.Swarm && cfg.FaultOps {
+		cfg.FaultOpKinds = swarmKinds(e.Seed(), len(e.gens), e.w.FaultKinds())
+		e.swarmKinds = append(e.swarmKinds, cfg.FaultOpKinds)
+	}
+	g, err := e.w.Generate(cfg)
 	if err != nil {
 		return err
 	}
@@ -104,3 +110,24 @@ func (e *Env) run(d Directive, add func(string, ...any)) error {
 	}
 	return nil
 }
+
+// swarmKinds is the subset of kinds the i-th generator of a swarmed run of seed draws its fault
+// ops from: each kind in or out by a coin toss of a stream of its own (the world's streams are
+// untouched), at least one.
+func swarmKinds(seed uint64, i int, kinds []world.OpKind) []world.OpKind {
+	r := rand.New(rand.NewPCG(seed, 0x5357_4152_4d00+uint64(i))) // "SWARM"
+	var out []world.OpKind
+	for _, k := range kinds {
+		if r.IntN(2) == 0 {
+			out = append(out, k)
+		}
+	}
+	if len(out) == 0 && len(kinds) > 0 {
+		out = append(out, kinds[r.IntN(len(kinds))])
+	}
+	return out
+}
+
+// SwarmKinds are the fault kinds each generate directive drew from in a swarmed run
+// (Options.Swarm), in directive order; empty when the run swarmed no generator.
+func (e *Env) SwarmKinds() [][]world.OpKind { return e.swarmKinds }

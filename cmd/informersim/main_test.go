@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -89,6 +90,21 @@ func TestScenarioCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(js.String()), &doc); err != nil || doc.Schema != "informersim.run/v1" || !doc.Passed ||
 		doc.Trace.Hash == "" || len(doc.Directives) == 0 || len(doc.Events) == 0 || len(doc.Verdicts) == 0 {
 		t.Errorf("run --json: %v, document %+v", err, doc)
+	}
+	// The record carries the run's hazards: 05-tombstone's one tombstone, and what it never reached.
+	var js5 strings.Builder
+	var hz struct {
+		Hazards struct {
+			Counts map[string]int
+			Never  []string
+		}
+	}
+	if code := run([]string{"run", "--json", "05"}, &js5, &errb); code != 0 {
+		t.Fatalf("run --json 05 exit %d: %s", code, errb.String())
+	}
+	if err := json.Unmarshal([]byte(js5.String()), &hz); err != nil || hz.Hazards.Counts["tombstone"] != 1 || hz.Hazards.Counts["relist"] != 1 ||
+		!slices.Contains(hz.Hazards.Never, "bookmark") || slices.Contains(hz.Hazards.Never, "tombstone") {
+		t.Errorf("run --json 05: hazards %+v (%v)", hz.Hazards, err)
 	}
 	page := t.TempDir() + "/run.html"
 	var narr strings.Builder

@@ -15,7 +15,7 @@ import (
 	"github.com/informersim/informersim/timeline"
 )
 
-// runScenario is "informersim run FILE|NAME [--seed N] [--policy P] [--json] [--html FILE]"
+// runScenario is "informersim run FILE|NAME [--seed N] [--policy P] [--guided] [--json] [--html FILE]"
 // and, with explain set, "informersim explain NAME": the scenario's concept text, then its run.
 // --json prints the run's complete record (package timeline, docs/run.schema.json) instead of
 // the narration; --html also writes the run's timeline to FILE.
@@ -26,6 +26,7 @@ func runScenario(cmd string, args []string, stdout, stderr io.Writer, explain bo
 	policy := fs.String("policy", "", "replace the scheduling policy: random, fifo or pct")
 	jsonOut := fs.Bool("json", false, "print the run's complete record as JSON (docs/run.schema.json) instead of the narration")
 	htmlOut := fs.String("html", "", "also write the run's timeline, one self-contained HTML page, to this file")
+	guided := fs.Bool("guided", false, "swarm the generate directives' fault ops as sweep --guided does (the seed picks the fault kinds)")
 	rewrite := false
 	if !explain {
 		fs.BoolVar(&rewrite, "rewrite", false, "rewrite the file's expected blocks with this run's output (a scenario file, not a course name)")
@@ -51,7 +52,7 @@ func runScenario(cmd string, args []string, stdout, stderr io.Writer, explain bo
 		return 2
 	}
 	// The replay line names what the user typed: a file's path, or the course name.
-	opts := scenarios.Options{Name: sc.Name, Policy: *policy}
+	opts := scenarios.Options{Name: sc.Name, Policy: *policy, Swarm: *guided}
 	if isFile {
 		opts.Name = pos[0]
 	}
@@ -62,7 +63,7 @@ func runScenario(cmd string, args []string, stdout, stderr io.Writer, explain bo
 	}
 	// The expected blocks are the output of the file's own seed and policy: a run that replaces
 	// either is not compared with them (and cannot rewrite them).
-	replaced := seedSet || *policy != ""
+	replaced := seedSet || *policy != "" || *guided
 	if rewrite && (!isFile || replaced) {
 		fmt.Fprintf(stderr, "informersim %s: --rewrite rewrites a scenario file's expected blocks with its own seed and policy: give a file, without --seed or --policy\n", cmd)
 		return 2

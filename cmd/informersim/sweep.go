@@ -3,10 +3,10 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -38,6 +38,34 @@ type sweepSummary struct {
 	ByOracle map[string]int `json:"by_oracle"`
 	Hazards  world.Hazards  `json:"hazards"`
 	Never    []string       `json:"never"`
+	// SeedsReaching counts, for each hazard, the seeds whose run reached it.
+	SeedsReaching map[string]int `json:"seeds_reaching"`
+	// Combinations are the distinct sets of hazards the runs reached ("relist+tombstone",
+	// "none"), sorted: a sweep that reaches more of them explores more.
+	Combinations []string `json:"combinations"`
+	// Guided says each seed's generators drew their fault ops from a subset of the fault
+	// kinds the seed picks (--guided, swarm testing).
+	Guided bool `json:"guided,omitempty"`
+}
+
+// add adds one run's hazards to the summary.
+func (s *sweepSummary) add(h world.Hazards, combos map[string]bool) {
+	s.Hazards.Add(h)
+	var fired []string
+	for _, k := range world.HazardNames() {
+		if h[k] > 0 {
+			fired = append(fired, k)
+			s.SeedsReaching[k]++
+		}
+	}
+	combos[cmpOr(strings.Join(fired, "+"), "none")] = true
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 type sweepLine struct {
@@ -45,10 +73,13 @@ type sweepLine struct {
 	Summary *sweepSummary `json:"summary,omitempty"`
 }
 
-// sweep is "informersim sweep FILE|NAME --seeds A:B [--shard i/n] [--procs N] [--json]": the
-// scenario run once per seed of [A, B) (of the shard's: the seeds whose offset from A is i
-// modulo n), each failure with its oracle and replay line, a summary with the hazards reached
-// and never reached. Results depend only on the version, the scenario and the seed, so shards
+// sweep is "informersim sweep FILE|NAME --seeds A:B [--shard i/n] [--procs N] [--guided]
+// [--json]": the scenario run once per seed of [A, B) (of the shard's: the seeds whose offset
+// from A is i modulo n), each failure with its oracle and replay line, a summary with the
+// hazards reached (how often, by how many seeds, in which combinations) and never reached.
+// --guided is swarm testing: each seed's generate directives with fault-ops draw from a subset
+// of the fault kinds the seed picks (scenarios.Options.Swarm), so runs without some faults
+// reach what the others mask; a scenario with no such directive is refused. Results depend only on the version, the scenario and the seed, so shards
 // merge (informersim merge) into exactly the unsharded result.
 func sweep(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
@@ -57,6 +88,7 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 	shardFlag := fs.String("shard", "0/1", "run shard i of n: the seeds A+i, A+i+n, ... (i from 0)")
 	procs := fs.Int("procs", 1, "how many seeds to run at once")
 	jsonOut := fs.Bool("json", false, "JSON Lines: one object per failing seed, then {\"summary\": ...}")
+	guided := fs.Bool("guided", false, "swarm testing: each seed's generated fault ops draw from a subset of the fault kinds the seed picks")
 	pos, code := parseInterleaved(fs, args)
 	if code >= 0 {
 		return code
@@ -102,10 +134,13 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		wg.Go(func() {
 			for i := range next {
 				seed := seeds[i]
-				res, err := scenarios.Run(sc.Name, sc.Text, scenarios.Options{Seed: &seed, Name: name})
-				if err != nil {
+				res, err := scenarios.Run(sc.Name, sc.Text, scenarios.Options{Seed: &seed, Name: name, Swarm: *guided})
+				switch {
+				case err != nil:
 					errs[i] = err
-				} else {
+				case *guided && len(res.Env.SwarmKinds()) == 0:
+					errs[i] = fmt.Errorf("--guided: %s has no generate directive with fault-ops: there are no fault kinds to vary", sc.Name)
+				default:
 					hazards[i] = world.CountHazards(res.Env.World().Sim().Trace().Events())
 					if res.Failure != nil {
 						msg, _, _ := strings.Cut(res.Failure.Error(), "\n")
@@ -122,14 +157,17 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 	close(next)
 	wg.Wait()
 	bar.finish()
-	if err := errors.Join(errs...); err != nil {
-		fmt.Fprintf(stderr, "informersim sweep: %v\n", err)
+	if failed := slices.DeleteFunc(slices.Clone(errs), func(err error) bool { return err == nil }); len(failed) > 0 {
+		// One message, once: the same mistake fails every seed.
+		fmt.Fprintf(stderr, "informersim sweep: %v (%d of %d seeds could not run)\n", failed[0], len(failed), len(seeds))
 		return 2
 	}
-	sum := &sweepSummary{Scenario: sc.Name, Seeds: fmt.Sprintf("%d:%d", a, b), Shard: *shardFlag, Runs: len(seeds), ByOracle: map[string]int{}, Hazards: world.Hazards{}}
+	sum := newSummary(sc.Name, fmt.Sprintf("%d:%d", a, b), *shardFlag, *guided)
+	sum.Runs = len(seeds)
+	combos := map[string]bool{}
 	var failures []*sweepFailure
 	for i, f := range results {
-		sum.Hazards.Add(hazards[i])
+		sum.add(hazards[i], combos)
 		if f != nil {
 			failures = append(failures, f)
 			sum.Failures++
@@ -137,6 +175,7 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	sum.Never = sum.Hazards.Never()
+	sum.Combinations = slices.Sorted(maps.Keys(combos))
 	if err := writeSweep(stdout, *jsonOut, failures, sum); err != nil {
 		fmt.Fprintf(stderr, "informersim sweep: %v\n", err)
 		return 1
@@ -145,6 +184,12 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		return exitFailuresFound
 	}
 	return 0
+}
+
+// newSummary is an empty summary of a sweep (or a merge) of scenario over seeds.
+func newSummary(scenario, seeds, shard string, guided bool) *sweepSummary {
+	return &sweepSummary{Scenario: scenario, Seeds: seeds, Shard: shard, ByOracle: map[string]int{}, Hazards: world.Hazards{},
+		SeedsReaching: map[string]int{}, Combinations: []string{}, Guided: guided}
 }
 
 // writeSweep prints failures and the summary: JSON Lines, or a table.
@@ -170,6 +215,20 @@ func writeSweep(w io.Writer, jsonOut bool, failures []*sweepFailure, sum *sweepS
 		fmt.Fprintf(bw, "  %-40s %d\n", o, sum.ByOracle[o])
 	}
 	fmt.Fprintf(bw, "hazards: %s\n", sum.Hazards)
+	fmt.Fprintf(bw, "  %-20s %10s %10s\n", "hazard", "events", "seeds")
+	for _, k := range world.HazardNames() {
+		fmt.Fprintf(bw, "  %-20s %10d %10d\n", k, sum.Hazards[k], sum.SeedsReaching[k])
+	}
+	never := "none"
+	if len(sum.Never) > 0 {
+		never = strings.Join(sum.Never, ", ")
+	}
+	fmt.Fprintf(bw, "never reached: %s\n", never)
+	guided := ""
+	if sum.Guided {
+		guided = " (guided: swarmed fault kinds)"
+	}
+	fmt.Fprintf(bw, "hazard combinations reached: %d%s\n", len(sum.Combinations), guided)
 	if len(failures) > 0 {
 		fmt.Fprintf(bw, "first failing seed: replay: %s\n", failures[0].Replay)
 	}
@@ -203,6 +262,7 @@ func merge(args []string, stdout, stderr io.Writer) int {
 	var failures []*sweepFailure
 	var total *sweepSummary
 	shards := map[string]bool{}
+	combos := map[string]bool{}
 	for _, name := range files {
 		b, err := os.ReadFile(name)
 		if err != nil {
@@ -236,10 +296,16 @@ func merge(args []string, stdout, stderr io.Writer) int {
 		}
 		shards[sum.Shard] = true
 		if total == nil {
-			total = &sweepSummary{Scenario: sum.Scenario, Seeds: sum.Seeds, Shard: "0/1", ByOracle: map[string]int{}, Hazards: world.Hazards{}}
-		} else if sum.Scenario != total.Scenario || sum.Seeds != total.Seeds {
-			fmt.Fprintf(stderr, "informersim merge: %s: sweep of %s seeds %s, the others of %s seeds %s\n", name, sum.Scenario, sum.Seeds, total.Scenario, total.Seeds)
+			total = newSummary(sum.Scenario, sum.Seeds, "0/1", sum.Guided)
+		} else if sum.Scenario != total.Scenario || sum.Seeds != total.Seeds || sum.Guided != total.Guided {
+			fmt.Fprintf(stderr, "informersim merge: %s: sweep of %s seeds %s (guided %v), the others of %s seeds %s (guided %v)\n", name, sum.Scenario, sum.Seeds, sum.Guided, total.Scenario, total.Seeds, total.Guided)
 			return 2
+		}
+		for k, v := range sum.SeedsReaching {
+			total.SeedsReaching[k] += v
+		}
+		for _, c := range sum.Combinations {
+			combos[c] = true
 		}
 		total.Runs += sum.Runs
 		total.Failures += sum.Failures
@@ -269,6 +335,7 @@ func merge(args []string, stdout, stderr io.Writer) int {
 		return 0
 	})
 	total.Never = total.Hazards.Never()
+	total.Combinations = slices.Sorted(maps.Keys(combos))
 	if err := writeSweep(stdout, *jsonOut, failures, total); err != nil {
 		fmt.Fprintf(stderr, "informersim merge: %v\n", err)
 		return 1

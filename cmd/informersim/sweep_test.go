@@ -1,11 +1,16 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/informersim/informersim/sim/world"
 )
 
 // TestMain lets the sweep test run this test binary as the command itself, one process per
@@ -82,5 +87,69 @@ func TestSweepShardsMergeIntoTheUnshardedSweep(t *testing.T) {
 		if code := run(args, &o, &e); code != 2 || e.Len() == 0 {
 			t.Errorf("run(%q) = exit %d, stderr %q; want 2", args, code, e.String())
 		}
+	}
+}
+
+// Goal: a sweep's summary says, per hazard, how many seeds reached it and which never, and the
+// hazard combinations reached; --guided (swarm testing: the seed picks the fault kinds of each
+// generator) reaches more combinations than the same seeds unguided on the generated-workload
+// lesson, its replay lines carry --guided and replay the same run, its shards merge into the
+// unsharded sweep, and a scenario with nothing to swarm is refused.
+func TestSweepHazardsAndGuided(t *testing.T) {
+	summary := func(args ...string) sweepSummary {
+		t.Helper()
+		var o, e strings.Builder
+		if code := run(append([]string{"sweep", "27-generated-workload", "--seeds", "0:60", "--json"}, args...), &o, &e); code != 0 && code != exitFailuresFound {
+			t.Fatalf("sweep %q: exit %d, %s", args, code, e.String())
+		}
+		lines := strings.Split(strings.TrimSpace(o.String()), "\n")
+		var l struct{ Summary sweepSummary }
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &l); err != nil {
+			t.Fatal(err)
+		}
+		return l.Summary
+	}
+	plain, guided := summary(), summary("--guided")
+	t.Logf("60 seeds: %d combinations unguided, %d guided; never: %v, guided %v", len(plain.Combinations), len(guided.Combinations), plain.Never, guided.Never)
+	if len(guided.Combinations) <= len(plain.Combinations) || !guided.Guided || plain.Guided {
+		t.Errorf("guided reached %d hazard combinations, unguided %d: want more", len(guided.Combinations), len(plain.Combinations))
+	}
+	for _, s := range []sweepSummary{plain, guided} {
+		for _, k := range world.HazardNames() {
+			if n := s.SeedsReaching[k]; n > s.Runs || (n == 0) != slices.Contains(s.Never, k) || (n > 0) != (s.Hazards[k] > 0) {
+				t.Errorf("%s: %d seeds reached, %d events, never %v", k, n, s.Hazards[k], s.Never)
+			}
+		}
+	}
+	// Guided shards merge into the guided sweep; a guided and an unguided shard do not merge.
+	dir := t.TempDir()
+	var files []string
+	for i, shard := range []string{"0/2", "1/2"} {
+		var o, e strings.Builder
+		run([]string{"sweep", "27-generated-workload", "--seeds", "0:60", "--json", "--guided", "--shard", shard}, &o, &e)
+		p := filepath.Join(dir, fmt.Sprint(i))
+		if err := os.WriteFile(p, []byte(o.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	var m, e strings.Builder
+	run(append([]string{"merge", "--json"}, files...), &m, &e)
+	var whole strings.Builder
+	run([]string{"sweep", "27-generated-workload", "--seeds", "0:60", "--json", "--guided"}, &whole, &e)
+	if m.String() != whole.String() {
+		t.Errorf("merged guided shards:\n%s\nthe guided sweep:\n%s", m.String(), whole.String())
+	}
+	// A guided run replays with run --guided: the same trace.
+	var a, b strings.Builder
+	run([]string{"run", "27-generated-workload", "--seed", "7", "--guided"}, &a, &e)
+	run([]string{"run", "27-generated-workload", "--seed", "7"}, &b, &e)
+	hash := func(s string) string { _, h, _ := strings.Cut(s, "trace sha256 "); return h[:64] }
+	if hash(a.String()) == hash(b.String()) {
+		t.Error("run --guided gives the unguided run's trace: the seed's fault kinds changed nothing")
+	}
+	e.Reset()
+	if code := run([]string{"sweep", "05", "--seeds", "0:3", "--guided"}, &m, &e); code != 2 || strings.Count(e.String(), "no generate directive with fault-ops") != 1 {
+		t.Errorf("sweep --guided of a scenario without a generator: exit %d, %q", code, e.String())
 	}
 }

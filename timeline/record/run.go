@@ -35,6 +35,15 @@ type Run struct {
 	Events     []Event     `json:"events"`
 	Verdicts   []Verdict   `json:"verdicts"`
 	Failure    *Failure    `json:"failure"`
+	// Hazards are the hazards the run exercised (world.CountHazards over its kept events).
+	Hazards Hazards `json:"hazards"`
+}
+
+// Hazards are how often each hazard fired in the run (only those that did) and, in
+// world.HazardNames order, those it never reached.
+type Hazards struct {
+	Counts map[string]int `json:"counts"`
+	Never  []string       `json:"never"`
 }
 
 // Scenario is the scenario the run played: its name, title, concept text, labels and the parts
@@ -180,6 +189,8 @@ func FromWorld(w *world.World, src Source) (*Run, error) {
 		Verdicts:   []Verdict{},
 	}
 	evs := tr.Events()
+	h := world.CountHazards(evs)
+	r.Hazards = Hazards{Counts: map[string]int(h), Never: nonNil(h.Never())}
 	if int64(len(evs))+tr.Dropped() != tr.Len() {
 		return nil, fmt.Errorf("timeline: the trace kept %d events and dropped %d of %d", len(evs), tr.Dropped(), tr.Len())
 	}
