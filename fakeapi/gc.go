@@ -32,17 +32,18 @@ func isNamespaces(res *resourceStore) bool { return res.info.GVR == NamespacesGV
 
 // validateDeleteOptions is kube-apiserver's ValidateDeleteOptions for the fields fakeapi reads.
 func validateDeleteOptions(opts metav1.DeleteOptions) error {
+	if opts.PropagationPolicy == nil { // the common delete: nothing to check, no path to build
+		return nil
+	}
 	var errs field.ErrorList
 	p := field.NewPath("propagationPolicy")
-	if opts.OrphanDependents != nil && opts.PropagationPolicy != nil {
+	if opts.OrphanDependents != nil {
 		errs = append(errs, field.Invalid(p, *opts.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set"))
 	}
-	if pp := opts.PropagationPolicy; pp != nil {
-		switch *pp {
-		case metav1.DeletePropagationForeground, metav1.DeletePropagationBackground, metav1.DeletePropagationOrphan:
-		default:
-			errs = append(errs, field.NotSupported(p, *pp, []string{string(metav1.DeletePropagationForeground), string(metav1.DeletePropagationBackground), string(metav1.DeletePropagationOrphan)}))
-		}
+	switch pp := opts.PropagationPolicy; *pp {
+	case metav1.DeletePropagationForeground, metav1.DeletePropagationBackground, metav1.DeletePropagationOrphan:
+	default:
+		errs = append(errs, field.NotSupported(p, *pp, []string{string(metav1.DeletePropagationForeground), string(metav1.DeletePropagationBackground), string(metav1.DeletePropagationOrphan)}))
 	}
 	if len(errs) == 0 {
 		return nil
@@ -80,6 +81,11 @@ func gcFinalizers(cur []string, opts metav1.DeleteOptions, orphanByDefault bool)
 			}
 		}
 	}
+	// The set changes only if a collector finalizer's presence differs from what was chosen;
+	// the common delete (no finalizer, none chosen) returns here without building a list.
+	if slices.Contains(cur, metav1.FinalizerOrphanDependents) == orphan && slices.Contains(cur, metav1.FinalizerDeleteDependents) == foreground {
+		return cur
+	}
 	next := make([]string, 0, len(cur)+1)
 	for _, f := range cur {
 		if f != metav1.FinalizerOrphanDependents && f != metav1.FinalizerDeleteDependents {
@@ -92,24 +98,7 @@ func gcFinalizers(cur []string, opts metav1.DeleteOptions, orphanByDefault bool)
 	if foreground {
 		next = append(next, metav1.FinalizerDeleteDependents)
 	}
-	if sameSet(cur, next) {
-		return cur
-	}
 	return next
-}
-
-func sameSet(a, b []string) bool {
-	for _, x := range a {
-		if !slices.Contains(b, x) {
-			return false
-		}
-	}
-	for _, x := range b {
-		if !slices.Contains(a, x) {
-			return false
-		}
-	}
-	return true
 }
 
 // admitNamespaceDelete refuses to delete the namespaces the cluster needs, as the

@@ -44,19 +44,25 @@ type lentRecord struct {
 	content map[string]any // the object's content, what the fingerprint covers
 	sum     uint64
 	seq     uint64 // the order of lending, which fixes the order checkAllLent_locked reports in
-	// first is the first consumer it was lent to; holders are those, observers (Lending.Snapshot)
-	// aside, in the order first lent: one committed object goes to every informer watching its
-	// key, so any of them may be the one that changed it.
-	first   string
-	holders []string
-	h       *keyHistory // its key and resource
-	rv      string
+	// The holders are the consumers it was lent to, observers (Lending.Snapshot) aside, in the
+	// order first lent: one committed object goes to every informer watching its key, so any of
+	// them may be the one that changed it. to is the first holder (held), or while there is none
+	// the first observer; the book keeps the other holders apart (lendBook.more), so that the
+	// common case, an object lent to one informer, allocates nothing and the record stays small
+	// (it is copied at every lookup).
+	to   string
+	held bool
+	h    *keyHistory // its key and resource
+	rv   string
 }
 
 // lendBook holds the records of lent objects and the first mutation found.
 type lendBook struct {
 	records map[unsafe.Pointer]lentRecord // by contentKey
-	seq     uint64                        // records made so far
+	// more holds, by contentKey, the holders of a record after its first, in the order first
+	// lent, for the objects lent to more than one.
+	more map[unsafe.Pointer][]string
+	seq  uint64 // records made so far
 	// mutation is the first change found, read without the server's lock by Lending.Mutation (a
 	// host asks after every step).
 	mutation atomic.Pointer[MutationError]
@@ -140,9 +146,16 @@ func (s *Server) lend_locked(obj *unstructured.Unstructured, h *keyHistory, to s
 	key := contentKey(obj.Object)
 	if r, ok := b.records[key]; ok {
 		// Checked when the server acts on it, drops it, or Lending.Check runs.
-		if !observer && !slices.Contains(r.holders, to) {
-			r.holders = append(r.holders, to)
+		switch {
+		case observer || r.held && r.to == to: // nothing new to record
+		case !r.held: // the first holder after observers
+			r.to, r.held = to, true
 			b.records[key] = r
+		case !slices.Contains(b.more[key], to): // another holder
+			if b.more == nil {
+				b.more = make(map[unsafe.Pointer][]string)
+			}
+			b.more[key] = append(b.more[key], to)
 		}
 		return
 	}
@@ -150,10 +163,7 @@ func (s *Server) lend_locked(obj *unstructured.Unstructured, h *keyHistory, to s
 		b.records = make(map[unsafe.Pointer]lentRecord)
 	}
 	b.seq++
-	r := lentRecord{content: obj.Object, sum: fingerprint(obj.Object), seq: b.seq, first: to, h: h, rv: metaStr(obj, "resourceVersion")}
-	if !observer {
-		r.holders = []string{to}
-	}
+	r := lentRecord{content: obj.Object, sum: fingerprint(obj.Object), seq: b.seq, to: to, held: !observer, h: h, rv: metaStr(obj, "resourceVersion")}
 	b.records[key] = r
 }
 
@@ -174,13 +184,13 @@ func (s *Server) verifyLent_locked(r lentRecord, what string) {
 	if fingerprint(r.content) == r.sum {
 		return
 	}
-	lentTo := r.first
-	if len(r.holders) > 0 {
-		lentTo = r.holders[0]
+	var holders []string
+	if r.held {
+		holders = append([]string{r.to}, s.lent.more[contentKey(r.content)]...)
 	}
 	s.lent.mutation.CompareAndSwap(nil, &MutationError{
 		Resource: r.h.res.info.GVR.Resource, Namespace: r.h.key.ns, Name: r.h.key.name,
-		ResourceVersion: r.rv, LentTo: lentTo, Holders: slices.Clone(r.holders), NoticedBy: what,
+		ResourceVersion: r.rv, LentTo: r.to, Holders: holders, NoticedBy: what,
 	})
 }
 
@@ -207,6 +217,7 @@ func (s *Server) forgetLent_locked(obj *unstructured.Unstructured) {
 	if r, ok := s.lent.records[key]; ok {
 		s.verifyLent_locked(r, "the trimming of its history")
 		delete(s.lent.records, key)
+		delete(s.lent.more, key)
 	}
 }
 

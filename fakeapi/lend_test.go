@@ -164,6 +164,53 @@ func TestLentToSeveralNamesEveryHolder(t *testing.T) {
 	}
 }
 
+// TestAnObserverIsNoHolder: an object an observer's snapshot took first and an informer then
+// received is reported as lent to the informer, the one consumer that may have changed it; an
+// object only the observer took is reported as lent to the observer, with no holders.
+func TestAnObserverIsNoHolder(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		informer   bool
+		lentTo     string
+		holders    []string
+		wantInText string
+	}{
+		{"observer, then an informer", true, "inf1", []string{"inf1"}, `lent read-only to "inf1",`},
+		{"only the observer", false, "checker", nil, `lent read-only to "checker",`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, _ := newTestServer(t, nil)
+			mustCreate(t, s, cmGVR, cm("ns", "c", map[string]string{"a": "1"}))
+			var w *Watcher
+			if c.informer {
+				w = lentWatch(t, s, "inf1")
+			}
+			relabel(t, s, "c", "a", "2")
+			l, err := s.Lending().Snapshot(cmGVR, "ns", metav1.ListOptions{}, "checker")
+			if err != nil || len(l.Items) != 1 {
+				t.Fatalf("Lending.Snapshot = %v, %v", l, err)
+			}
+			obj := &l.Items[0]
+			if c.informer {
+				if got := nextObject(t, w, watch.Modified); contentKey(got.Object) != contentKey(obj.Object) {
+					t.Fatal("the snapshot and the watch got different objects: nothing is shared, so the test shows nothing")
+				}
+			}
+			obj.SetLabels(map[string]string{"a": "changed"})
+			var me *MutationError
+			if err := s.Lending().Check(); !errors.As(err, &me) {
+				t.Fatalf("Lending.Check = %v, want a *MutationError", err)
+			}
+			if me.LentTo != c.lentTo || !slices.Equal(me.Holders, c.holders) {
+				t.Errorf("lent to %q, holders %q; want %q, %q", me.LentTo, me.Holders, c.lentTo, c.holders)
+			}
+			if !strings.Contains(me.Error(), c.wantInText) {
+				t.Errorf("message %q does not contain %q", me.Error(), c.wantInText)
+			}
+		})
+	}
+}
+
 // relabel updates config map ns/name with the one label key=value, as a client does: read,
 // change, write.
 func relabel(t *testing.T, s *Server, name, key, value string) {

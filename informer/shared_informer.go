@@ -247,6 +247,7 @@ func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.O
 		clock:                           o.Clock,
 		reflectorRand:                   reflectorRand,
 		orderRand:                       orderRand,
+		shuffle:                         orderRand.Shuffle,
 		queueMode:                       o.QueueMode,
 		batchPop:                        !o.DisableBatchPop,
 		disableWatchList:                o.DisableWatchList,
@@ -298,6 +299,10 @@ type sharedIndexInformer struct {
 	blockDeltas sync.Mutex
 	// orderRand draws the orders client-go leaves to Go map iteration; used under blockDeltas.
 	orderRand *rand.Rand
+	// shuffle is orderRand.Shuffle, which permutes relist tombstones (client-go takes their
+	// order from a Go map, §6.3). It is bound once here: a method value made at each pop
+	// would be one allocation per relist or per delta.
+	shuffle func(n int, swap func(i, j int))
 
 	// procLock guards processor and every listener's state (client-go's processor lock).
 	procLock  sync.Mutex
@@ -791,11 +796,6 @@ func (s *sharedIndexInformer) handleBatchDeltas(deltas []Delta, isInInitialList 
 func (s *sharedIndexInformer) handleBatchDeltas_locked(deltas []Delta, isInInitialList bool) error {
 	s.emitPopped(deltas, isInInitialList)
 	return processDeltasInBatch(s.handler(), s.cacheForProcessing(), deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
-}
-
-// shuffle permutes relist tombstones, whose order client-go takes from a Go map (§6.3).
-func (s *sharedIndexInformer) shuffle(n int, swap func(i, j int)) {
-	s.orderRand.Shuffle(n, swap)
 }
 
 // cacheForProcessing is the cache, wrapped to report its writes when someone observes.
