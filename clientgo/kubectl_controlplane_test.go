@@ -98,6 +98,17 @@ func TestKubectlControlPlane(t *testing.T) {
 	}
 	fails("unable to create new content in namespace team because it is being terminated", "-n", "team", "create", "configmap", "late")
 	run("-n", "team", "wait", "--for=delete", "configmap/plain", "--timeout=20s")
+	// The namespace's conditions say what it waits for, as the namespace controller writes them.
+	remaining := `{.status.conditions[?(@.type=="NamespaceFinalizersRemaining")].message}`
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		got := run("get", "namespace", "team", "-o", "jsonpath="+remaining)
+		if got == "Some finalizers are remaining: example.com/hold in 1 resource instances" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("NamespaceFinalizersRemaining of the terminating namespace: %q", got)
+		}
+	}
 	run("-n", "team", "patch", "configmap", "held", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
 	run("wait", "--for=delete", "namespace/team", "--timeout=20s")
 	fails("may not be deleted", "delete", "namespace", "kube-system")

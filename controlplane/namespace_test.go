@@ -2,6 +2,7 @@ package controlplane_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -73,11 +74,39 @@ func TestNamespaceDeletionWaitsForItsContentsAndTheirFinalizers(t *testing.T) {
 	if e.get(namespaces, "", "team") == nil {
 		t.Fatal("the namespace went while an object in it was held by a finalizer")
 	}
+	// Its status says why it waits, with the namespace deleter's five conditions.
+	conds, _, _ := unstructured.NestedSlice(e.get(namespaces, "", "team").Object, "status", "conditions")
+	var got []string
+	for _, c := range conds {
+		m := c.(map[string]any)
+		if m["lastTransitionTime"] == nil {
+			t.Errorf("condition %v has no lastTransitionTime", m["type"])
+		}
+		got = append(got, fmt.Sprintf("%v=%v %v: %v", m["type"], m["status"], m["reason"], m["message"]))
+	}
+	want := []string{
+		"NamespaceDeletionDiscoveryFailure=False ResourcesDiscovered: All resources successfully discovered",
+		"NamespaceDeletionGroupVersionParsingFailure=False ParsedGroupVersions: All legacy kube types successfully parsed",
+		"NamespaceDeletionContentFailure=False ContentDeleted: All content successfully deleted, may be waiting on finalization",
+		"NamespaceContentRemaining=True SomeResourcesRemain: Some resources are remaining: configmaps. has 1 resource instances",
+		"NamespaceFinalizersRemaining=True SomeFinalizerRemain: Some finalizers are remaining: example.com/hold in 1 resource instances",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("conditions of the terminating namespace:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 	// The finalizer's owner lets go: the namespace finishes.
 	held = e.get(configmaps, "team", "held")
 	held.SetFinalizers(nil)
 	if _, err := e.srv.Resource(configmaps).Namespace("team").Update(context.Background(), held, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	// First the conditions say the content is gone, then the namespace goes.
+	what, err := e.cp.Namespace.Step(context.Background(), e.clk.Now())
+	if err != nil || what != "status of namespace team (content removed)" {
+		t.Fatalf("the step after the last object went: %q %v", what, err)
+	}
+	if st, reason := nsCondition(e.get(namespaces, "", "team"), "NamespaceContentRemaining"); st != "False" || reason != "ContentRemoved" {
+		t.Fatalf("NamespaceContentRemaining %s/%s once the content is gone", st, reason)
 	}
 	e.settle()
 	if e.get(namespaces, "", "team") != nil {
@@ -86,9 +115,10 @@ func TestNamespaceDeletionWaitsForItsContentsAndTheirFinalizers(t *testing.T) {
 	if e.get(configmaps, "other", "bystander") == nil {
 		t.Fatal("deleting a namespace deleted another namespace's object")
 	}
-	// Two deletes (plain, and held marked), then the finalize write.
-	if s := e.cp.Namespace.Stats(); s.Deletes != 2 || s.Writes != 3 {
-		t.Errorf("namespace controller stats %+v, want 2 deletes of 3 writes", s)
+	// Two deletes (plain, and held marked), the conditions (content remains, then removed),
+	// then the finalize write.
+	if s := e.cp.Namespace.Stats(); s.Deletes != 2 || s.Writes != 5 {
+		t.Errorf("namespace controller stats %+v, want 2 deletes of 5 writes", s)
 	}
 	// Its name is free again.
 	e.createNamespace("team")
@@ -110,6 +140,17 @@ func TestSystemNamespacesCannotBeDeleted(t *testing.T) {
 	if e.get(namespaces, "", "kube-node-lease") != nil {
 		t.Error("kube-node-lease was not deleted")
 	}
+}
+
+// nsCondition returns the status and reason of ns's condition typ.
+func nsCondition(ns *unstructured.Unstructured, typ string) (string, string) {
+	conds, _, _ := unstructured.NestedSlice(ns.Object, "status", "conditions")
+	for _, c := range conds {
+		if m := c.(map[string]any); m["type"] == typ {
+			return fmt.Sprint(m["status"]), fmt.Sprint(m["reason"])
+		}
+	}
+	return "", ""
 }
 
 func cm(name string) *unstructured.Unstructured {
