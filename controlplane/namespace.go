@@ -180,22 +180,23 @@ func deletionConditions(remaining, finalizers map[string]int) []namespaceConditi
 		{"NamespaceFinalizersRemaining", "False", "ContentRemoved", "All content successfully removed"},
 	}
 	if len(remaining) > 0 {
-		var parts []string
-		for res, n := range remaining {
-			parts = append(parts, fmt.Sprintf("%s has %d resource instances", res, n))
-		}
-		slices.Sort(parts)
-		conds[3] = namespaceCondition{conds[3].typ, "True", "SomeResourcesRemain", "Some resources are remaining: " + strings.Join(parts, ", ")}
+		conds[3] = namespaceCondition{conds[3].typ, "True", "SomeResourcesRemain", "Some resources are remaining: " + counted(remaining, "%s has %d resource instances")}
 	}
 	if len(finalizers) > 0 {
-		var parts []string
-		for f, n := range finalizers {
-			parts = append(parts, fmt.Sprintf("%s in %d resource instances", f, n))
-		}
-		slices.Sort(parts)
-		conds[4] = namespaceCondition{conds[4].typ, "True", "SomeFinalizerRemain", "Some finalizers are remaining: " + strings.Join(parts, ", ")}
+		conds[4] = namespaceCondition{conds[4].typ, "True", "SomeFinalizerRemain", "Some finalizers are remaining: " + counted(finalizers, "%s in %d resource instances")}
 	}
 	return conds
+}
+
+// counted formats each name of counts with its count by format, sorted (map order never shows),
+// joined by ", ".
+func counted(counts map[string]int, format string) string {
+	parts := make([]string, 0, len(counts))
+	for name, n := range counts {
+		parts = append(parts, fmt.Sprintf(format, name, n))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
 }
 
 // conditionsSummary names the True conditions of conds, for the narration.
