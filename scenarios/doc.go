@@ -102,4 +102,11 @@
 // show= keeps only some actors. Outside go test, Run feeds datadriven a testing.TB of its own
 // (runTB) and compares nothing itself: Result.Mismatches compares each output with the file's
 // block, so the command line and the Ginkgo suite share one runner.
+//
+// Beyond running files: Shrink cuts a failing file down to a minimal one failing the same way;
+// OpsFile, OpsOfFile and ShrinkOps do the same for the ops of a run of a controller hosted in
+// Go (a fuzz input's), WriteOpsFailure writes both files for a failing fuzz input; Perturb and
+// PerturbFile run Sieve-style perturbation campaigns (a restart, a lagging replica, an
+// unobserved delete before each op of a passing run) and shrink the first run that breaks
+// (docs/fuzzing.md).
 package scenarios

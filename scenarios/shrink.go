@@ -64,8 +64,11 @@ func FailureSignature(err error) string {
 			return msg[i : i+7+j+1]
 		}
 	}
-	if i := strings.Index(msg, " (seed "); i >= 0 {
-		msg = msg[:i]
+	// The seed and the replay line that follow the message name the run, not the failure.
+	for _, sep := range []string{" (seed ", "; seed "} {
+		if i := strings.Index(msg, sep); i >= 0 {
+			msg = msg[:i]
+		}
 	}
 	return strings.Map(func(r rune) rune {
 		if r >= '0' && r <= '9' {

@@ -42,6 +42,10 @@ const (
 	// watch cache, however far behind) instead of a consistent read, so a status computed on a
 	// lagging replica after the last event stays wrong.
 	plantStaleRead = "stale-read"
+	// plantInitialList skips the adds of an informer's initial list, as if every object listed
+	// at start had been handled before: true of a first start on an empty namespace, false
+	// after a restart, when the restarted tracker never learns of the objects that were there.
+	plantInitialList = "initial-list"
 )
 
 // keyTracker is a user's controller in miniature: it keeps the keys of the objects it was
@@ -55,7 +59,13 @@ type keyTracker struct {
 	retry  bool // a retry of a refused LIST is pending
 }
 
-func (k *keyTracker) OnAdd(obj any, _ bool) { k.keys[key(obj)] = true; k.reconcile() }
+func (k *keyTracker) OnAdd(obj any, initial bool) {
+	if initial && k.plant == plantInitialList {
+		return
+	}
+	k.keys[key(obj)] = true
+	k.reconcile()
+}
 func (k *keyTracker) OnUpdate(oldObj, newObj any) {
 	if o, n := oldObj.(*unstructured.Unstructured), newObj.(*unstructured.Unstructured); k.plant == plantMutate && o.GetResourceVersion() == n.GetResourceVersion() {
 		n.SetAnnotations(map[string]string{"tracked": "yes"}) // the planted bug: it is the cache's object
@@ -103,19 +113,46 @@ func key(obj any) string {
 // one informer, the tracker as its handler; once the world converges, the tracker's keys and
 // its status must equal the apiserver's objects (two checks).
 func fuzzWorld(seed uint64, repro, plant string) (*world.World, error) {
+	w, _, err := trackerWorld(seed, repro, plant)
+	return w, err
+}
+
+// trackerWorld is fuzzWorld, and a function that restarts the tracker: its informer stops and
+// a new one starts with a new tracker (what a crashed controller's process does), which the
+// checks then look at.
+func trackerWorld(seed uint64, repro, plant string) (*world.World, func(*world.World) error, error) {
 	w, err := world.NewFromConfig(sim.Config{Seed: seed, MaxSteps: 200_000, Repro: repro},
 		fakeapi.Config{Replicas: 2, Routing: fakeapi.RoutingRoundRobin}, world.Config{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	inf, err := w.AddInformer("inf1", world.InformerSpec{Namespace: "default"})
-	if err != nil {
-		return nil, err
+	var tr *keyTracker
+	var inf *world.Informer
+	starts := 0
+	start := func(w *world.World) error {
+		if inf != nil {
+			inf.Stop()
+		}
+		starts++
+		var err error
+		if inf, err = w.AddInformer(fmt.Sprintf("inf%d", starts), world.InformerSpec{Namespace: "default"}); err != nil {
+			return err
+		}
+		tr = &keyTracker{w: w, plant: plant, keys: map[string]bool{}}
+		if _, err := w.AddHandler(inf, "tracker", tr, world.HandlerOptions{}); err != nil {
+			return err
+		}
+		return inf.Start()
 	}
-	tr := &keyTracker{w: w, plant: plant, keys: map[string]bool{}}
-	if _, err := w.AddHandler(inf, "tracker", tr, world.HandlerOptions{}); err != nil {
-		return nil, err
+	if err := start(w); err != nil {
+		return nil, nil, err
 	}
+	w, err = trackerChecks(w, func() *keyTracker { return tr })
+	return w, start, err
+}
+
+// trackerChecks adds the two checks on the tracker cur returns.
+func trackerChecks(w *world.World, cur func() *keyTracker) (*world.World, error) {
 	live := func() ([]string, error) {
 		list, err := w.Server().Snapshot(world.DefaultResource(), "default", metav1.ListOptions{}) // not a request: no fault reaches it
 		if err != nil {
@@ -134,7 +171,7 @@ func fuzzWorld(seed uint64, repro, plant string) (*world.World, error) {
 			return err
 		}
 		var got []string
-		for k, isLive := range maps.All(tr.keys) {
+		for k, isLive := range maps.All(cur().keys) {
 			if isLive {
 				got = append(got, k)
 			}
@@ -152,14 +189,14 @@ func fuzzWorld(seed uint64, repro, plant string) (*world.World, error) {
 		if err != nil {
 			return err
 		}
-		if tr.status != len(want) {
-			return fmt.Errorf("the tracker's status counts %d objects, the apiserver holds %d", tr.status, len(want))
+		if cur().status != len(want) {
+			return fmt.Errorf("the tracker's status counts %d objects, the apiserver holds %d", cur().status, len(want))
 		}
 		return nil
 	}); err != nil {
 		return nil, err
 	}
-	return w, inf.Start()
+	return w, nil
 }
 
 // fuzzControllerRun is the run a fuzz input decodes to (world.FuzzSeed, world.Fuzz): the fuzz

@@ -32,10 +32,11 @@ func main() {
 }
 
 const usage = `usage:
-  informersim run FILE|NAME [--seed N] [--policy random|fifo|pct] [--json] [--html FILE] [--rewrite]
+  informersim run FILE|NAME [--seed N] [--policy random|fifo|pct] [--guided] [--json] [--html FILE] [--rewrite]
   informersim shrink FILE|NAME [--seed N] [--policy random|fifo|pct] [--max-runs N] [-o OUT] [--html FILE]
-  informersim sweep FILE|NAME --seeds A:B [--shard i/n] [--procs N] [--json]
+  informersim sweep FILE|NAME --seeds A:B [--shard i/n] [--procs N] [--guided] [--json]
   informersim merge [--json] SHARD.jsonl...
+  informersim perturb FILE|NAME [--kinds restart,stale,unobserved] [--max-runs N]
   informersim list
   informersim explain NAME [--seed N] [--policy random|fifo|pct] [--html FILE]
   informersim course --html DIR
@@ -54,6 +55,10 @@ sweep    run a scenario once per seed of [A, B) (or shard i of n of them): faili
          summary by oracle and the hazards reached and never reached; exit 3 when a seed
          failed; a progress bar on a terminal
 merge    merge the shards' sweep --json outputs into the unsharded sweep's
+perturb  a Sieve-style campaign: the scenario run again once per op and perturbation (a
+         restart there, a lagging replica from there, the delete there unobserved); the
+         first perturbation that breaks an oracle or a check, its run shrunk on stdout;
+         exit 3 when one breaks it
 list     print the course, in order
 explain  print a course scenario's concept, then its run with the captions (--html as run)
 course   write the course as a site: one page per lesson and an index (--html DIR)
@@ -79,6 +84,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return merge(args[1:], stdout, stderr)
 	case "shrink":
 		return shrink(args[1:], stdout, stderr)
+	case "perturb":
+		return perturb(args[1:], stdout, stderr)
 	case "list":
 		return list(args[1:], stdout, stderr)
 	case "explain":
