@@ -89,7 +89,7 @@
 //
 //	cache informer=inf1 [index=namespace value=default] [full]   log handler=inf1/h1 [new]
 //	queue informer=inf1 | workqueue=q   rv informer=inf1   requests [client=inf1] [all]
-//	objects [resource=v1/configmaps] [ns=default]   oracles
+//	objects [resource=v1/configmaps] [ns=default]   oracles   hazards
 //
 // # Implementation notes
 //

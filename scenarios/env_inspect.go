@@ -31,6 +31,11 @@ var inspectDirectives = []*directiveSpec{
 		}},
 	{name: "queue", args: []argSpec{strArg("informer"), strArg("workqueue")}, help: "an informer's queue and handler buffers, or a workqueue",
 		handle: (*Env).queue},
+	{name: "hazards", help: "the hazards the run has reached so far, how often, and those it has not (world.CountHazards)",
+		handle: func(e *Env, _ Directive, add func(string, ...any)) error {
+			add("hazards: %s", world.CountHazards(e.w.Sim().Trace().Events()))
+			return nil
+		}},
 	{name: "rv", args: []argSpec{required(strArg("informer"))}, help: "the Reflector's last synced RV and the apiserver's revision",
 		handle: (*Env).rv},
 	{name: "requests", args: []argSpec{strArg("client"), flagArg("all")}, help: "the apiserver's request record (new ones unless all)",

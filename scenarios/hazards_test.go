@@ -14,13 +14,14 @@ import (
 func TestHazardsOfTheCourse(t *testing.T) {
 	// The hazards each of these lessons is about.
 	lessons := map[string][]string{
-		"05-tombstone":         {world.HazardWatchExpired, world.HazardRelist, world.HazardTombstone, world.HazardWatchEnd},
-		"07-bookmarks":         {world.HazardBookmark, world.HazardCompaction},
-		"08-resync":            {world.HazardResync},
-		"10-late-join":         {world.HazardLateJoin},
-		"11-slow-handler":      {world.HazardSlowHandler},
-		"16-stale-replica":     {world.HazardRestart, world.HazardStaleList},
-		"03-clean-watch-close": {world.HazardWatchEnd},
+		"05-tombstone":             {world.HazardWatchExpired, world.HazardRelist, world.HazardTombstone, world.HazardWatchEnd},
+		"07-bookmarks":             {world.HazardBookmark, world.HazardCompaction},
+		"08-resync":                {world.HazardResync},
+		"10-late-join":             {world.HazardLateJoin},
+		"11-slow-handler":          {world.HazardSlowHandler},
+		"16-stale-replica":         {world.HazardRestart, world.HazardStaleList},
+		"32-shrinking-and-hazards": {world.HazardWatchExpired, world.HazardRelist, world.HazardTombstone, world.HazardWatchEnd},
+		"03-clean-watch-close":     {world.HazardWatchEnd},
 	}
 	total := world.Hazards{}
 	for _, sc := range scenarios.Course() {
