@@ -46,7 +46,10 @@ func clusterSetup(w *world.World) error {
 	if !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), `namespaces "nope" not found`) {
 		return fmt.Errorf("a world write into a namespace nobody created: %v, want 404 namespaces \"nope\" not found", err)
 	}
-	_, err = w.Script(time.Second, world.Op{Kind: world.OpDelete, Resource: cmsGVR, Name: "owner"})
+	// A scripted write into a namespace nobody created is refused too, with no error to Setup:
+	// the Report counts both.
+	_, err = w.Script(time.Second, world.Op{Kind: world.OpDelete, Resource: cmsGVR, Name: "owner"},
+		world.Op{Kind: world.OpCreate, Resource: cmsGVR, Namespace: "ghost", Name: "y"})
 	return err
 }
 
@@ -106,7 +109,8 @@ func unstructuredInt(obj map[string]any, path ...string) (int64, bool, error) {
 // a Deployment's replicas) and the Report says what they did; the apiserver starts with the
 // system namespaces and refuses a create in a namespace that does not exist with
 // kube-apiserver's Status, to client-go and to the world's own writes. Config.NoControlPlane
-// turns the stand-ins off: nothing cascades, no status moves, and the Report says so.
+// turns the stand-ins off: nothing cascades, no status moves, and the Report says so. The
+// Report counts the world's own writes refused for a missing namespace (Setup's mistakes).
 func TestHarnessRunsTheControlPlane(t *testing.T) {
 	p := &probe{}
 	var w *world.World
@@ -146,6 +150,9 @@ func TestHarnessRunsTheControlPlane(t *testing.T) {
 	if !strings.Contains(rep.String(), ", control plane: collector 1 deletes of ") {
 		t.Errorf("the report's line does not tell the control plane: %v", rep)
 	}
+	if rep.MissingNamespaceWrites != 2 || !strings.HasSuffix(rep.String(), ", 2 world writes refused: their namespace does not exist") {
+		t.Errorf("%d world writes into missing namespaces counted, want 2: %v", rep.MissingNamespaceWrites, rep)
+	}
 	t.Logf("%v", rep)
 
 	// Off: the dependent stays, the Deployment has no status, the report says none ran.
@@ -158,7 +165,7 @@ func TestHarnessRunsTheControlPlane(t *testing.T) {
 	if err := cascaded(w.Server()); err == nil || !strings.Contains(err.Error(), "the dependent outlives its owner") {
 		t.Errorf("without the control plane: %v, want the dependent left behind", err)
 	}
-	if rep.ControlPlane != nil || !strings.HasSuffix(rep.String(), ", no control plane") || w.ControlPlane() != nil {
+	if rep.ControlPlane != nil || !strings.Contains(rep.String(), ", no control plane") || w.ControlPlane() != nil {
 		t.Errorf("without the control plane the report says %v", rep)
 	}
 

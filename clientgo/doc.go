@@ -77,7 +77,8 @@
 // (World.ControlPlane configures them; Config.NoControlPlane turns them off), and Report.ControlPlane
 // counts what they did. The apiserver starts with kube-apiserver's system namespaces and refuses
 // a write into a namespace that does not exist with kube-apiserver's 404 (fakeapi.Config's
-// RequireNamespaces), so Setup creates the other namespaces it writes in.
+// RequireNamespaces), so Setup creates the other namespaces it writes in
+// (Report.MissingNamespaceWrites counts the world's writes refused for want of one).
 //
 // # Checks while the controller runs
 //

@@ -260,6 +260,12 @@ type Report struct {
 	// counters: the collector's deletes, the workload status writes...), nil when none ran
 	// (Config.NoControlPlane).
 	ControlPlane *ControlPlaneReport
+	// MissingNamespaceWrites counts the world's own writes (Setup's Apply, Script and Generate
+	// ops) that the apiserver refused because their namespace does not exist (kube-apiserver's
+	// 404, see Config.World). Each is narrated in the trace, but a workload written into a
+	// namespace nobody created does nothing, and a Check can pass on the empty world it leaves:
+	// Setup creates the namespaces its ops write in (fakerest.EnsureNamespaces).
+	MissingNamespaceWrites int
 	// Trace is the run's narrated trace (sim.Narrate).
 	Trace string
 	// Failure is Run's error told for a person (world.World.Explain), "" when the run passed:
@@ -308,6 +314,9 @@ func (r *Report) String() string {
 		s += ", no control plane"
 	} else {
 		s += ", control plane: " + r.ControlPlane.String()
+	}
+	if r.MissingNamespaceWrites > 0 {
+		s += fmt.Sprintf(", %d world writes refused: their namespace does not exist", r.MissingNamespaceWrites)
 	}
 	return s
 }
@@ -359,6 +368,7 @@ func Run(t *testing.T, cfg Config) (*Report, error) {
 		cfg.World.ControlPlane = &controlplane.Config{}
 	}
 	cfg.API.RequireNamespaces = true
+	cfg.World.RecordOps = true // for Report.MissingNamespaceWrites
 
 	var rep *Report
 	var err error
@@ -524,6 +534,7 @@ func run(cfg Config) (*Report, error) {
 	if cp := w.ControlPlane(); cp != nil {
 		rep.ControlPlane = &ControlPlaneReport{GarbageCollector: cp.GC.Stats(), NamespaceController: cp.Namespace.Stats(), WorkloadStatus: cp.Workload.Stats()}
 	}
+	rep.MissingNamespaceWrites = missingNamespaceWrites(w)
 	if err != nil {
 		rep.Failure = record.Explain(w, err)
 	}
@@ -598,4 +609,25 @@ func (inc *incarnation) exited() bool {
 	default:
 		return false
 	}
+}
+
+// missingNamespaceWrites counts the world's ops whose write was refused because the namespace
+// it names does not exist: the answer is that namespace's own 404 (fakeapi.Config's
+// RequireNamespaces), which names it.
+func missingNamespaceWrites(w *world.World) int {
+	ops, err := w.Ops()
+	if err != nil {
+		return 0 // not recorded: Run always records them
+	}
+	n := 0
+	for _, op := range ops {
+		ns := op.Op.Namespace
+		if ns == "" {
+			ns = world.DefaultNamespace
+		}
+		if op.Err != "" && strings.Contains(op.Err, fmt.Sprintf("namespaces %q not found", ns)) {
+			n++
+		}
+	}
+	return n
 }
