@@ -43,9 +43,16 @@ type fieldManagers struct {
 	built map[Kind]*managedfields.FieldManager
 }
 
+// builtinTypeConverter is the type converter of k8s.io/api's kinds, built once: it indexes the
+// schema of every kind of the scheme, which cost about as much as registering the scheme when
+// each REST front built its own. It is only read once built.
+var builtinTypeConverter = sync.OnceValue(func() managedfields.TypeConverter {
+	return applyconfigurations.NewTypeConverter(scheme.Scheme)
+})
+
 func newFieldManagers(schemas map[schema.GroupVersionKind]managedfields.TypeConverter) *fieldManagers {
 	return &fieldManagers{
-		builtin: applyconfigurations.NewTypeConverter(scheme.Scheme),
+		builtin: builtinTypeConverter(),
 		schemas: schemas,
 		built:   map[Kind]*managedfields.FieldManager{},
 	}

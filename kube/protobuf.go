@@ -47,9 +47,14 @@ var _ rest.Codec = (*ProtobufCodec)(nil)
 
 // NewProtobufCodec returns the protobuf codec of the built-in API.
 func NewProtobufCodec() *ProtobufCodec {
-	s := newScheme()
+	s := builtinScheme()
 	return &ProtobufCodec{scheme: s, enc: protobuf.NewSerializer(s, s), raw: protobuf.NewRawSerializer(s, s)}
 }
+
+// builtinScheme is newScheme, built once: registering every kind of the built-in API took
+// about a tenth of a harness run's CPU when each run's REST front built its own. A scheme is
+// only read once built, so codecs share it.
+var builtinScheme = sync.OnceValue(newScheme)
 
 // newScheme is client-go's scheme of the built-in API plus what kube-apiserver also knows of
 // meta.k8s.io: Table and PartialObjectMetadata (server-side printing, metadata clients) and the

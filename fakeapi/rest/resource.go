@@ -3,6 +3,7 @@ package rest
 import (
 	"errors"
 	"fmt"
+	"github.com/informersim/informersim/fakeapi"
 	"io"
 	"mime"
 	"net/http"
@@ -46,7 +47,7 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target
 			h.watch(w, r, rc, t, opts, f)
 			return
 		}
-		l, err := rc.List(ctx, opts)
+		l, err := h.list(r, rc, t, opts)
 		if err != nil {
 			h.fail(w, r, err)
 			return
@@ -127,6 +128,17 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target
 	default:
 		writeError(w, errMethodNotAllowed(r.Method))
 	}
+}
+
+// list answers a LIST with the server's committed objects themselves, lent read-only
+// (fakeapi's ListerWatcher.ListLent), not deep copies: the front only encodes them, and a
+// LIST's copies of thousands of objects cost more than the rest of the request. A request
+// whose client is gone goes through rc.List, for its error.
+func (h *Handler) list(r *http.Request, rc *fakeapi.ResourceClient, t target, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	if r.Context().Err() != nil {
+		return rc.List(r.Context(), opts)
+	}
+	return h.srv.ListerWatcher(t.res.GVR, t.namespace).ListLent(opts)
 }
 
 // respond writes out with code, or err as a Status.

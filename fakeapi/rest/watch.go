@@ -23,7 +23,7 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, rc *fakeapi.Reso
 	if h.openWatch != nil {
 		wi, err = h.openWatch(r, t.res.GVR, t.namespace, opts)
 	} else {
-		wi, err = rc.Watch(r.Context(), opts)
+		wi, err = h.openLent(r, rc, t, opts)
 	}
 	if err != nil {
 		h.fail(w, r, err)
@@ -79,6 +79,21 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, rc *fakeapi.Reso
 			return
 		}
 	}
+}
+
+// openLent opens a watch whose events carry the server's committed objects themselves, lent
+// read-only (fakeapi's ListerWatcher.OpenWatchLent), not a deep copy for each watcher: the
+// front only encodes them, once for all watchers (encache.go). The loop above stops it when the
+// client goes away. A request whose client is gone goes through rc.Watch, for its error.
+func (h *Handler) openLent(r *http.Request, rc *fakeapi.ResourceClient, t target, opts metav1.ListOptions) (watch.Interface, error) {
+	if r.Context().Err() != nil {
+		return rc.Watch(r.Context(), opts)
+	}
+	w, err := h.srv.ListerWatcher(t.res.GVR, t.namespace).OpenWatchLent(opts)
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
 // eventObject is the object of ev in the negotiated format; ERROR events always carry a Status.
