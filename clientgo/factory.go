@@ -147,7 +147,7 @@ func (f *Informers) build(obj runtime.Object) (*sharedIndexInformer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clientgo: InformerFor %T: %w", obj, err)
 	}
-	return &sharedIndexInformer{b: f.b, name: name, inf: inf, host: host, typed: t, indexer: indexer{inf.GetIndexer()}, regs: map[*registration]bool{}}, nil
+	return &sharedIndexInformer{b: f.b, name: name, resource: res.GVR.Resource, inf: inf, host: host, typed: t, indexer: indexer{inf.GetIndexer()}, regs: map[*registration]bool{}}, nil
 }
 
 // broken is the informer For returns after a failure: a standalone informer that is never

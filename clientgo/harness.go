@@ -116,6 +116,11 @@ type Config struct {
 	// a stale read". A violation ends the run at that step, like Invariant's.
 	OnWrite func(w Write) error
 
+	// BubbleT is the *testing.T whose testing/synctest bubble the run goes in when Run's t is
+	// not a *testing.T (Ginkgo's GinkgoT(), a *testing.B): the go test function's own (in a
+	// Ginkgo suite, the one given to RunSpecs). Unused when t is a *testing.T.
+	BubbleT *testing.T
+
 	// Hazards are what the harness does to the controller during the safety phase: crash-
 	// restarts, stale reads, changes hidden in a relist, conflicts, slow calls, each counted in
 	// Report.Hazards (see Hazards).
@@ -321,18 +326,38 @@ func (r *Report) String() string {
 	return s
 }
 
+// T is what Run needs of the test calling it: *testing.T, *testing.B, any testing.TB and
+// Ginkgo's GinkgoT() have it.
+type T interface {
+	Helper()
+	Name() string
+}
+
 // Run runs the controller cfg.New builds inside a new world of cfg.Seed, in a testing/synctest
-// bubble of t: setup, then a safety phase with faults (FaultsFor), then a liveness phase until the
+// bubble: setup, then a safety phase with faults (FaultsFor), then a liveness phase until the
 // world is quiet and Check passes (Budget), then Settle more, then the final checks
 // (world.World.CheckConverged: every informer's cache and the controller's outcome). The error
-// names the seed and the line that replays it. t must not be inside a bubble already.
+// names the seed and the line that replays it.
+//
+// testing/synctest makes a bubble only for a *testing.T: t itself when it is one, otherwise
+// Config.BubbleT, the *testing.T of the go test function the run belongs to (in a Ginkgo suite,
+// the one given to RunSpecs; Ginkgo's GinkgoT() is not a *testing.T). Neither may be inside a
+// bubble already.
 //
 // While it runs, utilruntime.ErrorHandlers logs without its 1ms backoff: that backoff keeps the
 // wall-clock time of the last error in a global, which a bubble's clock (back at 2000-01-01)
 // would turn into a sleep of decades.
-func Run(t *testing.T, cfg Config) (*Report, error) {
-	if t == nil {
-		return nil, errors.New("clientgo: Run: nil *testing.T")
+func Run(t T, cfg Config) (*Report, error) {
+	if t == nil || reflect.ValueOf(t).Kind() == reflect.Pointer && reflect.ValueOf(t).IsNil() {
+		return nil, errors.New("clientgo: Run: nil test (t)")
+	}
+	t.Helper()
+	bubbleT, ok := t.(*testing.T)
+	if !ok {
+		if cfg.BubbleT == nil {
+			return nil, fmt.Errorf("clientgo: Run: t is a %T, not a *testing.T, and Config.BubbleT is nil: testing/synctest makes a bubble only for a *testing.T; set Config.BubbleT to the *testing.T of the go test function running this (in a Ginkgo suite, the one given to RunSpecs)", t)
+		}
+		bubbleT = cfg.BubbleT
 	}
 	if (cfg.New == nil) == (cfg.Main == nil) {
 		return nil, errors.New("clientgo: Run: set exactly one of Config.New and Config.Main")
@@ -377,7 +402,7 @@ func Run(t *testing.T, cfg Config) (*Report, error) {
 	// not meet client-go's defaults (an error handler's backoff sleep would block them for good).
 	runsActive.Add(1)
 	defer runsActive.Add(-1)
-	synctest.Test(t, func(t *testing.T) { rep, err = run(cfg) })
+	synctest.Test(bubbleT, func(*testing.T) { rep, err = run(cfg) })
 	return rep, err
 }
 

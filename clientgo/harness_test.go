@@ -376,3 +376,18 @@ func TestRunFailureIsToldForAPerson(t *testing.T) {
 		t.Errorf("a passing run: %v, Failure %q", err, rep.Failure)
 	}
 }
+
+// TestHandlersNamedAfterTheirResource: a handler the controller registers is named after its
+// informer's resource and its rank there ("configmaps#1"), in the trace, not the world's h1.
+func TestHandlersNamedAfterTheirResource(t *testing.T) {
+	rep, err := clientgo.Run(t, mirrorConfig(1, 2, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep.Trace, "configmaps/configmaps#1: register") {
+		t.Errorf("no handler named configmaps#1 in the trace:\n%s", rep.Trace[:min(len(rep.Trace), 2000)])
+	}
+	if strings.Contains(rep.Trace, "/h1:") {
+		t.Errorf("a handler is still named h1")
+	}
+}

@@ -68,6 +68,11 @@ type sharedIndexInformer struct {
 	typed   *typed
 	indexer indexer
 
+	// resource is the informer's resource ("deployments"), handlers the number of handlers
+	// registered so far (the driver's): a handler's world name is resource#rank.
+	resource string
+	handlers int
+
 	mu        sync.Mutex
 	regs      map[*registration]bool
 	reflector *cache.Reflector // handed to watch error handlers; never run
@@ -115,6 +120,15 @@ func (a *sharedIndexInformer) AddEventHandlerWithOptions(h cache.ResourceEventHa
 	var reg informer.ResourceEventHandlerRegistration
 	var err error
 	if cerr := a.b.do("add-handler", "add-handler "+a.name, nil, func() {
+		// The handler is named after its informer's resource and its rank on the informer
+		// ("deployments#1"), in the trace and in every failure, rather than the world's h1.
+		a.handlers++
+		if a.host != nil && a.resource != "" {
+			if nerr := a.host.NameNextHandler(fmt.Sprintf("%s#%d", a.resource, a.handlers), world.HandlerOptions{}); nerr != nil {
+				err = nerr
+				return
+			}
+		}
 		reg, err = a.inf.AddEventHandlerWithOptions(handler{h}, informer.HandlerOptions{ResyncPeriod: o.ResyncPeriod})
 	}); cerr != nil {
 		return nil, cerr
