@@ -46,37 +46,11 @@ type Shrunk struct {
 	Removed []string
 }
 
-// FailureSignature is what makes two failures the same for the shrinker: the oracle a violation
-// is of ("oracle tombstones"), the user's check that failed ("check \"name\""), or else the
-// failure's message with numbers removed (a run that did not converge in its budget, an event
-// that never came).
-func FailureSignature(err error) string {
-	if err == nil {
-		return ""
-	}
-	var v *world.Violation
-	if errors.As(err, &v) {
-		return "oracle " + v.Oracle
-	}
-	msg := err.Error()
-	if i := strings.Index(msg, "check \""); i >= 0 {
-		if j := strings.Index(msg[i+7:], "\""); j >= 0 {
-			return msg[i : i+7+j+1]
-		}
-	}
-	// The seed and the replay line that follow the message name the run, not the failure.
-	for _, sep := range []string{" (seed ", "; seed "} {
-		if i := strings.Index(msg, sep); i >= 0 {
-			msg = msg[:i]
-		}
-	}
-	return strings.Map(func(r rune) rune {
-		if r >= '0' && r <= '9' {
-			return -1
-		}
-		return r
-	}, msg)
-}
+// FailureSignature is what makes two failures the same for the shrinker (world.FailureSignature):
+// the oracle a violation is of ("oracle tombstones"), the user's check that failed ("check
+// \"name\""), or else the failure's message with numbers removed (a run that did not converge
+// in its budget, an event that never came).
+func FailureSignature(err error) string { return world.FailureSignature(err) }
 
 const defaultShrinkRuns = 5000
 

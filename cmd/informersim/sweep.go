@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -20,57 +19,9 @@ import (
 // exitFailuresFound is sweep's exit code when a seed failed (1 is an error of the sweep itself).
 const exitFailuresFound = 3
 
-// sweepFailure is one failing seed, a line of sweep --json.
-type sweepFailure struct {
-	Seed    uint64 `json:"seed"`
-	Oracle  string `json:"oracle"`
-	Message string `json:"message"`
-	Replay  string `json:"replay"`
-}
-
-// sweepSummary is the last line of sweep --json: what shards merge (merge adds them up).
-type sweepSummary struct {
-	Scenario string         `json:"scenario"`
-	Seeds    string         `json:"seeds"`
-	Shard    string         `json:"shard"`
-	Runs     int            `json:"runs"`
-	Failures int            `json:"failures"`
-	ByOracle map[string]int `json:"by_oracle"`
-	Hazards  world.Hazards  `json:"hazards"`
-	Never    []string       `json:"never"`
-	// SeedsReaching counts, for each hazard, the seeds whose run reached it.
-	SeedsReaching map[string]int `json:"seeds_reaching"`
-	// Combinations are the distinct sets of hazards the runs reached ("relist+tombstone",
-	// "none"), sorted: a sweep that reaches more of them explores more.
-	Combinations []string `json:"combinations"`
-	// Guided says each seed's generators drew their fault ops from a subset of the fault
-	// kinds the seed picks (--guided, swarm testing).
-	Guided bool `json:"guided,omitempty"`
-}
-
-// add adds one run's hazards to the summary.
-func (s *sweepSummary) add(h world.Hazards, combos map[string]bool) {
-	s.Hazards.Add(h)
-	var fired []string
-	for _, k := range world.HazardNames() {
-		if h[k] > 0 {
-			fired = append(fired, k)
-			s.SeedsReaching[k]++
-		}
-	}
-	combos[cmpOr(strings.Join(fired, "+"), "none")] = true
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 type sweepLine struct {
-	*sweepFailure
-	Summary *sweepSummary `json:"summary,omitempty"`
+	*world.SweepFailure
+	Summary *world.SweepSummary `json:"summary,omitempty"`
 }
 
 // sweep is "informersim sweep FILE|NAME --seeds A:B [--shard i/n] [--procs N] [--guided]
@@ -124,7 +75,7 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 	for s := a + shard; s < b && s >= a; s += shards {
 		seeds = append(seeds, s)
 	}
-	results := make([]*sweepFailure, len(seeds))
+	results := make([]*world.SweepFailure, len(seeds))
 	hazards := make([]world.Hazards, len(seeds))
 	errs := make([]error, len(seeds))
 	bar := newProgress(stderr, len(seeds))
@@ -144,7 +95,7 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 					hazards[i] = world.CountHazards(res.Env.World().Sim().Trace().Events())
 					if res.Failure != nil {
 						msg, _, _ := strings.Cut(res.Failure.Error(), "\n")
-						results[i] = &sweepFailure{Seed: seed, Oracle: scenarios.FailureSignature(res.Failure), Message: msg, Replay: res.Env.ReplayCommand()}
+						results[i] = &world.SweepFailure{Seed: seed, Oracle: scenarios.FailureSignature(res.Failure), Message: msg, Replay: res.Env.ReplayCommand()}
 					}
 				}
 				bar.done()
@@ -162,20 +113,14 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "informersim sweep: %v (%d of %d seeds could not run)\n", failed[0], len(failed), len(seeds))
 		return 2
 	}
-	sum := newSummary(sc.Name, fmt.Sprintf("%d:%d", a, b), *shardFlag, *guided)
-	sum.Runs = len(seeds)
-	combos := map[string]bool{}
-	var failures []*sweepFailure
+	sum := world.NewSweepSummary(sc.Name, fmt.Sprintf("%d:%d", a, b), *shardFlag, *guided)
+	var failures []*world.SweepFailure
 	for i, f := range results {
-		sum.add(hazards[i], combos)
+		sum.AddRun(hazards[i], f)
 		if f != nil {
 			failures = append(failures, f)
-			sum.Failures++
-			sum.ByOracle[f.Oracle]++
 		}
 	}
-	sum.Never = sum.Hazards.Never()
-	sum.Combinations = slices.Sorted(maps.Keys(combos))
 	if err := writeSweep(stdout, *jsonOut, failures, sum); err != nil {
 		fmt.Fprintf(stderr, "informersim sweep: %v\n", err)
 		return 1
@@ -186,14 +131,8 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// newSummary is an empty summary of a sweep (or a merge) of scenario over seeds.
-func newSummary(scenario, seeds, shard string, guided bool) *sweepSummary {
-	return &sweepSummary{Scenario: scenario, Seeds: seeds, Shard: shard, ByOracle: map[string]int{}, Hazards: world.Hazards{},
-		SeedsReaching: map[string]int{}, Combinations: []string{}, Guided: guided}
-}
-
 // writeSweep prints failures and the summary: JSON Lines, or a table.
-func writeSweep(w io.Writer, jsonOut bool, failures []*sweepFailure, sum *sweepSummary) error {
+func writeSweep(w io.Writer, jsonOut bool, failures []*world.SweepFailure, sum *world.SweepSummary) error {
 	bw := bufio.NewWriter(w)
 	if jsonOut {
 		enc := json.NewEncoder(bw)
@@ -259,21 +198,20 @@ func merge(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "informersim merge: expected the shards' sweep --json outputs")
 		return 2
 	}
-	var failures []*sweepFailure
-	var total *sweepSummary
+	var failures []*world.SweepFailure
+	var total *world.SweepSummary
 	shards := map[string]bool{}
-	combos := map[string]bool{}
 	for _, name := range files {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "informersim merge: %v\n", err)
 			return 2
 		}
-		var sum *sweepSummary
+		var sum *world.SweepSummary
 		for n, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 			var l struct {
-				sweepFailure
-				Summary *sweepSummary `json:"summary"`
+				world.SweepFailure
+				Summary *world.SweepSummary `json:"summary"`
 			}
 			if err := json.Unmarshal([]byte(line), &l); err != nil {
 				fmt.Fprintf(stderr, "informersim merge: %s:%d: %v\n", name, n+1, err)
@@ -283,7 +221,7 @@ func merge(args []string, stdout, stderr io.Writer) int {
 				sum = l.Summary
 				continue
 			}
-			f := l.sweepFailure
+			f := l.SweepFailure
 			failures = append(failures, &f)
 		}
 		if sum == nil {
@@ -296,23 +234,12 @@ func merge(args []string, stdout, stderr io.Writer) int {
 		}
 		shards[sum.Shard] = true
 		if total == nil {
-			total = newSummary(sum.Scenario, sum.Seeds, "0/1", sum.Guided)
-		} else if sum.Scenario != total.Scenario || sum.Seeds != total.Seeds || sum.Guided != total.Guided {
-			fmt.Fprintf(stderr, "informersim merge: %s: sweep of %s seeds %s (guided %v), the others of %s seeds %s (guided %v)\n", name, sum.Scenario, sum.Seeds, sum.Guided, total.Scenario, total.Seeds, total.Guided)
+			total = world.NewSweepSummary(sum.Scenario, sum.Seeds, "0/1", sum.Guided)
+		}
+		if err := total.Merge(sum); err != nil {
+			fmt.Fprintf(stderr, "informersim merge: %s: %v\n", name, err)
 			return 2
 		}
-		for k, v := range sum.SeedsReaching {
-			total.SeedsReaching[k] += v
-		}
-		for _, c := range sum.Combinations {
-			combos[c] = true
-		}
-		total.Runs += sum.Runs
-		total.Failures += sum.Failures
-		for k, v := range sum.ByOracle {
-			total.ByOracle[k] += v
-		}
-		total.Hazards.Add(sum.Hazards)
 	}
 	// Every shard of n must be there, or the merge is not the sweep.
 	_, n, err := parseShard(func() string {
@@ -325,7 +252,7 @@ func merge(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "informersim merge: %d shards given, the sweep has %d\n", len(shards), n)
 		return 2
 	}
-	slices.SortFunc(failures, func(x, y *sweepFailure) int {
+	slices.SortFunc(failures, func(x, y *world.SweepFailure) int {
 		switch {
 		case x.Seed < y.Seed:
 			return -1
@@ -334,8 +261,6 @@ func merge(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	})
-	total.Never = total.Hazards.Never()
-	total.Combinations = slices.Sorted(maps.Keys(combos))
 	if err := writeSweep(stdout, *jsonOut, failures, total); err != nil {
 		fmt.Fprintf(stderr, "informersim merge: %v\n", err)
 		return 1

@@ -96,14 +96,14 @@ func TestSweepShardsMergeIntoTheUnshardedSweep(t *testing.T) {
 // lesson, its replay lines carry --guided and replay the same run, its shards merge into the
 // unsharded sweep, and a scenario with nothing to swarm is refused.
 func TestSweepHazardsAndGuided(t *testing.T) {
-	summary := func(args ...string) sweepSummary {
+	summary := func(args ...string) world.SweepSummary {
 		t.Helper()
 		var o, e strings.Builder
 		if code := run(append([]string{"sweep", "27-generated-workload", "--seeds", "0:60", "--json"}, args...), &o, &e); code != 0 && code != exitFailuresFound {
 			t.Fatalf("sweep %q: exit %d, %s", args, code, e.String())
 		}
 		lines := strings.Split(strings.TrimSpace(o.String()), "\n")
-		var l struct{ Summary sweepSummary }
+		var l struct{ Summary world.SweepSummary }
 		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &l); err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func TestSweepHazardsAndGuided(t *testing.T) {
 	if len(guided.Combinations) <= len(plain.Combinations) || !guided.Guided || plain.Guided {
 		t.Errorf("guided reached %d hazard combinations, unguided %d: want more", len(guided.Combinations), len(plain.Combinations))
 	}
-	for _, s := range []sweepSummary{plain, guided} {
+	for _, s := range []world.SweepSummary{plain, guided} {
 		for _, k := range world.HazardNames() {
 			if n := s.SeedsReaching[k]; n > s.Runs || (n == 0) != slices.Contains(s.Never, k) || (n > 0) != (s.Hazards[k] > 0) {
 				t.Errorf("%s: %d seeds reached, %d events, never %v", k, n, s.Hazards[k], s.Never)
@@ -151,5 +151,37 @@ func TestSweepHazardsAndGuided(t *testing.T) {
 	e.Reset()
 	if code := run([]string{"sweep", "05", "--seeds", "0:3", "--guided"}, &m, &e); code != 2 || strings.Count(e.String(), "no generate directive with fault-ops") != 1 {
 		t.Errorf("sweep --guided of a scenario without a generator: exit %d, %q", code, e.String())
+	}
+}
+
+// Goal: informersim merge merges the shards of a Go test's sweep (world.SweepLog's JSON Lines)
+// as it merges a scenario's: the failures in seed order, the summaries added up, exit 3.
+func TestMergeOfAGoTestsSweep(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for i, shard := range []string{"0/2", "1/2"} {
+		log := world.NewSweepLog("TestMine", "0:6", shard)
+		for s := uint64(i); s < 6; s += 2 {
+			var err error
+			if s == 3 {
+				err = fmt.Errorf("world: check \"mine\" failed: seed %d", s)
+			}
+			log.Add(s, nil, err)
+		}
+		p := filepath.Join(dir, fmt.Sprint(i))
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := log.WriteJSON(f); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		files = append(files, p)
+	}
+	var o, e strings.Builder
+	if code := run(append([]string{"merge"}, files...), &o, &e); code != exitFailuresFound || !strings.Contains(o.String(), "seed 3: check \"mine\": ") ||
+		!strings.Contains(o.String(), "sweep TestMine seeds 0:6 shard 0/1: 6 runs, 1 failed") {
+		t.Errorf("merge of a Go test's shards: exit %d\n%s%s", code, o.String(), e.String())
 	}
 }
