@@ -111,10 +111,30 @@ func key(obj any) string {
 
 // fuzzWorld is the world a fuzz input runs in: two replicas serving lists and watches in turn,
 // one informer, the tracker as its handler; once the world converges, the tracker's keys and
-// its status must equal the apiserver's objects (two checks).
+// its status must equal the apiserver's objects (two checks). The seed may restart the tracker
+// (fuzzRestart), so that an input can choose a crash and when it comes.
 func fuzzWorld(seed uint64, repro, plant string) (*world.World, error) {
-	w, _, err := trackerWorld(seed, repro, plant)
-	return w, err
+	w, restart, err := trackerWorld(seed, repro, plant)
+	if err != nil {
+		return nil, err
+	}
+	if at, ok := fuzzRestart(seed); ok {
+		if _, err := w.After(at, "tracker", "restart", func() {
+			if err := restart(w); err != nil {
+				panic(err) // a new informer of a running world: only a bug of the test gets here
+			}
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// fuzzRestart is when the tracker restarts in the run of seed: with the seed's top bit set, at
+// its next six bits times 10ms (0 to 630ms, the span of a short input's ops); else never. The
+// seed is the input's first eight bytes, so the fuzzer chooses the crash as it chooses the rest.
+func fuzzRestart(seed uint64) (time.Duration, bool) {
+	return time.Duration(seed>>56&0x3f) * 10 * time.Millisecond, seed>>63 == 1
 }
 
 // trackerWorld is fuzzWorld, and a function that restarts the tracker: its informer stops and
@@ -215,7 +235,7 @@ func fuzzControllerRun(data []byte, fuzzName, plant string) (*world.World, *worl
 }
 
 // replayControllerRun runs ops (with sleeps between them, from time 0) in the fuzz world of
-// seed: the replay scenarios.ShrinkOps shrinks a failing fuzz run with.
+// seed (restarts included): the replay scenarios.ShrinkOps shrinks a failing fuzz run with.
 func replayControllerRun(seed uint64, ops []world.Op, plant string) error {
 	w, err := fuzzWorld(seed, "", plant)
 	if err != nil {
@@ -228,7 +248,7 @@ func replayControllerRun(seed uint64, ops []world.Op, plant string) error {
 }
 
 // plantEnv turns a planted bug on in FuzzUserController (to measure how fast go test -fuzz
-// finds it): INFORMERSIM_PLANT=tombstone, mutate or stale-read.
+// finds it): INFORMERSIM_PLANT=tombstone, mutate, stale-read or initial-list.
 const plantEnv = "INFORMERSIM_PLANT"
 
 // seedsEnv=none leaves FuzzUserController's own seed inputs out (f.Add), to measure what the
@@ -313,7 +333,8 @@ func TestFuzzReproAndThePlantedBugsInputs(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no corpus file of FuzzUserController to check FuzzRepro against")
 	}
-	for plant, sig := range map[string]string{plantTombstone: `check "tracker keys"`, plantMutate: "oracle " + world.OracleReadOnlyObjects, plantStaleRead: `check "tracker status"`} {
+	for plant, sig := range map[string]string{plantTombstone: `check "tracker keys"`, plantMutate: "oracle " + world.OracleReadOnlyObjects,
+		plantStaleRead: `check "tracker status"`, plantInitialList: `check "tracker keys"`} {
 		b, err := os.ReadFile("testdata/fuzz-plant-" + plant)
 		if err != nil {
 			t.Fatal(err)
@@ -368,9 +389,9 @@ const corpusEnv = "INFORMERSIM_WRITE_CORPUS"
 
 // fuzzWorldHazards are the hazards FuzzUserController's world can reach: its workload writes
 // without preconditions (no conflict), its one handler is not slow, joins before the start and
-// asks no resync, and its informer never restarts.
+// asks no resync; its restarts (fuzzRestart) start a new informer.
 var fuzzWorldHazards = []string{world.HazardWatchExpired, world.HazardRelist, world.HazardTombstone, world.HazardStaleList,
-	world.HazardBookmark, world.HazardWatchEnd, world.HazardCompaction}
+	world.HazardBookmark, world.HazardWatchEnd, world.HazardCompaction, world.HazardRestart}
 
 // Goal: FuzzUserController's corpus (testdata/fuzz/FuzzUserController, which plain go test
 // replays and go test -fuzz mutates) holds, for each hazard its world can reach, an input that
