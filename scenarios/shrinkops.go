@@ -44,10 +44,26 @@ type OpsShrinkOptions struct {
 
 // OpsFile writes the ops a generator issued (world.Generator.Ops, the Time of each counted
 // from time 0) as a scenario file: header (a comment), "world seed=N", then each op after a
-// "run for" for the time since the previous one. OpsOfFile reads it back.
+// "run for" for the time since the previous one, each with the expected block the file's own
+// run prints (the ops without the Go controller: informersim run FILE passes on it). OpsOfFile
+// reads it back.
 func OpsFile(header string, seed uint64, ops []world.GeneratedOp) string {
 	ds := append([]Directive{{Cmd: "world", Args: []datadriven.CmdArg{argOf("seed", strconv.FormatUint(seed, 10))}}}, GeneratedDirectives(0, ops)...)
-	return Format(header, ds, nil)
+	return withOutputs(header, ds)
+}
+
+// withOutputs formats ds with header and, as expected blocks, what each directive prints when
+// the file runs under informersim (the world's ops, without the Go controller), so that
+// informersim run FILE passes on it and shows what the ops did; blocks stay empty if it does
+// not run.
+func withOutputs(header string, ds []Directive) string {
+	var outputs []string
+	if res, err := Run("ops", Format("", ds, nil), Options{}); err == nil && len(res.Steps) == len(ds) {
+		for _, st := range res.Steps {
+			outputs = append(outputs, st.Output)
+		}
+	}
+	return Format(header, ds, outputs)
 }
 
 // OpsOfFile reads a file OpsFile or ShrinkOps wrote (or one written by hand in that form): its
@@ -170,7 +186,7 @@ func ShrinkOps(seed uint64, ops []world.GeneratedOp, failure error, replay OpsRe
 	header := fmt.Sprintf("%s, shrunk: fails with %s\n\nThe ops of a failing run of %s, which this file does not hold: replay them against it\n(scenarios.OpsOfFile, then the test's own world and world.Script). The original failure replays with:\n%s\nShrunk from %d ops to %d in %d runs; %s.\nRemoved: %s.",
 		name, s.sig, cmpOrString(opts.Controller, "a controller hosted in Go"), cmpOrString(opts.Replay, "(no replay line given)"),
 		out.Ops[0], out.Ops[1], s.runs, minimal, strings.Join(cmpOrSlice(out.Removed, []string{"nothing"}), ", "))
-	out.Text = Format(header, ds, nil)
+	out.Text = withOutputs(header, ds)
 	return out, nil
 }
 

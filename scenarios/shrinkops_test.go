@@ -112,6 +112,13 @@ func TestShrinkOps(t *testing.T) {
 			t.Errorf("the shrunk file lacks %q:\n%s", want, shrunk.Text)
 		}
 	}
+	// The file runs under informersim as it is (the ops without the controller), its blocks
+	// what that run prints.
+	if res, err := scenarios.Run("shrunk", shrunk.Text, scenarios.Options{}); err != nil {
+		t.Errorf("the shrunk file does not run under informersim: %v", err)
+	} else if res.Failure != nil || len(res.Mismatches()) > 0 {
+		t.Errorf("the shrunk file's run under informersim: failure %v, %d blocks differ", res.Failure, len(res.Mismatches()))
+	}
 	seed, back, err := scenarios.OpsOfFile("shrunk", shrunk.Text)
 	if err != nil || seed != 3 {
 		t.Fatalf("OpsOfFile: seed %d, %v", seed, err)
