@@ -23,36 +23,42 @@ import (
 // admission runs first: a create into a missing namespace is a 404 even when its body is
 // invalid, and a refusal names a generateName create by its prefix, as the plugin's does.
 func (s *Server) admitWrite_locked(res *resourceStore, u *unstructured.Unstructured, create bool) error {
-	if !res.info.Namespaced || u.GetNamespace() == "" {
+	if !res.info.Namespaced {
 		return nil
 	}
-	key := objKey{ns: u.GetNamespace(), name: u.GetName()}
-	if key.name == "" {
-		key.name = u.GetGenerateName()
-	}
-	if key.name == "" {
-		key.name = "Unknown"
+	nsName := metaStr(u, "namespace")
+	// An update is refused only for a missing namespace, and only when namespaces are required:
+	// the common update returns here, before any lookup (it runs on every write).
+	if nsName == "" || !create && !s.cfg.RequireNamespaces {
+		return nil
 	}
 	nss, ok := s.resources[NamespacesGVR]
 	if !ok {
 		return nil
 	}
-	ns := s.current_locked(nss, objKey{name: key.ns})
+	ns := s.current_locked(nss, objKey{name: nsName})
 	if ns == nil {
 		if !s.cfg.RequireNamespaces {
 			return nil
 		}
 		// The plugin's last resort is a GET of the namespace, whose 404 it returns as it is.
-		return apierrors.NewNotFound(NamespacesGVR.GroupResource(), key.ns)
+		return apierrors.NewNotFound(NamespacesGVR.GroupResource(), nsName)
 	}
 	if !create || !terminating(ns) {
 		return nil
 	}
-	err := apierrors.NewForbidden(res.info.GVR.GroupResource(), key.name,
-		fmt.Errorf("unable to create new content in namespace %s because it is being terminated", key.ns))
+	name := metaStr(u, "name")
+	if name == "" {
+		name = metaStr(u, "generateName")
+	}
+	if name == "" {
+		name = "Unknown"
+	}
+	err := apierrors.NewForbidden(res.info.GVR.GroupResource(), name,
+		fmt.Errorf("unable to create new content in namespace %s because it is being terminated", nsName))
 	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{
 		Type:    "NamespaceTerminating",
-		Message: fmt.Sprintf("namespace %s is being terminated", key.ns),
+		Message: fmt.Sprintf("namespace %s is being terminated", nsName),
 		Field:   "metadata.namespace",
 	})
 	return err

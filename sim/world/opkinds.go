@@ -50,10 +50,10 @@ const (
 	OpFailNext
 	// OpSleep only moves a Script's time forward by Duration.
 	OpSleep
-	// OpBurnRevisions consumes Count revisions without writing anything (fakeapi.md §6 F-3):
+	// OpBurnRevisions consumes Count revisions without writing anything (fakeapi.md §6 F-10):
 	// the next write's resourceVersion jumps.
 	OpBurnRevisions
-	// OpSlowConsumer cuts the open watches off as slow consumers (fakeapi.md §6 F-6): those of
+	// OpSlowConsumer cuts the open watches off as slow consumers (fakeapi.md §6 F-8): those of
 	// the informer named Informer, or every open watch when Informer is "".
 	OpSlowConsumer
 	// OpTriggerBookmarks sends a bookmark on every open watch that allows them (F-7).
