@@ -298,6 +298,9 @@ func fuzzFailure(t *testing.T, data []byte, plant string, g *world.Generator, fa
 	if plant != "" {
 		controller += " (" + plantEnv + "=" + plant + ")"
 	}
+	if at, ok := fuzzRestart(seed); ok {
+		controller += fmt.Sprintf(", which the seed restarts at %v", at)
+	}
 	files, err := scenarios.WriteOpsFailure(seed, g.Ops(), failure,
 		func(seed uint64, ops []world.Op) error { return replayControllerRun(seed, ops, plant) },
 		scenarios.OpsShrinkOptions{Name: strings.ReplaceAll(strings.TrimPrefix(strings.Fields(repro)[2], "-run="), "/", "-"), Controller: controller, Replay: repro, MaxRuns: 2000})
