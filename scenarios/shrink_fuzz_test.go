@@ -294,12 +294,16 @@ func fuzzFailure(t *testing.T, data []byte, plant string, g *world.Generator, fa
 	}
 	seed, _ := world.FuzzSeed(data)
 	repro := world.FuzzRepro("FuzzUserController", data)
-	controller := "FuzzUserController's keyTracker"
+	var notes []string
 	if plant != "" {
-		controller += " (" + plantEnv + "=" + plant + ")"
+		notes = append(notes, plantEnv+"="+plant)
 	}
 	if at, ok := fuzzRestart(seed); ok {
-		controller += fmt.Sprintf(", which the seed restarts at %v", at)
+		notes = append(notes, fmt.Sprintf("the seed restarts it at %v", at))
+	}
+	controller := "FuzzUserController's keyTracker"
+	if len(notes) > 0 {
+		controller += " (" + strings.Join(notes, "; ") + ")"
 	}
 	files, err := scenarios.WriteOpsFailure(seed, g.Ops(), failure,
 		func(seed uint64, ops []world.Op) error { return replayControllerRun(seed, ops, plant) },
