@@ -80,6 +80,8 @@ type bubble struct {
 	// driver's own, which spares onDriver reading the caller's goroutine id from its stack
 	// (runtime.Stack, about a tenth of a run when every call paid it).
 	driverBlocked atomic.Bool
+	// wakes counts the driver's returns from those waits, for the watchdog (watchdog.go).
+	wakes atomic.Int64
 	held          []*call // received while sleeping, served at the next turn
 	// scheduled are the calls handed to the sim, kept until the run ends (shutdown answers
 	// those never woken).
@@ -92,6 +94,9 @@ type bubble struct {
 	maxConcurrent   int
 	ties            int
 	timeoutsRedrawn int
+	// staticRequests counts the discovery, version and health requests answered at once on the
+	// caller's goroutine (static.go).
+	staticRequests atomic.Int64
 	// unorderedBatches counts what client-go hands the handlers in a Go map's order
 	// (Report.UnorderedBatches): watch-list starts of two objects or more, relists that find
 	// two objects or more gone. views are the keys each informer of the controller holds, as
@@ -258,6 +263,7 @@ func (b *bubble) turn() (bool, error) {
 	b.driverBlocked.Store(true)
 	synctest.Wait()
 	b.driverBlocked.Store(false)
+	b.wakes.Add(1)
 	if err := b.failed(); err != nil {
 		return false, err
 	}
@@ -303,6 +309,7 @@ func (b *bubble) sleep(until time.Duration) {
 		b.held = append(b.held, c)
 	}
 	b.driverBlocked.Store(false)
+	b.wakes.Add(1)
 	if bubbleNow() > before {
 		b.slept = true
 	}
@@ -427,6 +434,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	inner.RemoteAddr = "127.0.0.1:0"
 	if inner.Host == "" {
 		inner.Host = req.URL.Host
+	}
+	if isStatic(req) {
+		return t.serveStatic(req, inner), nil
 	}
 	if w := req.URL.Query().Get("watch"); req.Method == http.MethodGet && (w == "true" || w == "1") {
 		return t.serveWatch(req, inner)

@@ -125,6 +125,29 @@
 // objects reach the handlers in a Go map's order (off unless Config.WatchList; then
 // Report.UnorderedBatches counts them). A request to another host than the world's fails the run.
 //
+// # A controller-runtime manager
+//
+// A manager built by the operator's main from the *rest.Config (ctrl.NewManager(cfg,
+// ctrl.Options{...}), its controllers with For and Owns, its client, cache and event recorder,
+// mgr.Start(ctx)) runs under Config.Main unchanged: its cache's informers are client-go's, served
+// as above; its priority queue, runnables and timers run on the bubble's clock. What the harness
+// adds for it (controllerruntime.go, static.go, watchdog.go):
+//
+//   - Discovery, version, OpenAPI and health requests are answered at once on the caller's
+//     goroutine from the front's fixed documents (Report.StaticRequests), not at a step:
+//     controller-runtime discovers while holding a sync.Mutex, and a goroutine waiting for a
+//     mutex is not durably blocked, so a step could never come.
+//   - controller-runtime's process-wide controller names are given back when a run ends, so the
+//     next run of the process can build its controllers again (within a run a duplicate name is
+//     refused, as in a cluster; runs in parallel of managers with the same controller names
+//     collide, and the error says so).
+//   - The metrics server's default address is "0" (off) in a process that links the harness.
+//     Health probes, pprof and a metrics address the main sets itself are real listeners: leave
+//     them off (the watchdog names them). Leader election (off by default) is not tried.
+//   - A watchdog ends a run stuck on something the bubble cannot see (a real listener, a mutex
+//     held across a call, a channel from outside the run): after 30s of wall-clock time with
+//     no progress it panics, naming each such goroutine, its stack and the seed.
+//
 // Limits: a handler's resync period, selectors and namespaces of the Env factories follow the
 // world's informers; client-go's own informers hand some batches to the handlers in a Go map's
 // order, which no seed decides: the tombstones of a relist that finds several objects gone

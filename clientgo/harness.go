@@ -242,6 +242,9 @@ type Report struct {
 	// WatchTimeoutsRedrawn counts the watches whose timeoutSeconds, drawn by client-go's
 	// reflector from the process-wide math/rand, the world drew again from the seed.
 	WatchTimeoutsRedrawn int
+	// StaticRequests counts the discovery, version, OpenAPI and health requests, answered at
+	// once with the front's fixed documents rather than at a step (static.go): not traced.
+	StaticRequests int
 	// UnorderedBatches counts what client-go handed the controller's handlers in an order no
 	// seed decides, a Go map's: the watch-list starts that gave a reflector two objects or more
 	// (see Config.WatchList), and the relists that found two objects or more of its cache gone
@@ -402,7 +405,9 @@ func Run(t T, cfg Config) (*Report, error) {
 	// not meet client-go's defaults (an error handler's backoff sleep would block them for good).
 	runsActive.Add(1)
 	defer runsActive.Add(-1)
-	synctest.Test(bubbleT, func(*testing.T) { rep, err = run(cfg) })
+	wd := startWatchdog()
+	defer close(wd.stop)
+	synctest.Test(bubbleT, func(*testing.T) { rep, err = run(cfg, wd) })
 	return rep, err
 }
 
@@ -411,13 +416,15 @@ func logError(ctx context.Context, err error, msg string, keysAndValues ...any) 
 }
 
 // run is Run inside the bubble: this goroutine is the driver.
-func run(cfg Config) (*Report, error) {
+func run(cfg Config, wd *watchdog) (*Report, error) {
 	w, err := world.NewFromConfig(sim.Config{Seed: cfg.Seed}, cfg.API, cfg.World)
 	if err != nil {
 		return nil, err
 	}
 	b := newBubble(w)
 	b.checks = checks{invariant: cfg.Invariant, onWrite: cfg.OnWrite, repro: fmt.Sprintf("seed %d; %s", cfg.Seed, world.Repro(cfg.Seed))}
+	wd.repro.Store(&b.checks.repro)
+	wd.b.Store(b)
 	tr := &transport{b: b, host: strings.TrimPrefix(Host, "http://")}
 	opts := kube.RESTOptions()
 	opts.Watch = openWatch
@@ -486,6 +493,9 @@ func run(cfg Config) (*Report, error) {
 				c.Transport = t
 				if err := cfg.Main(ctx, c); err != nil && ctx.Err() == nil {
 					inc.err = fmt.Errorf("clientgo: the controller's main: %w", err)
+					if nameCollision(err) && runsActive.Load() > 1 {
+						inc.err = fmt.Errorf("%w (controller-runtime's controller names are process-wide and another run of this process is going on: runs in parallel need managers with ctrl.Options.Controller.SkipNameValidation, or one run at a time)", inc.err)
+					}
 				}
 				return
 			}
@@ -507,6 +517,10 @@ func run(cfg Config) (*Report, error) {
 		}()
 		return inc
 	}
+	// controller-runtime's controller names (controllerruntime.go): those taken during the run
+	// are given back when it ends, and when a crashed controller's main has returned.
+	names := controllerNames()
+	defer releaseControllerNames(names)
 	cur := start(tr)
 	var crashed []*incarnation // crashed incarnations whose main has not returned yet
 	b.onTurn = func() {
@@ -516,6 +530,7 @@ func run(cfg Config) (*Report, error) {
 		if len(crashed) > 0 && crashed[0].exited() {
 			// The crashed controller's main returned: start it afresh.
 			crashed = crashed[1:]
+			releaseControllerNames(names)
 			t := &transport{b: b, host: tr.host, handler: tr.handler, latency: tr.latency}
 			cur = start(t)
 			b.fire(HazardRestart)
@@ -553,7 +568,7 @@ func run(cfg Config) (*Report, error) {
 	s := w.Sim()
 	rep := &Report{Seed: cfg.Seed, Hash: s.Trace().Hash(), Steps: s.StepCount(), SimTime: s.Now(),
 		Calls: b.served, ConcurrentCalls: b.concurrentCalls, MaxConcurrent: b.maxConcurrent, Ties: b.ties,
-		Streams: b.streams.sorted(), WatchTimeoutsRedrawn: b.timeoutsRedrawn, UnorderedBatches: b.unorderedBatches,
+		Streams: b.streams.sorted(), WatchTimeoutsRedrawn: b.timeoutsRedrawn, StaticRequests: int(b.staticRequests.Load()), UnorderedBatches: b.unorderedBatches,
 		ResyncWakes: b.resyncWakes,
 		Hazards:     b.hazardCounts(), Trace: sim.Narrate(s.Trace().Events())}
 	if cp := w.ControlPlane(); cp != nil {

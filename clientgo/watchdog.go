@@ -1,0 +1,140 @@
+package clientgo
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// A run is driven by rule 1 of bubble: the world steps once every goroutine of the controller
+// is durably blocked (synctest.Wait). A goroutine blocked in a way the bubble cannot see the end
+// of never is: one waiting for a sync.Mutex whose holder waits for the world, one in network
+// I/O (a metrics or health-probe server listening on a real address, a dial), one waiting on a
+// channel made outside the run. The driver would then wait forever, and the test would hang
+// until go test's timeout with a dump of every goroutine of the process. The watchdog, a
+// goroutine outside the bubble on the wall clock, sees the driver blocked for stuckAfter with
+// no progress and ends the process with a panic naming those goroutines, their state and
+// stack, and the seed: nothing else can end a synctest.Wait.
+
+// stuckAfter is how long (wall clock) the driver may wait for the controller's goroutines
+// before the run is declared stuck. A turn takes microseconds; a machine under load, seconds.
+var stuckAfter = 30 * time.Second
+
+// watchdog watches one run's driver.
+type watchdog struct {
+	b     atomic.Pointer[bubble]
+	repro atomic.Pointer[string]
+	stop  chan struct{}
+}
+
+// startWatchdog starts the watchdog; it must be called outside the bubble, whose clock stands
+// still while the run is stuck.
+func startWatchdog() *watchdog {
+	wd := &watchdog{stop: make(chan struct{})}
+	go wd.loop()
+	return wd
+}
+
+func (wd *watchdog) loop() {
+	tick := time.NewTicker(stuckAfter / 10)
+	defer tick.Stop()
+	var last int64 = -1
+	var since time.Time
+	for {
+		select {
+		case <-wd.stop:
+			return
+		case now := <-tick.C:
+			b := wd.b.Load()
+			if b == nil || !b.driverBlocked.Load() {
+				last = -1
+				continue
+			}
+			if p := b.wakes.Load(); p != last {
+				last, since = p, now
+				continue
+			}
+			if now.Sub(since) >= stuckAfter {
+				repro := ""
+				if r := wd.repro.Load(); r != nil {
+					repro = *r
+				}
+				panic(stuckReport(b.driverID, now.Sub(since), repro))
+			}
+		}
+	}
+}
+
+// stuckReport names the goroutines of the driver's bubble that are blocked in a way the
+// bubble cannot see the end of.
+func stuckReport(driver uint64, waited time.Duration, repro string) string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	stacks := bytes.Split(buf, []byte("\n\n"))
+	bubble := ""
+	for _, s := range stacks {
+		if id, state, ok := goroutineHeader(string(s)); ok && id == driver {
+			if _, after, ok := strings.Cut(state, "synctest bubble "); ok {
+				bubble = "synctest bubble " + strings.TrimRight(after, "]:")
+			}
+		}
+	}
+	var culprits []string
+	for _, s := range stacks {
+		id, state, ok := goroutineHeader(string(s))
+		if !ok || id == driver || bubble == "" || !strings.Contains(state, bubble+"]") && !strings.Contains(state, bubble+",") {
+			continue
+		}
+		if strings.Contains(state, "(durable)") {
+			continue
+		}
+		culprits = append(culprits, fmt.Sprintf("%s\n(%s)", strings.TrimSpace(string(s)), why(state)))
+	}
+	msg := fmt.Sprintf("clientgo: the run is stuck (%s): the driver waited %v for the controller's goroutines to block, and %d of them are blocked in a way the run cannot see the end of, so the world can take no step:\n\n%s",
+		repro, waited.Round(time.Second), len(culprits), strings.Join(culprits, "\n\n"))
+	if len(culprits) == 0 {
+		msg += "(none found: the bubble's goroutines are busy)"
+	}
+	return msg
+}
+
+// goroutineHeader parses "goroutine 12 [chan receive (durable), synctest bubble 1]:".
+func goroutineHeader(s string) (uint64, string, bool) {
+	s, ok := strings.CutPrefix(s, "goroutine ")
+	if !ok {
+		return 0, "", false
+	}
+	line, _, _ := strings.Cut(s, "\n")
+	idText, state, ok := strings.Cut(line, " ")
+	if !ok {
+		return 0, "", false
+	}
+	id, err := strconv.ParseUint(idText, 10, 64)
+	return id, state, err == nil
+}
+
+// why says what a goroutine's state means for the run.
+func why(state string) string {
+	switch {
+	case strings.Contains(state, "IO wait"):
+		return "network I/O: a server listening on a real address (a metrics or health-probe server: set its address to \"0\") or a connection the world does not serve"
+	case strings.Contains(state, "Mutex"), strings.Contains(state, "sync.Cond"), strings.Contains(state, "semacquire"):
+		return "waits for a lock: a sync.Mutex's holder may be waiting for the world, and the run cannot see that it is"
+	case strings.Contains(state, "chan"), strings.Contains(state, "select"):
+		return "waits on a channel made outside the run, which no step of the world can fill"
+	case strings.Contains(state, "syscall"):
+		return "in a system call"
+	}
+	return "not blocked durably"
+}
