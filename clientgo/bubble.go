@@ -82,7 +82,7 @@ type bubble struct {
 	driverBlocked atomic.Bool
 	// wakes counts the driver's returns from those waits, for the watchdog (watchdog.go).
 	wakes atomic.Int64
-	held          []*call // received while sleeping, served at the next turn
+	held  []*call // received while sleeping, served at the next turn
 	// scheduled are the calls handed to the sim, kept until the run ends (shutdown answers
 	// those never woken).
 	scheduled []*call
