@@ -93,34 +93,16 @@ func widgetsConverged(srv *fakeapi.Server) error {
 		if err != nil || len(l.Items) != 1 {
 			return fmt.Errorf("widget %s has no ConfigMap (%v)", w.GetName(), err)
 		}
-		size, _, _ := widgetInt(w.Object, "spec", "size")
+		size, _, _ := unstructuredInt(w.Object, "spec", "size")
 		if got := l.Items[0].Object["data"].(map[string]any)["size"]; got != strconv.FormatInt(size, 10) {
 			return fmt.Errorf("widget %s: ConfigMap says size %v, spec %d", w.GetName(), got, size)
 		}
-		gen, _, _ := widgetInt(w.Object, "status", "observedGeneration")
+		gen, _, _ := unstructuredInt(w.Object, "status", "observedGeneration")
 		if gen != w.GetGeneration() {
 			return fmt.Errorf("widget %s: status.observedGeneration %d, generation %d", w.GetName(), gen, w.GetGeneration())
 		}
 	}
 	return nil
-}
-
-func widgetInt(obj map[string]any, path ...string) (int64, bool, error) {
-	var cur any = obj
-	for _, p := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return 0, false, nil
-		}
-		cur = m[p]
-	}
-	switch v := cur.(type) {
-	case int64:
-		return v, true, nil
-	case float64:
-		return int64(v), true, nil
-	}
-	return 0, false, nil
 }
 
 func widgetManagerConfig(t *testing.T, seed uint64) clientgo.Config {
