@@ -1,0 +1,163 @@
+package operator_test
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/informersim/informersim/clientgo"
+	"github.com/informersim/informersim/examples/operator"
+	"github.com/informersim/informersim/examples/operator/internal/controller"
+	"github.com/informersim/informersim/sim/world"
+)
+
+// TestConverges runs the operator's Main, unchanged, in the world under each condition (410
+// relists, compaction, stale replica routing, conflicts) with the control plane's garbage
+// collector and workload status: every WebApp converges to its Deployment and status, WebApps
+// deleted by the workload take their Deployments with them, no status generation ever goes
+// back, and the run shows the condition happened. INFORMERSIM_OPERATOR_SEEDS seeds per
+// condition (default 3).
+func TestConverges(t *testing.T) {
+	n := envInt(t, "INFORMERSIM_OPERATOR_SEEDS", 3)
+	for _, s := range specs {
+		t.Run(strings.ReplaceAll(s.name, " ", "_"), func(t *testing.T) {
+			collected := 0
+			for _, seed := range seeds(t, n) {
+				var w *world.World
+				rep, err := clientgo.Run(t, runConfig(t, s, seed, correct, &w))
+				if err != nil {
+					t.Fatalf("%s: %v\n%s", s.name, err, rep.Failure)
+				}
+				if err := s.evidence(w.Server(), rep); err != nil {
+					t.Errorf("seed %d: the run did not exercise %q: %v", seed, s.name, err)
+				}
+				kinds := map[string]bool{}
+				for _, k := range rep.Streams {
+					kinds[k.String()] = true
+				}
+				if !kinds["webapps.apps.example.com/v1 (json)"] || !kinds["deployments.apps/v1 (protobuf)"] {
+					t.Errorf("seed %d: the manager's informers were not served by the world: %v", seed, rep.Streams)
+				}
+				collected += w.ControlPlane().GC.Stats().Writes
+				t.Logf("%v; informers served: %v", rep, rep.Streams)
+			}
+			if collected == 0 {
+				t.Errorf("%s: the garbage collector deleted nothing over %d seeds: no WebApp deletion was followed through", s.name, n)
+			}
+		})
+	}
+}
+
+// TestDeterminism runs each seed of the mixed condition twice, with controller-runtime's
+// default priority queue and with a FIFO queue: two runs of a seed must give the same trace
+// hash, unless the Report counted an unordered batch (a relist reaching the priority queue,
+// whose order is a race between its goroutines; a relist finding several objects gone, whose
+// tombstones client-go hands over in map order). INFORMERSIM_OPERATOR_DETERMINISM_SEEDS sets the
+// number of seeds (default 5); the hash over every run's hash is logged, to compare across
+// processes and GOMAXPROCS.
+func TestDeterminism(t *testing.T) {
+	n := envInt(t, "INFORMERSIM_OPERATOR_DETERMINISM_SEEDS", 5)
+	for _, q := range []struct {
+		name string
+		opts operator.Options
+		// min is the fraction of seeds that must replay (measured: see README).
+		min float64
+	}{
+		{"priority queue", correct, 0.5},
+		{"FIFO queue", operator.Options{MetricsBindAddress: "0", FIFOQueue: true}, 0.9},
+	} {
+		t.Run(strings.ReplaceAll(q.name, " ", "_"), func(t *testing.T) {
+			all := sha256.New()
+			start := time.Now()
+			equal, counted, batches := 0, 0, 0
+			for _, seed := range seeds(t, n) {
+				a, errA := clientgo.Run(t, runConfig(t, mixed, seed, q.opts, nil))
+				b, errB := clientgo.Run(t, runConfig(t, mixed, seed, q.opts, nil))
+				if errA != nil || errB != nil {
+					t.Fatalf("seed %d: %v / %v\n%s", seed, errA, errB, a.Failure)
+				}
+				batches += a.UnorderedBatches
+				switch {
+				case a.Hash == b.Hash:
+					equal++
+				case a.UnorderedBatches > 0 || b.UnorderedBatches > 0:
+					counted++
+				default:
+					t.Errorf("seed %d: trace hashes differ (%s, %s) with no unordered batch counted", seed, a.Hash[:16], b.Hash[:16])
+				}
+				fmt.Fprintln(all, a.Hash)
+			}
+			t.Logf("%s: %d of %d seeds gave equal hashes on 2 runs, %d differed with unordered batches counted (%d batches in all); GOMAXPROCS %d, %v wall time, hash of hashes %x",
+				q.name, equal, n, counted, batches, runtime.GOMAXPROCS(0), time.Since(start).Round(time.Millisecond), all.Sum(nil)[:8])
+			if float64(equal) < q.min*float64(n) {
+				t.Errorf("%s: only %d of %d seeds replayed from their seed", q.name, equal, n)
+			}
+		})
+	}
+}
+
+// plantedBug is a bug of the reconciler and what catching it looks like.
+type plantedBug struct {
+	name string
+	bugs controller.Bugs
+	// caughtBy is a part of the run's error that says which check caught it.
+	caughtBy string
+}
+
+var plantedBugs = []plantedBug{
+	// Mutating the cache's Deployment before a write that fails leaves the cache saying the
+	// write happened: the Deployment keeps its old replicas, and the run does not converge.
+	{name: "mutate cache", bugs: controller.Bugs{MutateCache: true}, caughtBy: "did not converge"},
+	// A status patched from a stale read makes an observed generation go back: the check on
+	// every write (Config.OnWrite) stops the run at that write.
+	{name: "stale status", bugs: controller.Bugs{StaleStatus: true}, caughtBy: "breaks Config.OnWrite"},
+}
+
+// TestPlantedBugsCaught sweeps seeds of the restarts condition with each planted bug until the
+// expected check catches it (at most INFORMERSIM_OPERATOR_BUG_SEEDS, default 60; a seed failing
+// otherwise is counted), checks that the replay line's seed reproduces the same failure, and that
+// the correct operator passes on that seed. The sweep uses the FIFO queue, so that a seed
+// replays exactly.
+func TestPlantedBugsCaught(t *testing.T) {
+	n := envInt(t, "INFORMERSIM_OPERATOR_BUG_SEEDS", 60)
+	for _, pb := range plantedBugs {
+		t.Run(strings.ReplaceAll(pb.name, " ", "_"), func(t *testing.T) {
+			opts := operator.Options{MetricsBindAddress: "0", FIFOQueue: true, Bugs: pb.bugs}
+			var caught uint64
+			var first error
+			tried, otherwise := 0, 0
+			for _, seed := range seeds(t, n) {
+				tried++
+				_, err := clientgo.Run(t, runConfig(t, restarts, seed, opts, nil))
+				if err == nil {
+					continue
+				}
+				if !strings.Contains(err.Error(), pb.caughtBy) {
+					otherwise++
+					continue
+				}
+				caught, first = seed, err
+				break
+			}
+			if first == nil {
+				t.Fatalf("the planted bug %q was caught by %q on none of %d seeds (%d failed otherwise)", pb.name, pb.caughtBy, n, otherwise)
+			}
+			if !strings.Contains(first.Error(), world.Repro(caught)) {
+				t.Fatalf("seed %d: the failure does not carry the replay line: %v", caught, first)
+			}
+			_, err := clientgo.Run(t, runConfig(t, restarts, caught, opts, nil))
+			if err == nil || err.Error() != first.Error() {
+				t.Fatalf("seed %d does not replay the failure: %v, then %v", caught, first, err)
+			}
+			fixed := opts
+			fixed.Bugs = controller.Bugs{}
+			if _, err := clientgo.Run(t, runConfig(t, restarts, caught, fixed, nil)); err != nil {
+				t.Fatalf("seed %d fails with the correct operator too: %v", caught, err)
+			}
+			t.Logf("caught on seed %d after %d seeds (%d failed otherwise); replay: %s\n%v", caught, tried, otherwise, world.Repro(caught), first)
+		})
+	}
+}
