@@ -103,8 +103,9 @@ type bubble struct {
 	// far as the world served them (stream.go).
 	unorderedBatches int
 	views            map[string]map[string]bool
-	// priorityQueue: the controller has controller-runtime's priority queue (priorityqueue.go).
-	priorityQueue bool
+	// frames: whether a goroutine of the controller ran these frames, once looked for
+	// (priorityqueue.go).
+	frames map[string]bool
 	// resyncWakes counts Report.ResyncWakes; slept is set when the driver's sleep let the
 	// bubble's clock move on, so the next calls drained were made by a controller woken by a
 	// timer of its own (the world did nothing in between).

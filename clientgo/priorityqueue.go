@@ -17,30 +17,55 @@ import (
 // controller, which no step of the world decides (two informers relisting at one instant mix
 // their bursts too). The harness cannot order it; it counts it: a relist of two objects or more
 // by an informer of a run whose controller has a priority queue is an unordered batch
-// (Report.UnorderedBatches, with a trace line). A run without one replays from its seed as far
-// as the world can tell; a manager built with config.Controller{UsePriorityQueue:
-// ptr.To(false)} has a FIFO queue, and its relists are not counted.
+// (Report.UnorderedBatches, with a trace line). A manager built with
+// config.Controller{UsePriorityQueue: ptr.To(false)} has a FIFO queue, and its relists are not
+// counted. A manager's first LISTs are counted too (see noteControllerRuntimeList).
 
 // priorityQueueFrame is the frame of the queue's goroutine that hands items out.
 const priorityQueueFrame = "sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue.(*priorityqueue["
 
-// noteRelist counts an unordered batch when a LIST an informer received is a relist of two
-// objects or more (the informer had listed before) and the controller has a priority queue.
-func (b *bubble) noteRelist(view string, keys map[string]bool) {
-	if _, relist := b.views[view]; !relist || len(keys) < 2 || !b.hasPriorityQueue() {
+// noteControllerRuntimeList counts an unordered batch for a LIST of two objects or more an
+// informer of a controller-runtime run received: a relist, when the controller has a priority
+// queue; an informer's first LIST, always. The manager starts its cache before its controllers,
+// so a controller's watch asks the cache for an informer that has started, waits until it has
+// synced, and only then adds its handler; client-go hands a handler added late the objects the
+// informer holds in the order of a Go map (its indexer's). A manager starting while the world
+// holds objects (every restart) reconciles them in an order no seed decides.
+func (b *bubble) noteControllerRuntimeList(view string, keys map[string]bool) {
+	if len(keys) < 2 {
+		return
+	}
+	_, relist := b.views[view]
+	why := "late-handler"
+	if relist {
+		if !b.runs(priorityQueueFrame) {
+			return
+		}
+		why = "priority-queue"
+	} else if !b.runs(controllerRuntimeFrame) {
 		return
 	}
 	b.unorderedBatches++
-	b.s.Emit(ControllerActor, "unordered-relist", sim.F("view", view), sim.F("objects", strconv.Itoa(len(keys))), sim.F("why", "priority-queue"))
+	b.s.Emit(ControllerActor, "unordered-list", sim.F("view", view), sim.F("objects", strconv.Itoa(len(keys))), sim.F("why", why))
 }
 
-// hasPriorityQueue reports whether a goroutine of this run's controller belongs to
-// controller-runtime's priority queue; once seen, it is remembered.
-func (b *bubble) hasPriorityQueue() bool {
-	if !b.priorityQueue {
-		b.priorityQueue = bubbleRuns(b.driverID, priorityQueueFrame)
+// controllerRuntimeFrame is a frame of controller-runtime's sources, which add the handlers of
+// a controller's watches.
+const controllerRuntimeFrame = "sigs.k8s.io/controller-runtime/pkg/internal/source."
+
+// runs reports whether a goroutine of this run's controller has frame in its stack, reading the
+// stacks once for each frame: the run's controller builds its queues and sources before its
+// informers list.
+func (b *bubble) runs(frame string) bool {
+	if b.frames == nil {
+		b.frames = map[string]bool{}
 	}
-	return b.priorityQueue
+	seen, ok := b.frames[frame]
+	if !ok {
+		seen = bubbleRuns(b.driverID, frame)
+		b.frames[frame] = seen
+	}
+	return seen
 }
 
 // bubbleRuns reports whether a goroutine of the driver's bubble has frame in its stack.

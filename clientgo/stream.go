@@ -466,7 +466,7 @@ func (b *bubble) noteList(req *http.Request, body []byte, contentType string) st
 		delete(b.listedAt, view)
 		return ""
 	}
-	b.noteRelist(view, keys)
+	b.noteControllerRuntimeList(view, keys)
 	b.replaceView(view, keys)
 	if b.listedAt == nil {
 		b.listedAt = map[string]time.Duration{}

@@ -351,7 +351,7 @@ var restarts = spec{
 	workload: mixed.workload,
 	api:      staleRouting,
 	setup:    lagReplicas,
-	hazards:  clientgo.Hazards{Restarts: 2, StaleReads: 2, Conflicts: 2},
+	hazards:  clientgo.Hazards{Restarts: 3, StaleReads: 3, Conflicts: 2},
 }
 
 // runConfig runs the operator's Main, built with opts, under s for seed; w, if not nil, gets
@@ -386,8 +386,12 @@ func runConfig(t *testing.T, s spec, seed uint64, opts operator.Options, w **wor
 	}
 }
 
-// correct is the operator as cmd/main.go runs it, without metrics or probes.
-var correct = operator.Options{MetricsBindAddress: "0"}
+// correct is the operator as cmd/main.go runs it, without metrics or probes; fifo is it with a
+// FIFO workqueue.
+var (
+	correct = operator.Options{MetricsBindAddress: "0"}
+	fifo    = operator.Options{MetricsBindAddress: "0", FIFOQueue: true}
+)
 
 // envInt reads a sweep's size from the environment.
 func envInt(t *testing.T, name string, def int) int {
