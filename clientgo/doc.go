@@ -144,6 +144,13 @@
 //   - The metrics server's default address is "0" (off) in a process that links the harness.
 //     Health probes, pprof and a metrics address the main sets itself are real listeners: leave
 //     them off (the watchdog names them). Leader election (off by default) is not tried.
+//   - What the world cannot order is counted in Report.UnorderedBatches (priorityqueue.go): a
+//     relist reaching controller-runtime's priority queue, whose goroutines race over which of
+//     its changed and unchanged objects an idle worker gets first, and a manager's first LIST
+//     of two objects or more, which client-go hands the handlers the manager adds once the
+//     informer synced in a Go map's order (every restart). A manager with
+//     config.Controller{UsePriorityQueue: ptr.To(false)} and nothing in the world at its start
+//     replays from its seed (examples/operator's TestDeterminism measures both).
 //   - A watchdog ends a run stuck on something the bubble cannot see (a real listener, a mutex
 //     held across a call, a channel from outside the run): after 30s of wall-clock time with
 //     no progress it panics, naming each such goroutine, its stack and the seed.
