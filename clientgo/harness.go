@@ -350,7 +350,19 @@ type T interface {
 // While it runs, utilruntime.ErrorHandlers logs without its 1ms backoff: that backoff keeps the
 // wall-clock time of the last error in a global, which a bubble's clock (back at 2000-01-01)
 // would turn into a sleep of decades.
+//
+// The Report is never nil: a run that could not start (bad input, a failing Setup) has one with
+// the seed and Failure set to the error, so t.Fatal(err, rep.Failure) is always safe.
 func Run(t T, cfg Config) (*Report, error) {
+	rep, err := runTest(t, cfg)
+	if rep == nil && err != nil {
+		rep = &Report{Seed: cfg.Seed, Failure: err.Error()}
+	}
+	return rep, err
+}
+
+// runTest is Run, which may return a nil Report with its error.
+func runTest(t T, cfg Config) (*Report, error) {
 	if t == nil || reflect.ValueOf(t).Kind() == reflect.Pointer && reflect.ValueOf(t).IsNil() {
 		return nil, errors.New("clientgo: Run: nil test (t)")
 	}

@@ -302,8 +302,14 @@ func TestRunBadInput(t *testing.T) {
 		"negative hazard":          {New: newFn, Hazards: clientgo.Hazards{Conflicts: -1}},
 		"negative restart instant": {Main: func(context.Context, *rest.Config) error { return nil }, Hazards: clientgo.Hazards{RestartAt: []time.Duration{-time.Second}}},
 	} {
-		if _, err := clientgo.Run(t, cfg); err == nil || !strings.HasPrefix(err.Error(), "clientgo: ") {
+		rep, err := clientgo.Run(t, cfg)
+		if err == nil || !strings.HasPrefix(err.Error(), "clientgo: ") {
 			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		// A run that could not start still has a Report, so t.Fatal(err, rep.Failure) is safe.
+		if rep == nil || rep.Failure != err.Error() {
+			t.Errorf("%s: the Report of a run that could not start: %+v", name, rep)
 		}
 	}
 	if _, err := clientgo.Run(nil, clientgo.Config{New: newFn}); err == nil {
