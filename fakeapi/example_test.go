@@ -177,3 +177,34 @@ func ExampleListerWatcher_OpenWatchLent() {
 	// update: <nil>
 	// configmaps a 2 my-informer noticed by a write to it
 }
+
+// A frozen replica's watch cache stops at the revision it had: a resourceVersion="0" list,
+// which its cache serves, reads the old state until the replica resumes, while a consistent
+// list reads the store (fakeapi.md §3.4, §6 F-2).
+func ExampleReplicas_Freeze() {
+	srv, _ := newServer()
+	ctx := context.Background()
+	cms := srv.Resource(configmaps).Namespace("default")
+	cms.Create(ctx, configMap("a"), metav1.CreateOptions{})
+	srv.Replicas().Freeze(0)
+	cms.Create(ctx, configMap("b"), metav1.CreateOptions{})
+	names := func(opts metav1.ListOptions) string {
+		l, _ := cms.List(ctx, opts)
+		s := "rv " + l.GetResourceVersion() + ":"
+		for _, it := range l.Items {
+			s += " " + it.GetName()
+		}
+		return s
+	}
+	at, _ := srv.Replicas().Revision(0)
+	fmt.Println("replica 0 at", at)
+	fmt.Println("cache:", names(metav1.ListOptions{ResourceVersion: "0"}))
+	fmt.Println("store:", names(metav1.ListOptions{}))
+	srv.Replicas().Resume(0)
+	fmt.Println("resumed:", names(metav1.ListOptions{ResourceVersion: "0"}))
+	// Output:
+	// replica 0 at 2
+	// cache: rv 2: a
+	// store: rv 3: a b
+	// resumed: rv 3: a b
+}
