@@ -1,7 +1,6 @@
 package clientgo
 
 import (
-	"runtime"
 	"strconv"
 	"strings"
 
@@ -70,17 +69,8 @@ func (b *bubble) runs(frame string) bool {
 
 // bubbleRuns reports whether a goroutine of the driver's bubble has frame in its stack.
 func bubbleRuns(driver uint64, frame string) bool {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 	bubble := ""
-	stacks := strings.Split(string(buf), "\n\n")
+	stacks := strings.Split(string(allStacks()), "\n\n")
 	for _, s := range stacks {
 		if id, state, ok := goroutineHeader(s); ok && id == driver {
 			bubble = bubbleOf(state)

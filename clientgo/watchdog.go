@@ -72,28 +72,17 @@ func (wd *watchdog) loop() {
 // stuckReport names the goroutines of the driver's bubble that are blocked in a way the
 // bubble cannot see the end of.
 func stuckReport(driver uint64, waited time.Duration, repro string) string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	stacks := bytes.Split(buf, []byte("\n\n"))
+	stacks := bytes.Split(allStacks(), []byte("\n\n"))
 	bubble := ""
 	for _, s := range stacks {
 		if id, state, ok := goroutineHeader(string(s)); ok && id == driver {
-			if _, after, ok := strings.Cut(state, "synctest bubble "); ok {
-				bubble = "synctest bubble " + strings.TrimRight(after, "]:")
-			}
+			bubble = bubbleOf(state)
 		}
 	}
 	var culprits []string
 	for _, s := range stacks {
 		id, state, ok := goroutineHeader(string(s))
-		if !ok || id == driver || bubble == "" || !strings.Contains(state, bubble+"]") && !strings.Contains(state, bubble+",") {
+		if !ok || id == driver || bubble == "" || bubbleOf(state) != bubble {
 			continue
 		}
 		if strings.Contains(state, "(durable)") {
@@ -107,6 +96,18 @@ func stuckReport(driver uint64, waited time.Duration, repro string) string {
 		msg += "(none found: the bubble's goroutines are busy)"
 	}
 	return msg
+}
+
+// allStacks returns the stacks of every goroutine of the process.
+func allStacks() []byte {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return buf[:n]
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }
 
 // goroutineHeader parses "goroutine 12 [chan receive (durable), synctest bubble 1]:".
