@@ -2,11 +2,13 @@ package clientgo_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/informersim/informersim/clientgo"
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/internal/cputime"
@@ -16,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2"
 )
 
 // The benchmarks run the same typed-clientset calls against informersim's REST front (over the
@@ -195,9 +198,24 @@ func benchWatchedUpdates(b *testing.B, cs kubernetes.Interface, watchers, batch,
 	reportCPU(b, cpuStart, cpuOK, b.N, "event")
 }
 
+// quietKlog discards client-go's log lines (the injected faults make its reflectors log) for
+// the benchmark, so that they do not break its result lines.
+func quietKlog(b *testing.B) {
+	klog.SetLogger(logr.Discard())
+	b.Cleanup(klog.ClearLogger)
+}
+
 // runOneTest runs f as a test of its own, so that a benchmark can call clientgo.Run, which
-// needs a *testing.T for its synctest bubble. It reports whether f passed.
-func runOneTest(name string, f func(t *testing.T)) bool {
+// needs a *testing.T for its synctest bubble. It reports whether f passed. testing.RunTests runs
+// a test once per -test.cpu value and -test.count, setting GOMAXPROCS for each, which would
+// multiply and skew every op: the benchmark refuses both flags (set GOMAXPROCS in the
+// environment instead).
+func runOneTest(b *testing.B, name string, f func(t *testing.T)) bool {
+	for _, name := range []string{"test.cpu", "test.count"} {
+		if fl := flag.Lookup(name); fl != nil && fl.Value.String() != fl.DefValue {
+			b.Fatalf("-%s=%s: a harness benchmark runs each seed as a test, which -%s would repeat; run the binary once per setting (GOMAXPROCS=1, =2 in the environment)", name, fl.Value, name)
+		}
+	}
 	return testing.RunTests(func(string, string) (bool, error) { return true, nil },
 		[]testing.InternalTest{{Name: name, F: f}})
 }
@@ -205,12 +223,13 @@ func runOneTest(name string, f func(t *testing.T)) bool {
 // BenchmarkHarnessRun: one whole run per op of the mirror controller, wired by its own main
 // (client-go's reflector in protobuf), in a world with a generated workload and faults.
 func BenchmarkHarnessRun(b *testing.B) {
+	quietKlog(b)
 	seed := uint64(0)
 	b.ReportAllocs()
 	cpuStart, cpuOK := cputime.Process()
 	for b.Loop() {
 		seed++
-		if !runOneTest("HarnessRun", func(t *testing.T) { harnessRun(t, seed) }) {
+		if !runOneTest(b, "HarnessRun", func(t *testing.T) { harnessRun(t, seed) }) {
 			b.Fatalf("seed %d failed", seed)
 		}
 	}
@@ -226,10 +245,13 @@ func harnessRun(t *testing.T, seed uint64) {
 }
 
 // BenchmarkHarnessSweep: seeds per second of a sweep of harness runs (BenchmarkHarnessRun's)
-// with as many runs at once as GOMAXPROCS: run it with -cpu=1,2 to see what a second core buys.
+// with as many runs at once as GOMAXPROCS. To see what a second core buys, run the test binary
+// with GOMAXPROCS=1 and then =2 in the environment (not -cpu, see runOneTest):
 //
-//	cd clientgo && go test -run='^$' -bench=HarnessSweep -cpu=1,2 -benchtime=40x .
+//	cd clientgo && go test -c -o /tmp/clientgo.test . && for p in 1 2 1 2; do
+//		GOMAXPROCS=$p /tmp/clientgo.test -test.run='^$' -test.bench=HarnessSweep -test.benchtime=40x; done
 func BenchmarkHarnessSweep(b *testing.B) {
+	quietKlog(b)
 	var next atomic.Uint64
 	var failed atomic.Int64
 	b.SetParallelism(1)
@@ -238,7 +260,7 @@ func BenchmarkHarnessSweep(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			seed := next.Add(1)
-			if !runOneTest("HarnessSweep", func(t *testing.T) { harnessRun(t, seed) }) {
+			if !runOneTest(b, "HarnessSweep", func(t *testing.T) { harnessRun(t, seed) }) {
 				failed.Add(1)
 			}
 		}

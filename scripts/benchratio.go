@@ -21,10 +21,11 @@
 // The REST front's benchmarks (clientgo/'s BenchmarkList10000Pods and BenchmarkWatchedUpdate,
 // whose last name element is the host: protobuf, json or client-go-fake) get a table of their
 // own: each host's CPU time and allocations per op, and its ratio to client-go's fake clientset
-// measured in the same run; BenchmarkHarnessSweep run with -cpu=1,2 gets its seeds per second
-// and the speed-up of the second core:
+// measured in the same run; BenchmarkHarnessSweep, run with GOMAXPROCS=1 and =2 (its name
+// then ends in -2), gets its seeds per second and the speed-up of the second core:
 //
-//	cd clientgo && go test -run='^$' -bench='List|WatchedUpdate|HarnessSweep' -benchmem -cpu=1,2 . | go run ../scripts/benchratio.go
+//	cd clientgo && go test -c -o /tmp/clientgo.test . && (/tmp/clientgo.test -test.run='^$' -test.bench='List|WatchedUpdate' -test.benchmem;
+//		for p in 1 2; do GOMAXPROCS=$p /tmp/clientgo.test -test.run='^$' -test.bench=HarnessSweep -test.benchtime=40x; done) | go run ../scripts/benchratio.go
 //
 // It exits 1 when the input holds neither a BenchmarkEndToEnd nor a REST front result, so a
 // broken benchmark cannot print an empty table.
