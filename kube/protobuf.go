@@ -228,17 +228,12 @@ func (c *ProtobufCodec) EncodeItem(obj *unstructured.Unstructured) ([]byte, erro
 
 // ItemBody implements rest.ItemCodec: the envelope around item, as protobuf.Serializer writes it.
 func (c *ProtobufCodec) ItemBody(gvk schema.GroupVersionKind, item []byte) ([]byte, error) {
-	unk := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}, Raw: item}
-	body := make([]byte, len(protobufPrefix)+unk.Size())
-	copy(body, protobufPrefix)
-	if _, err := unk.MarshalToSizedBuffer(body[len(protobufPrefix):]); err != nil {
-		return nil, fmt.Errorf("kube: protobuf envelope of %s: %w", gvk.Kind, err)
-	}
-	return body, nil
+	return envelope(gvk, len(item), func(dst []byte) []byte { return append(dst, item...) })
 }
 
 // ItemList implements rest.ItemCodec: the list type's marshalling (its ListMeta, then each item
 // as an element of its items, under the field numbers of the type's protobuf tags), enveloped.
+// The list is written straight into the envelope: a LIST of thousands of objects is megabytes.
 func (c *ProtobufCodec) ItemList(gvk schema.GroupVersionKind, meta metav1.ListMeta, items [][]byte) ([]byte, error) {
 	fields, err := c.listFields(gvk)
 	if err != nil {
@@ -252,12 +247,38 @@ func (c *ProtobufCodec) ItemList(gvk schema.GroupVersionKind, meta metav1.ListMe
 	for _, it := range items {
 		size += fieldSize(fields.items, it)
 	}
-	raw := make([]byte, 0, size)
-	raw = appendField(raw, fields.meta, mb)
-	for _, it := range items {
-		raw = appendField(raw, fields.items, it)
+	return envelope(gvk, size, func(dst []byte) []byte {
+		dst = appendField(dst, fields.meta, mb)
+		for _, it := range items {
+			dst = appendField(dst, fields.items, it)
+		}
+		return dst
+	})
+}
+
+// envelope returns apimachinery's protobuf envelope of an object of kind gvk whose marshalling,
+// size bytes long, writeRaw appends: the magic, then a runtime.Unknown of the kind's type meta,
+// the marshalling as Raw, and empty contentEncoding and contentType, the fields in the order
+// runtime.Unknown's generated marshalling writes them.
+func envelope(gvk schema.GroupVersionKind, size int, writeRaw func([]byte) []byte) ([]byte, error) {
+	tm := runtime.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}
+	tmb, err := tm.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("kube: protobuf envelope of %s: %w", gvk.Kind, err)
 	}
-	return c.ItemBody(gvk, raw)
+	unknownSize := 1 + uvarintLen(uint64(len(tmb))) + len(tmb) + 1 + uvarintLen(uint64(size)) + size + 2 + 2
+	body := make([]byte, 0, len(protobufPrefix)+unknownSize)
+	body = append(body, protobufPrefix...)
+	body = appendField(body, 1, tmb)
+	body = binary.AppendUvarint(body, 2<<3|2)
+	body = binary.AppendUvarint(body, uint64(size))
+	start := len(body)
+	body = writeRaw(body)
+	if len(body)-start != size {
+		return nil, fmt.Errorf("kube: protobuf envelope of %s: %d bytes written for %d", gvk.Kind, len(body)-start, size)
+	}
+	body = append(body, 3<<3|2, 0, 4<<3|2, 0) // contentEncoding, contentType: empty
+	return body, nil
 }
 
 // ItemWatchEvent implements rest.ItemCodec: EncodeWatchEvent's frame around item's body.

@@ -83,6 +83,43 @@ func (c *encodingCache) get(k encKey) ([]byte, bool) {
 	return nil, false
 }
 
+// getAll returns the cached item of each keys[i] with use[i] set, nil where there is none, under
+// one lock.
+func (c *encodingCache) getAll(keys []encKey, use []bool) [][]byte {
+	out := make([][]byte, len(keys))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, k := range keys {
+		if !use[i] {
+			continue
+		}
+		if b, ok := c.cur[k]; ok {
+			out[i] = b
+		} else if b, ok := c.old[k]; ok {
+			delete(c.old, k)
+			c.putLocked(k, b)
+			out[i] = b
+		} else {
+			c.misses++
+			continue
+		}
+		c.hits++
+	}
+	return out
+}
+
+// putAll stores items[i] under keys[i] for each i of which, under one lock.
+func (c *encodingCache) putAll(keys []encKey, items [][]byte, which []int) {
+	if len(which) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, i := range which {
+		c.putLocked(keys[i], items[i])
+	}
+}
+
 // put stores the item of k; b must not be changed afterwards.
 func (c *encodingCache) put(k encKey, b []byte) {
 	c.mu.Lock()

@@ -281,13 +281,10 @@ func (h *Handler) writeList(w http.ResponseWriter, t target, l *unstructured.Uns
 	meta := listMeta(l.GetResourceVersion(), l.GetContinue())
 	meta.RemainingItemCount = l.GetRemainingItemCount()
 	if ic, ok := f.codec.(ItemCodec); ok && f.rep == repObject {
-		items := make([][]byte, len(l.Items))
-		for i := range l.Items {
-			var err error
-			if items[i], err = h.item(ic, &l.Items[i], true); err != nil {
-				writeEncodingError(w, err)
-				return
-			}
+		items, err := h.listItems(ic, l.Items)
+		if err != nil {
+			writeEncodingError(w, err)
+			return
 		}
 		body, err := ic.ItemList(l.GroupVersionKind(), meta, items)
 		if err != nil {
@@ -331,7 +328,11 @@ func (h *Handler) writeList(w http.ResponseWriter, t target, l *unstructured.Uns
 	default:
 		e := getEncoder()
 		defer putEncoder(e)
-		if err := e.list(l, meta, func(u *unstructured.Unstructured) ([]byte, error) { return h.item(nil, u, true) }); err != nil {
+		items, err := h.listItems(nil, l.Items)
+		if err == nil {
+			err = e.list(l, meta, items)
+		}
+		if err != nil {
 			writeEncodingError(w, err)
 			return
 		}
@@ -340,27 +341,23 @@ func (h *Handler) writeList(w http.ResponseWriter, t target, l *unstructured.Uns
 }
 
 // list appends l as json.Marshal encodes the map {"apiVersion", "kind", "metadata": meta,
-// "items": the objects} (keys in sorted order), each object's encoding given by item (its
-// shared item, encache.go), rather than building the map and a slice of all the items first.
-func (e *jsonEncoder) list(l *unstructured.UnstructuredList, meta metav1.ListMeta, item func(*unstructured.Unstructured) ([]byte, error)) error {
+// "items": the objects} (keys in sorted order), with items the encodings of l's objects (their
+// shared items, encache.go), rather than building the map and a slice of all the items first.
+func (e *jsonEncoder) list(l *unstructured.UnstructuredList, meta metav1.ListMeta, items [][]byte) error {
+	size := 256
+	for _, b := range items {
+		size += len(b) + 1
+	}
+	// Sized once: growing a list of megabytes by doubling copies it several times over.
+	e.buf = slices.Grow(e.buf, size)
 	e.buf = append(e.buf, `{"apiVersion":`...)
 	e.buf = appendJSONString(e.buf, l.GetAPIVersion())
 	e.buf = append(e.buf, `,"items":[`...)
-	for i := range l.Items {
+	for i, b := range items {
 		if i > 0 {
 			e.buf = append(e.buf, ',')
 		}
-		start := len(e.buf)
-		b, err := item(&l.Items[i])
-		if err != nil {
-			return err
-		}
 		e.buf = append(e.buf, b...)
-		if i == 0 {
-			// Size the buffer for the whole list from the first object, once: growing it by
-			// doubling copies a list of megabytes several times over.
-			e.buf = slices.Grow(e.buf, (len(e.buf)-start+1)*(len(l.Items)-1)*9/8+256)
-		}
 	}
 	e.buf = append(e.buf, `],"kind":`...)
 	e.buf = appendJSONString(e.buf, l.GetKind())
@@ -461,4 +458,35 @@ func (h *Handler) item(ic ItemCodec, u *unstructured.Unstructured, shared bool) 
 		h.items.put(k, b)
 	}
 	return b, err
+}
+
+// listItems returns the items of a LIST's objects, all committed versions, as item does, with
+// one lookup of the shared cache for all of them and one store of those it did not hold.
+func (h *Handler) listItems(ic ItemCodec, objs []unstructured.Unstructured) ([][]byte, error) {
+	encoding := ""
+	if ic != nil {
+		encoding = ic.MediaType()
+	}
+	keys := make([]encKey, len(objs))
+	shared := make([]bool, len(objs))
+	for i := range objs {
+		keys[i], shared[i] = versionKey(encoding, &objs[i])
+	}
+	items := h.items.getAll(keys, shared)
+	var missed []int
+	for i := range objs {
+		if items[i] != nil {
+			continue
+		}
+		b, err := h.item(ic, &objs[i], false) // encoded here, stored below with the others
+		if err != nil {
+			return nil, err
+		}
+		items[i] = b
+		if shared[i] {
+			missed = append(missed, i)
+		}
+	}
+	h.items.putAll(keys, items, missed)
+	return items, nil
 }
