@@ -10,6 +10,7 @@ package samplecontroller
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	samplev1alpha1 "github.com/informersim/informersim/examples/samplecontroller/apis/v1alpha1"
@@ -42,6 +43,17 @@ type Bugs struct {
 	// DeepCopy: the informer's cache (shared with every handler and lister) then holds a status
 	// the apiserver never sent.
 	MutateListerObject bool
+	// StatusOntoFreshRead writes the status at every sync, computed from the lister's Foo but
+	// onto a Foo read afresh (a GET), so the write is never refused 409: a stale lister (an informer
+	// started from a lagging replica after a restart) then writes an older observedGeneration
+	// over a newer one, where the correct controller's write from the stale Foo is refused 409
+	// and retried.
+	StatusOntoFreshRead bool
+	// RemembersOwnership keeps in memory the Deployments this process created and scales only
+	// those, taking any other for one it must not touch: after a restart, in the middle of a
+	// Foo's life, the new process remembers nothing and a Foo's later scale never reaches its
+	// Deployment.
+	RemembersOwnership bool
 }
 
 // Controller is the Foo controller.
@@ -59,6 +71,9 @@ type Controller struct {
 	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
 
 	bugs Bugs
+	// created is RemembersOwnership's memory: the Deployments this process created.
+	mu      sync.Mutex
+	created map[string]bool
 }
 
 // NewController returns a Foo controller over the given clients and informers (shared informer
@@ -79,6 +94,7 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, samp
 		foosSynced:        fooInformer.Informer().HasSynced,
 		workqueue:         workqueue.NewTypedRateLimitingQueue(ratelimiter),
 		bugs:              bugs,
+		created:           map[string]bool{},
 	}
 	logger.Info("Setting up event handlers")
 	if _, err := fooInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -161,12 +177,26 @@ func (c *Controller) syncHandler(ctx context.Context, ref cache.ObjectName) erro
 	deployment, err := c.deploymentsLister.Deployments(foo.Namespace).Get(name)
 	if errors.IsNotFound(err) {
 		deployment, err = c.kubeclientset.AppsV1().Deployments(foo.Namespace).Create(ctx, newDeployment(foo), metav1.CreateOptions{})
+		if err == nil {
+			c.mu.Lock()
+			c.created[foo.Namespace+"/"+name] = true
+			c.mu.Unlock()
+		}
 	}
 	if err != nil {
 		return err
 	}
 	if !metav1.IsControlledBy(deployment, foo) {
 		return fmt.Errorf("resource %q already exists and is not managed by Foo %s", deployment.Name, foo.Name)
+	}
+	if c.bugs.RemembersOwnership {
+		c.mu.Lock()
+		mine := c.created[foo.Namespace+"/"+name]
+		c.mu.Unlock()
+		if !mine {
+			// The planted bug: a Deployment this process did not create is left as it is.
+			return c.updateFooStatus(ctx, foo, deployment)
+		}
 	}
 	if foo.Spec.Replicas != nil && *foo.Spec.Replicas != *deployment.Spec.Replicas {
 		deployment, err = c.kubeclientset.AppsV1().Deployments(foo.Namespace).Update(ctx, newDeployment(foo), metav1.UpdateOptions{})
@@ -181,12 +211,21 @@ func (c *Controller) syncHandler(ctx context.Context, ref cache.ObjectName) erro
 // lister's copy of the Foo: if that copy is stale, the apiserver answers 409 Conflict and the
 // Foo is retried.
 func (c *Controller) updateFooStatus(ctx context.Context, foo *samplev1alpha1.Foo, deployment *appsv1.Deployment) error {
-	if foo.Status.AvailableReplicas == deployment.Status.AvailableReplicas && foo.Status.ObservedGeneration == foo.Generation {
+	if foo.Status.AvailableReplicas == deployment.Status.AvailableReplicas && foo.Status.ObservedGeneration == foo.Generation && !c.bugs.StatusOntoFreshRead {
 		return nil
 	}
 	fooCopy := foo.DeepCopy() // never change the lister's object
 	if c.bugs.MutateListerObject {
 		fooCopy = foo // the planted bug: the lister's object itself
+	}
+	if c.bugs.StatusOntoFreshRead {
+		// The planted bug: the status computed from the lister's Foo, written onto a fresh one.
+		fresh, err := c.sampleclientset.SamplecontrollerV1alpha1().Foos(foo.Namespace).Get(ctx, foo.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		fresh.Status = fooCopy.Status
+		fooCopy = fresh
 	}
 	fooCopy.Status.AvailableReplicas = deployment.Status.AvailableReplicas
 	fooCopy.Status.ObservedGeneration = foo.Generation

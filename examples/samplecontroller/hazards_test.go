@@ -1,15 +1,24 @@
 package samplecontroller_test
 
 import (
+	"fmt"
+	"os"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/informersim/informersim/clientgo"
 	"github.com/informersim/informersim/examples/samplecontroller"
+	samplev1alpha1 "github.com/informersim/informersim/examples/samplecontroller/apis/v1alpha1"
 	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/sim/world"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // hazardSpec is sample-controller wired by its main under every hazard of the harness at once:
-// two crash-restarts, two stale reads from a replica 10s behind, two changes hidden in a relist,
+// three crash-restarts, six stale reads from a replica 10s behind (each LIST of a restarted
+// informer takes one), four changes hidden in a relist,
 // three conflicts and three slow calls, over a workload of Foo writes.
 var hazardSpec = spec{
 	name:     "hazards",
@@ -17,12 +26,77 @@ var hazardSpec = spec{
 	api:      func(c *fakeapi.Config) { c.Replicas = 3 },
 }
 
-var allHazards = clientgo.Hazards{Restarts: 2, StaleReads: 2, HiddenChanges: 2, Conflicts: 3, SlowCalls: 3}
+var allHazards = clientgo.Hazards{Restarts: 3, StaleReads: 6, HiddenChanges: 4, Conflicts: 3, SlowCalls: 3}
 
 func hazardConfig(t *testing.T, seed uint64, bugs samplecontroller.Bugs) clientgo.Config {
 	cfg := mainConfig(t, hazardSpec, seed, bugs, nil)
 	cfg.Hazards = allHazards
+	cfg.OnWrite = observedGenerationNeverGoesBack
+	var w *world.World
+	setup := cfg.Setup
+	cfg.Setup = func(world *world.World) error { w = world; return setup(world) }
+	cfg.Invariant = deploymentNotMissingLong(func() time.Duration { return w.Sim().Now() })
 	return cfg
+}
+
+// missingFor is how long a Foo may lack its Deployment: the correct controller re-creates it at
+// the event of its deletion (or, after a crash, at its restart's LIST); a controller that misses
+// the event waits for main.go's 30s resync.
+const missingFor = 25 * time.Second
+
+// deploymentNotMissingLong is checked after every step: no Foo lacks its Deployment for more
+// than missingFor (a run's own state: a new one for each run).
+func deploymentNotMissingLong(clock func() time.Duration) func(*fakeapi.Server) error {
+	since := map[string]time.Duration{}
+	return func(srv *fakeapi.Server) error {
+		now := clock()
+		foos, err := typedList[samplev1alpha1.Foo](srv, foosGVR)
+		if err != nil {
+			return err
+		}
+		deps, err := typedList[appsv1.Deployment](srv, depsGVR)
+		if err != nil {
+			return err
+		}
+		have := map[string]bool{}
+		for _, d := range deps {
+			have[d.Namespace+"/"+d.Name] = true
+		}
+		missing := map[string]bool{}
+		for _, foo := range foos {
+			key := foo.Namespace + "/" + foo.Spec.DeploymentName
+			if have[key] {
+				continue
+			}
+			missing[key] = true
+			if _, ok := since[key]; !ok {
+				since[key] = now
+			}
+			if d := now - since[key]; d > missingFor {
+				return fmt.Errorf("Foo %s/%s has had no Deployment %s for %v", foo.Namespace, foo.Name, foo.Spec.DeploymentName, d)
+			}
+		}
+		for key := range since {
+			if !missing[key] {
+				delete(since, key)
+			}
+		}
+		return nil
+	}
+}
+
+// observedGenerationNeverGoesBack is checked on every write of the controller while it runs: a
+// Foo's status.observedGeneration never moves back (a status written from a stale read would).
+func observedGenerationNeverGoesBack(w clientgo.Write) error {
+	if w.Resource != foosGVR || w.Before == nil || w.After == nil {
+		return nil
+	}
+	before, _, _ := unstructured.NestedInt64(w.Before.Object, "status", "observedGeneration")
+	after, _, _ := unstructured.NestedInt64(w.After.Object, "status", "observedGeneration")
+	if after < before {
+		return fmt.Errorf("Foo %s/%s: status.observedGeneration went back from %d to %d", w.Namespace, w.Name, before, after)
+	}
+	return nil
 }
 
 // TestHazardsConverge: under every hazard, sample-controller's main converges on each seed, each
@@ -54,4 +128,95 @@ func TestHazardsConverge(t *testing.T) {
 		}
 	}
 	t.Logf("fired over %d seeds: %v", len(seeds), fired)
+}
+
+// plantSeeds is the number of seeds of the planted-bug sweeps: INFORMERSIM_PLANT_SEEDS, default 40.
+func plantSeeds(t *testing.T) []uint64 {
+	n := uint64(40)
+	if v := os.Getenv("INFORMERSIM_PLANT_SEEDS"); v != "" {
+		if _, err := fmt.Sscan(v, &n); err != nil {
+			t.Fatalf("INFORMERSIM_PLANT_SEEDS=%q: %v", v, err)
+		}
+	}
+	seeds, err := world.Seeds(1, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seeds
+}
+
+// TestPlantedBugsCaughtUnderHazards sweeps seeds of sample-controller wired by its main.go under
+// every hazard (hazardConfig: crash-restarts, stale reads, hidden changes, conflicts, slow calls,
+// and the observedGeneration check on every write) with one planted bug at a time. Each must be
+// caught on some seed, the first caught seed's replay line must give the same failure again, and
+// the correct controller passes the same seeds. Ignoring DeletedFinalStateUnknown is caught at
+// the Invariant (a Deployment deleted in a hidden change, seen as a tombstone, is re-created only
+// by the next 30s resync); a status computed from a stale read and written onto a fresh one, by
+// OnWrite at that write; a controller that
+// trusts its memory of what it created, after a crash-restart (its next scale never reaches the
+// Deployment). Mutating a lister's object is not among them: the informers of a main are
+// client-go's, which the harness cannot see (TestPlantedListerMutationCaught catches it with the
+// Env's informers).
+func TestPlantedBugsCaughtUnderHazards(t *testing.T) {
+	seeds := plantSeeds(t)
+	plants := []struct {
+		name string
+		bugs samplecontroller.Bugs
+		// is says the failure is the one the plant makes.
+		is func(err error) bool
+	}{
+		{"ignores DeletedFinalStateUnknown", samplecontroller.Bugs{IgnoreTombstones: true}, func(err error) bool {
+			return containsAny(err, "Config.Invariant broken", "has had no Deployment")
+		}},
+		{"writes status from a stale read", samplecontroller.Bugs{StatusOntoFreshRead: true}, func(err error) bool {
+			return containsAny(err, "breaks Config.OnWrite", "observedGeneration went back")
+		}},
+		{"trusts its memory across a restart", samplecontroller.Bugs{RemembersOwnership: true}, func(err error) bool {
+			return containsAny(err, "did not converge", "replicas")
+		}},
+	}
+	for _, p := range plants {
+		t.Run(p.name, func(t *testing.T) {
+			var caught []uint64
+			var first error
+			for _, seed := range seeds {
+				rep, err := clientgo.Run(t, hazardConfig(t, seed, p.bugs))
+				if err == nil {
+					continue
+				}
+				if !p.is(err) {
+					t.Errorf("seed %d: a failure the plant does not explain: %v\n%s", seed, err, rep.Failure)
+					continue
+				}
+				caught = append(caught, seed)
+				if first == nil {
+					first = err
+				}
+			}
+			if len(caught) == 0 {
+				t.Fatalf("the planted bug was caught on none of %d seeds", len(seeds))
+			}
+			t.Logf("caught on %d of %d seeds; first: seed %d, replay: %s\n%v", len(caught), len(seeds), caught[0], world.Repro(caught[0]), first)
+			_, again := clientgo.Run(t, hazardConfig(t, caught[0], p.bugs))
+			if again == nil || again.Error() != first.Error() {
+				t.Errorf("seed %d replayed: %v, want the same failure: %v", caught[0], again, first)
+			}
+		})
+	}
+	t.Run("correct controller", func(t *testing.T) {
+		for _, seed := range seeds {
+			if rep, err := clientgo.Run(t, hazardConfig(t, seed, samplecontroller.Bugs{})); err != nil {
+				t.Errorf("seed %d: %v\n%s", seed, err, rep.Failure)
+			}
+		}
+	})
+}
+
+func containsAny(err error, subs ...string) bool {
+	for _, s := range subs {
+		if strings.Contains(err.Error(), s) {
+			return true
+		}
+	}
+	return false
 }
