@@ -2,7 +2,6 @@ package clientgo_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/informersim/informersim/clientgo"
 	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/internal/benchrun"
 	"github.com/informersim/informersim/internal/cputime"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -205,21 +205,6 @@ func quietKlog(b *testing.B) {
 	b.Cleanup(klog.ClearLogger)
 }
 
-// runOneTest runs f as a test of its own, so that a benchmark can call clientgo.Run, which
-// needs a *testing.T for its synctest bubble. It reports whether f passed. testing.RunTests runs
-// a test once per -test.cpu value and -test.count, setting GOMAXPROCS for each, which would
-// multiply and skew every op: the benchmark refuses both flags (set GOMAXPROCS in the
-// environment instead).
-func runOneTest(b *testing.B, name string, f func(t *testing.T)) bool {
-	for _, name := range []string{"test.cpu", "test.count"} {
-		if fl := flag.Lookup(name); fl != nil && fl.Value.String() != fl.DefValue {
-			b.Fatalf("-%s=%s: a harness benchmark runs each seed as a test, which -%s would repeat; run the binary once per setting (GOMAXPROCS=1, =2 in the environment)", name, fl.Value, name)
-		}
-	}
-	return testing.RunTests(func(string, string) (bool, error) { return true, nil },
-		[]testing.InternalTest{{Name: name, F: f}})
-}
-
 // BenchmarkHarnessRun: one whole run per op of the mirror controller, wired by its own main
 // (client-go's reflector in protobuf), in a world with a generated workload and faults.
 func BenchmarkHarnessRun(b *testing.B) {
@@ -229,7 +214,7 @@ func BenchmarkHarnessRun(b *testing.B) {
 	cpuStart, cpuOK := cputime.Process()
 	for b.Loop() {
 		seed++
-		if !runOneTest(b, "HarnessRun", func(t *testing.T) { harnessRun(t, seed) }) {
+		if !benchrun.Test(b, "HarnessRun", func(t *testing.T) { harnessRun(t, seed) }) {
 			b.Fatalf("seed %d failed", seed)
 		}
 	}
@@ -246,7 +231,7 @@ func harnessRun(t *testing.T, seed uint64) {
 
 // BenchmarkHarnessSweep: seeds per second of a sweep of harness runs (BenchmarkHarnessRun's)
 // with as many runs at once as GOMAXPROCS. To see what a second core buys, run the test binary
-// with GOMAXPROCS=1 and then =2 in the environment (not -cpu, see runOneTest):
+// with GOMAXPROCS=1 and then =2 in the environment (not -cpu: see internal/benchrun):
 //
 //	cd clientgo && go test -c -o /tmp/clientgo.test . && for p in 1 2 1 2; do
 //		GOMAXPROCS=$p /tmp/clientgo.test -test.run='^$' -test.bench=HarnessSweep -test.benchtime=40x; done
@@ -260,7 +245,7 @@ func BenchmarkHarnessSweep(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			seed := next.Add(1)
-			if !runOneTest(b, "HarnessSweep", func(t *testing.T) { harnessRun(t, seed) }) {
+			if !benchrun.Test(b, "HarnessSweep", func(t *testing.T) { harnessRun(t, seed) }) {
 				failed.Add(1)
 			}
 		}

@@ -1,12 +1,12 @@
 package samplecontroller_test
 
 import (
-	"flag"
 	"testing"
 
 	"github.com/informersim/informersim/clientgo"
 	"github.com/informersim/informersim/examples/samplecontroller"
 	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/internal/benchrun"
 	"github.com/informersim/informersim/internal/cputime"
 	"github.com/informersim/informersim/sim/world"
 )
@@ -22,26 +22,17 @@ func BenchmarkHarnessRun(b *testing.B) {
 		{{Kind: world.OpCloseWatches}}, {{Kind: world.OpCloseWatches, Code: 410}}, {{Kind: world.OpCloseWatches}, noise, {Kind: world.OpCompact}},
 		{{Kind: world.OpFailNext, Verb: fakeapi.VerbUpdateStatus, Code: 409}},
 	}}}
-	// clientgo.Run needs a *testing.T (its synctest bubble): each run is a test of its own, which
-	// testing.RunTests would repeat for each -test.cpu and -test.count value.
-	for _, name := range []string{"test.cpu", "test.count"} {
-		if fl := flag.Lookup(name); fl != nil && fl.Value.String() != fl.DefValue {
-			b.Fatalf("-%s=%s: each run is a test, which -%s would repeat; run the binary once per setting", name, fl.Value, name)
-		}
-	}
 	seed := uint64(0)
 	b.ReportAllocs()
 	start, startOK := cputime.Process()
 	for b.Loop() {
 		seed++
-		ok := testing.RunTests(func(string, string) (bool, error) { return true, nil }, []testing.InternalTest{{
-			Name: "SampleControllerRun",
-			F: func(t *testing.T) {
-				if _, err := clientgo.Run(t, runConfig(t, s, seed, 2, samplecontroller.Bugs{}, nil)); err != nil {
-					t.Fatal(err)
-				}
-			},
-		}})
+		// clientgo.Run needs a *testing.T (its synctest bubble): each run is a test of its own.
+		ok := benchrun.Test(b, "SampleControllerRun", func(t *testing.T) {
+			if _, err := clientgo.Run(t, runConfig(t, s, seed, 2, samplecontroller.Bugs{}, nil)); err != nil {
+				t.Fatal(err)
+			}
+		})
 		if !ok {
 			b.Fatalf("seed %d failed", seed)
 		}
