@@ -82,12 +82,21 @@ rewrite:
 ## bench: every benchmark of the main module, once, with allocation figures; then the end-to-end
 ## comparison of compare/ (client-go's informer, the goroutine driver and the world on the same
 ## fake apiserver, and the writer alone, BENCHCOUNT runs each) and its tables of ratios, end to
-## end and of each host's own cost (scripts/benchratio.go).
+## end and of each host's own cost; then the REST front's LIST and watched updates next to
+## client-go's fake clientset and the harness sweep at GOMAXPROCS=1 and 2, and their table
+## (scripts/benchratio.go; docs/performance-rest.md).
 BENCHCOUNT ?= 3
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 	cd compare && $(GO) test -run='^$$' -bench=EndToEnd -benchmem -count=$(BENCHCOUNT) . >endtoend.out; \
 		status=$$?; $(GO) run ../scripts/benchratio.go <endtoend.out; ratio=$$?; rm -f endtoend.out; \
+		test $$status -eq 0 && test $$ratio -eq 0
+	cd clientgo && $(GO) test -c -o rest-bench.test . && \
+		{ ./rest-bench.test -test.run='^$$' -test.bench=List -test.benchmem -test.benchtime=3x && \
+		  ./rest-bench.test -test.run='^$$' -test.bench='WatchedUpdate' -test.benchmem -test.benchtime=2000x && \
+		  GOMAXPROCS=1 ./rest-bench.test -test.run='^$$' -test.bench=HarnessSweep -test.benchtime=20x && \
+		  GOMAXPROCS=2 ./rest-bench.test -test.run='^$$' -test.bench=HarnessSweep -test.benchtime=20x; } 2>/dev/null >rest.out; \
+		status=$$?; $(GO) run ../scripts/benchratio.go <rest.out; ratio=$$?; rm -f rest.out rest-bench.test; \
 		test $$status -eq 0 && test $$ratio -eq 0
 
 ## fuzz: fuzz the fake apiserver's list/watch options and object metadata (FUZZTIME=30s).
