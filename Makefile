@@ -4,7 +4,7 @@ GO ?= go
 RACE_PKGS ?= ./informer/... ./fakeapi/...
 SEED ?= 1
 
-.PHONY: all test test-unit test-race test-nested chromium verify demo course bench sim fuzz fuzz-rest fuzz-scenarios fuzz-controller rewrite compare
+.PHONY: all test test-unit test-race test-nested chromium verify demo course bench sim fuzz fuzz-rest fuzz-scenarios fuzz-controller fuzz-corpus rewrite compare
 
 all: test
 
@@ -125,6 +125,13 @@ fuzz-scenarios:
 ## shrinker shrinks the ops, and minimized interesting inputs reach fewer hazards.
 fuzz-controller:
 	INFORMERSIM_PLANT=$(PLANT) $(GO) test -run='^$$' -fuzz=FuzzUserController -fuzztime=$(FUZZTIME) -fuzzminimizetime=0x -parallel=1 ./scenarios/
+
+## fuzz-corpus: rewrite FuzzUserController's corpus (testdata/fuzz/FuzzUserController): for
+## each hazard its world can reach, the shortest input of a fixed random series reaching it that
+## a fault kind appended to the op table leaves unchanged. Only needed when the decoding of
+## world.Fuzz changes (adding a kind does not change it: docs/fuzzing.md).
+fuzz-corpus:
+	INFORMERSIM_WRITE_CORPUS=write $(GO) test -count=1 -run='^TestFuzzCorpusReachesEveryHazard$$' ./scenarios/
 
 ## compare: the nested compare/ module: client-go's informer beside ours on the same inputs
 ## (differential test, then side-by-side benchmarks). It downloads client-go on first use.

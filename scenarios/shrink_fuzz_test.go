@@ -222,16 +222,36 @@ func trackerChecks(w *world.World, cur func() *keyTracker) (*world.World, error)
 // fuzzControllerRun is the run a fuzz input decodes to (world.FuzzSeed, world.Fuzz): the fuzz
 // world with a workload whose every choice, fault kinds included, the input makes.
 func fuzzControllerRun(data []byte, fuzzName, plant string) (*world.World, *world.Generator, error) {
+	return fuzzControllerRunAppended(data, fuzzName, plant)
+}
+
+// fuzzControllerRunAppended is fuzzControllerRun with appended after World.FaultKinds, as a
+// kind added at the end of the op table would be.
+func fuzzControllerRunAppended(data []byte, fuzzName, plant string, appended ...world.OpKind) (*world.World, *world.Generator, error) {
 	seed, choices := world.FuzzSeed(data)
 	w, err := fuzzWorld(seed, world.FuzzRepro(fuzzName, data), plant)
 	if err != nil {
 		return nil, nil, err
 	}
-	g, err := w.Fuzz(choices, world.GenConfig{Ops: 40, FaultOps: true, FaultOpKinds: w.FaultKinds(), MaxInterval: 50 * time.Millisecond})
+	g, err := w.Fuzz(choices, world.GenConfig{Ops: 40, FaultOps: true, FaultOpKinds: append(w.FaultKinds(), appended...), MaxInterval: 50 * time.Millisecond})
 	if err != nil {
 		return nil, nil, err
 	}
 	return w, g, w.RunUntilConverged(time.Hour)
+}
+
+// stableUnderAnAppendedKind reports whether data decodes to the same ops with a kind appended to
+// the fault kinds (patch, standing in for a kind added at the end of the op table): whether it
+// holds no fault byte of the value naming the next position (world.Fuzz), so that adding a kind
+// leaves its run as it is.
+func stableUnderAnAppendedKind(t *testing.T, data []byte) bool {
+	t.Helper()
+	_, g1, err1 := fuzzControllerRun(data, "FuzzUserController", "")
+	_, g2, err2 := fuzzControllerRunAppended(data, "FuzzUserController", "", world.OpPatch)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("input %x: the correct controller fails: %v, %v", data, err1, err2)
+	}
+	return slices.EqualFunc(g1.Ops(), g2.Ops(), func(a, b world.GeneratedOp) bool { return a.Op.String() == b.Op.String() && a.Time == b.Time })
 }
 
 // replayControllerRun runs ops (with sleeps between them, from time 0) in the fuzz world of
@@ -350,6 +370,9 @@ func TestFuzzReproAndThePlantedBugsInputs(t *testing.T) {
 		if _, _, err := fuzzControllerRun(data, "FuzzUserController", ""); err != nil {
 			t.Fatalf("%s: the correct controller fails on the input: %v", plant, err)
 		}
+		if !stableUnderAnAppendedKind(t, data) {
+			t.Errorf("%s: the input decodes to another run once a fault kind is added at the end of the op table", plant)
+		}
 		_, g, err := fuzzControllerRun(data, "FuzzUserController", plant)
 		if err == nil || scenarios.FailureSignature(err) != sig {
 			t.Fatalf("%s: the planted bug's input: %v, want %s", plant, err, sig)
@@ -402,8 +425,9 @@ var fuzzWorldHazards = []string{world.HazardWatchExpired, world.HazardRelist, wo
 
 // Goal: FuzzUserController's corpus (testdata/fuzz/FuzzUserController, which plain go test
 // replays and go test -fuzz mutates) holds, for each hazard its world can reach, an input that
-// reaches it, each passing with the correct controller; removing one, or a decoding that no
-// longer reaches a hazard from it, fails this test.
+// reaches it, each passing with the correct controller and decoding to the same run once a
+// fault kind is added at the end of the op table; removing one, or a decoding that no longer
+// reaches a hazard from it, fails this test.
 func TestFuzzCorpusReachesEveryHazard(t *testing.T) {
 	dir := filepath.Join("testdata", "fuzz", "FuzzUserController")
 	if os.Getenv(corpusEnv) == "write" {
@@ -419,9 +443,13 @@ func TestFuzzCorpusReachesEveryHazard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, _, err := fuzzControllerRun(corpusBytes(t, string(b)), "FuzzUserController", "")
+		data := corpusBytes(t, string(b))
+		w, _, err := fuzzControllerRun(data, "FuzzUserController", "")
 		if err != nil {
 			t.Fatalf("%s: the correct controller fails: %v", f, err)
+		}
+		if !stableUnderAnAppendedKind(t, data) {
+			t.Errorf("%s decodes to another run once a fault kind is added at the end of the op table: rewrite the corpus (make fuzz-corpus)", f)
 		}
 		h := world.CountHazards(w.Sim().Trace().Events())
 		t.Logf("%s: %s", filepath.Base(f), h)
@@ -435,8 +463,9 @@ func TestFuzzCorpusReachesEveryHazard(t *testing.T) {
 }
 
 // writeHazardCorpus replaces dir's files by, for each of fuzzWorldHazards, the shortest input of
-// a fixed random series that reaches it (with the correct controller), named as go test -fuzz
-// names corpus files.
+// a fixed random series that reaches it (with the correct controller) and decodes to the same
+// run once a fault kind is appended (stableUnderAnAppendedKind), named as go test -fuzz names
+// corpus files.
 func writeHazardCorpus(t *testing.T, dir string) {
 	t.Helper()
 	old, _ := filepath.Glob(filepath.Join(dir, "*"))
@@ -462,7 +491,7 @@ func writeHazardCorpus(t *testing.T, dir string) {
 			}
 			h := world.CountHazards(w.Sim().Trace().Events())
 			for _, k := range fuzzWorldHazards {
-				if _, ok := best[k]; !ok && h[k] > 0 {
+				if _, ok := best[k]; !ok && h[k] > 0 && stableUnderAnAppendedKind(t, b) {
 					best[k] = b
 				}
 			}

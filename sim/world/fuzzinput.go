@@ -19,11 +19,17 @@ import (
 // shifts the ones after it by one choice, and a shorter input is a shorter run (the workload
 // ends with the input's bytes). The decoding leans towards hazards, since a fuzzer finds a bug
 // only as fast as random bytes reach what triggers it: a quarter of the op bytes are fault ops,
-// each fault kind as likely as any other; a third of the writes to a live object delete it; a
-// quarter of the pauses are the shortest one, so a delete lands inside the window a watch
-// close or a 410 opens (deleted while disconnected: the tombstone) in a few bytes. The world's
-// seed, which drives the schedule, the latencies and the jitter, is the input's first eight
-// bytes (FuzzSeed).
+// the first eleven fault kinds each as likely as any other (fuzzFoldKinds); a third of the
+// writes to a live object delete it; a quarter of the pauses are the shortest one, so a delete
+// lands inside the window a watch close or a 410 opens (deleted while disconnected: the
+// tombstone) in a few bytes. The world's seed, which drives the schedule, the latencies and the
+// jitter, is the input's first eight bytes (FuzzSeed).
+//
+// A fault byte's value names a position in GenConfig.FaultOpKinds, so that a kind appended to
+// the op table (and so to World.FaultKinds, which fuzz targets pass) leaves every input
+// decoding to the run it decoded to, except those holding a fault byte of the one value that
+// names the new kind's position (nextFuzz; TestFuzzDecodingStableUnderAnAppendedKind): a
+// corpus keeps reaching what it reached (scenarios' corpus is written to hold no such byte).
 //
 // A fuzz input decodes this way only: Generate's seeded workload keeps its own draws (the
 // course's generated runs and the pinned hashes depend on them).
@@ -50,6 +56,9 @@ func (w *World) Fuzz(data []byte, cfg GenConfig) (*Generator, error) {
 	g, err := w.newGenerator(cfg, "Fuzz")
 	if err != nil {
 		return nil, err
+	}
+	if len(g.cfg.FaultOpKinds) > fuzzFaultValues {
+		return nil, fmt.Errorf("world: Fuzz: FaultOpKinds: %d kinds, at most %d: a fault byte has %d values, one a position of the list", len(g.cfg.FaultOpKinds), fuzzFaultValues, fuzzFaultValues)
 	}
 	for _, k := range g.cfg.FaultOpKinds {
 		if !slices.Contains(w.FaultKinds(), k) && k != OpPatch {
@@ -117,21 +126,37 @@ func FuzzRepro(fuzzName string, data []byte) string {
 	return fmt.Sprintf("go test -run=%s/%x %s", fuzzName, sum[:8], packageDir())
 }
 
+// fuzzFaultValues is how many values of an op byte are a fault op (a quarter of them).
+const fuzzFaultValues = 64
+
+// fuzzFoldKinds is how many positions of FaultOpKinds the fault values beyond the list fold
+// onto: the eleven apiserver fault kinds the op table held when this decoding was fixed, which
+// every world takes and World.FaultKinds lists first. It never changes: a kind appended to the
+// list then takes only the value of its own position, which folded before, and every other
+// value decodes as it did (with fewer than eleven kinds, the values fold onto all of them).
+const fuzzFoldKinds = 11
+
 // nextFuzz draws one op from the fuzz input: one byte says what it is. With FaultOps, a quarter
-// of its values are a fault op, of FaultOpKinds (or a watch close, clean or 410, or a
-// compaction) each as likely, whose fields the kind's draw reads from the bytes after it.
-// The other values name the object of a write (three slots for each hot name, one for each
-// cold one, as Generate favours the hot ones), and one more byte says the write: a create if
-// the object is not live, else a delete in three or an update, and the label v's value.
+// of its values are a fault op, whose fields the kind's draw reads from the bytes after it:
+// value f (0 to 63) is FaultOpKinds' kind at position f, or, past the list's end, at position f
+// mod the first eleven (fuzzFoldKinds): so those eleven kinds are about as likely as each other,
+// and a kind appended at position n takes value n alone (one fault byte in 64); without
+// FaultOpKinds, a watch close, clean or 410, or a compaction, each as likely. The other values
+// name the object of a write (three slots for each hot name, one for each cold one, as
+// Generate favours the hot ones), and one more byte says the write: a create if the object is
+// not live, else a delete in three or an update, and the label v's value.
 func (g *Generator) nextFuzz() Op {
 	b := int(g.choices.next())
 	writes := 256
 	if g.cfg.FaultOps {
-		writes = 192
+		writes = 256 - fuzzFaultValues
 		if b >= writes {
 			f := b - writes
-			if g.cfg.FaultOpKinds != nil {
-				return opRows[g.cfg.FaultOpKinds[f%len(g.cfg.FaultOpKinds)]].draw(g, g.rnd)
+			if kinds := g.cfg.FaultOpKinds; kinds != nil {
+				if f >= len(kinds) {
+					f %= min(len(kinds), fuzzFoldKinds)
+				}
+				return opRows[kinds[f]].draw(g, g.rnd)
 			}
 			return []Op{{Kind: OpCloseWatches}, {Kind: OpCloseWatches, Code: 410}, {Kind: OpCompact}}[f%3]
 		}

@@ -2,10 +2,12 @@ package world_test
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/informersim/informersim/controlplane"
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/sim"
@@ -17,9 +19,15 @@ import (
 // kinds included, the input makes; the world's oracles check it. (scenarios' tests fuzz a
 // user's controller, planted bugs included, the same way.)
 func fuzzControllerRun(data []byte, fuzzName, _ string) (*world.World, *world.Generator, error) {
+	return fuzzRun(data, fuzzName, world.Config{}, 0)
+}
+
+// fuzzRun is fuzzControllerRun in a world of cfg, the input choosing among World.FaultKinds
+// but its last drop kinds.
+func fuzzRun(data []byte, fuzzName string, cfg world.Config, drop int) (*world.World, *world.Generator, error) {
 	seed, choices := world.FuzzSeed(data)
 	w, err := world.NewFromConfig(sim.Config{Seed: seed, MaxSteps: 200_000, Repro: world.FuzzRepro(fuzzName, data)},
-		fakeapi.Config{Replicas: 2, Routing: fakeapi.RoutingRoundRobin}, world.Config{})
+		fakeapi.Config{Replicas: 2, Routing: fakeapi.RoutingRoundRobin}, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -33,7 +41,7 @@ func fuzzControllerRun(data []byte, fuzzName, _ string) (*world.World, *world.Ge
 	if err := inf.Start(); err != nil {
 		return nil, nil, err
 	}
-	g, err := w.Fuzz(choices, world.GenConfig{Ops: 40, FaultOps: true, FaultOpKinds: w.FaultKinds(), MaxInterval: 50 * time.Millisecond})
+	g, err := w.Fuzz(choices, world.GenConfig{Ops: 40, FaultOps: true, FaultOpKinds: w.FaultKinds()[:len(w.FaultKinds())-drop], MaxInterval: 50 * time.Millisecond})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -97,5 +105,59 @@ func TestFuzzInputDecodesToValidRuns(t *testing.T) {
 	}
 	if _, err := w.Fuzz(nil, world.GenConfig{Ops: -1}); err == nil || !strings.HasPrefix(err.Error(), "world: Fuzz: ") {
 		t.Errorf("Fuzz with negative Ops: %v", err)
+	}
+}
+
+// Goal: a kind appended to the fault kinds (a new row at the end of the op table, which
+// World.FaultKinds then lists last) leaves every fuzz input decoding to the same run, except
+// one holding a fault byte of the value naming the new kind's position, which decodes the same
+// up to that op: so a fuzz corpus keeps its meaning when a kind is added.
+// Method: random inputs decoded twice in a world with the control plane, first without the last
+// of World.FaultKinds (start-controller), then with it, as if it had just been added; the op
+// lists must match up to the first start-controller of the second run, and the trace hashes too
+// when it has none. Some inputs must draw it (else the test could not tell).
+func TestFuzzDecodingStableUnderAnAppendedKind(t *testing.T) {
+	cfg := world.Config{ControlPlane: &controlplane.Config{}}
+	w, _ := world.NewFromConfig(sim.Config{Seed: 1}, fakeapi.Config{}, cfg)
+	kinds := w.FaultKinds()
+	last := kinds[len(kinds)-1]
+	if len(kinds) <= 11 || last != world.OpKinds()[len(world.OpKinds())-1] {
+		t.Fatalf("the fault kinds %v: want more than eleven, the op table's last kind last", kinds)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	same, drew := 0, 0
+	for range 60 {
+		b := make([]byte, 8+r.IntN(200))
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		w1, g1, err := fuzzRun(b, "FuzzX", cfg, 1)
+		if err != nil {
+			t.Fatalf("input %x: %v", b, err)
+		}
+		w2, g2, err := fuzzRun(b, "FuzzX", cfg, 0)
+		if err != nil {
+			t.Fatalf("input %x, %s appended: %v", b, last, err)
+		}
+		ops1, ops2 := g1.Ops(), g2.Ops()
+		at := slices.IndexFunc(ops2, func(o world.GeneratedOp) bool { return o.Op.Kind == last })
+		if at < 0 {
+			if len(ops1) != len(ops2) || w1.Sim().Trace().Hash() != w2.Sim().Trace().Hash() {
+				t.Fatalf("input %x draws no %s, yet decodes to another run (%d ops, then %d)", b, last, len(ops1), len(ops2))
+			}
+			same++
+			at = len(ops2)
+		} else {
+			drew++
+		}
+		for i := range at {
+			if ops1[i].Op.String() != ops2[i].Op.String() || ops1[i].Time != ops2[i].Time {
+				t.Fatalf("input %x: op %d is %v at %v, with %s appended %v at %v", b, i, ops1[i].Op, ops1[i].Time, last, ops2[i].Op, ops2[i].Time)
+			}
+		}
+	}
+	t.Logf("of 60 inputs, %d decode to the same run with %s appended, %d draw it", same, last, drew)
+	if drew == 0 || same < 30 {
+		t.Errorf("of 60 inputs, %d drew the appended kind and %d decoded the same: want some of each, most the same", drew, same)
 	}
 }
