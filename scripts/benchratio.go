@@ -292,6 +292,15 @@ func (r *restResults) print() {
 			}
 			fmt.Println()
 		}
+		// Shared serialization: what 100 watchers cost against one, per update, in one run.
+		one, hundred := "BenchmarkWatchedUpdate/watchers=1", "BenchmarkWatchedUpdate/watchers=100"
+		if slices.Contains(r.groups, one) && slices.Contains(r.groups, hundred) {
+			fmt.Print("100 watchers / 1 watcher, CPU per update:")
+			for _, h := range restHosts {
+				fmt.Printf(" %s %s", h, pairedRatio(r.cpu[restKey{hundred, h}], r.cpu[restKey{one, h}]))
+			}
+			fmt.Println()
+		}
 	}
 	if len(r.sweep) > 0 {
 		fmt.Println()
