@@ -172,6 +172,10 @@ func (b *base) result(now time.Time, err error) {
 		b.backoff = maxBackoff
 	}
 	b.retryAt = now.Add(b.backoff)
+	// The work is not done: a component that was quiet before this write (it stepped on its
+	// own timer, with no change on the server since) must step again after the backoff, not
+	// wait for a write of someone else's.
+	b.quiet = false
 }
 
 // list reads one resource, all namespaces or ns, in key order.

@@ -2,11 +2,14 @@ package controlplane_test
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/informersim/informersim/controlplane"
+	"github.com/informersim/informersim/fakeapi"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -203,5 +206,24 @@ func TestSlowAndStoppedComponents(t *testing.T) {
 	}
 	if err := e.cp.GC.SetDelay(-time.Second); err == nil {
 		t.Fatal("a negative delay was accepted")
+	}
+}
+
+// TestWorkloadStatusRetriesARefusedWrite: a status write refused (an injected 409) when nothing
+// else changes on the server is retried after the backoff, as the deployment controller's queue
+// retries: a component that was quiet before the write must not stay quiet after it failed
+// (the operator's seed sweep found a Deployment whose status never came).
+func TestWorkloadStatusRetriesARefusedWrite(t *testing.T) {
+	e := withLatency(t, controlplane.WorkloadConfig{MinLatency: time.Second, MaxLatency: time.Second})
+	e.workload(deployments, "a", "web", 2)
+	e.settle()
+	e.srv.Faults().FailNext(fakeapi.VerbUpdateStatus, apierrors.NewConflict(deployments.GroupResource(), "web", errors.New("injected")))
+	for i := 0; i < 10 && e.advance(); i++ {
+	}
+	if d := e.get(deployments, "a", "web"); !rolledOut(d) {
+		t.Fatalf("the status write refused once was never retried: %v (stats %+v)", d.Object["status"], e.cp.Workload.Stats())
+	}
+	if s := e.cp.Workload.Stats(); s.Errors != 1 || s.Writes != 1 {
+		t.Errorf("stats %+v, want one error then one write", s)
 	}
 }
