@@ -129,22 +129,39 @@ func FuzzRepro(fuzzName string, data []byte) string {
 // fuzzFaultValues is how many values of an op byte are a fault op (a quarter of them).
 const fuzzFaultValues = 64
 
-// fuzzFoldKinds is how many positions of FaultOpKinds the fault values beyond the list fold
-// onto: the eleven apiserver fault kinds the op table held when this decoding was fixed, which
-// every world takes and World.FaultKinds lists first. It never changes: a kind appended to the
-// list then takes only the value of its own position, which folded before, and every other
-// value decodes as it did (with fewer than eleven kinds, the values fold onto all of them).
+// fuzzFoldKinds is how many positions of FaultOpKinds the fault values fold onto: the eleven
+// apiserver fault kinds the op table held when this decoding was fixed, which every world takes
+// and World.FaultKinds lists first. It never changes (fuzzPosition).
 const fuzzFoldKinds = 11
+
+// fuzzPosition is the position in a list of n fault kinds that fault value f (0 to 63) names.
+// The first eleven positions (fuzzFoldKinds) are values 0 to 10; a position p past them is
+// value 63-(p-11), from the top down; every other value folds onto the first eleven, f mod 11
+// (f mod n with fewer than eleven kinds). So a kind appended at position n takes the one value
+// that folded before and every other value names what it named: an input holding no fault byte
+// of that value decodes to the run it decoded to. The top values fold onto resume-replica,
+// freeze-replica, lag-replica, trigger-bookmarks and slow-consumer first: the first kinds
+// appended take their values from those, not from the watch closes, compactions and failed
+// requests that make the relists and tombstones (TestFuzzDecodingLeansToHazards).
+func fuzzPosition(f, n int) int {
+	base := min(n, fuzzFoldKinds)
+	if f < base {
+		return f
+	}
+	if p := base + fuzzFaultValues - 1 - f; p < n {
+		return p
+	}
+	return f % base
+}
 
 // nextFuzz draws one op from the fuzz input: one byte says what it is. With FaultOps, a quarter
 // of its values are a fault op, whose fields the kind's draw reads from the bytes after it:
-// value f (0 to 63) is FaultOpKinds' kind at position f, or, past the list's end, at position f
-// mod the first eleven (fuzzFoldKinds): so those eleven kinds are about as likely as each other,
-// and a kind appended at position n takes value n alone (one fault byte in 64); without
-// FaultOpKinds, a watch close, clean or 410, or a compaction, each as likely. The other values
-// name the object of a write (three slots for each hot name, one for each cold one, as
-// Generate favours the hot ones), and one more byte says the write: a create if the object is
-// not live, else a delete in three or an update, and the label v's value.
+// value f (0 to 63) is FaultOpKinds' kind at position fuzzPosition(f): the first eleven kinds
+// about as likely as each other (five or six values each), a kind past them one value in 64;
+// without FaultOpKinds, a watch close, clean or 410, or a compaction, each as likely. The
+// other values name the object of a write (three slots for each hot name, one for each cold
+// one, as Generate favours the hot ones), and one more byte says the write: a create if the
+// object is not live, else a delete in three or an update, and the label v's value.
 func (g *Generator) nextFuzz() Op {
 	b := int(g.choices.next())
 	writes := 256
@@ -153,10 +170,7 @@ func (g *Generator) nextFuzz() Op {
 		if b >= writes {
 			f := b - writes
 			if kinds := g.cfg.FaultOpKinds; kinds != nil {
-				if f >= len(kinds) {
-					f %= min(len(kinds), fuzzFoldKinds)
-				}
-				return opRows[kinds[f]].draw(g, g.rnd)
+				return opRows[kinds[fuzzPosition(f, len(kinds))]].draw(g, g.rnd)
 			}
 			return []Op{{Kind: OpCloseWatches}, {Kind: OpCloseWatches, Code: 410}, {Kind: OpCompact}}[f%3]
 		}
