@@ -44,8 +44,11 @@ func FuzzSeed(data []byte) (seed uint64, rest []byte) {
 
 // Fuzz starts a workload like Generate's whose every choice is read from data, a fuzzer's
 // input, instead of the "workload" stream: cfg is Generate's (Ops is the most ops the input may
-// issue, default DefaultGenOps; FaultOps and FaultOpKinds let it choose faults). The workload
-// ends once the input's bytes are read, after at least one op, or at cfg.Ops. Fault points
+// issue, default DefaultGenOps; FaultOps and FaultOpKinds, at most 64 kinds, let it choose
+// faults: a fault byte names a position of FaultOpKinds, the first eleven five or six values of
+// 64 each, every later one a single value, so that a kind appended to the list leaves the other
+// values as they were; not each kind as likely as its share of the list, as in Generate). The
+// workload ends once the input's bytes are read, after at least one op, or at cfg.Ops. Fault points
 // (cfg.FaultPoints) draw from the seed, not from the input, so Fuzz refuses them: the input
 // would not say the run. The returned Generator records its ops (Ops), for writing the run out
 // as a scenario file.

@@ -106,6 +106,10 @@ func TestFuzzInputDecodesToValidRuns(t *testing.T) {
 	if _, err := w.Fuzz(nil, world.GenConfig{Ops: -1}); err == nil || !strings.HasPrefix(err.Error(), "world: Fuzz: ") {
 		t.Errorf("Fuzz with negative Ops: %v", err)
 	}
+	many := slices.Repeat([]world.OpKind{world.OpCompact}, 65)
+	if _, err := w.Fuzz(nil, world.GenConfig{FaultOps: true, FaultOpKinds: many}); err == nil || !strings.Contains(err.Error(), "at most 64") {
+		t.Errorf("Fuzz with 65 FaultOpKinds (a fault byte names 64 positions): %v", err)
+	}
 }
 
 // Goal: a kind appended to the fault kinds (a new row at the end of the op table, which
