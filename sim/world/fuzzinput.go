@@ -193,8 +193,9 @@ func (g *Generator) nextFuzz() Op {
 	w := int(g.choices.next())
 	key := objName{ns, name}
 	op := Op{Resource: g.cfg.Resource, Namespace: ns, Name: name, Labels: map[string]string{"v": strconv.Itoa(w % 3)}}
+	live := g.exists[key]
 	switch {
-	case !g.exists[key]:
+	case !live:
 		op.Kind = OpCreate
 		g.exists[key] = true
 	case w/3%3 == 0:
@@ -203,7 +204,7 @@ func (g *Generator) nextFuzz() Op {
 	default:
 		op.Kind = OpUpdate
 	}
-	return op
+	return g.shape(op, key, live)
 }
 
 // fuzzInterval reads the pause before the next op from one byte of the fuzz input: a quarter

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -114,6 +115,20 @@ type GenConfig struct {
 	// how, draws from the "faults" stream, never from "workload": turning fault points off leaves
 	// the workload's ops unchanged. (It was called Faults.)
 	FaultPoints bool
+	// Shape, if set, shapes each write the workload draws (a create, update or delete of
+	// Resource's objects; not a fault op) before it is applied, so the workload can write
+	// objects a controller acts on, not only labels: it returns the op to apply. It may set
+	// a create's or update's Content (a spec), Labels, Annotations and Finalizers, and it may
+	// redirect the write to another object (another Resource, Namespace or Name, of any kind
+	// of write): e.g. turn an update of a Foo into a delete of the Deployment that Foo owns.
+	// The Generator keeps track of the objects of Resource it wrote; a redirected write
+	// leaves what it knows unchanged (the drawn write did not happen). A shaped write of the
+	// drawn object must keep its Kind: otherwise it is not applied and its GeneratedOp's Err
+	// says why, as for an op the world refuses (a bad Content). r is the workload's source of
+	// choices (the "workload" stream, or the fuzz input's next bytes under Fuzz), so what Shape
+	// draws from it is decided by the seed or the input; Shape must draw only from r and read
+	// nothing else that varies (no map order, no clock). Unset, the workload is unchanged.
+	Shape func(op Op, r *rand.Rand) Op
 }
 
 // Generator is a seeded random workload: a chain of "workload" steps drawing from the "workload"
@@ -133,6 +148,11 @@ type Generator struct {
 	ops    []GeneratedOp
 	// choices is the fuzz input rnd reads (World.Fuzz), nil for a seeded workload.
 	choices *choiceSource
+	// shaped says the op being applied went through GenConfig.Shape (so the world checks it
+	// as it checks Apply's: Content converted, the resource served); refused, that Shape made
+	// it an op the Generator does not apply.
+	shaped  bool
+	refused error
 }
 
 // objName is an object's namespace and name: a map key that takes no concatenation.
@@ -284,7 +304,7 @@ func (g *Generator) schedule() {
 func (g *Generator) step() {
 	g.issued++
 	op := g.next()
-	if err := g.apply(op, false); err != nil && apierrors.IsNotFound(err) {
+	if err := g.apply(op, false); err != nil && apierrors.IsNotFound(err) && op.Resource == g.cfg.Resource {
 		delete(g.exists, objName{op.Namespace, op.Name}) // keep the model honest
 	}
 	if g.cfg.FaultPoints {
@@ -316,7 +336,19 @@ func (g *Generator) live() []objName {
 
 // apply applies op and records it.
 func (g *Generator) apply(op Op, fromFaultPoint bool) error {
-	err := g.w.apply(op, fromFaultPoint)
+	var err error
+	switch {
+	case g.refused != nil:
+		err = g.refused
+	case g.shaped:
+		var checked Op
+		if checked, err = g.w.check(op); err == nil {
+			err = g.w.apply(checked, fromFaultPoint)
+		}
+	default:
+		err = g.w.apply(op, fromFaultPoint)
+	}
+	g.shaped, g.refused = false, nil
 	switch op.Kind {
 	case OpFreezeReplica:
 		if g.frozen == nil {
@@ -369,8 +401,9 @@ func (g *Generator) nextWrite() Op {
 	key := objName{ns, name}
 	op := Op{Resource: g.cfg.Resource, Namespace: ns, Name: name,
 		Labels: map[string]string{"v": strconv.Itoa(r.IntN(3))}}
+	live := g.exists[key]
 	switch {
-	case !g.exists[key]:
+	case !live:
 		op.Kind = OpCreate
 		g.exists[key] = true
 	case r.IntN(4) == 0:
@@ -378,6 +411,38 @@ func (g *Generator) nextWrite() Op {
 		delete(g.exists, key)
 	default:
 		op.Kind = OpUpdate
+	}
+	return g.shape(op, key, live)
+}
+
+// shape passes a drawn write through GenConfig.Shape: a write redirected to another object
+// restores what the Generator knew of the drawn one (live); a write of the drawn object with
+// another kind is marked refused (g.refused), for apply to record without applying it.
+func (g *Generator) shape(op Op, key objName, live bool) Op {
+	if g.cfg.Shape == nil {
+		return op
+	}
+	drawn := op
+	op = g.cfg.Shape(op, g.rnd)
+	g.shaped = true
+	if op.Resource.Empty() {
+		op.Resource = g.cfg.Resource
+	}
+	if op.Resource != drawn.Resource || op.Namespace != drawn.Namespace || op.Name != drawn.Name {
+		if live {
+			g.exists[key] = true
+		} else {
+			delete(g.exists, key)
+		}
+		return op
+	}
+	if op.Kind != drawn.Kind {
+		g.refused = fmt.Errorf("world: GenConfig.Shape turned the %s of %s into a %s of the same object: a shaped write of the drawn object keeps its kind (redirect it to another object instead)", drawn.Kind, path.Join(drawn.Namespace, drawn.Name), op.Kind)
+		if live {
+			g.exists[key] = true
+		} else {
+			delete(g.exists, key)
+		}
 	}
 	return op
 }
