@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/informer"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
 	"github.com/informersim/informersim/sim/world/oracle"
@@ -96,10 +97,13 @@ type infState struct {
 }
 
 type handlerState struct {
-	inf    string
-	name   string
-	d      Directive
-	h      *world.Handler
+	inf  string
+	name string
+	d    Directive
+	h    *world.Handler
+	// given is the Go handler a directive registered (a workqueue's or controller's enqueue),
+	// nil for one the handler directive builds from d; restart registers it again.
+	given  informer.ResourceEventHandler
 	filter labels.Selector
 	passed []string // what the handler behind a filter was told
 	shown  int      // calls a log directive has printed

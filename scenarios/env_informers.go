@@ -215,8 +215,15 @@ func (e *Env) restart(d Directive, add func(string, ...any)) error {
 				hd.Args[i].Vals = []string{as}
 			}
 		}
-		if err := e.addHandler(nst, hd, add); err != nil {
+		if err := e.addHandlerWith(nst, hd, hs.given, add); err != nil {
 			return err
+		}
+	}
+	// A workqueue or controller fed by the old informer reads the new one's cache from now on,
+	// as a restarted controller's lister does.
+	for _, name := range e.queueOrder {
+		if wq := e.queues[name]; wq.inf == st {
+			wq.inf = nst
 		}
 	}
 	if err := nst.n.Start(); err != nil {
@@ -241,7 +248,7 @@ func (e *Env) addHandlerWith(st *infState, d Directive, h informer.ResourceEvent
 	if _, ok := e.handlers[key]; ok {
 		return fmt.Errorf("a handler named %q exists already", key)
 	}
-	hs := &handlerState{inf: st.name, name: name, d: d}
+	hs := &handlerState{inf: st.name, name: name, d: d, given: h}
 	if f, ok := d.arg("filter"); ok {
 		sel, err := labels.Parse(f)
 		if err != nil {

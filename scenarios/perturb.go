@@ -255,8 +255,8 @@ func scriptOf(ops []world.GeneratedOp) []world.Op {
 // PerturbFile runs a campaign over a scenario file (text, named name): the reference is its
 // run, which must not fail; the points are its op directives (a generate directive's ops
 // written out); a perturbation is directives inserted before one (a restart of the first
-// informer the file starts, as the restart directive does, unless a controller directive uses
-// it: restart does not move a controller to the new informer; a lag-replica, with a route-next and a close-watches when the informer is
+// informer the file starts, as the restart directive does: its handlers, a workqueue's and a
+// controller's included, move to the new informer; a lag-replica, with a route-next and a close-watches when the informer is
 // moved; a close-watches code=410 and a compact before a delete). A perturbed file that no
 // longer runs (a later directive names the informer a restart replaced) counts as skipped.
 // The first breaking perturbation's file is shrunk with Shrink (opts.Shrink.MaxRuns).
@@ -295,14 +295,6 @@ func PerturbFile(name, text string, opts PerturbOptions) (*PerturbReport, error)
 		if v, ok := d.arg("informer"); ok && d.Cmd == "start" {
 			informer = v
 			break
-		}
-	}
-	// The restart directive starts a new informer with the old one's handlers, not a
-	// controller directive's: a controller on the informer would stay on the stopped one, a
-	// failure of the file, not of the run. No restart then.
-	for _, d := range ds {
-		if v, ok := d.arg("informer"); ok && d.Cmd == "controller" && v == informer {
-			informer = ""
 		}
 	}
 	type variant struct {

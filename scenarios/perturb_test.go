@@ -1,11 +1,14 @@
 package scenarios_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/informersim/informersim/scenarios"
 	"github.com/informersim/informersim/sim/world"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // referenceOps is a plain workload with no fault: three objects created, updated and two of
@@ -87,5 +90,63 @@ func TestPerturbFindsThePlantedBugs(t *testing.T) {
 		world.GeneratedOp{Time: time.Second, Op: world.Op{Kind: world.OpDelete, Name: "c"}})
 	if _, err := scenarios.Perturb(1, failing, trackerTarget(plantTombstone), scenarios.PerturbOptions{}); err == nil {
 		t.Error("Perturb took a reference run that fails already")
+	}
+}
+
+// Goal: the restart directive moves a controller directive's handler and workqueue to the new
+// informer: a pod created after the restart gets its configmap (the controller's check), and
+// the controller reads the new informer's cache. (Before, the handler came back as a
+// recording-only one and the workqueue stayed on the stopped informer: the check failed.)
+func TestRestartKeepsTheController(t *testing.T) {
+	text := `world seed=5
+----
+
+informer name=pods ns=default
+----
+
+controller name=mirror informer=pods workers=1 work=10ms
+----
+
+start informer=pods
+----
+
+create name=a
+----
+
+run for=1s
+----
+
+restart informer=pods as=pods2
+----
+
+create name=b
+----
+
+run for=1s
+----
+
+delete name=a
+----
+
+run for=1s
+----
+`
+	res, err := scenarios.Run("restart-controller", text, scenarios.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failure != nil {
+		t.Fatalf("the controller did not survive its informer's restart: %v", res.Failure)
+	}
+	cms, err := res.Env.World().Server().Snapshot(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "default", metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, it := range cms.Items {
+		names = append(names, it.GetName())
+	}
+	if !slices.Equal(names, []string{"b-cm"}) {
+		t.Errorf("configmaps %v after the restart, want [b-cm] (a's deleted with a)", names)
 	}
 }
