@@ -1,6 +1,7 @@
 package world_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -143,4 +144,34 @@ func TestGenConfigShapeReadsTheInput(t *testing.T) {
 		first = s
 	}
 	t.Errorf("eight inputs gave the same shaped ops:\n%s", first)
+}
+
+// A fuzzed workload of configmaps whose every write carries data chosen by the input, and
+// whose updates the input may turn into a delete of the secret the configmap stands for:
+// GenConfig.Shape draws from the same choices as the rest of the workload. One byte is one
+// choice: the pause, then for each op the object (0: hot-0, 200: cold-0), the write (0 creates
+// a missing object; 3 updates a live one), then Shape's draws (the redirect: even or odd; the
+// size: a third of the byte range each), then the next pause.
+func ExampleGenConfig_shape() {
+	w, _ := world.NewFromConfig(sim.Config{Seed: 1}, fakeapi.Config{}, world.Config{DefaultResource: shapeCMs})
+	g, _ := w.Fuzz([]byte{0, 0, 0, 100, 0, 0, 3, 0, 0, 0, 3, 1, 200, 0, 200, 0, 50}, world.GenConfig{Ops: 4, HotNames: 1, ColdNames: 1,
+		Shape: func(op world.Op, r *rand.Rand) world.Op {
+			if op.Kind == world.OpUpdate && r.IntN(2) == 0 {
+				return world.Op{Kind: world.OpDelete, Resource: shapeSecrets, Namespace: op.Namespace, Name: op.Name + "-secret"}
+			}
+			if op.Kind != world.OpDelete {
+				op.Labels = nil
+				op.Content = map[string]any{"data": map[string]string{"size": fmt.Sprint(r.IntN(3))}}
+			}
+			return op
+		}})
+	_ = w.RunUntilConverged(time.Minute)
+	for _, o := range g.Ops() {
+		fmt.Printf("%s %v %s %v %q\n", o.Op.Kind, o.Op.Resource.Resource, o.Op.Name, o.Op.Content["data"], o.Err)
+	}
+	// Output:
+	// create configmaps hot-0 map[size:1] ""
+	// delete secrets hot-0-secret <nil> "secrets \"hot-0-secret\" not found"
+	// update configmaps hot-0 map[size:2] ""
+	// create configmaps cold-0 map[size:0] ""
 }
