@@ -39,6 +39,10 @@ type Controller interface {
 type Config struct {
 	// Seed decides the run: the world's every choice and the order of the controller's calls.
 	Seed uint64
+	// Repro is the line that replays the run, printed with its failure; empty means
+	// world.Repro(Seed), which replays a seeded test. A run a fuzz input decides (Fuzz) sets
+	// Go's own replay line for the input (world.FuzzRepro).
+	Repro string
 	// World configures the world (latencies, bounds); API the apiserver (custom resources with
 	// Resources, Replicas and Routing for stale replicas, compaction...). API.Clock and API.Rand
 	// must be nil: the world sets them.
@@ -429,12 +433,15 @@ func logError(ctx context.Context, err error, msg string, keysAndValues ...any) 
 
 // run is Run inside the bubble: this goroutine is the driver.
 func run(cfg Config, wd *watchdog) (*Report, error) {
-	w, err := world.NewFromConfig(sim.Config{Seed: cfg.Seed}, cfg.API, cfg.World)
+	if cfg.Repro == "" {
+		cfg.Repro = world.Repro(cfg.Seed)
+	}
+	w, err := world.NewFromConfig(sim.Config{Seed: cfg.Seed, Repro: cfg.Repro}, cfg.API, cfg.World)
 	if err != nil {
 		return nil, err
 	}
 	b := newBubble(w)
-	b.checks = checks{invariant: cfg.Invariant, onWrite: cfg.OnWrite, repro: fmt.Sprintf("seed %d; %s", cfg.Seed, world.Repro(cfg.Seed))}
+	b.checks = checks{invariant: cfg.Invariant, onWrite: cfg.OnWrite, repro: fmt.Sprintf("seed %d; %s", cfg.Seed, cfg.Repro)}
 	wd.repro.Store(&b.checks.repro)
 	wd.b.Store(b)
 	tr := &transport{b: b, host: strings.TrimPrefix(Host, "http://")}
@@ -480,7 +487,7 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 	}
 	if cfg.Setup != nil {
 		if err := cfg.Setup(w); err != nil {
-			return nil, fmt.Errorf("clientgo: Setup: %w (seed %d; %s)", err, cfg.Seed, world.Repro(cfg.Seed))
+			return nil, fmt.Errorf("clientgo: Setup: %w (seed %d; %s)", err, cfg.Seed, cfg.Repro)
 		}
 		w.Settle()
 	}
@@ -575,7 +582,7 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 	}
 	if cur.err != nil && (err == nil || stoppedEarly) {
 		// The controller's own error says more than "Run returned early".
-		err = fmt.Errorf("%w (seed %d; %s)", cur.err, cfg.Seed, world.Repro(cfg.Seed))
+		err = fmt.Errorf("%w (seed %d; %s)", cur.err, cfg.Seed, cfg.Repro)
 	}
 	s := w.Sim()
 	rep := &Report{Seed: cfg.Seed, Hash: s.Trace().Hash(), Steps: s.StepCount(), SimTime: s.Now(),
@@ -596,7 +603,7 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 // drive runs the three phases of a run.
 func drive(b *bubble, w *world.World, cfg Config, exited func() bool, streamsQuiet func() bool) error {
 	s := w.Sim()
-	repro := fmt.Sprintf("seed %d; %s", cfg.Seed, world.Repro(cfg.Seed))
+	repro := fmt.Sprintf("seed %d; %s", cfg.Seed, cfg.Repro)
 	// Safety phase: faults on.
 	if err := b.runUntil(exited, cfg.FaultsFor); err != nil && !errors.Is(err, errBudget) {
 		return err
