@@ -4,7 +4,7 @@ GO ?= go
 RACE_PKGS ?= ./informer/... ./fakeapi/...
 SEED ?= 1
 
-.PHONY: all test test-unit test-race test-nested chromium verify demo course bench sim fuzz fuzz-rest fuzz-scenarios fuzz-controller fuzz-corpus rewrite compare
+.PHONY: all test test-unit test-race test-nested chromium verify demo course bench sim fuzz fuzz-rest fuzz-scenarios fuzz-controller fuzz-corpus fuzz-samplecontroller rewrite compare
 
 all: test
 
@@ -132,6 +132,12 @@ fuzz-controller:
 ## world.Fuzz changes (adding a kind does not change it: docs/fuzzing.md).
 fuzz-corpus:
 	INFORMERSIM_WRITE_CORPUS=write $(GO) test -count=1 -run='^TestFuzzCorpusReachesEveryHazard$$' ./scenarios/
+
+## fuzz-samplecontroller: fuzz sample-controller through the client-go harness
+## (FuzzSampleController) with a bug planted (PLANT=tombstone or mutate; none by default); a
+## failing input is written out as an ops file and shrunk (docs/fuzzing.md §8).
+fuzz-samplecontroller:
+	cd examples && INFORMERSIM_PLANT=$(PLANT) $(GO) test -run='^$$' -fuzz=FuzzSampleController -fuzztime=$(FUZZTIME) -fuzzminimizetime=0x -parallel=1 ./samplecontroller/
 
 ## compare: the nested compare/ module: client-go's informer beside ours on the same inputs
 ## (differential test, then side-by-side benchmarks). It downloads client-go on first use.
