@@ -7,6 +7,7 @@ import (
 
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -93,9 +94,32 @@ func (b *bubble) checkWrite(w Write) {
 		return
 	}
 	if err := b.checks.onWrite(w); err != nil {
-		b.s.Emit(ControllerActor, "write-violation", sim.F("request", w.String()), sim.F("error", err.Error()))
-		b.fail(fmt.Errorf("clientgo: the controller's write %v breaks Config.OnWrite: %v (%s)", w, err, b.checks.repro))
+		fields := []sim.Field{sim.F("request", w.String()), sim.F("error", err.Error())}
+		if w.Name != "" {
+			key := w.Name
+			if w.Namespace != "" {
+				key = w.Namespace + "/" + key
+			}
+			fields = append([]sim.Field{sim.F("key", key)}, fields...)
+		}
+		b.s.Emit(ControllerActor, "write-violation", fields...)
+		// A violation about the object written: its history (the apiserver's writes of it, the
+		// controller's watch events and requests) is in the failure.
+		b.fail(b.violation(OracleControllerWrite, fmt.Sprintf("clientgo: the controller's write %v breaks Config.OnWrite: %v", w, err)))
 	}
+}
+
+// OracleControllerWrite names Config.OnWrite's violations.
+const OracleControllerWrite = "controller-write"
+
+// violation is the world's Violation of oracle at the last trace event (the one just emitted),
+// with the seed, the replay line and, when the event names an object, its history.
+func (b *bubble) violation(oracle, msg string) *world.Violation {
+	e := sim.Event{Step: b.s.StepCount(), Time: b.s.Now(), Actor: ControllerActor, Kind: oracle}
+	if evs := b.s.Trace().Events(); len(evs) > 0 {
+		e = evs[len(evs)-1]
+	}
+	return world.NewViolation(b.s, oracle, msg, e, world.DefaultViolationWindow)
 }
 
 // checkStep runs Config.Invariant after a step; a violation ends the run at this step.

@@ -2,6 +2,7 @@ package clientgo_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -85,6 +86,12 @@ func TestChecksWhileRunning(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "clientgo: the controller's write POST /api/v1/namespaces/default/configmaps (201) breaks Config.OnWrite: created ") ||
 		!strings.Contains(err.Error(), world.Repro(1)) || rep.SimTime >= base.FaultsFor {
 		t.Fatalf("the write check: %v (stopped at %v)", err, rep.SimTime)
+	}
+	// The failure tells the written object's story: a violation about it, its history in the
+	// report (the apiserver's ADDED of it, the write-violation naming it).
+	var v *world.Violation
+	if !errors.As(err, &v) || !strings.HasSuffix(v.Key, "-mirror-mirror") || !strings.Contains(rep.Failure, "history of "+v.Key) {
+		t.Fatalf("the write check's failure is not about the object written: %v\n%s", err, rep.Failure)
 	}
 	if after == 0 {
 		t.Fatalf("no write had its object after (%d before)", before)

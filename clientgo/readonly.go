@@ -78,16 +78,9 @@ func (b *bubble) checkLent() {
 			continue
 		}
 		b.s.Emit(ControllerActor, "read-only-violation", sim.F("informer", l.informer), sim.F("key", l.key), sim.F("rv", l.rv))
-		evs := b.s.Trace().Events()
-		var e sim.Event
-		if len(evs) > 0 {
-			e = evs[len(evs)-1]
-		} else {
-			e = sim.Event{Step: b.s.StepCount(), Time: now, Actor: ControllerActor, Kind: "read-only-violation"}
-		}
 		msg := fmt.Sprintf("the controller changed %T %s (resourceVersion %s), which informer %s handed out at %s to its handlers and lister: it differs in %s from what was delivered; copy an object before changing it (DeepCopy)",
 			l.obj, l.key, l.rv, l.informer, sim.FormatSimTime(l.at), strings.Join(changedFields(l.copy, l.obj), ", "))
-		b.fail(world.NewViolation(b.s, world.OracleReadOnlyObjects, msg, e, world.DefaultViolationWindow))
+		b.fail(b.violation(world.OracleReadOnlyObjects, msg))
 		return
 	}
 }
