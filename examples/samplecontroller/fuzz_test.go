@@ -26,8 +26,12 @@ func fuzzBugs(t *testing.T, plant string) samplecontroller.Bugs {
 		return samplecontroller.Bugs{IgnoreTombstones: true}
 	case "mutate":
 		return samplecontroller.Bugs{MutateListerObject: true}
+	case "restart":
+		return samplecontroller.Bugs{RemembersOwnership: true}
+	case "stale-status":
+		return samplecontroller.Bugs{StatusOntoFreshRead: true}
 	}
-	t.Fatalf("%s=%q: want tombstone or mutate", fuzzPlantEnv, plant)
+	t.Fatalf("%s=%q: want tombstone, mutate, restart or stale-status", fuzzPlantEnv, plant)
 	return samplecontroller.Bugs{}
 }
 
@@ -64,6 +68,49 @@ func fuzzSample(t *testing.T, plant string) (clientgo.Config, clientgo.FuzzOptio
 	return cfg, opts
 }
 
+// fuzzSampleMain is FuzzSampleMain's run: sample-controller wired by its main (so the harness
+// can restart it), two replicas, and the input may arm one crash-restart and up to two stale
+// reads besides fuzzSample's hazards, within a 15s safety phase; the hazard sweep's invariant
+// and write check watch it.
+func fuzzSampleMain(t *testing.T, plant string) (clientgo.Config, clientgo.FuzzOptions) {
+	cfg, opts := fuzzSample(t, plant)
+	cfg.New, cfg.Main = nil, sampleMain(fuzzBugs(t, plant))
+	cfg.API.Replicas = 2
+	// The hazards' instants are drawn within the safety phase: a short one puts the restart
+	// among the workload's ops (at most 30, a second apart at most), not after them.
+	cfg.FaultsFor = 15 * time.Second
+	var w *world.World
+	cfg.Setup = func(world *world.World) error { w = world; return nil }
+	cfg.Invariant = deploymentNotMissingLong(func() time.Duration { return w.Sim().Now() })
+	cfg.OnWrite = observedGenerationNeverGoesBack
+	opts.Name = "FuzzSampleMain"
+	opts.Hazards.Restarts, opts.Hazards.StaleReads = 1, 2
+	return cfg, opts
+}
+
+// FuzzSampleMain is FuzzSampleController on sample-controller's main.go wiring, whose input may
+// also restart it and serve its LISTs from a lagging replica: INFORMERSIM_PLANT=restart
+// (Bugs.RemembersOwnership) and stale-status (Bugs.StatusOntoFreshRead) are for it. main.go's
+// 30s resync hands several Foos to the handlers in a Go map's order, which no seed decides
+// (Report.ResyncWakes counts it): an input's replay can differ there.
+func FuzzSampleMain(f *testing.F) {
+	f.Add([]byte{})
+	plant := os.Getenv(fuzzPlantEnv)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, opts := fuzzSampleMain(t, plant)
+		run, err := clientgo.Fuzz(t, data, cfg, opts)
+		if err == nil {
+			return
+		}
+		start := time.Now()
+		msg, werr := run.WriteFailure(t, cfg, opts, err, sampleControllerName("sampleMain", plant), 80)
+		if werr != nil {
+			msg = werr.Error()
+		}
+		t.Fatalf("%v\n%s\n(written and shrunk in %v)", err, msg, time.Since(start).Round(time.Millisecond))
+	})
+}
+
 // FuzzSampleController fuzzes sample-controller through the harness (clientgo.Fuzz): each
 // input is a seed, the hazards it arms and a workload of Foos, Deployment deletes and faults.
 // Plain go test replays the seeds below and testdata/fuzz/FuzzSampleController; a failure
@@ -89,7 +136,7 @@ func FuzzSampleController(f *testing.F) {
 			return
 		}
 		start := time.Now()
-		msg, werr := run.WriteFailure(t, cfg, opts, err, sampleControllerName(plant), 80)
+		msg, werr := run.WriteFailure(t, cfg, opts, err, sampleControllerName("newController", plant), 80)
 		if werr != nil {
 			msg = werr.Error()
 		}
@@ -99,11 +146,13 @@ func FuzzSampleController(f *testing.F) {
 	})
 }
 
-func sampleControllerName(plant string) string {
+// sampleControllerName names the controller in a failure's ops file: its wiring (newController
+// through the Env, or sampleMain) and its plant.
+func sampleControllerName(wiring, plant string) string {
 	if plant == "" {
-		return "samplecontroller (newController, correct)"
+		return "samplecontroller (" + wiring + ", correct)"
 	}
-	return "samplecontroller (newController, " + fuzzPlantEnv + "=" + plant + ")"
+	return "samplecontroller (" + wiring + ", " + fuzzPlantEnv + "=" + plant + ")"
 }
 
 // fuzzPlantInputs are inputs go test -fuzz found with a bug planted (testdata/fuzz-plant-NAME,
@@ -159,7 +208,7 @@ func TestFuzzSampleControllerPlantedInputs(t *testing.T) {
 				t.Errorf("the failure names no go test -run=FuzzSampleController/HASH replay line: %v", err)
 			}
 			t.Setenv("INFORMERSIM_ARTIFACTS", t.TempDir())
-			msg, err := run.WriteFailure(t, cfg, opts, err, sampleControllerName(c.plant), 80)
+			msg, err := run.WriteFailure(t, cfg, opts, err, sampleControllerName("newController", c.plant), 80)
 			if err != nil {
 				t.Fatal(err)
 			}
