@@ -20,6 +20,7 @@ import (
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 )
 
 // ControllerActor is the actor under which the controller's calls into the world appear in the
@@ -123,6 +124,19 @@ type bubble struct {
 	// (readonly.go); lentIndex has them by identity.
 	lent      []lentObject
 	lentIndex map[any]bool
+	// When the controller's code can run, for the read-only check (readonly.go). woken is set
+	// when the driver wakes a goroutine of the controller (a response, a watch event, a call
+	// taken, a sleep letting its timers fire, a restart, a synced checker a step closed): it runs
+	// until the next synctest.Wait returns, which turns woken into lentUnchecked. codeRan is set
+	// when the controller's code runs inside a step, on the driver (a handler, its transform, an
+	// index function). checkLent runs after a step only if lentUnchecked or codeRan: at any
+	// other step nothing of the controller ran since the last comparison, so nothing it was lent
+	// can have changed.
+	woken, codeRan atomic.Bool
+	lentUnchecked  bool
+	// synced are the synced checkers handed to the controller, not done yet (readonly.go).
+	syncedMu sync.Mutex
+	synced   []cache.DoneChecker
 	// checks are the user's checks while the controller runs (checks.go).
 	checks checks
 
@@ -203,6 +217,11 @@ func bubbleNow() time.Duration { return time.Since(sim.Epoch()) }
 func (b *bubble) drain() []*call {
 	pending := b.held
 	b.held = nil
+	defer func() {
+		if len(pending) > 0 {
+			b.controllerWoken() // each caller goes on, to wait for its response
+		}
+	}()
 	for {
 		select {
 		case c := <-b.calls:
@@ -244,6 +263,7 @@ func (b *bubble) serve(c *call) {
 	c.fn()
 	b.w.Settle()
 	wake := func() {
+		b.controllerWoken()
 		b.inflight--
 		c.woken = true
 		close(c.done)
@@ -267,6 +287,9 @@ func (b *bubble) turn() (bool, error) {
 	synctest.Wait()
 	b.driverBlocked.Store(false)
 	b.wakes.Add(1)
+	if b.woken.Swap(false) {
+		b.lentUnchecked = true // what woke before this wait ran to its blocking point
+	}
 	if err := b.failed(); err != nil {
 		return false, err
 	}
@@ -285,7 +308,11 @@ func (b *bubble) turn() (bool, error) {
 	err := b.s.RunUntil(func() bool { return b.s.StepCount() > before }, budget)
 	switch {
 	case err == nil:
-		b.checkLent()
+		b.pollSynced()
+		if ranInStep := b.codeRan.Swap(false); b.lentUnchecked || ranInStep {
+			b.lentUnchecked = false
+			b.checkLent()
+		}
 		b.checkStep()
 		return true, b.failed()
 	case errors.Is(err, sim.ErrBudget), errors.Is(err, sim.ErrIdle):
@@ -302,6 +329,7 @@ func (b *bubble) sleep(until time.Duration) {
 	if d <= 0 {
 		return
 	}
+	b.controllerWoken() // the controller's timers due before until fire while the driver sleeps
 	t := time.NewTimer(d)
 	defer t.Stop()
 	before := bubbleNow()

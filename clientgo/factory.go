@@ -128,7 +128,7 @@ func (f *Informers) build(obj runtime.Object) (*sharedIndexInformer, error) {
 		f.opts.TweakListOptions(&lo)
 	}
 	name := f.env.informerName(res.GVR, ns)
-	t := &typed{scheme: f.env.scheme, gvk: gvk, lend: func(obj any) { f.b.lend(name, obj) }}
+	t := &typed{scheme: f.env.scheme, gvk: gvk, lend: func(obj any) { f.b.lend(name, obj) }, b: f.b}
 	src, err := f.b.w.NewSource(name, world.InformerSpec{
 		Resource: res.GVR, Namespace: ns, LabelSelector: lo.LabelSelector, FieldSelector: lo.FieldSelector,
 		Transform: t.transform,
@@ -147,14 +147,14 @@ func (f *Informers) build(obj runtime.Object) (*sharedIndexInformer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clientgo: InformerFor %T: %w", obj, err)
 	}
-	return &sharedIndexInformer{b: f.b, name: name, resource: res.GVR.Resource, inf: inf, host: host, typed: t, indexer: indexer{inf.GetIndexer()}, regs: map[*registration]bool{}}, nil
+	return &sharedIndexInformer{b: f.b, name: name, resource: res.GVR.Resource, inf: inf, host: host, typed: t, indexer: indexer{Indexer: inf.GetIndexer(), b: f.b}, regs: map[*registration]bool{}}, nil
 }
 
 // broken is the informer For returns after a failure: a standalone informer that is never
 // started, so nothing waits on it forever without the run's error being reported.
 func (f *Informers) broken(obj runtime.Object, err error) *sharedIndexInformer {
 	inf := informer.NewSharedIndexInformer(nil, obj, 0, informer.Indexers{})
-	return &sharedIndexInformer{b: f.b, name: fmt.Sprintf("broken %T", obj), inf: inf, typed: &typed{scheme: f.env.scheme}, indexer: indexer{inf.GetIndexer()}, regs: map[*registration]bool{}, host: nil}
+	return &sharedIndexInformer{b: f.b, name: fmt.Sprintf("broken %T", obj), inf: inf, typed: &typed{scheme: f.env.scheme}, indexer: indexer{Indexer: inf.GetIndexer(), b: f.b}, regs: map[*registration]bool{}, host: nil}
 }
 
 // Start starts every informer created so far and not yet started, each in a goroutine (as

@@ -505,6 +505,7 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 	start := func(t *transport) *incarnation {
 		ctx, cancel := context.WithCancel(context.Background())
 		inc := &incarnation{cancel: cancel, done: make(chan struct{}), tr: t}
+		b.controllerWoken()
 		go func() {
 			defer close(inc.done)
 			if cfg.Main != nil {
@@ -559,6 +560,7 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 			b.hz.restartDue = false
 			cur.tr.crashed.Store(true)
 			cur.cancel()
+			b.controllerWoken()
 			b.endStreamsOf(cur.tr)
 			// A new process has empty caches: the world's view of them starts afresh.
 			b.views, b.listedAt = nil, nil

@@ -24,8 +24,10 @@ type typed struct {
 	// user is the transform the controller set with SetTransform, applied after the conversion.
 	mu   sync.Mutex
 	user cache.TransformFunc
-	// lend, if set, records what the transform hands out, for the read-only check (readonly.go).
+	// lend, if set, records what the transform hands out, for the read-only check (readonly.go);
+	// b, if set, is told when the controller's transform runs.
 	lend func(any)
+	b    *bubble
 }
 
 func (t *typed) transform(obj any) (any, error) {
@@ -44,6 +46,7 @@ func (t *typed) transform(obj any) (any, error) {
 	user := t.user
 	t.mu.Unlock()
 	if user != nil {
+		t.b.controllerCodeRuns()
 		out, err := user(obj)
 		if err == nil && t.lend != nil {
 			t.lend(out)
@@ -83,19 +86,33 @@ var _ cache.SharedIndexInformer = (*sharedIndexInformer)(nil)
 // registration is client-go's handle for a handler registered on the world's informer.
 type registration struct {
 	inner informer.ResourceEventHandlerRegistration
+	b     *bubble
 }
 
-func (r *registration) HasSynced() bool                     { return r.inner.HasSynced() }
-func (r *registration) HasSyncedChecker() cache.DoneChecker { return r.inner.HasSyncedChecker() }
+func (r *registration) HasSynced() bool { return r.inner.HasSynced() }
+func (r *registration) HasSyncedChecker() cache.DoneChecker {
+	return r.b.watchSynced(r.inner.HasSyncedChecker())
+}
 
 // handler gives a client-go handler client-go's tombstone type: informersim's informer hands its
 // own DeletedFinalStateUnknown, which cache.DeletionHandlingMetaNamespaceKeyFunc and every
 // controller's type switch would not recognise.
-type handler struct{ h cache.ResourceEventHandler }
+// It marks that the controller's code runs (bubble.controllerCodeRuns), for the read-only check.
+type handler struct {
+	h cache.ResourceEventHandler
+	b *bubble
+}
 
-func (h handler) OnAdd(obj any, isInInitialList bool) { h.h.OnAdd(obj, isInInitialList) }
-func (h handler) OnUpdate(oldObj, newObj any)         { h.h.OnUpdate(oldObj, newObj) }
+func (h handler) OnAdd(obj any, isInInitialList bool) {
+	h.b.controllerCodeRuns()
+	h.h.OnAdd(obj, isInInitialList)
+}
+func (h handler) OnUpdate(oldObj, newObj any) {
+	h.b.controllerCodeRuns()
+	h.h.OnUpdate(oldObj, newObj)
+}
 func (h handler) OnDelete(obj any) {
+	h.b.controllerCodeRuns()
 	switch t := obj.(type) {
 	case informer.DeletedFinalStateUnknown:
 		obj = cache.DeletedFinalStateUnknown{Key: t.Key, Obj: t.Obj}
@@ -129,14 +146,14 @@ func (a *sharedIndexInformer) AddEventHandlerWithOptions(h cache.ResourceEventHa
 				return
 			}
 		}
-		reg, err = a.inf.AddEventHandlerWithOptions(handler{h}, informer.HandlerOptions{ResyncPeriod: o.ResyncPeriod})
+		reg, err = a.inf.AddEventHandlerWithOptions(handler{h: h, b: a.b}, informer.HandlerOptions{ResyncPeriod: o.ResyncPeriod})
 	}); cerr != nil {
 		return nil, cerr
 	}
 	if err != nil {
 		return nil, err
 	}
-	r := &registration{inner: reg}
+	r := &registration{inner: reg, b: a.b}
 	a.mu.Lock()
 	a.regs[r] = true
 	a.mu.Unlock()
@@ -183,8 +200,10 @@ func (a *sharedIndexInformer) Run(stopCh <-chan struct{}) {
 
 func (a *sharedIndexInformer) RunWithContext(ctx context.Context) { a.Run(ctx.Done()) }
 
-func (a *sharedIndexInformer) HasSynced() bool                     { return a.inf.HasSynced() }
-func (a *sharedIndexInformer) HasSyncedChecker() cache.DoneChecker { return a.inf.HasSyncedChecker() }
+func (a *sharedIndexInformer) HasSynced() bool { return a.inf.HasSynced() }
+func (a *sharedIndexInformer) HasSyncedChecker() cache.DoneChecker {
+	return a.b.watchSynced(a.inf.HasSyncedChecker())
+}
 func (a *sharedIndexInformer) LastSyncResourceVersion() string {
 	return a.inf.LastSyncResourceVersion()
 }
@@ -206,7 +225,10 @@ func (a *sharedIndexInformer) SetWatchErrorHandler(h cache.WatchErrorHandler) er
 	if h == nil {
 		return fmt.Errorf("clientgo: informer %s: nil watch error handler", a.name)
 	}
-	return a.inf.SetWatchErrorHandler(func(_ *informer.Reflector, err error) { h(a.cacheReflector(), err) })
+	return a.inf.SetWatchErrorHandler(func(_ *informer.Reflector, err error) {
+		a.b.controllerCodeRuns()
+		h(a.cacheReflector(), err)
+	})
 }
 
 func (a *sharedIndexInformer) SetWatchErrorHandlerWithContext(h cache.WatchErrorHandlerWithContext) error {
@@ -214,6 +236,7 @@ func (a *sharedIndexInformer) SetWatchErrorHandlerWithContext(h cache.WatchError
 		return fmt.Errorf("clientgo: informer %s: nil watch error handler", a.name)
 	}
 	return a.inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, _ *informer.Reflector, err error) {
+		a.b.controllerCodeRuns()
 		h(ctx, a.cacheReflector(), err)
 	})
 }
@@ -231,7 +254,7 @@ func (a *sharedIndexInformer) SetTransform(f cache.TransformFunc) error {
 }
 
 func (a *sharedIndexInformer) AddIndexers(ix cache.Indexers) error {
-	return a.inf.AddIndexers(toIndexers(ix))
+	return a.inf.AddIndexers(toIndexers(a.b, ix))
 }
 
 // controller is what GetController returns: like client-go's for a shared informer, it runs
@@ -246,7 +269,10 @@ func (c controller) LastSyncResourceVersion() string     { return c.a.LastSyncRe
 
 // indexer is client-go's cache.Indexer over the world informer's Indexer: the same methods, with
 // client-go's index function types. Generated listers read it.
-type indexer struct{ informer.Indexer }
+type indexer struct {
+	informer.Indexer
+	b *bubble
+}
 
 var _ cache.Indexer = indexer{}
 
@@ -258,12 +284,19 @@ func (i indexer) GetIndexers() cache.Indexers {
 	return out
 }
 
-func (i indexer) AddIndexers(ix cache.Indexers) error { return i.Indexer.AddIndexers(toIndexers(ix)) }
+func (i indexer) AddIndexers(ix cache.Indexers) error {
+	return i.Indexer.AddIndexers(toIndexers(i.b, ix))
+}
 
-func toIndexers(ix cache.Indexers) informer.Indexers {
+// toIndexers gives the world's informer the controller's index functions, marking when they run
+// (the controller's code, inside a step) for the read-only check.
+func toIndexers(b *bubble, ix cache.Indexers) informer.Indexers {
 	out := informer.Indexers{}
 	for name, f := range ix {
-		out[name] = informer.IndexFunc(f)
+		out[name] = func(obj any) ([]string, error) {
+			b.controllerCodeRuns()
+			return f(obj)
+		}
 	}
 	return out
 }

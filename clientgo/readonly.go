@@ -9,13 +9,16 @@ import (
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
 )
 
 // Read-only objects under the harness. The typed objects the Env's informers hand out (to their
 // handlers, and through their listers) are converted copies of the apiserver's, which the world's
 // read-only-objects oracle does not see. The harness checks them as the world checks its lent
 // objects: when an informer's transform makes a typed object, the harness keeps a deep copy of
-// it, and after every step of the world compares each object handed out with its copy. A change
+// it, and after every step of the world at which the controller's code can have run (see
+// bubble.turn: at the others nothing can have changed) compares each object handed out with its
+// copy. A change
 // (a controller that writes into a lister's object instead of a DeepCopy) fails the run with the
 // oracle's violation, about the object, naming the informer (its resource) that handed it out,
 // with the seed and the replay line. As client-go's cache mutation detector does, an object is
@@ -54,8 +57,58 @@ func (b *bubble) lend(informer string, obj any) {
 	b.lent = append(b.lent, lentObject{obj: o, copy: o.DeepCopyObject(), informer: informer, key: key, rv: rvOf(o), at: b.s.Now()})
 }
 
-// checkLent compares every object handed out within lentRetention with its copy, after a step;
-// the first changed one fails the run with a read-only-objects violation.
+// controllerWoken notes that the driver woke a goroutine of the controller: the comparison after
+// the first step once the next synctest.Wait returned looks at what it changed (bubble.woken).
+func (b *bubble) controllerWoken() {
+	if b != nil {
+		b.woken.Store(true)
+	}
+}
+
+// controllerCodeRuns notes that the controller's code runs inside this step (a handler, its
+// transform, an index function): the comparison after this step looks at what it changed, and
+// the one after the next wait at what it woke (an enqueue wakes a worker). Any goroutine may call
+// it.
+func (b *bubble) controllerCodeRuns() {
+	if b != nil {
+		b.codeRan.Store(true)
+		b.woken.Store(true)
+	}
+}
+
+// watchSynced records a synced checker handed to the controller: a step of the world closes its
+// Done channel, which wakes whatever goroutine of the controller waits on it; pollSynced notices.
+func (b *bubble) watchSynced(c cache.DoneChecker) cache.DoneChecker {
+	if b == nil || c == nil {
+		return c
+	}
+	b.syncedMu.Lock()
+	b.synced = append(b.synced, c)
+	b.syncedMu.Unlock()
+	return c
+}
+
+// pollSynced, after a step, marks that the controller may run if a synced checker it was handed
+// is done since the last poll, and forgets the done ones.
+func (b *bubble) pollSynced() {
+	b.syncedMu.Lock()
+	defer b.syncedMu.Unlock()
+	kept := b.synced[:0]
+	for _, c := range b.synced {
+		select {
+		case <-c.Done():
+			b.controllerWoken()
+		default:
+			kept = append(kept, c)
+		}
+	}
+	clear(b.synced[len(kept):])
+	b.synced = kept
+}
+
+// checkLent compares every object handed out within lentRetention with its copy, after a step
+// at which the controller's code may have run (bubble.turn); the first changed one fails the run
+// with a read-only-objects violation.
 func (b *bubble) checkLent() {
 	if len(b.lent) == 0 {
 		return

@@ -289,6 +289,7 @@ func (b *bubble) deliver(sw *stepWatch, kind *StreamKind) {
 	case ev.Type == watch.Deleted && keyErr == nil:
 		delete(b.views[sw.view], key)
 	}
+	b.controllerWoken()
 	sw.out <- ev // empty: the driver puts one only when the last was taken
 	fields := []sim.Field{sim.F("stream", strconv.Itoa(sw.id)), sim.F("type", string(ev.Type))}
 	if m, err := metaOf(ev.Object); err == nil {
@@ -304,6 +305,7 @@ func (b *bubble) endStream(sw *stepWatch, why string) {
 		return
 	}
 	sw.ended = true
+	b.controllerWoken()
 	close(sw.out)
 	b.open = slices.DeleteFunc(b.open, func(o openStream) bool { return o.sw == sw })
 	b.s.Emit(ControllerActor, "watch-end", sim.F("stream", strconv.Itoa(sw.id)), sim.F("why", why))
