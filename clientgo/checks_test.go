@@ -16,7 +16,8 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// mirrorMainWith is mirrorMain with the mirrorsMirrors bug planted or not.
+// mirrorMainWith is the mirror controller's main (mirrorMain) with the mirrorsMirrors bug
+// planted or not.
 func mirrorMainWith(bug bool) func(context.Context, *rest.Config) error {
 	return func(ctx context.Context, cfg *rest.Config) error {
 		client, err := kubernetes.NewForConfig(cfg)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,22 +19,7 @@ func TestKubectlControlPlane(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	srv := startServe(t, ctx, "-stuck=default/stuck")
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cacheDir := filepath.Join(srv.dir, "kube-cache")
-	command := func(args ...string) *exec.Cmd {
-		return exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig=" + srv.kubeconfig, "--cache-dir=" + cacheDir}, args...)...)
-	}
-	run := func(args ...string) string {
-		t.Helper()
-		out, err := command(args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	command, run := srv.kubectl(t, ctx)
 	fails := func(want string, args ...string) {
 		t.Helper()
 		out, err := command(args...).CombinedOutput()

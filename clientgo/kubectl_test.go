@@ -61,6 +61,29 @@ type served struct {
 	url        string // the address serve printed
 }
 
+// kubectl returns, for srv's kubeconfig and a cache directory of its own: command, a kubectl
+// command with args; and run, which runs one, fails the test on a non-zero exit and returns its
+// trimmed output.
+func (srv served) kubectl(t *testing.T, ctx context.Context) (command func(args ...string) *exec.Cmd, run func(args ...string) string) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := filepath.Join(srv.dir, "kube-cache")
+	command = func(args ...string) *exec.Cmd {
+		return exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig=" + srv.kubeconfig, "--cache-dir=" + cacheDir}, args...)...)
+	}
+	run = func(args ...string) string {
+		t.Helper()
+		out, err := command(args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	return command, run
+}
+
 // startServe builds the command (a nested module: it links kube/), starts `informersim serve` on
 // a free port with a kubeconfig in a temporary directory, and stops it at the end of the test,
 // checking that it exits 0 and says it stopped. Without kubectl on PATH it skips the test, or
@@ -238,22 +261,7 @@ func TestKubectlEverydayVerbs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	srv := startServe(t, ctx)
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cacheDir := filepath.Join(srv.dir, "kube-cache")
-	command := func(args ...string) *exec.Cmd {
-		return exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig=" + srv.kubeconfig, "--cache-dir=" + cacheDir}, args...)...)
-	}
-	run := func(args ...string) string {
-		t.Helper()
-		out, err := command(args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	command, run := srv.kubectl(t, ctx)
 	expect := func(got, want string) {
 		t.Helper()
 		if got != want {

@@ -8,26 +8,12 @@ import (
 	"testing"
 
 	"github.com/informersim/informersim/clientgo"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
 // mirrorMain is the mirror controller's main as written for a cluster: its clientset and
 // client-go's own informer factory built from the *rest.Config, started, then Run.
-func mirrorMain(ctx context.Context, cfg *rest.Config) error {
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	factory := informers.NewSharedInformerFactory(client, 0)
-	m, err := newMirror(client, factory.Core().V1().ConfigMaps())
-	if err != nil {
-		return err
-	}
-	factory.Start(ctx.Done())
-	return m.Run(ctx, 2)
-}
+var mirrorMain = mirrorMainWith(false)
 
 // TestMainWiringIsServedByTheWorld: the mirror controller wired by its own main (client-go's
 // reflector, protobuf) converges under a generated workload with watch closes, 410s,
