@@ -2,7 +2,6 @@ package samplecontroller_test
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -132,19 +131,7 @@ func TestHazardsConverge(t *testing.T) {
 }
 
 // plantSeeds is the number of seeds of the planted-bug sweeps: INFORMERSIM_PLANT_SEEDS, default 40.
-func plantSeeds(t *testing.T) []uint64 {
-	n := uint64(40)
-	if v := os.Getenv("INFORMERSIM_PLANT_SEEDS"); v != "" {
-		if _, err := fmt.Sscan(v, &n); err != nil {
-			t.Fatalf("INFORMERSIM_PLANT_SEEDS=%q: %v", v, err)
-		}
-	}
-	seeds, err := world.Seeds(1, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return seeds
-}
+func plantSeeds(t *testing.T) []uint64 { return envSeeds(t, "INFORMERSIM_PLANT_SEEDS", 40) }
 
 // TestPlantedBugsCaughtUnderHazards sweeps seeds of sample-controller wired by its main.go under
 // every hazard (hazardConfig: crash-restarts, stale reads, hidden changes, conflicts, slow calls,
@@ -266,16 +253,7 @@ var scaleSpec = spec{
 // batch or resync (a difference with nothing counted fails). INFORMERSIM_SCALE_SEEDS sets the
 // number of seeds (default 10; the measured sweep is 1,000).
 func TestDeterminismAtScale(t *testing.T) {
-	n := uint64(10)
-	if v := os.Getenv("INFORMERSIM_SCALE_SEEDS"); v != "" {
-		if _, err := fmt.Sscan(v, &n); err != nil {
-			t.Fatalf("INFORMERSIM_SCALE_SEEDS=%q: %v", v, err)
-		}
-	}
-	seeds, err := world.Seeds(1, n)
-	if err != nil {
-		t.Fatal(err)
-	}
+	seeds := envSeeds(t, "INFORMERSIM_SCALE_SEEDS", 10)
 	config := func(seed uint64) clientgo.Config {
 		cfg := mainConfig(t, scaleSpec, seed, samplecontroller.Bugs{}, nil)
 		cfg.Hazards = clientgo.Hazards{Restarts: 2, StaleReads: 2, Conflicts: 3}

@@ -53,11 +53,16 @@ func mainConfig(t *testing.T, s spec, seed uint64, bugs samplecontroller.Bugs, w
 }
 
 // mainSeeds is the number of seeds of the main-wiring sweeps: INFORMERSIM_MAIN_SEEDS, default 4.
-func mainSeeds(t *testing.T) []uint64 {
-	n := uint64(4)
-	if v := os.Getenv("INFORMERSIM_MAIN_SEEDS"); v != "" {
+func mainSeeds(t *testing.T) []uint64 { return envSeeds(t, "INFORMERSIM_MAIN_SEEDS", 4) }
+
+// envSeeds is seeds 1..n of a sweep, n read from the environment variable name (a sweep sized
+// for CI by default, larger when measured), def when it is unset.
+func envSeeds(t *testing.T, name string, def uint64) []uint64 {
+	t.Helper()
+	n := def
+	if v := os.Getenv(name); v != "" {
 		if _, err := fmt.Sscan(v, &n); err != nil {
-			t.Fatalf("INFORMERSIM_MAIN_SEEDS=%q: %v", v, err)
+			t.Fatalf("%s=%q: %v", name, v, err)
 		}
 	}
 	seeds, err := world.Seeds(1, n)

@@ -396,16 +396,7 @@ func TestPlantedBugCaught(t *testing.T) {
 // TestDeterminism runs each seed twice with one worker and twice with two: the trace hashes must
 // be equal. INFORMERSIM_DETERMINISM_SEEDS sets the number of seeds (default 20).
 func TestDeterminism(t *testing.T) {
-	n := uint64(20)
-	if v := os.Getenv("INFORMERSIM_DETERMINISM_SEEDS"); v != "" {
-		if _, err := fmt.Sscan(v, &n); err != nil {
-			t.Fatalf("INFORMERSIM_DETERMINISM_SEEDS=%q: %v", v, err)
-		}
-	}
-	seeds, err := world.Seeds(1, n)
-	if err != nil {
-		t.Fatal(err)
-	}
+	seeds := envSeeds(t, "INFORMERSIM_DETERMINISM_SEEDS", 20)
 	s := spec{name: "determinism", workload: workload{n: 20, disruptions: [][]world.Op{
 		{{Kind: world.OpCloseWatches}}, {{Kind: world.OpCloseWatches, Code: 410}}, {{Kind: world.OpCloseWatches}, noise, {Kind: world.OpCompact}},
 		{{Kind: world.OpFailNext, Verb: fakeapi.VerbUpdateStatus, Code: 409}},
