@@ -96,8 +96,13 @@
 // them after every step, so a controller that changes a lister's object instead of a DeepCopy
 // fails the run with the read-only-objects oracle's violation, naming the object and the
 // informer, with the seed and the replay line (readonly.go). The informers a controller builds
-// itself under Config.Main are client-go's, decoding the REST front's bytes into objects the
-// harness holds no reference to: they are not checked.
+// itself under Config.Main (client-go's, generated, controller-runtime's cache) decode the REST
+// front's bytes into objects the harness holds no reference to, so it cannot compare them;
+// client-go's own cache mutation detector can (KUBE_CACHE_MUTATION_DETECTOR=true in the test
+// process's environment): it runs on the bubble's clock, leaves the trace unchanged, and panics
+// the process at the first changed object, after the harness wrote the run's seed and replay
+// line to standard error (detector.go). Report.ClientGoMutationDetector says whether it was on,
+// and Report.String says when those objects went unchecked.
 //
 // # Hazards
 //

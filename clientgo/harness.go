@@ -272,6 +272,14 @@ type Report struct {
 	// counters: the collector's deletes, the workload status writes...), nil when none ran
 	// (Config.NoControlPlane).
 	ControlPlane *ControlPlaneReport
+	// ClientGoMutationDetector says whether client-go's cache mutation detector was on for the
+	// informers the controller built itself under Config.Main (client-go reads
+	// KUBE_CACHE_MUTATION_DETECTOR=true once, at the process's start). Their objects are
+	// client-go's, which the harness's read-only check cannot see (detector.go): off, a
+	// controller that writes into a lister's object is caught only by what the change leads to;
+	// on, client-go panics the process at the first changed object, and the harness has written
+	// the run's seed and replay line to standard error as it started.
+	ClientGoMutationDetector bool
 	// MissingNamespaceWrites counts the world's own writes (Setup's Apply, Script and Generate
 	// ops) that the apiserver refused because their namespace does not exist (kube-apiserver's
 	// 404, see Config.World). Each is narrated in the trace, but a workload written into a
@@ -326,6 +334,13 @@ func (r *Report) String() string {
 		s += ", no control plane"
 	} else {
 		s += ", control plane: " + r.ControlPlane.String()
+	}
+	if len(r.Streams) > 0 {
+		if r.ClientGoMutationDetector {
+			s += ", client-go's cache mutation detector on"
+		} else {
+			s += ", objects of client-go's informers not checked read-only (KUBE_CACHE_MUTATION_DETECTOR off)"
+		}
 	}
 	if r.MissingNamespaceWrites > 0 {
 		s += fmt.Sprintf(", %d world writes refused: their namespace does not exist", r.MissingNamespaceWrites)
@@ -423,7 +438,12 @@ func runTest(t T, cfg Config) (*Report, error) {
 	defer runsActive.Add(-1)
 	wd := startWatchdog()
 	defer close(wd.stop)
+	if cfg.Repro == "" {
+		cfg.Repro = world.Repro(cfg.Seed)
+	}
+	markDetectedRun(cfg, t.Name(), "starts")
 	synctest.Test(bubbleT, func(*testing.T) { rep, err = run(cfg, wd) })
+	markDetectedRun(cfg, t.Name(), "ended")
 	return rep, err
 }
 
@@ -590,8 +610,8 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 	rep := &Report{Seed: cfg.Seed, Hash: s.Trace().Hash(), Steps: s.StepCount(), SimTime: s.Now(),
 		Calls: b.served, ConcurrentCalls: b.concurrentCalls, MaxConcurrent: b.maxConcurrent, Ties: b.ties,
 		Streams: b.streams.sorted(), WatchTimeoutsRedrawn: b.timeoutsRedrawn, StaticRequests: int(b.staticRequests.Load()), UnorderedBatches: b.unorderedBatches,
-		ResyncWakes: b.resyncWakes,
-		Hazards:     b.hazardCounts(), Trace: sim.Narrate(s.Trace().Events())}
+		ResyncWakes: b.resyncWakes, ClientGoMutationDetector: clientGoMutationDetector && cfg.Main != nil,
+		Hazards: b.hazardCounts(), Trace: sim.Narrate(s.Trace().Events())}
 	if cp := w.ControlPlane(); cp != nil {
 		rep.ControlPlane = &ControlPlaneReport{GarbageCollector: cp.GC.Stats(), NamespaceController: cp.Namespace.Stats(), WorkloadStatus: cp.Workload.Stats()}
 	}
