@@ -326,6 +326,9 @@ func (r *Report) String() string {
 		r.Seed, r.Steps, sim.FormatSimTime(r.SimTime), r.Calls, r.ConcurrentCalls, r.MaxConcurrent, r.Ties, r.Hash[:16])
 	if len(r.Streams) > 0 {
 		s += fmt.Sprintf(", %d watches served over %d kinds, %d unordered batches, %d resync wakes", r.WatchesServed(), len(r.Streams), r.UnorderedBatches, r.ResyncWakes)
+		if r.MapOrdered() > 0 {
+			s += " (objects handed over in a Go map's order: a rerun of this seed may differ)"
+		}
 	}
 	if len(r.Hazards) > 0 {
 		s += fmt.Sprintf(", hazards fired/armed %v", r.Hazards)
@@ -618,9 +621,17 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 	rep.MissingNamespaceWrites = missingNamespaceWrites(w)
 	if err != nil {
 		rep.Failure = record.Explain(w, err)
+		if n := rep.MapOrdered(); n > 0 {
+			rep.Failure = fmt.Sprintf("Note: client-go handed the controller's handlers objects in a Go map's order %d times in this run (%d unordered batches, %d resync wakes): no seed decides that order, so a replay of this seed may take another path from the first of them on; replay it a few times.\n", n, rep.UnorderedBatches, rep.ResyncWakes) + rep.Failure
+		}
 	}
 	return rep, err
 }
+
+// MapOrdered is the number of times client-go handed the controller's handlers several objects
+// in a Go map's order (UnorderedBatches plus ResyncWakes): zero means the run replays from its
+// seed as far as the world can tell.
+func (r *Report) MapOrdered() int { return r.UnorderedBatches + r.ResyncWakes }
 
 // drive runs the three phases of a run.
 func drive(b *bubble, w *world.World, cfg Config, exited func() bool, streamsQuiet func() bool) error {

@@ -117,7 +117,7 @@ func TestHazardsConverge(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d, second run: %v", seed, err)
 		}
-		if again.Hash != rep.Hash && rep.UnorderedBatches+rep.ResyncWakes+again.UnorderedBatches+again.ResyncWakes == 0 {
+		if again.Hash != rep.Hash && rep.MapOrdered()+again.MapOrdered() == 0 {
 			t.Errorf("seed %d: trace hashes differ (%s, %s) with nothing counted", seed, rep.Hash[:16], again.Hash[:16])
 		}
 		t.Logf("%v", rep)
@@ -199,7 +199,7 @@ func TestPlantedBugsCaughtUnderHazards(t *testing.T) {
 					replayed = true
 					break
 				}
-				if c.rep.UnorderedBatches+c.rep.ResyncWakes == 0 {
+				if c.rep.MapOrdered() == 0 {
 					t.Errorf("seed %d replayed: %v, want the same failure: %v (and nothing unordered was counted)", c.seed, again, c.err)
 					continue
 				}
@@ -272,7 +272,7 @@ func TestDeterminismAtScale(t *testing.T) {
 				t.Fatalf("seed %d at GOMAXPROCS %d: %v\n%s", seed, procs, err, rep.Failure)
 			}
 			hashes = append(hashes, rep.Hash[:16])
-			unordered += rep.UnorderedBatches + rep.ResyncWakes
+			unordered += rep.MapOrdered()
 			if i == 0 {
 				for _, h := range rep.Hazards {
 					fired[h.Name] += h.Fired

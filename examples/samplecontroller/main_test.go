@@ -105,7 +105,7 @@ func TestMainWiringConverges(t *testing.T) {
 				if err != nil {
 					t.Fatalf("seed %d, second run: %v", seed, err)
 				}
-				unordered := rep.UnorderedBatches + rep.ResyncWakes + again.UnorderedBatches + again.ResyncWakes
+				unordered := rep.MapOrdered() + again.MapOrdered()
 				if unordered > 0 {
 					exposed++
 				}
