@@ -140,8 +140,9 @@
 //     TestConsumersNeverReachStoredObjects checks the rule by scribbling over everything a
 //     consumer receives.
 //   - The one exception is lending, which a consumer asks for explicitly
-//     (ListerWatcher.ListLent and OpenWatchLent; the world's own informers use them): list items
-//     and watch events then share the committed objects, read-only, as client-go's informer
+//     (ListerWatcher.ListLent and OpenWatchLent; the world's own informers use them; and
+//     Mutation.LendTo, the REST front's updates): list items, watch events, a Mutation's live
+//     object and answer then share the committed objects, read-only, as client-go's informer
 //     shares one object between its cache and every handler. The server cannot enforce
 //     read-only, so it checks: it fingerprints each object when it first lends it and compares
 //     the fingerprint before a write acts on the object, before it forgets the record, and in

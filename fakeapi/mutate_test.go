@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -210,5 +211,136 @@ func TestMutateStatus(t *testing.T) {
 	}
 	if out.Object["spec"].(map[string]any)["nodeName"] != "n3" || out.Object["status"].(map[string]any)["phase"] != "Running" {
 		t.Errorf("main mutation wrote %v", out.Object)
+	}
+}
+
+// withData is a Mutation's Compute that only reads live: it returns a new object, live's
+// content with data.k set to v.
+func withData(v string) func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	return func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		out := live.DeepCopy()
+		out.Object["data"] = map[string]any{"k": v}
+		return out, nil
+	}
+}
+
+// TestMutateLends checks Mutation.LendTo: Compute is handed the stored object itself and the
+// answer is the committed version itself; a Compute that changes live is reported at once, one
+// that returns it is refused with nothing written, a change to the answer is reported when the
+// next write acts on it, and a dry run's answer is still a copy. Without LendTo the same changes
+// reach nothing of the server.
+func TestMutateLends(t *testing.T) {
+	const lender = "the front"
+	setup := func(t *testing.T) (*Server, *ResourceClient) {
+		s, _ := newTestServer(t, nil)
+		mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+		return s, s.Resource(cmGVR).Namespace("ns")
+	}
+	mutation := func(t *testing.T, s *Server) *MutationError {
+		t.Helper()
+		var me *MutationError
+		if err := s.Lending().Mutation(); err != nil && !errors.As(err, &me) {
+			t.Fatalf("Lending.Mutation = %v", err)
+		}
+		return me
+	}
+
+	t.Run("lent, not copied", func(t *testing.T) {
+		s, rc := setup(t)
+		var lent *unstructured.Unstructured
+		out, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbUpdate, LendTo: lender, Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			lent = live
+			return withData("w")(live)
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, key, _ := rc.key("a")
+		if got := s.current_locked(res, key); out != got {
+			t.Error("the answer is not the committed version")
+		}
+		if lent.Object["data"].(map[string]any)["k"] != "v" || lent.GetResourceVersion() == out.GetResourceVersion() {
+			t.Errorf("Compute saw %v, want the version before the write", lent.Object)
+		}
+		if err := s.Lending().Check(); err != nil {
+			t.Errorf("nothing was changed, Lending.Check = %v", err)
+		}
+	})
+
+	t.Run("Compute changes live", func(t *testing.T) {
+		s, rc := setup(t)
+		before, _ := rc.Get(bg, "a", metav1.GetOptions{})
+		_, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbUpdate, LendTo: lender, Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			out, _ := withData("w")(live)
+			live.Object["data"].(map[string]any)["k"] = "scribbled"
+			return out, nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := MutationError{Resource: "configmaps", Namespace: "ns", Name: "a", ResourceVersion: before.GetResourceVersion(), LentTo: lender, Holders: []string{lender}, NoticedBy: "the Mutation it was lent to"}
+		if me := mutation(t, s); me == nil || !cmp.Equal(*me, want) {
+			t.Errorf("Lending.Mutation = %v, want %+v", me, want)
+		}
+	})
+
+	t.Run("Compute returns live", func(t *testing.T) {
+		s, rc := setup(t)
+		rev := s.Revision()
+		_, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbUpdate, LendTo: lender, Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			return live, nil
+		}})
+		if !apierrors.IsInternalError(err) {
+			t.Fatalf("Mutate = %v, want a 500", err)
+		}
+		if s.Revision() != rev {
+			t.Error("the refused write moved the revision")
+		}
+		if me := mutation(t, s); me != nil {
+			t.Errorf("nothing was changed, Lending.Mutation = %v", me)
+		}
+	})
+
+	t.Run("the answer changed", func(t *testing.T) {
+		s, rc := setup(t)
+		out, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbUpdate, LendTo: lender, Compute: withData("w")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Object["data"].(map[string]any)["k"] = "scribbled"
+		if me := mutation(t, s); me != nil {
+			t.Fatalf("before any write: %v", me)
+		}
+		if _, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbUpdate, LendTo: lender, Compute: withData("x")}); err != nil {
+			t.Fatal(err)
+		}
+		want := MutationError{Resource: "configmaps", Namespace: "ns", Name: "a", ResourceVersion: out.GetResourceVersion(), LentTo: lender, Holders: []string{lender}, NoticedBy: "a write to it"}
+		if me := mutation(t, s); me == nil || !cmp.Equal(*me, want) {
+			t.Errorf("Lending.Mutation = %v, want %+v", me, want)
+		}
+	})
+
+	for _, c := range []struct {
+		name string
+		m    Mutation
+	}{
+		{"dry run, lent", Mutation{Verb: VerbUpdate, LendTo: lender, DryRun: true, Compute: withData("w")}},
+		{"not lent", Mutation{Verb: VerbUpdate, Compute: setData("w")}},
+	} {
+		t.Run(c.name+": the answer is a copy", func(t *testing.T) {
+			s, rc := setup(t)
+			out, _, err := rc.Mutate(bg, "a", c.m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out.Object["data"].(map[string]any)["k"] = "scribbled"
+			out.SetLabels(map[string]string{"x": "y"})
+			if _, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbUpdate, LendTo: lender, Compute: withData("x")}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Lending().Check(); err != nil {
+				t.Errorf("a copy was changed, Lending.Check = %v", err)
+			}
+		})
 	}
 }

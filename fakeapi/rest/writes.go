@@ -38,8 +38,10 @@ type FieldTracker interface {
 type TrackRequest struct {
 	// Write says what the object's kind is and who writes it.
 	Write
-	// Live is a private copy of the object as stored, nil for a create. Object is what the
-	// write will store; the tracker may change it in place and return it.
+	// Live is the object as stored, nil for a create, lent read-only (fakeapi.Mutation's
+	// LendTo): the tracker must not change it, nor return it (the server reports a change as a
+	// fakeapi.MutationError). Object is what the write will store, the request's own; the
+	// tracker may change it in place and return it.
 	Live, Object *unstructured.Unstructured
 }
 
@@ -128,7 +130,8 @@ func (h *Handler) create(r *http.Request, t target, obj *unstructured.Unstructur
 }
 
 // update replaces the object (PUT), recording its managedFields under the server's lock when a
-// FieldTracker is set.
+// FieldTracker is set. The tracker only reads the stored object and the answer is only encoded,
+// so both are lent, not copied (updateLender names the front in a MutationError).
 func (h *Handler) update(r *http.Request, t target, obj *unstructured.Unstructured, opts metav1.UpdateOptions, subs []string) (*unstructured.Unstructured, error) {
 	if errs := validation.ValidateUpdateOptions(&opts); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "UpdateOptions"}, "", errs)
@@ -143,7 +146,7 @@ func (h *Handler) update(r *http.Request, t target, obj *unstructured.Unstructur
 	}
 	wr := h.writeOf(r, t, opts.FieldManager)
 	out, _, err := rc.Mutate(r.Context(), t.name, fakeapi.Mutation{
-		Verb: verb, Subresource: t.sub, DryRun: len(opts.DryRun) > 0,
+		Verb: verb, Subresource: t.sub, DryRun: len(opts.DryRun) > 0, LendTo: updateLender,
 		Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 			wr.Now = h.now()
 			// obj is this request's own (decoded from its body), and Compute runs once.
@@ -156,6 +159,9 @@ func (h *Handler) update(r *http.Request, t target, obj *unstructured.Unstructur
 	})
 	return out, err
 }
+
+// updateLender is the name the objects of an update are lent to (fakeapi.Mutation's LendTo).
+const updateLender = "the REST front's update (fakeapi/rest)"
 
 // patchWith answers a patch of type pt: with a Patcher for pt (strategic merge, apply) or, for
 // JSON and merge patches, fakeapi's own computation followed by the FieldTracker. Either runs
