@@ -27,6 +27,9 @@
 //	cd clientgo && go test -c -o /tmp/clientgo.test . && (/tmp/clientgo.test -test.run='^$' -test.bench='List|WatchedUpdate' -test.benchmem;
 //		for p in 1 2; do GOMAXPROCS=$p /tmp/clientgo.test -test.run='^$' -test.bench=HarnessSweep -test.benchtime=40x; done) | go run ../scripts/benchratio.go
 //
+// BenchmarkWatchedUpdateFloor (run by the same -bench=WatchedUpdate) gets a line of its own: the
+// CPU and allocations of what a watched update costs at least, and their ratio to the fake's.
+//
 // It exits 1 when the input holds neither a BenchmarkEndToEnd nor a REST front result, so a
 // broken benchmark cannot print an empty table.
 package main
@@ -197,6 +200,7 @@ func ratio(a, b float64) string {
 var (
 	restRE  = regexp.MustCompile(`^(Benchmark\w+(?:/[\w=.-]+)*)/(protobuf|json|client-go-fake)(?:-\d+)?\s+\d+\s+(.*)$`)
 	sweepRE = regexp.MustCompile(`^BenchmarkHarnessSweep(?:-(\d+))?\s+\d+\s+(.*)$`)
+	floorRE = regexp.MustCompile(`^BenchmarkWatchedUpdateFloor(?:-\d+)?\s+\d+\s+(.*)$`)
 )
 
 // restHosts are the REST front's hosts in the order of the table; the last is the reference.
@@ -211,13 +215,18 @@ type restResults struct {
 	allocs map[restKey][]float64
 	unit   map[string]string
 	sweep  map[int][]float64 // seeds/s by GOMAXPROCS
+	// floorCPU and floorAllocs are BenchmarkWatchedUpdateFloor's: what a watched update costs
+	// any server faithful to kube-apiserver, and client-go, at least.
+	floorCPU, floorAllocs []float64
 }
 
 func newRESTResults() *restResults {
 	return &restResults{cpu: map[restKey][]float64{}, allocs: map[restKey][]float64{}, unit: map[string]string{}, sweep: map[int][]float64{}}
 }
 
-func (r *restResults) empty() bool { return len(r.groups) == 0 && len(r.sweep) == 0 }
+func (r *restResults) empty() bool {
+	return len(r.groups) == 0 && len(r.sweep) == 0 && len(r.floorCPU) == 0
+}
 
 func (r *restResults) add(line string) {
 	if m := sweepRE.FindStringSubmatch(line); m != nil {
@@ -228,6 +237,17 @@ func (r *restResults) add(line string) {
 		for f := fields(m[2]); len(f) > 0; f = f[1:] {
 			if f[0].unit == "seeds/s" {
 				r.sweep[procs] = append(r.sweep[procs], f[0].v)
+			}
+		}
+		return
+	}
+	if m := floorRE.FindStringSubmatch(line); m != nil {
+		for _, f := range fields(m[1]) {
+			switch f.unit {
+			case "cpu-ns/event":
+				r.floorCPU = append(r.floorCPU, f.v)
+			case "allocs/op":
+				r.floorAllocs = append(r.floorAllocs, f.v)
 			}
 		}
 		return
@@ -301,6 +321,16 @@ func (r *restResults) print() {
 			}
 			fmt.Println()
 		}
+	}
+	if len(r.floorCPU) > 0 {
+		// The floor runs after the hosts in the same binary, so its k-th run pairs with the k-th
+		// run of the fake's watched update.
+		fmt.Printf("watched update floor (BenchmarkWatchedUpdateFloor: client-go's codecs, kube-apiserver's field manager on typed objects): %.1f µs, %.0f allocs",
+			median(r.floorCPU)/1000, median(r.floorAllocs))
+		if fake := r.cpu[restKey{"BenchmarkWatchedUpdate/watchers=1", "client-go-fake"}]; len(fake) > 0 {
+			fmt.Printf(", %s client-go's fake (no front faithful to kube-apiserver goes below it)", pairedRatio(r.floorCPU, fake))
+		}
+		fmt.Println()
 	}
 	if len(r.sweep) > 0 {
 		fmt.Println()
