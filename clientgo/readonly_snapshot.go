@@ -1,0 +1,264 @@
+package clientgo
+
+import (
+	"maps"
+	"reflect"
+	"sync"
+	"unsafe"
+)
+
+// A memory snapshot of a lent object, so that the read-only check's comparisons after the first
+// cost a sweep over bytes instead of reflect.DeepEqual of the object with its copy (readonly.go).
+//
+// The check's first comparison of an object is reflect.DeepEqual with its copy, as it always was.
+// When they are equal, the harness records every block of memory the object reaches: the
+// object's struct, what its pointers point to, the elements of its slices, the bytes of its
+// strings, saving their contents. At a later comparison, if every block still holds the saved
+// bytes, the object is the very same graph of memory it was when it was equal to its copy, so it
+// still is: the answer DeepEqual would give, without walking two objects in step. The parts that
+// cannot be compared as bytes, maps and interfaces, are compared with the copy's by DeepEqual
+// (map[string]string, the labels and annotations of every object, by maps.Equal) at each
+// comparison. When any block differs, the comparison is DeepEqual again, so a change is reported
+// with the same message at the same step as before; a block that differs with an equal content
+// (a pointer replaced by one to an equal value) takes a new snapshot.
+//
+// Nothing here is weaker than DeepEqual: a snapshot only ever answers "unchanged" for memory
+// that is byte for byte what DeepEqual found equal to the copy.
+
+// memPlan is how to find, from a value of one Go type, the memory it reaches beyond its own
+// bytes: its fields (at any depth of inline structs and arrays) that are strings, pointers,
+// slices, maps or interfaces. A type without such fields has an empty plan.
+type memPlan struct {
+	size uintptr
+	deep []memField
+}
+
+type memKind uint8
+
+const (
+	memString  memKind = iota // the string's bytes
+	memPointer                // the pointee's bytes, then its plan
+	memSlice                  // the elements' bytes, then each element's plan
+	memArray                  // n elements inline, each by its plan
+	memOpaque                 // a map or an interface: compared with the copy's by DeepEqual
+)
+
+type memField struct {
+	kind memKind
+	off  uintptr
+	elem *memPlan     // the pointee's, a slice's or an array's element
+	n    uintptr      // an array's length
+	typ  reflect.Type // an opaque field's type
+}
+
+// memPlans caches the plans by type for the process: plans are only read once built.
+var (
+	memPlans   sync.Map // reflect.Type -> *memPlan
+	memPlansMu sync.Mutex
+)
+
+func memPlanFor(t reflect.Type) *memPlan {
+	if p, ok := memPlans.Load(t); ok {
+		return p.(*memPlan)
+	}
+	memPlansMu.Lock()
+	defer memPlansMu.Unlock()
+	if p, ok := memPlans.Load(t); ok {
+		return p.(*memPlan)
+	}
+	building := map[reflect.Type]*memPlan{}
+	p := buildMemPlan(t, building)
+	for typ, bp := range building {
+		memPlans.Store(typ, bp)
+	}
+	return p
+}
+
+// buildMemPlan builds t's plan; building holds the plans of this build (a recursive type's
+// pointer field refers to its plan while it is being built).
+func buildMemPlan(t reflect.Type, building map[reflect.Type]*memPlan) *memPlan {
+	if p, ok := memPlans.Load(t); ok {
+		return p.(*memPlan)
+	}
+	if p, ok := building[t]; ok {
+		return p
+	}
+	p := &memPlan{size: t.Size()}
+	building[t] = p
+	p.deep = deepFields(t, 0, building)
+	return p
+}
+
+// deepFields lists the fields of a value of type t at offset off that reach memory outside it.
+func deepFields(t reflect.Type, off uintptr, building map[reflect.Type]*memPlan) []memField {
+	switch t.Kind() {
+	case reflect.String:
+		return []memField{{kind: memString, off: off}}
+	case reflect.Pointer:
+		return []memField{{kind: memPointer, off: off, elem: buildMemPlan(t.Elem(), building), typ: t}}
+	case reflect.Slice:
+		return []memField{{kind: memSlice, off: off, elem: buildMemPlan(t.Elem(), building)}}
+	case reflect.Map, reflect.Interface:
+		return []memField{{kind: memOpaque, off: off, typ: t}}
+	case reflect.Array:
+		if t.Len() == 0 {
+			return nil
+		}
+		// Whether the element reaches memory outside itself is looked at when walking: its plan
+		// may still be under construction here.
+		return []memField{{kind: memArray, off: off, elem: buildMemPlan(t.Elem(), building), n: uintptr(t.Len())}}
+	case reflect.Struct:
+		var out []memField
+		for i := range t.NumField() {
+			f := t.Field(i)
+			out = append(out, deepFields(f.Type, off+f.Offset, building)...)
+		}
+		return out
+	default:
+		// Numbers, booleans: their bytes. Channels, functions and unsafe pointers: DeepEqual
+		// compares what the value itself holds (a channel's identity; a function only when
+		// nil), which are its bytes too.
+		return nil
+	}
+}
+
+// maxSnapshotDepth bounds the pointers followed from an object: deeper, a pointer is compared as
+// an opaque value (DeepEqual), which also covers a cyclic graph.
+const maxSnapshotDepth = 64
+
+// memSnapshot is a lent object's memory, saved when it was DeepEqual to its copy.
+type memSnapshot struct {
+	// The blocks: addrs[i] starts a block whose saved bytes are saved[ends[i-1]:ends[i]]. addrs
+	// holds the pointers, so the blocks stay allocated.
+	addrs []unsafe.Pointer
+	ends  []int
+	saved []byte
+	// opaque are the maps and interfaces, each with the copy's value at the same place.
+	opaque []opaquePair
+}
+
+type opaquePair struct {
+	typ        reflect.Type
+	live, copy unsafe.Pointer // where the value is, in the object and in its copy
+}
+
+// snapshotOf takes obj's snapshot, obj and cp being DeepEqual pointers to one struct type. It
+// returns nil when obj is not a pointer or the two differ in shape (the check then keeps using
+// DeepEqual).
+func snapshotOf(obj, cp any) *memSnapshot {
+	lv, cv := reflect.ValueOf(obj), reflect.ValueOf(cp)
+	if lv.Kind() != reflect.Pointer || lv.Type() != cv.Type() || lv.IsNil() || cv.IsNil() {
+		return nil
+	}
+	plan := memPlanFor(lv.Type().Elem())
+	s := &memSnapshot{}
+	live, c := lv.UnsafePointer(), cv.UnsafePointer()
+	s.block(live, plan.size)
+	if !s.walk(live, c, plan, 0) {
+		return nil
+	}
+	return s
+}
+
+func (s *memSnapshot) block(p unsafe.Pointer, n uintptr) {
+	if n == 0 {
+		return
+	}
+	s.addrs = append(s.addrs, p)
+	s.saved = append(s.saved, unsafe.Slice((*byte)(p), n)...)
+	s.ends = append(s.ends, len(s.saved))
+}
+
+// walk saves the memory the value at live reaches by plan; c is the same value in the copy. It
+// reports false when the two differ in shape.
+func (s *memSnapshot) walk(live, c unsafe.Pointer, plan *memPlan, depth int) bool {
+	for i := range plan.deep {
+		f := &plan.deep[i]
+		lf, cf := unsafe.Add(live, f.off), unsafe.Add(c, f.off)
+		switch f.kind {
+		case memString:
+			str := *(*string)(lf)
+			s.block(unsafe.Pointer(unsafe.StringData(str)), uintptr(len(str)))
+		case memPointer:
+			lp, cp := *(*unsafe.Pointer)(lf), *(*unsafe.Pointer)(cf)
+			if lp == nil {
+				continue
+			}
+			if cp == nil {
+				return false
+			}
+			if depth >= maxSnapshotDepth {
+				s.opaque = append(s.opaque, opaquePair{typ: f.typ, live: lf, copy: cf})
+				continue
+			}
+			s.block(lp, f.elem.size)
+			if !s.walk(lp, cp, f.elem, depth+1) {
+				return false
+			}
+		case memSlice:
+			lh, ch := (*sliceHeader)(lf), (*sliceHeader)(cf)
+			if lh.len == 0 {
+				continue
+			}
+			if ch.len != lh.len {
+				return false
+			}
+			s.block(lh.data, uintptr(lh.len)*f.elem.size)
+			if len(f.elem.deep) == 0 {
+				continue
+			}
+			for j := range uintptr(lh.len) {
+				if !s.walk(unsafe.Add(lh.data, j*f.elem.size), unsafe.Add(ch.data, j*f.elem.size), f.elem, depth+1) {
+					return false
+				}
+			}
+		case memArray:
+			if len(f.elem.deep) == 0 {
+				continue // the elements' bytes are the enclosing block's
+			}
+			for j := range f.n {
+				if !s.walk(unsafe.Add(lf, j*f.elem.size), unsafe.Add(cf, j*f.elem.size), f.elem, depth) {
+					return false
+				}
+			}
+		case memOpaque:
+			s.opaque = append(s.opaque, opaquePair{typ: f.typ, live: lf, copy: cf})
+		}
+	}
+	return true
+}
+
+// sliceHeader is the layout of a Go slice.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
+
+// unchanged reports whether every block still holds its saved bytes and every map and interface
+// is DeepEqual to the copy's.
+func (s *memSnapshot) unchanged() bool {
+	start := 0
+	for i, p := range s.addrs {
+		end := s.ends[i]
+		if string(unsafe.Slice((*byte)(p), end-start)) != string(s.saved[start:end]) {
+			return false
+		}
+		start = end
+	}
+	for _, o := range s.opaque {
+		if !o.equal() {
+			return false
+		}
+	}
+	return true
+}
+
+var stringMapType = reflect.TypeFor[map[string]string]()
+
+func (o opaquePair) equal() bool {
+	if o.typ == stringMapType {
+		a, b := *(*map[string]string)(o.live), *(*map[string]string)(o.copy)
+		return (a == nil) == (b == nil) && maps.Equal(a, b)
+	}
+	return reflect.DeepEqual(reflect.NewAt(o.typ, o.live).Elem().Interface(), reflect.NewAt(o.typ, o.copy).Elem().Interface())
+}
