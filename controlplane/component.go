@@ -178,13 +178,21 @@ func (b *base) result(now time.Time, err error) {
 	b.quiet = false
 }
 
-// list reads one resource, all namespaces or ns, in key order.
+// list reads one resource, all namespaces or ns, in key order. The items are lent, not copied
+// (fakeapi.ListerWatcher.ListLent, docs/fakeapi.md §10.5): the server's committed objects
+// themselves, which a component only reads. Every write of a component starts from the live
+// object the server's Mutate hands it, or builds a new one, and what it reads with
+// unstructured's Nested helpers that return maps or slices is a copy (NestedSlice, NestedMap),
+// or read without being kept (NestedFieldNoCopy in statusEqual); the server's lending check
+// (Server.Lending().Check) would name the component if one changed an item.
 func (b *base) list(gvr schema.GroupVersionResource, ns string) ([]unstructured.Unstructured, error) {
 	opts := metav1.ListOptions{}
 	if b.stale {
 		opts.ResourceVersion = "0"
 	}
-	l, err := b.srv.Resource(gvr).Namespace(ns).List(context.Background(), opts)
+	lw := b.srv.ListerWatcher(gvr, ns)
+	lw.Name = b.name
+	l, err := lw.ListLent(opts)
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,18 @@ func newEnv(t *testing.T, extra ...fakeapi.Resource) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkLending(t, srv)
 	return &env{t: t, srv: srv, clk: clk, cp: cp}
+}
+
+// checkLending fails t, at its end, if anything changed an object srv lent: the components
+// read lent lists (controlplane's base.list) and must never write into them.
+func checkLending(t *testing.T, srv *fakeapi.Server) {
+	t.Cleanup(func() {
+		if err := srv.Lending().Check(); err != nil {
+			t.Errorf("an object the server lent was changed: %v", err)
+		}
+	})
 }
 
 // ref is an owner reference to obj.
@@ -137,5 +148,9 @@ func errorsAs(err error, target *apierrors.APIStatus) bool { return errors.As(er
 
 // fakeapiNew is a server on e's clock with the given replicas.
 func fakeapiNew(e *env, replicas int) (*fakeapi.Server, error) {
-	return fakeapi.New(fakeapi.Config{Clock: e.clk, Replicas: replicas})
+	srv, err := fakeapi.New(fakeapi.Config{Clock: e.clk, Replicas: replicas})
+	if err == nil {
+		checkLending(e.t, srv)
+	}
+	return srv, err
 }

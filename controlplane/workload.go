@@ -322,9 +322,11 @@ func (ws *WorkloadStatus) desired(resource string, u *unstructured.Unstructured,
 	return st
 }
 
-// statusEqual compares u's status with want, ignoring the conditions' timestamps.
+// statusEqual compares u's status with want, ignoring the conditions' timestamps. u may be a
+// lent object: its status is read in place, never changed.
 func statusEqual(u *unstructured.Unstructured, want map[string]any) bool {
-	have, _, _ := unstructured.NestedMap(u.Object, "status")
+	st, _, _ := unstructured.NestedFieldNoCopy(u.Object, "status")
+	have, _ := st.(map[string]any)
 	strip := func(st map[string]any) map[string]any {
 		out := map[string]any{}
 		for k, v := range st {
