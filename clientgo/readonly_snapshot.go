@@ -22,6 +22,11 @@ import (
 // with the same message at the same step as before; a block that differs with an equal content
 // (a pointer replaced by one to an equal value) takes a new snapshot.
 //
+// Shared memory: what the object shares with its copy (the bytes of a string, which a generated
+// DeepCopy shares; a pointer or a slice a custom DeepCopy left shared, as time.Time's location) is
+// not saved: DeepEqual finds a pointer equal to itself, and a slice or a string equal to one
+// with the same bytes, whatever they hold; the pointer itself is in the enclosing block.
+//
 // Nothing here is weaker than DeepEqual: a snapshot only ever answers "unchanged" for memory
 // that is byte for byte what DeepEqual found equal to the copy.
 
@@ -177,11 +182,14 @@ func (s *memSnapshot) walk(live, c unsafe.Pointer, plan *memPlan, depth int) boo
 		lf, cf := unsafe.Add(live, f.off), unsafe.Add(c, f.off)
 		switch f.kind {
 		case memString:
-			str := *(*string)(lf)
+			str, cstr := *(*string)(lf), *(*string)(cf)
+			if unsafe.StringData(str) == unsafe.StringData(cstr) {
+				continue // the copy shares the bytes (see "Shared memory" above)
+			}
 			s.block(unsafe.Pointer(unsafe.StringData(str)), uintptr(len(str)))
 		case memPointer:
 			lp, cp := *(*unsafe.Pointer)(lf), *(*unsafe.Pointer)(cf)
-			if lp == nil {
+			if lp == nil || lp == cp {
 				continue
 			}
 			if cp == nil {
@@ -202,6 +210,9 @@ func (s *memSnapshot) walk(live, c unsafe.Pointer, plan *memPlan, depth int) boo
 			}
 			if ch.len != lh.len {
 				return false
+			}
+			if lh.data == ch.data {
+				continue
 			}
 			s.block(lh.data, uintptr(lh.len)*f.elem.size)
 			if len(f.elem.deep) == 0 {
@@ -256,6 +267,22 @@ func (s *memSnapshot) unchanged() bool {
 var stringMapType = reflect.TypeFor[map[string]string]()
 
 func (o opaquePair) equal() bool {
+	// Two nil maps, or nil interfaces, are equal; one map is equal to itself. (Both words of an
+	// interface are its bytes; a map value is one pointer.)
+	switch o.typ.Kind() {
+	case reflect.Map:
+		l, c := *(*unsafe.Pointer)(o.live), *(*unsafe.Pointer)(o.copy)
+		if l == c {
+			return true
+		}
+		if l == nil || c == nil {
+			return false
+		}
+	case reflect.Interface:
+		if *(*[2]unsafe.Pointer)(o.live) == ([2]unsafe.Pointer{}) && *(*[2]unsafe.Pointer)(o.copy) == ([2]unsafe.Pointer{}) {
+			return true
+		}
+	}
 	if o.typ == stringMapType {
 		a, b := *(*map[string]string)(o.live), *(*map[string]string)(o.copy)
 		return (a == nil) == (b == nil) && maps.Equal(a, b)
