@@ -75,6 +75,9 @@ type base struct {
 	// readRev is the oldest revision a list of the current scan was served at: with stale
 	// reads it may be behind the server's, and then the scan's "nothing to do" is not final.
 	readRev uint64
+	// resources is the server's table of resources, fixed when the server was made (read once:
+	// Server.Config copies it at each call).
+	resources []fakeapi.Resource
 }
 
 // stalePoll is how soon a component that read a lagging watch cache reads again.
@@ -89,7 +92,7 @@ func newBase(name string, srv *fakeapi.Server) (base, error) {
 	if srv == nil {
 		return base{}, fmt.Errorf("controlplane: %s: nil *fakeapi.Server", name)
 	}
-	return base{name: name, srv: srv}, nil
+	return base{name: name, srv: srv, resources: srv.Config().Resources}, nil
 }
 
 func (b *base) Name() string  { return b.name }

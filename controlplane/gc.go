@@ -85,7 +85,7 @@ func (gc *GarbageCollector) read() (*graph, uint64, error) { // the graph and th
 	gc.beginScan()
 	rev := gc.srv.Revision()
 	g := &graph{byUID: map[types.UID]*node{}, byIdentity: map[identity]*node{}, dependents: map[types.UID][]*node{}, kinds: map[schema.GroupKind]fakeapi.Resource{}}
-	for _, res := range gc.srv.Config().Resources {
+	for _, res := range gc.resources {
 		g.kinds[schema.GroupKind{Group: res.GVR.Group, Kind: res.Kind}] = res
 		items, err := gc.list(res.GVR, "")
 		if err != nil {

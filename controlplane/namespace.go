@@ -81,7 +81,7 @@ func (nc *NamespaceController) finish(ctx context.Context, ns *unstructured.Unst
 	name := ns.GetName()
 	remaining := map[string]int{}  // "resource.group" -> objects being deleted
 	finalizers := map[string]int{} // finalizer -> objects being deleted that it holds
-	for _, res := range nc.srv.Config().Resources {
+	for _, res := range nc.resources {
 		if !res.Namespaced {
 			continue
 		}

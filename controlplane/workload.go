@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // WorkloadConfig configures the workload status stand-in.
@@ -40,6 +41,18 @@ type WorkloadStatus struct {
 	due      map[workloadKey]time.Time // workloads seen behind, and when their status is written
 	stuck    map[workloadKey]time.Time // stuck Deployments, and when their deadline passes
 	exceeded map[workloadKey]bool      // stuck Deployments past their deadline
+	// upToDate remembers the workloads last found with the status they should have: the
+	// version found (a resourceVersion names one content for good) and the stuck state it
+	// was compared for. Whether a status is up to date depends on nothing else (statusEqual
+	// ignores the conditions' times), so a scan that finds the same version skips building
+	// the desired status and comparing it.
+	upToDate map[workloadKey]reported
+}
+
+type reported struct {
+	uid             types.UID
+	rv              string
+	stuck, exceeded bool
 }
 
 type workloadKey struct {
@@ -77,7 +90,7 @@ func NewWorkloadStatus(srv *fakeapi.Server, rnd *rand.Rand, cfg WorkloadConfig) 
 		}
 	}
 	cfg.Stuck = slices.Clone(cfg.Stuck)
-	return &WorkloadStatus{base: b, rnd: rnd, cfg: cfg, due: map[workloadKey]time.Time{}, stuck: map[workloadKey]time.Time{}, exceeded: map[workloadKey]bool{}}, nil
+	return &WorkloadStatus{base: b, rnd: rnd, cfg: cfg, due: map[workloadKey]time.Time{}, stuck: map[workloadKey]time.Time{}, exceeded: map[workloadKey]bool{}, upToDate: map[workloadKey]reported{}}, nil
 }
 
 func cut(s string) (string, string, bool) {
@@ -161,10 +174,17 @@ func (ws *WorkloadStatus) Step(ctx context.Context, now time.Time) (string, erro
 			if u.GetDeletionTimestamp() != nil {
 				continue
 			}
-			want := ws.desired(gvr.Resource, u, now, ws.isStuck(u), ws.deadlinePassed(k, now))
-			if !statusEqual(u, want) {
-				behind = append(behind, k)
+			stuck, exceeded := ws.isStuck(u), ws.deadlinePassed(k, now)
+			r := reported{uid: u.GetUID(), rv: u.GetResourceVersion(), stuck: stuck, exceeded: exceeded}
+			if prev, ok := ws.upToDate[k]; ok && prev == r {
+				continue
 			}
+			if statusEqual(u, ws.desired(gvr.Resource, u, now, stuck, exceeded)) {
+				ws.upToDate[k] = r
+				continue
+			}
+			delete(ws.upToDate, k)
+			behind = append(behind, k)
 		}
 	}
 	// Forget what is gone or changed generation.
@@ -181,6 +201,11 @@ func (ws *WorkloadStatus) Step(ctx context.Context, now time.Time) (string, erro
 	for k := range ws.exceeded {
 		if !seen[k] {
 			delete(ws.exceeded, k)
+		}
+	}
+	for k := range ws.upToDate {
+		if !seen[k] {
+			delete(ws.upToDate, k)
 		}
 	}
 	slices.SortFunc(behind, compareWorkloadKeys)
