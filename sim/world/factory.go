@@ -102,8 +102,8 @@ func (f *worldFactory) ForResource(gvr schema.GroupVersionResource) (informer.Ge
 	if gvr.Group != "" {
 		name += "." + gvr.Group
 	}
-	if len(w.informers) >= w.cfg.MaxInformers {
-		return nil, fmt.Errorf("world: factory ForResource %v: the world already has MaxInformers=%d informers", gvr, w.cfg.MaxInformers)
+	if w.liveInformers() >= w.cfg.MaxInformers {
+		return nil, fmt.Errorf("world: factory ForResource %v: the world already has MaxInformers=%d informers not stopped", gvr, w.cfg.MaxInformers)
 	}
 	for _, a := range []string{"/reflector", "/watch", "/net", "/queue"} {
 		if w.actors[name+a] {

@@ -239,8 +239,8 @@ func (w *World) HostInformer(src *Source, inf informer.SharedIndexInformer) (*In
 		return nil, fmt.Errorf("world: HostInformer %s: the source belongs to another world", src.name)
 	case src.hosted:
 		return nil, fmt.Errorf("world: HostInformer %s: the source already hosts an informer", src.name)
-	case len(w.informers) >= w.cfg.MaxInformers:
-		return nil, fmt.Errorf("world: HostInformer %s: the world already has MaxInformers=%d informers", src.name, w.cfg.MaxInformers)
+	case w.liveInformers() >= w.cfg.MaxInformers:
+		return nil, fmt.Errorf("world: HostInformer %s: the world already has MaxInformers=%d informers not stopped", src.name, w.cfg.MaxInformers)
 	}
 	for _, m := range w.informers {
 		if m.inf == inf {
@@ -293,6 +293,19 @@ func (w *World) HostInformer(src *Source, inf informer.SharedIndexInformer) (*In
 	}
 	n.resolve()
 	return n, nil
+}
+
+// liveInformers counts the informers not stopped, which MaxInformers bounds: a stopped one stays
+// in the world (its actors name it in the trace) but is driven no more, as a restarted
+// controller's dead informers.
+func (w *World) liveInformers() int {
+	n := 0
+	for _, m := range w.informers {
+		if !m.stopped {
+			n++
+		}
+	}
+	return n
 }
 
 // Name returns the informer's name, the prefix of its actors.

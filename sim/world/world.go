@@ -59,7 +59,8 @@ type Config struct {
 	MinLatency time.Duration
 	MaxLatency time.Duration
 
-	// MaxInformers bounds the informers of a world. Zero means DefaultMaxInformers (16).
+	// MaxInformers bounds the informers of a world that are not stopped (a restarted
+	// controller's stopped ones do not count). Zero means DefaultMaxInformers (16).
 	MaxInformers int
 	// MaxHandlers bounds the handler registrations of one informer, removed ones included.
 	// Zero means DefaultMaxHandlers (64).

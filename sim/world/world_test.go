@@ -471,6 +471,11 @@ func TestWorldConfigValidation(t *testing.T) {
 	if err := n.Start(); err == nil {
 		t.Error("second Start succeeded")
 	}
+	// A stopped informer no longer counts: a restarted controller builds its informers again.
+	n.Stop()
+	if _, err := w.AddInformer("y", InformerSpec{Resource: pods, Namespace: "", Informer: informer.SharedIndexInformerOptions{}}); err != nil {
+		t.Errorf("AddInformer after the only informer stopped: %v", err)
+	}
 }
 
 // Goal: the oracles hold under every queue mode, scheduling policy and start-up, and under extreme
