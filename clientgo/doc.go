@@ -107,11 +107,13 @@
 // # Hazards
 //
 // Config.Hazards are what a controller must survive, done by the harness at instants drawn from
-// the seed in the safety phase: crash-restarts of the controller's main (its context cancelled,
-// its connections refused from then on, its watches ended; once main has returned it is called
-// again with a new *rest.Config, with empty caches, while the world went on), LISTs served by a
-// replica lagging behind (the informer starts from the past), deletes and updates hidden inside
-// a relist (watches closed, the write, compaction), updates answered 409 without being served,
+// the seed in the safety phase: crash-restarts of the controller (its context cancelled, its
+// connections refused from then on, its watches ended, under Config.New its Env's informers
+// stopped in the world; once its goroutines have returned, main is called again with a new
+// *rest.Config, or New with a new Env and new informers, with empty caches, while the world went
+// on), LISTs served by a replica lagging behind (the informer starts from the past; the
+// controller's own LISTs, so not the Env's informers), deletes and updates hidden inside a
+// relist (watches closed, the write, compaction), updates answered 409 without being served,
 // and slow responses. Each is armed at its instant and fires at its next occasion; the Report
 // counts both (Report.Hazards), so a hazard that never fired is seen, not assumed.
 //

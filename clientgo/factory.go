@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/informersim/informersim/fakeapi"
@@ -68,7 +69,10 @@ type Informers struct {
 	order     []reflect.Type // creation order, for Start
 	started   map[reflect.Type]bool
 	wg        sync.WaitGroup
-	shutdown  bool
+	// running counts the goroutines of Start not returned yet: a crashed life is over when
+	// none is left (incarnation.gone).
+	running  atomic.Int32
+	shutdown bool
 }
 
 // For returns the factory's informer of obj's type (one per type), creating it in the world the
@@ -86,6 +90,10 @@ func (f *Informers) For(obj runtime.Object) cache.SharedIndexInformer {
 	var inf *sharedIndexInformer
 	var err error
 	if cerr := f.b.do("informer-for", "informer-for "+fmt.Sprintf("%T", obj), nil, func() {
+		if f.env.crashed() {
+			err = errCrashed // a dead process builds nothing in the world
+			return
+		}
 		if inf, err = f.build(obj); err != nil {
 			f.b.fail(err) // the run ends with it
 		}
@@ -147,14 +155,14 @@ func (f *Informers) build(obj runtime.Object) (*sharedIndexInformer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clientgo: InformerFor %T: %w", obj, err)
 	}
-	return &sharedIndexInformer{b: f.b, name: name, resource: res.GVR.Resource, inf: inf, host: host, typed: t, indexer: indexer{Indexer: inf.GetIndexer(), b: f.b}, regs: map[*registration]bool{}}, nil
+	return &sharedIndexInformer{b: f.b, env: f.env, name: name, resource: res.GVR.Resource, inf: inf, host: host, typed: t, indexer: indexer{Indexer: inf.GetIndexer(), b: f.b}, regs: map[*registration]bool{}}, nil
 }
 
 // broken is the informer For returns after a failure: a standalone informer that is never
 // started, so nothing waits on it forever without the run's error being reported.
 func (f *Informers) broken(obj runtime.Object, err error) *sharedIndexInformer {
 	inf := informer.NewSharedIndexInformer(nil, obj, 0, informer.Indexers{})
-	return &sharedIndexInformer{b: f.b, name: fmt.Sprintf("broken %T", obj), inf: inf, typed: &typed{scheme: f.env.scheme}, indexer: indexer{Indexer: inf.GetIndexer(), b: f.b}, regs: map[*registration]bool{}, host: nil}
+	return &sharedIndexInformer{b: f.b, env: f.env, name: fmt.Sprintf("broken %T", obj), inf: inf, typed: &typed{scheme: f.env.scheme}, indexer: indexer{Indexer: inf.GetIndexer(), b: f.b}, regs: map[*registration]bool{}, host: nil}
 }
 
 // Start starts every informer created so far and not yet started, each in a goroutine (as
@@ -175,10 +183,29 @@ func (f *Informers) Start(stopCh <-chan struct{}) {
 		}
 		f.started[typ] = true
 		f.wg.Add(1)
+		f.running.Add(1)
 		go func() {
 			defer f.wg.Done()
+			defer f.running.Add(-1)
 			inf.Run(stopCh)
 		}()
+	}
+}
+
+// drop stops the factory's informers in the world, in the order they were built, and makes later
+// Starts do nothing: its life crashed (Env.drop).
+func (f *Informers) drop() {
+	f.mu.Lock()
+	f.shutdown = true
+	infs := make([]*sharedIndexInformer, 0, len(f.order))
+	for _, typ := range f.order {
+		infs = append(infs, f.informers[typ])
+	}
+	f.mu.Unlock()
+	for _, inf := range infs {
+		if inf.host != nil {
+			inf.host.Stop()
+		}
 	}
 }
 

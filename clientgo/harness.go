@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -157,6 +158,40 @@ type Env struct {
 	resources []fakeapi.Resource
 	names     map[string]int
 	factories []*Informers
+	// life is the controller's life this Env belongs to (0, then one more at each restart);
+	// tr its transport, marked when that life crashed.
+	life int
+	tr   *transport
+}
+
+// newEnv is the Env of one life of a controller built by Config.New: its clientset sends over
+// t, and its factories' informers are new informers of the world, named after their resource
+// (with "~N" in a life after N restarts: a restarted process builds its caches afresh, and the
+// world keeps the dead one's apart).
+func newEnv(w *world.World, b *bubble, cfg Config, restCfg *rest.Config, t *transport, life int) (*Env, error) {
+	c := rest.CopyConfig(restCfg)
+	c.Transport = t
+	client, err := kubernetes.NewForConfig(c)
+	if err != nil {
+		return nil, fmt.Errorf("clientgo: %v", err)
+	}
+	env := &Env{Client: client, RESTConfig: c, World: w, b: b, scheme: cfg.Scheme,
+		resources: served(w.Server().Config()), names: map[string]int{}, life: life, tr: t}
+	env.KubeInformers = env.NewKubeInformerFactory(FactoryOptions{})
+	return env, nil
+}
+
+// crashed reports whether the Env's life crashed (a restart hazard): its informers refuse to
+// start, its factories to build new ones, and its clientset's requests fail.
+func (e *Env) crashed() bool { return e != nil && e.tr != nil && e.tr.crashed.Load() }
+
+// drop stops, in the world, every informer the Env's factories built (in the order they were
+// built): a crashed process's caches die with it. Their handlers are removed with what they had
+// buffered, so none runs again; their watches are closed. It runs on the driver, between steps.
+func (e *Env) drop() {
+	for _, f := range e.factories {
+		f.drop()
+	}
 }
 
 // NewKubeInformerFactory is informers.NewSharedInformerFactoryWithOptions over the world.
@@ -194,12 +229,15 @@ func (e *Env) resource(gvr schema.GroupVersionResource) (fakeapi.Resource, bool)
 }
 
 // informerName is the world name of a new informer: its resource, then its namespace, with a
-// counter when two factories watch the same thing.
+// counter when two factories watch the same thing, and the life after a restart.
 func (e *Env) informerName(gvr schema.GroupVersionResource, ns string) string {
 	name := informerNameFor(gvr, ns)
 	e.names[name]++
 	if n := e.names[name]; n > 1 {
 		name = fmt.Sprintf("%s#%d", name, n)
+	}
+	if e.life > 0 {
+		name = fmt.Sprintf("%s~%d", name, e.life)
 	}
 	return name
 }
@@ -489,13 +527,6 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 		Transport: tr,
 		QPS:       -1,
 	}
-	client, err := kubernetes.NewForConfig(restCfg)
-	if err != nil {
-		return nil, fmt.Errorf("clientgo: %v", err)
-	}
-	env := &Env{Client: client, RESTConfig: restCfg, World: w, b: b, scheme: cfg.Scheme,
-		resources: served(w.Server().Config()), names: map[string]int{}}
-	env.KubeInformers = env.NewKubeInformerFactory(FactoryOptions{})
 	if cfg.Check != nil {
 		if err := w.AddCheck("controller", func() error { return cfg.Check(w.Server()) }); err != nil {
 			return nil, err
@@ -525,9 +556,22 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 		defer listWatchRuns.Add(-1)
 	}
 	// The controller's life: one incarnation, or one after each crash-restart (Hazards).
-	start := func(t *transport) *incarnation {
+	var lives []*incarnation
+	start := func(t *transport) (*incarnation, error) {
 		ctx, cancel := context.WithCancel(context.Background())
 		inc := &incarnation{cancel: cancel, done: make(chan struct{}), tr: t}
+		if cfg.New != nil {
+			env, err := newEnv(w, b, cfg, restCfg, t, len(lives))
+			if err != nil {
+				cancel()
+				return nil, err
+			}
+			inc.env = env
+			if b.hz != nil {
+				b.hz.env = env
+			}
+		}
+		lives = append(lives, inc)
 		b.controllerWoken()
 		go func() {
 			defer close(inc.done)
@@ -542,9 +586,12 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 				}
 				return
 			}
+			env := inc.env
 			c, err := cfg.New(ctx, env)
 			if err != nil {
-				inc.err = fmt.Errorf("clientgo: the controller's constructor: %w", err)
+				if ctx.Err() == nil {
+					inc.err = fmt.Errorf("clientgo: the controller's constructor: %w", err)
+				}
 				return
 			}
 			if c == nil {
@@ -558,38 +605,60 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 				inc.err = fmt.Errorf("clientgo: the controller's Run: %w", err)
 			}
 		}()
-		return inc
+		return inc, nil
 	}
 	// controller-runtime's controller names (controllerruntime.go): those taken during the run
 	// are given back when it ends, and when a crashed controller's main has returned.
 	names := controllerNames()
 	defer releaseControllerNames(names)
-	cur := start(tr)
-	var crashed []*incarnation // crashed incarnations whose main has not returned yet
+	cur, err := start(tr)
+	if err != nil {
+		return nil, err
+	}
+	var crashed []*incarnation // crashed incarnations whose goroutines have not all returned yet
 	b.onTurn = func() {
-		if b.hz == nil {
+		if b.hz == nil || (len(crashed) == 0 && !b.hz.restartDue) {
 			return
 		}
-		if len(crashed) > 0 && crashed[0].exited() {
-			// The crashed controller's main returned: start it afresh.
+		// What follows depends on how far the controller's goroutines got: let them all block
+		// first, as a turn does before its step, so a replay crashes and restarts the
+		// controller at the same point of its run.
+		b.quiesce()
+		if len(crashed) > 0 {
+			if !crashed[0].gone() {
+				if since := b.s.Now() - crashed[0].crashedAt; since >= restartGrace {
+					panic(stuckRestartReport(b.driverID, crashed[0], since, b.checks.repro))
+				}
+				return
+			}
+			// The crashed controller returned: start it afresh.
 			crashed = crashed[1:]
 			releaseControllerNames(names)
 			t := &transport{b: b, host: tr.host, handler: tr.handler, latency: tr.latency}
-			cur = start(t)
-			b.fire(HazardRestart)
+			next, err := start(t)
+			if err != nil {
+				b.fail(fmt.Errorf("clientgo: restarting the controller: %w", err))
+				return
+			}
+			cur = next
+			b.fire(HazardRestart, sim.F("life", strconv.Itoa(len(lives)-1)))
 			return
 		}
-		if b.hz.restartDue && len(crashed) == 0 {
-			b.hz.restartDue = false
-			cur.tr.crashed.Store(true)
-			cur.cancel()
-			b.controllerWoken()
-			b.endStreamsOf(cur.tr)
-			// A new process has empty caches: the world's view of them starts afresh.
-			b.views, b.listedAt = nil, nil
-			b.s.Emit(ControllerActor, "crash", sim.F("hazard", HazardRestart))
-			crashed = append(crashed, cur)
+		b.hz.restartDue = false
+		cur.tr.crashed.Store(true)
+		cur.crashedAt = b.s.Now()
+		cur.cancel()
+		b.controllerWoken()
+		b.endStreamsOf(cur.tr)
+		if cur.env != nil {
+			// The process's informers die with it: stopped in the world, their handlers
+			// removed with what they had buffered, their watches closed.
+			cur.env.drop()
 		}
+		// A new process has empty caches: the world's view of them starts afresh.
+		b.views, b.listedAt = nil, nil
+		b.s.Emit(ControllerActor, "crash", sim.F("hazard", HazardRestart))
+		crashed = append(crashed, cur)
 	}
 	exited := func() bool { return len(crashed) == 0 && cur.exited() }
 	defer func() { cur.cancel() }()
@@ -602,8 +671,12 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 		inc.cancel()
 	}
 	b.shutdown(append(crashed, cur))
-	for _, f := range env.factories {
-		f.Shutdown()
+	for _, inc := range lives {
+		if inc.env != nil {
+			for _, f := range inc.env.factories {
+				f.Shutdown()
+			}
+		}
 	}
 	if cur.err != nil && (err == nil || stoppedEarly) {
 		// The controller's own error says more than "Run returned early".
@@ -692,6 +765,26 @@ type incarnation struct {
 	done   chan struct{} // closed when it returned
 	err    error         // its error, read once done is closed
 	tr     *transport
+	// env is the life's Env (Config.New), nil under Config.Main.
+	env *Env
+	// crashedAt is when a restart hazard crashed it.
+	crashedAt time.Duration
+}
+
+// gone reports whether a crashed life is over: its main (or constructor and Run) returned, and
+// so did the goroutines its Env's factories started (Start runs each informer in one).
+func (inc *incarnation) gone() bool {
+	if !inc.exited() {
+		return false
+	}
+	if inc.env != nil {
+		for _, f := range inc.env.factories {
+			if f.running.Load() > 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (inc *incarnation) exited() bool {

@@ -297,7 +297,6 @@ func TestRunBadInput(t *testing.T) {
 		"negative workers":         {New: newFn, Workers: -1},
 		"negative budget":          {New: newFn, Budget: -time.Second},
 		"api clock":                {New: newFn, API: fakeapi.Config{Clock: clocktesting.NewFakePassiveClock(time.Time{})}},
-		"restart with New":         {New: newFn, Hazards: clientgo.Hazards{Restarts: 1}},
 		"stale read, one replica":  {Main: func(context.Context, *rest.Config) error { return nil }, Hazards: clientgo.Hazards{StaleReads: 1}},
 		"negative hazard":          {New: newFn, Hazards: clientgo.Hazards{Conflicts: -1}},
 		"negative restart instant": {Main: func(context.Context, *rest.Config) error { return nil }, Hazards: clientgo.Hazards{RestartAt: []time.Duration{-time.Second}}},

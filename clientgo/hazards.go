@@ -1,12 +1,15 @@
 package clientgo
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"testing/synctest"
 	"time"
 
 	"github.com/informersim/informersim/sim"
@@ -22,24 +25,34 @@ import (
 // Report.Hazards counts, for each configured hazard, how often it was armed and how often it
 // actually fired, so a sweep that never exercised one shows it.
 type Hazards struct {
-	// Restarts crash-restarts the controller (Config.Main only): its context is cancelled, its
-	// requests fail from then on (a crashed process's connections are gone: "connection
-	// refused"), its watches end, the harness waits until its main has returned, then calls
-	// Main again with a new *rest.Config: a process starting afresh, with empty caches and no
+	// Restarts crash-restarts the controller: its context is cancelled, its requests fail from
+	// then on (a crashed process's connections are gone: "connection refused"), its watches
+	// end, and under Config.New every informer its Env handed out is stopped in the world (its
+	// handlers removed, never to run again: a process's caches die with it). Once its goroutines
+	// have returned (Config.Main's main; New's constructor, Run and the goroutines its
+	// factories started), the harness calls Main again with a new *rest.Config, or New with a
+	// new Env whose informers are new (named "deployments.apps~1" after the first restart), and
+	// starts its factories and calls Run: a process starting afresh, with empty caches and no
 	// memory, while the world went on (Sieve's intermediate states: a restart mid-reconcile
-	// sees the half of a reconcile that was written). RestartAt adds restarts at chosen
-	// instants (since the run's start), besides the Restarts drawn ones.
+	// sees the half of a reconcile that was written). A crashed life whose goroutines have not
+	// all returned restartGrace (simulated) after its crash ends the process with a panic
+	// naming them, as the watchdog does for a stuck run: they can never end, and the test could
+	// not. RestartAt adds restarts at chosen instants (since the run's start), besides the
+	// Restarts drawn ones.
 	Restarts  int
 	RestartAt []time.Duration
 	// StaleReads sends that many of the controller's LISTs served from a watch cache
 	// (resourceVersion=0, as every informer's first LIST after a start) to the last replica,
 	// StaleLag behind the others (set when the run starts; zero means 10s): the informer starts
 	// from a past state of the world (time travel for a controller that restarted), then its
-	// watch and later reads are routed as API.Routing says. Needs API.Replicas >= 2.
+	// watch and later reads are routed as API.Routing says. Needs API.Replicas >= 2. Under
+	// Config.New the Env's informers list inside the world, not through the controller's
+	// transport: only LISTs of its clientsets take a stale read (Report.Hazards shows one
+	// armed and never fired).
 	StaleReads int
 	StaleLag   time.Duration
 	// HiddenChanges closes every watch cleanly, deletes or updates (a draw) an object one of the
-	// controller's informers holds, and compacts the history: the informer's re-watch gets 410
+	// controller's informers holds (those its main built, or its current Env's), and compacts the history: the informer's re-watch gets 410
 	// and its relist finds the change, whose event it never saw (unobserved states).
 	HiddenChanges int
 	// Conflicts answers that many of the controller's updates (PUT or PATCH) 409 Conflict,
@@ -89,9 +102,6 @@ func (h Hazards) validate(cfg Config) error {
 			return fmt.Errorf("clientgo: Run: Hazards.RestartAt %v is negative", at)
 		}
 	}
-	if (h.Restarts > 0 || len(h.RestartAt) > 0) && cfg.Main == nil {
-		return fmt.Errorf("clientgo: Run: Hazards.Restarts needs Config.Main: the harness restarts a controller by calling its main again")
-	}
 	if h.StaleReads > 0 && cfg.API.Replicas < 2 {
 		return fmt.Errorf("clientgo: Run: Hazards.StaleReads needs API.Replicas >= 2 (it is %d): a stale read comes from a lagging replica", cfg.API.Replicas)
 	}
@@ -106,6 +116,8 @@ type hazards struct {
 	staleReplica        int
 	// restartDue is set by an armed restart; run's lifecycle takes it at the next turn.
 	restartDue bool
+	// env is the current life's Env (Config.New), whose informers a hidden change may pick.
+	env *Env
 }
 
 // arm schedules every configured hazard at its instants (from now, the controller's start).
@@ -171,27 +183,41 @@ func (b *bubble) fire(name string, fields ...sim.Field) {
 }
 
 // hiddenChange closes every watch, deletes or updates an object an informer of the controller
-// holds, and compacts: the change reaches the informer only through its relist. With no object
-// held, it does nothing (and does not count as fired).
+// holds, and compacts: the change reaches the informer only through its relist. The informers
+// are those the controller built itself (Config.Main: as far as the world served them) and
+// those the current life's Env handed out (Config.New: their caches). With no object held, it
+// does nothing (and does not count as fired).
 func (b *bubble) hiddenChange() {
-	views := make([]string, 0, len(b.views))
+	held := map[string][]string{} // informer -> the keys it holds, sorted
+	gvrOf := map[string]schema.GroupVersionResource{}
 	for v, keys := range b.views {
 		if len(keys) > 0 && b.viewGVR[v].Resource != "" {
-			views = append(views, v)
+			held[v] = slices.Sorted(maps.Keys(keys))
+			gvrOf[v] = b.viewGVR[v]
 		}
 	}
-	if len(views) == 0 {
+	if env := b.hz.env; env != nil {
+		for _, f := range env.factories {
+			for _, inf := range f.startedInformers() {
+				if inf.host == nil || inf.host.Stopped() {
+					continue
+				}
+				if keys := inf.inf.GetStore().ListKeys(); len(keys) > 0 {
+					slices.Sort(keys)
+					held[inf.name] = keys
+					gvrOf[inf.name], _ = inf.host.Resource()
+				}
+			}
+		}
+	}
+	if len(held) == 0 {
 		b.s.Emit(ControllerActor, "hazard-missed", sim.F("hazard", HazardHiddenChange), sim.F("why", "no informer holds an object"))
 		return
 	}
-	slices.Sort(views)
+	views := slices.Sorted(maps.Keys(held))
 	r := b.s.Rand(StreamHazards)
 	view := views[r.IntN(len(views))]
-	keys := make([]string, 0, len(b.views[view]))
-	for k := range b.views[view] {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := held[view]
 	key := keys[r.IntN(len(keys))]
 	ns, name, ok := strings.Cut(key, "/")
 	if !ok {
@@ -201,7 +227,7 @@ func (b *bubble) hiddenChange() {
 	if r.IntN(2) == 0 {
 		kind = world.OpDelete
 	}
-	gvr := b.viewGVR[view]
+	gvr := gvrOf[view]
 	if err := b.w.Apply(world.Op{Kind: world.OpCloseWatches}); err != nil {
 		b.fail(fmt.Errorf("clientgo: hazard %s: %w", HazardHiddenChange, err))
 		return
@@ -278,4 +304,47 @@ func (b *bubble) slowBy(label string) time.Duration {
 		return b.hz.cfg.SlowBy
 	}
 	return 0
+}
+
+// restartGrace is how long (simulated) a crashed life of the controller may take to return
+// before the run is declared stuck: its context is cancelled and every call it makes fails at
+// once, so a controller that honours its context returns within its own timers (a worker's
+// backoff, a shutdown's wait); one that does not never will.
+const restartGrace = time.Minute
+
+// quiesce waits until every goroutine of the controller is durably blocked, as a turn does
+// before its step: what the driver does next (crash the controller, look whether a crashed life
+// has returned) then meets the controller at the same point of its run on every replay.
+func (b *bubble) quiesce() {
+	b.driverBlocked.Store(true)
+	synctest.Wait()
+	b.driverBlocked.Store(false)
+	b.wakes.Add(1)
+}
+
+// stuckRestartReport names the goroutines of the run's bubble still there restartGrace after a
+// crash: besides the driver, every goroutine of the bubble is the crashed life's, since the next
+// one starts only once they are gone (the world's components run on the driver).
+func stuckRestartReport(driver uint64, inc *incarnation, waited time.Duration, repro string) string {
+	stacks := bytes.Split(allStacks(), []byte("\n\n"))
+	bubble := ""
+	for _, s := range stacks {
+		if id, state, ok := goroutineHeader(string(s)); ok && id == driver {
+			bubble = bubbleOf(state)
+		}
+	}
+	var left []string
+	for _, s := range stacks {
+		id, state, ok := goroutineHeader(string(s))
+		if !ok || id == driver || bubble == "" || bubbleOf(state) != bubble || bytes.Contains(s, []byte("testing/synctest.")) {
+			continue // the driver, another bubble's, or the bubble's own (synctest.Test's)
+		}
+		left = append(left, strings.TrimSpace(string(s)))
+	}
+	what := "its main"
+	if inc.env != nil {
+		what = "its constructor or Run, or an informer its factories started,"
+	}
+	return fmt.Sprintf("clientgo: the controller crashed at %s (hazard %s) and %s has not returned within %v (%v since, simulated; %s): its context is cancelled and its calls fail, so %d goroutine(s) of it wait for something that will not come (a channel nothing closes, a context not derived from the one it was given), and the harness cannot start it again:\n\n%s",
+		sim.FormatSimTime(inc.crashedAt), HazardRestart, what, restartGrace, waited.Round(time.Millisecond), repro, len(left), strings.Join(left, "\n\n"))
 }

@@ -2,6 +2,7 @@ package clientgo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -64,7 +65,10 @@ func (t *typed) transform(obj any) (any, error) {
 // and this adapter gives it client-go's types. Calls that change the world (Run, handler
 // registration, SetTransform...) are calls of the bubble, made at the caller's simulated instant.
 type sharedIndexInformer struct {
-	b       *bubble
+	b *bubble
+	// env is the Env whose factory built it: once its life crashed, the informer refuses to
+	// start and to take handlers.
+	env     *Env
 	name    string
 	inf     informer.SharedIndexInformer
 	host    *world.Informer
@@ -93,6 +97,21 @@ func (r *registration) HasSynced() bool { return r.inner.HasSynced() }
 func (r *registration) HasSyncedChecker() cache.DoneChecker {
 	return r.b.watchSynced(r.inner.HasSyncedChecker())
 }
+
+// deadRegistration is what a handler's registration gets once the controller's life crashed (a
+// restart hazard) or the run is over: the handler never runs (its informer is stopped, or the
+// world serves no more) and never syncs. It is no error, so a constructor registering its
+// handlers goes on to return its controller, whose Run sees its context cancelled and ends the
+// goroutines it started (a workqueue's), as a process would by exiting: a constructor failing
+// there would leave them running in the bubble, which could then never end.
+type deadRegistration struct{ never chan struct{} }
+
+func (d deadRegistration) HasSynced() bool                     { return false }
+func (d deadRegistration) HasSyncedChecker() cache.DoneChecker { return d }
+func (d deadRegistration) Name() string {
+	return "a handler of a controller that crashed or was stopped"
+}
+func (d deadRegistration) Done() <-chan struct{} { return d.never }
 
 // handler gives a client-go handler client-go's tombstone type: informersim's informer hands its
 // own DeletedFinalStateUnknown, which cache.DeletionHandlingMetaNamespaceKeyFunc and every
@@ -136,7 +155,12 @@ func (a *sharedIndexInformer) AddEventHandlerWithOptions(h cache.ResourceEventHa
 	}
 	var reg informer.ResourceEventHandlerRegistration
 	var err error
+	dead := false
 	if cerr := a.b.do("add-handler", "add-handler "+a.name, nil, func() {
+		if a.env.crashed() {
+			dead = true // the informer died with its process: nothing may run a handler
+			return
+		}
 		// The handler is named after its informer's resource and its rank on the informer
 		// ("deployments#1"), in the trace and in every failure, rather than the world's h1.
 		a.handlers++
@@ -148,7 +172,13 @@ func (a *sharedIndexInformer) AddEventHandlerWithOptions(h cache.ResourceEventHa
 		}
 		reg, err = a.inf.AddEventHandlerWithOptions(handler{h: h, b: a.b}, informer.HandlerOptions{ResyncPeriod: o.ResyncPeriod})
 	}); cerr != nil {
+		if errors.Is(cerr, errStopped) {
+			return deadRegistration{never: make(chan struct{})}, nil
+		}
 		return nil, cerr
+	}
+	if dead {
+		return deadRegistration{never: make(chan struct{})}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -185,7 +215,14 @@ func (a *sharedIndexInformer) GetController() cache.Controller { return controll
 
 // Run starts the world's informer (the world then drives it) and blocks until stopCh is closed.
 func (a *sharedIndexInformer) Run(stopCh <-chan struct{}) {
+	if a.host == nil {
+		<-stopCh // broken: the run has already failed
+		return
+	}
 	err := a.b.do("start", "start "+a.name, nil, func() {
+		if a.env.crashed() {
+			return // its process crashed: the world stopped the informer for good
+		}
 		if !a.host.Started() {
 			if err := a.host.Start(); err != nil {
 				a.b.fail(fmt.Errorf("clientgo: starting informer %s: %w", a.name, err))
@@ -244,7 +281,7 @@ func (a *sharedIndexInformer) SetWatchErrorHandlerWithContext(h cache.WatchError
 // SetTransform installs the controller's transform after the conversion to the typed object; as
 // in client-go, only before the informer starts.
 func (a *sharedIndexInformer) SetTransform(f cache.TransformFunc) error {
-	if a.host.Started() {
+	if a.host == nil || a.host.Started() {
 		return fmt.Errorf("clientgo: informer %s has already started", a.name)
 	}
 	a.typed.mu.Lock()

@@ -20,7 +20,7 @@ import (
 // The kinds of perturbation, after Sieve's three patterns.
 const (
 	// PerturbRestart (intermediate state): the controller crash-restarts at the point's instant
-	// (Hazards.RestartAt), its main called afresh with empty caches. Needs Config.Main.
+	// (Hazards.RestartAt), its main (or New, with a new Env) called afresh with empty caches.
 	PerturbRestart = "restart"
 	// PerturbStale (stale state): a replica starts lagging PerturbOptions.StaleLag behind at
 	// the point, and the watches close with 410, so the controller's informers relist, maybe
@@ -37,8 +37,8 @@ func PerturbKinds() []string { return []string{PerturbRestart, PerturbStale, Per
 
 // PerturbOptions configure a campaign.
 type PerturbOptions struct {
-	// Kinds are the kinds tried; nil means every kind that applies (restart with Config.Main,
-	// stale with two replicas or more).
+	// Kinds are the kinds tried; nil means every kind that applies (stale needs two replicas
+	// or more).
 	Kinds []string
 	// StaleLag is how far behind a stale replica lags; zero means 10s.
 	StaleLag time.Duration
@@ -97,7 +97,7 @@ func Perturb(t T, cfg Config, ops []world.Op, opts PerturbOptions) (*PerturbRepo
 	kinds := opts.Kinds
 	if kinds == nil {
 		for _, k := range PerturbKinds() {
-			if k == PerturbRestart && cfg.Main == nil || k == PerturbStale && cfg.API.Replicas < 2 {
+			if k == PerturbStale && cfg.API.Replicas < 2 {
 				continue
 			}
 			kinds = append(kinds, k)
@@ -107,8 +107,6 @@ func Perturb(t T, cfg Config, ops []world.Op, opts PerturbOptions) (*PerturbRepo
 		switch {
 		case !slices.Contains(PerturbKinds(), k):
 			return nil, fmt.Errorf("clientgo: Perturb: unknown kind %q (want %v)", k, PerturbKinds())
-		case k == PerturbRestart && cfg.Main == nil:
-			return nil, errors.New("clientgo: Perturb: a restart needs Config.Main (the harness restarts a controller by calling its main again)")
 		case k == PerturbStale && cfg.API.Replicas < 2:
 			return nil, fmt.Errorf("clientgo: Perturb: a stale replica needs API.Replicas >= 2 (it is %d)", cfg.API.Replicas)
 		}

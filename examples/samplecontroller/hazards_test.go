@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// hazardSpec is sample-controller wired by its main under every hazard of the harness at once:
-// three crash-restarts, six stale reads from a replica 10s behind (each LIST of a restarted
+// hazardSpec is sample-controller under every hazard of the harness at once: three
+// crash-restarts, six stale reads from a replica 10s behind (each LIST of a restarted
 // informer takes one), four changes hidden in a relist,
 // three conflicts and three slow calls, over a workload of Foo writes.
 var hazardSpec = spec{
@@ -28,9 +28,32 @@ var hazardSpec = spec{
 
 var allHazards = clientgo.Hazards{Restarts: 3, StaleReads: 6, HiddenChanges: 4, Conflicts: 3, SlowCalls: 3}
 
-func hazardConfig(t *testing.T, seed uint64, bugs samplecontroller.Bugs) clientgo.Config {
-	cfg := mainConfig(t, hazardSpec, seed, bugs, nil)
-	cfg.Hazards = allHazards
+// wiring is how sample-controller is handed to the harness: by its main.go (Config.Main,
+// client-go's own informers) or through the Env (Config.New, the world's informers), with the
+// hazards that apply to it.
+type wiring struct {
+	name    string
+	main    bool
+	hazards clientgo.Hazards
+}
+
+// wirings are both, under every hazard that applies: under Config.New the informers are the
+// world's, whose LISTs never pass through the controller's transport, so a stale read (which
+// routes the controller's own LISTs) would never fire there; the Env's informers are restarted
+// with the controller, hidden changes pick from their caches.
+var wirings = []wiring{
+	{"main", true, allHazards},
+	{"env", false, clientgo.Hazards{Restarts: 3, HiddenChanges: 4, Conflicts: 3, SlowCalls: 3}},
+}
+
+var mainWiring, envWiring = wirings[0], wirings[1]
+
+func hazardConfig(t *testing.T, wr wiring, seed uint64, bugs samplecontroller.Bugs) clientgo.Config {
+	cfg := runConfig(t, hazardSpec, seed, 2, bugs, nil)
+	if wr.main {
+		cfg = mainConfig(t, hazardSpec, seed, bugs, nil)
+	}
+	cfg.Hazards = wr.hazards
 	cfg.OnWrite = observedGenerationNeverGoesBack
 	var w *world.World
 	setup := cfg.Setup
@@ -99,73 +122,87 @@ func observedGenerationNeverGoesBack(w clientgo.Write) error {
 	return nil
 }
 
-// TestHazardsConverge: under every hazard, sample-controller's main converges on each seed, each
-// seed replays (equal trace hashes on two runs, or a counted map-order batch), and over the sweep
-// every hazard fired at least once (a hazard that never fired would make the sweep a lie).
+// TestHazardsConverge: under every hazard, sample-controller wired by its main and wired
+// through the Env (whose crash-restarts call New again with a new Env) converges on each seed,
+// each seed replays (equal trace hashes on two runs, or a counted map-order batch), and over
+// the sweep every hazard configured fired at least once (a hazard that never fired would make
+// the sweep a lie).
 func TestHazardsConverge(t *testing.T) {
 	seeds := mainSeeds(t)
-	fired := map[string]int{}
-	for _, seed := range seeds {
-		rep, err := clientgo.Run(t, hazardConfig(t, seed, samplecontroller.Bugs{}))
-		if err != nil {
-			t.Fatalf("seed %d: %v\n%s", seed, err, rep.Failure)
-		}
-		for _, h := range rep.Hazards {
-			fired[h.Name] += h.Fired
-		}
-		again, err := clientgo.Run(t, hazardConfig(t, seed, samplecontroller.Bugs{}))
-		if err != nil {
-			t.Fatalf("seed %d, second run: %v", seed, err)
-		}
-		if again.Hash != rep.Hash && rep.MapOrdered()+again.MapOrdered() == 0 {
-			t.Errorf("seed %d: trace hashes differ (%s, %s) with nothing counted", seed, rep.Hash[:16], again.Hash[:16])
-		}
-		t.Logf("%v", rep)
+	for _, wr := range wirings {
+		t.Run(wr.name, func(t *testing.T) {
+			fired := map[string]int{}
+			for _, seed := range seeds {
+				rep, err := clientgo.Run(t, hazardConfig(t, wr, seed, samplecontroller.Bugs{}))
+				if err != nil {
+					t.Fatalf("seed %d: %v\n%s", seed, err, rep.Failure)
+				}
+				for _, h := range rep.Hazards {
+					fired[h.Name] += h.Fired
+				}
+				again, err := clientgo.Run(t, hazardConfig(t, wr, seed, samplecontroller.Bugs{}))
+				if err != nil {
+					t.Fatalf("seed %d, second run: %v", seed, err)
+				}
+				if again.Hash != rep.Hash && rep.MapOrdered()+again.MapOrdered() == 0 {
+					t.Errorf("seed %d: trace hashes differ (%s, %s) with nothing counted", seed, rep.Hash[:16], again.Hash[:16])
+				}
+				t.Logf("%v", rep)
+			}
+			h := wr.hazards
+			for name, n := range map[string]int{clientgo.HazardRestart: h.Restarts, clientgo.HazardStaleRead: h.StaleReads,
+				clientgo.HazardHiddenChange: h.HiddenChanges, clientgo.HazardConflict: h.Conflicts, clientgo.HazardSlowCall: h.SlowCalls} {
+				if n > 0 && fired[name] == 0 {
+					t.Errorf("hazard %s never fired over %d seeds", name, len(seeds))
+				}
+			}
+			t.Logf("fired over %d seeds: %v", len(seeds), fired)
+		})
 	}
-	for _, name := range []string{clientgo.HazardRestart, clientgo.HazardStaleRead, clientgo.HazardHiddenChange, clientgo.HazardConflict, clientgo.HazardSlowCall} {
-		if fired[name] == 0 {
-			t.Errorf("hazard %s never fired over %d seeds", name, len(seeds))
-		}
-	}
-	t.Logf("fired over %d seeds: %v", len(seeds), fired)
 }
 
 // plantSeeds is the number of seeds of the planted-bug sweeps: INFORMERSIM_PLANT_SEEDS, default 40.
 func plantSeeds(t *testing.T) []uint64 { return envSeeds(t, "INFORMERSIM_PLANT_SEEDS", 40) }
 
-// TestPlantedBugsCaughtUnderHazards sweeps seeds of sample-controller wired by its main.go under
-// every hazard (hazardConfig: crash-restarts, stale reads, hidden changes, conflicts, slow calls,
-// and the observedGeneration check on every write) with one planted bug at a time. Each must be
-// caught on some seed, a caught seed's replay line must give the same failure again (seeds whose
-// run counted an unordered batch may be passed over), and
-// the correct controller passes the same seeds. Ignoring DeletedFinalStateUnknown is caught at
-// the Invariant (a Deployment deleted in a hidden change, seen as a tombstone, is re-created only
-// by the next 30s resync); a status computed from a stale read and written onto a fresh one, by
-// OnWrite at that write; a controller that
-// trusts its memory of what it created, after a crash-restart (its next scale never reaches the
-// Deployment). Mutating a lister's object is not among them: the informers of a main are
-// client-go's, which the harness cannot see (TestPlantedListerMutationCaught catches it with the
-// Env's informers).
+// TestPlantedBugsCaughtUnderHazards sweeps seeds of sample-controller under every hazard
+// (hazardConfig: crash-restarts, stale reads, hidden changes, conflicts, slow calls, and the
+// observedGeneration check on every write) with one planted bug at a time, wired by its main.go
+// and, for the bugs whose hazards apply there, through the Env. Each must be caught on some
+// seed, a caught seed's replay line must give the same failure again (seeds whose run counted
+// an unordered batch may be passed over), and the correct controller passes the same seeds.
+// Ignoring DeletedFinalStateUnknown is caught at the Invariant (a Deployment deleted in a hidden
+// change, seen as a tombstone, is re-created only by main.go's next 30s resync, or never through
+// the Env); a status computed from a stale read and written onto a fresh one, by OnWrite at that
+// write (main only: stale reads route the controller's own LISTs); a controller that trusts its
+// memory of what it created, after a crash-restart (its next scale never reaches the
+// Deployment), under both wirings: through the Env the restart calls New again with a new Env,
+// and the new controller remembers nothing. Mutating a lister's object is not among them: the
+// informers of a main are client-go's, which the harness cannot see
+// (TestPlantedListerMutationCaught catches it with the Env's informers).
 func TestPlantedBugsCaughtUnderHazards(t *testing.T) {
 	seeds := plantSeeds(t)
+	tombstone := func(err error) bool { return containsAny(err, "Config.Invariant broken", "has had no Deployment") }
+	memory := func(err error) bool { return containsAny(err, "did not converge", "replicas") }
 	plants := []struct {
-		name string
-		bugs samplecontroller.Bugs
+		name   string
+		wiring wiring
+		bugs   samplecontroller.Bugs
 		// is says the failure is the one the plant makes.
 		is func(err error) bool
+		// cause, if set, takes away the hazard that breaks the planted controller: the first
+		// caught seeds must then pass.
+		cause func(*clientgo.Hazards)
 	}{
-		{"ignores DeletedFinalStateUnknown", samplecontroller.Bugs{IgnoreTombstones: true}, func(err error) bool {
-			return containsAny(err, "Config.Invariant broken", "has had no Deployment")
-		}},
-		{"writes status from a stale read", samplecontroller.Bugs{StatusOntoFreshRead: true}, func(err error) bool {
+		{"ignores DeletedFinalStateUnknown", mainWiring, samplecontroller.Bugs{IgnoreTombstones: true}, tombstone, nil},
+		{"writes status from a stale read", mainWiring, samplecontroller.Bugs{StatusOntoFreshRead: true}, func(err error) bool {
 			return containsAny(err, "breaks Config.OnWrite", "observedGeneration went back")
-		}},
-		{"trusts its memory across a restart", samplecontroller.Bugs{RemembersOwnership: true}, func(err error) bool {
-			return containsAny(err, "did not converge", "replicas")
-		}},
+		}, nil},
+		{"trusts its memory across a restart", mainWiring, samplecontroller.Bugs{RemembersOwnership: true}, memory, noRestarts},
+		{"ignores DeletedFinalStateUnknown", envWiring, samplecontroller.Bugs{IgnoreTombstones: true}, tombstone, nil},
+		{"trusts its memory across a restart", envWiring, samplecontroller.Bugs{RemembersOwnership: true}, memory, noRestarts},
 	}
 	for _, p := range plants {
-		t.Run(p.name, func(t *testing.T) {
+		t.Run(p.wiring.name+"/"+p.name, func(t *testing.T) {
 			type catch struct {
 				seed uint64
 				err  error
@@ -173,7 +210,7 @@ func TestPlantedBugsCaughtUnderHazards(t *testing.T) {
 			}
 			var caught []catch
 			for _, seed := range seeds {
-				rep, err := clientgo.Run(t, hazardConfig(t, seed, p.bugs))
+				rep, err := clientgo.Run(t, hazardConfig(t, p.wiring, seed, p.bugs))
 				if err == nil {
 					continue
 				}
@@ -193,7 +230,7 @@ func TestPlantedBugsCaughtUnderHazards(t *testing.T) {
 			// nothing counted is an error; and one caught seed at least must replay exactly.
 			replayed := false
 			for _, c := range caught {
-				_, again := clientgo.Run(t, hazardConfig(t, c.seed, p.bugs))
+				_, again := clientgo.Run(t, hazardConfig(t, p.wiring, c.seed, p.bugs))
 				if again != nil && again.Error() == c.err.Error() {
 					t.Logf("caught on %d of %d seeds; replayed: seed %d, %s\n%v", len(caught), len(seeds), c.seed, world.Repro(c.seed), c.err)
 					replayed = true
@@ -208,16 +245,31 @@ func TestPlantedBugsCaughtUnderHazards(t *testing.T) {
 			if !replayed {
 				t.Errorf("none of the %d caught seeds replayed to the same failure", len(caught))
 			}
+			if p.cause == nil {
+				return
+			}
+			for _, c := range caught[:min(len(caught), 5)] {
+				cfg := hazardConfig(t, p.wiring, c.seed, p.bugs)
+				p.cause(&cfg.Hazards)
+				if rep, err := clientgo.Run(t, cfg); err != nil {
+					t.Errorf("seed %d fails without the hazard that breaks the plant too: %v\n%s", c.seed, err, rep.Failure)
+				}
+			}
 		})
 	}
-	t.Run("correct controller", func(t *testing.T) {
-		for _, seed := range seeds {
-			if rep, err := clientgo.Run(t, hazardConfig(t, seed, samplecontroller.Bugs{})); err != nil {
-				t.Errorf("seed %d: %v\n%s", seed, err, rep.Failure)
+	for _, wr := range wirings {
+		t.Run(wr.name+"/correct controller", func(t *testing.T) {
+			for _, seed := range seeds {
+				if rep, err := clientgo.Run(t, hazardConfig(t, wr, seed, samplecontroller.Bugs{})); err != nil {
+					t.Errorf("seed %d: %v\n%s", seed, err, rep.Failure)
+				}
 			}
-		}
-	})
+		})
+	}
 }
+
+// noRestarts takes the crash-restarts away.
+func noRestarts(h *clientgo.Hazards) { h.Restarts, h.RestartAt = 0, nil }
 
 func containsAny(err error, subs ...string) bool {
 	for _, s := range subs {

@@ -39,7 +39,8 @@ func perturbOps() []world.Op {
 // Goal: a perturbation campaign on the harness (clientgo.Perturb) finds each planted bug with
 // the pattern that exposes it, and the correct controller survives every perturbation: a
 // restart mid-run breaks the controller that trusts its memory of the Deployments it created
-// (RemembersOwnership: a later scale never reaches its Deployment); a delete seen only through
+// (RemembersOwnership: a later scale never reaches its Deployment), wired by its main or
+// through the Env (New called again with a new Env); a delete seen only through
 // a relist breaks the one that drops tombstones (IgnoreTombstones, wired through the Env: no
 // resync heals it, the Foo stays without its Deployment). Each first breaking
 // run is shrunk to a few ops that still fail.
@@ -55,6 +56,7 @@ func TestPerturbFindsThePlantedBugs(t *testing.T) {
 		kinds []string
 	}{
 		{"remembers ownership", samplecontroller.Bugs{RemembersOwnership: true}, true, []string{clientgo.PerturbRestart}},
+		{"remembers ownership, env", samplecontroller.Bugs{RemembersOwnership: true}, false, []string{clientgo.PerturbRestart}},
 		{"ignores tombstones", samplecontroller.Bugs{IgnoreTombstones: true}, false, []string{clientgo.PerturbUnobserved, clientgo.PerturbStale}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
