@@ -138,7 +138,9 @@ type Config struct {
 }
 
 // Env is what the controller's constructor gets: clients and informer factories whose requests
-// and caches are the world's. The controller code sees only client-go types.
+// and caches are the world's. The controller code sees only client-go types. Each life of the
+// controller has its own: a crash-restart (Hazards.Restarts) stops the informers of the dead
+// life's Env in the world and calls New again with a new Env, whose informers start empty.
 type Env struct {
 	// Client is client-go's typed clientset; its requests are served by the world's apiserver
 	// (through the REST front) at the simulated instant they are made.

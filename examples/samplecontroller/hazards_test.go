@@ -2,6 +2,7 @@ package samplecontroller_test
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -300,46 +301,64 @@ var scaleSpec = spec{
 }
 
 // TestDeterminismAtScale runs each seed twice at GOMAXPROCS 1 and twice at 2 (sample-controller
-// wired by its main.go, scaleSpec, crash-restarts, stale reads and conflicts): every run
-// converges, and the four trace hashes of a seed are equal unless the Report counted a map-order
-// batch or resync (a difference with nothing counted fails). INFORMERSIM_SCALE_SEEDS sets the
-// number of seeds (default 10; the measured sweep is 1,000).
+// under scaleSpec, crash-restarts and conflicts, wired by its main.go with stale reads too, and
+// through the Env, whose restarts call New again): every run converges, and the four trace
+// hashes of a seed are equal unless the Report counted a map-order batch or resync (a
+// difference with nothing counted fails). INFORMERSIM_SCALE_SEEDS sets the number of seeds
+// (default 10; the measured sweep is 1,000), INFORMERSIM_SCALE_WIRING=main or env runs one
+// wiring only.
 func TestDeterminismAtScale(t *testing.T) {
 	seeds := envSeeds(t, "INFORMERSIM_SCALE_SEEDS", 10)
-	config := func(seed uint64) clientgo.Config {
-		cfg := mainConfig(t, scaleSpec, seed, samplecontroller.Bugs{}, nil)
-		cfg.Hazards = clientgo.Hazards{Restarts: 2, StaleReads: 2, Conflicts: 3}
-		return cfg
-	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	start := time.Now()
-	equal, counted, fired := 0, 0, map[string]int{}
-	for _, seed := range seeds {
-		var hashes []string
-		unordered := 0
-		for i, procs := range []int{1, 1, 2, 2} {
-			runtime.GOMAXPROCS(procs)
-			rep, err := clientgo.Run(t, config(seed))
-			if err != nil {
-				t.Fatalf("seed %d at GOMAXPROCS %d: %v\n%s", seed, procs, err, rep.Failure)
+	for _, wr := range []wiring{
+		{"main", true, clientgo.Hazards{Restarts: 2, StaleReads: 2, Conflicts: 3}},
+		{"env", false, clientgo.Hazards{Restarts: 2, Conflicts: 3}},
+	} {
+		if only := os.Getenv("INFORMERSIM_SCALE_WIRING"); only != "" && only != wr.name {
+			continue
+		}
+		t.Run(wr.name, func(t *testing.T) {
+			config := func(seed uint64) clientgo.Config {
+				cfg := runConfig(t, scaleSpec, seed, 2, samplecontroller.Bugs{}, nil)
+				if wr.main {
+					cfg = mainConfig(t, scaleSpec, seed, samplecontroller.Bugs{}, nil)
+				}
+				cfg.Hazards = wr.hazards
+				return cfg
 			}
-			hashes = append(hashes, rep.Hash[:16])
-			unordered += rep.MapOrdered()
-			if i == 0 {
-				for _, h := range rep.Hazards {
-					fired[h.Name] += h.Fired
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+			start := time.Now()
+			equal, counted, fired := 0, 0, map[string]int{}
+			for _, seed := range seeds {
+				var hashes []string
+				unordered := 0
+				for i, procs := range []int{1, 1, 2, 2} {
+					runtime.GOMAXPROCS(procs)
+					rep, err := clientgo.Run(t, config(seed))
+					if err != nil {
+						t.Fatalf("seed %d at GOMAXPROCS %d: %v\n%s", seed, procs, err, rep.Failure)
+					}
+					hashes = append(hashes, rep.Hash[:16])
+					unordered += rep.MapOrdered()
+					if i == 0 {
+						for _, h := range rep.Hazards {
+							fired[h.Name] += h.Fired
+						}
+					}
+				}
+				switch {
+				case hashes[1] == hashes[0] && hashes[2] == hashes[0] && hashes[3] == hashes[0]:
+					equal++
+				case unordered > 0:
+					counted++
+				default:
+					t.Errorf("seed %d: trace hashes differ across runs and GOMAXPROCS (%s) with nothing counted", seed, strings.Join(hashes, " "))
 				}
 			}
-		}
-		switch {
-		case hashes[1] == hashes[0] && hashes[2] == hashes[0] && hashes[3] == hashes[0]:
-			equal++
-		case unordered > 0:
-			counted++
-		default:
-			t.Errorf("seed %d: trace hashes differ across runs and GOMAXPROCS (%s) with nothing counted", seed, strings.Join(hashes, " "))
-		}
+			if fired[clientgo.HazardRestart] == 0 {
+				t.Errorf("no crash-restart fired over %d seeds", len(seeds))
+			}
+			t.Logf("%s: %d seeds x 4 runs (GOMAXPROCS 1, 1, 2, 2): %d with four equal hashes, %d differing after a counted batch or resync; hazards fired %v; %v wall time",
+				wr.name, len(seeds), equal, counted, fired, time.Since(start))
+		})
 	}
-	t.Logf("%d seeds x 4 runs (GOMAXPROCS 1, 1, 2, 2): %d with four equal hashes, %d differing after a counted batch or resync; hazards fired %v; %v wall time",
-		len(seeds), equal, counted, fired, time.Since(start))
 }
