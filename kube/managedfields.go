@@ -1,0 +1,343 @@
+package kube
+
+import (
+	"encoding/json"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// The managedFields of an object cross between the Go types and fakeapi's unstructured form on
+// every protobuf write: its body's object is converted to maps, its answer back to the Go type.
+// apimachinery's converter takes each entry by reflection and each fieldsV1 through a JSON round
+// trip (a marshal and encoding/json's decoder), so that a ConfigMap's one entry cost more than
+// the rest of the object: 34 of its 61 allocations to maps, 25 of 45 back. The functions below
+// convert the entries in the forms writes produce directly, to exactly what the converter
+// gives (TestManagedFieldsConvertAsTheConverter); any other form leaves the whole object to the
+// converter.
+
+// toUnstructuredObject is runtime.DefaultUnstructuredConverter.ToUnstructured(obj), with obj's
+// managedFields converted by managedFieldsToUnstructured when it can. obj may be changed on
+// the way but is as it was when this returns.
+func toUnstructuredObject(obj runtime.Object) (map[string]any, error) {
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	}
+	entries := acc.GetManagedFields()
+	items, ok := managedFieldsToUnstructured(entries)
+	if !ok {
+		return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	}
+	acc.SetManagedFields(nil)
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	acc.SetManagedFields(entries)
+	if err != nil {
+		return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	}
+	md, isMap := m["metadata"].(map[string]any)
+	if !isMap {
+		return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	}
+	md["managedFields"] = items
+	return m, nil
+}
+
+// managedFieldsToUnstructured is what the converter makes of a non-empty list of entries: one
+// map per entry holding its non-empty strings, its time as RFC 3339 text in UTC, its fieldsV1
+// decoded from JSON into nested maps. ok is false for an empty list (the converter omits it) and
+// for entries with a zero time or a fieldsV1 that is not a JSON object of objects
+// (parseFieldsV1).
+func managedFieldsToUnstructured(entries []metav1.ManagedFieldsEntry) (items []any, ok bool) {
+	if len(entries) == 0 {
+		return nil, false
+	}
+	items = make([]any, len(entries))
+	for i := range entries {
+		e := &entries[i]
+		m := make(map[string]any, 7)
+		for _, f := range [...]struct{ name, v string }{
+			{"manager", e.Manager}, {"operation", string(e.Operation)}, {"apiVersion", e.APIVersion},
+			{"fieldsType", e.FieldsType}, {"subresource", e.Subresource},
+		} {
+			if f.v != "" {
+				m[f.name] = f.v
+			}
+		}
+		if e.Time != nil {
+			if e.Time.IsZero() {
+				return nil, false
+			}
+			m["time"] = e.Time.UTC().Format(time.RFC3339)
+		}
+		if e.FieldsV1 != nil {
+			fields, ok := parseFieldsV1(e.FieldsV1.Raw)
+			if !ok {
+				return nil, false
+			}
+			m["fieldsV1"] = fields
+		}
+		items[i] = m
+	}
+	return items, true
+}
+
+// parseFieldsV1 decodes data, a JSON object whose values are all such objects (every fieldsV1
+// a field manager writes), as encoding/json decodes it into a map[string]any: the last of
+// duplicate keys wins; a key with an escape, a control character or a byte past ASCII is decoded
+// by encoding/json itself. ok is false for anything else: another kind of value, invalid JSON,
+// space before the object or anything but space after it, nesting past maxFieldsDepth.
+func parseFieldsV1(data []byte) (map[string]any, bool) {
+	p := fieldsParser{data: data} // no space before: the converter takes that for a number
+	m, ok := p.object(0)
+	if !ok {
+		return nil, false
+	}
+	p.space()
+	return m, p.off == len(p.data)
+}
+
+// maxFieldsDepth bounds the nesting parseFieldsV1 takes (a field path is far shorter).
+const maxFieldsDepth = 100
+
+type fieldsParser struct {
+	data []byte
+	off  int
+}
+
+func (p *fieldsParser) space() {
+	for p.off < len(p.data) {
+		switch p.data[p.off] {
+		case ' ', '\t', '\n', '\r':
+			p.off++
+		default:
+			return
+		}
+	}
+}
+
+// object reads an object at p.off, whose values are objects.
+func (p *fieldsParser) object(depth int) (map[string]any, bool) {
+	if depth > maxFieldsDepth || p.off >= len(p.data) || p.data[p.off] != '{' {
+		return nil, false
+	}
+	p.off++
+	m := map[string]any{}
+	p.space()
+	if p.off < len(p.data) && p.data[p.off] == '}' {
+		p.off++
+		return m, true
+	}
+	for {
+		p.space()
+		key, ok := p.key()
+		if !ok {
+			return nil, false
+		}
+		p.space()
+		if p.off >= len(p.data) || p.data[p.off] != ':' {
+			return nil, false
+		}
+		p.off++
+		p.space()
+		v, ok := p.object(depth + 1)
+		if !ok {
+			return nil, false
+		}
+		m[key] = v
+		p.space()
+		if p.off >= len(p.data) {
+			return nil, false
+		}
+		switch p.data[p.off] {
+		case ',':
+			p.off++
+		case '}':
+			p.off++
+			return m, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// key reads a string at p.off.
+func (p *fieldsParser) key() (string, bool) {
+	if p.off >= len(p.data) || p.data[p.off] != '"' {
+		return "", false
+	}
+	start := p.off
+	plain := true
+	for i := start + 1; i < len(p.data); i++ {
+		switch c := p.data[i]; {
+		case c == '"':
+			p.off = i + 1
+			if plain {
+				return string(p.data[start+1 : i]), true
+			}
+			var s string
+			if err := json.Unmarshal(p.data[start:p.off], &s); err != nil {
+				return "", false
+			}
+			return s, true
+		case c == '\\':
+			plain = false
+			i++ // the escaped byte cannot end the string
+		case c < 0x20 || c >= 0x80:
+			plain = false
+		}
+	}
+	return "", false
+}
+
+// typedManagedFields is what runtime.DefaultUnstructuredConverter.FromUnstructured makes of
+// v, an object's metadata.managedFields, when each entry is a map of the entry's fields with
+// strings, a time that is RFC 3339 text and a fieldsV1 of nested non-nil maps (appendFieldsV1).
+// ok is false for any other form.
+func typedManagedFields(v any) (entries []metav1.ManagedFieldsEntry, ok bool) {
+	items, isList := v.([]any)
+	if !isList || len(items) == 0 {
+		return nil, false
+	}
+	entries = make([]metav1.ManagedFieldsEntry, len(items))
+	for i, item := range items {
+		m, isMap := item.(map[string]any)
+		if !isMap {
+			return nil, false
+		}
+		e := &entries[i]
+		for k, v := range m {
+			switch k {
+			case "manager", "operation", "apiVersion", "fieldsType", "subresource":
+				s, isString := v.(string)
+				if !isString {
+					return nil, false
+				}
+				switch k {
+				case "manager":
+					e.Manager = s
+				case "operation":
+					e.Operation = metav1.ManagedFieldsOperationType(s)
+				case "apiVersion":
+					e.APIVersion = s
+				case "fieldsType":
+					e.FieldsType = s
+				case "subresource":
+					e.Subresource = s
+				}
+			case "time":
+				s, isString := v.(string)
+				if !isString || !plainASCII(s) {
+					return nil, false
+				}
+				t, err := time.Parse(time.RFC3339, s) // metav1.Time's UnmarshalJSON
+				if err != nil {
+					return nil, false
+				}
+				e.Time = &metav1.Time{Time: t.Local()}
+			case "fieldsV1":
+				raw, ok := appendFieldsV1(nil, v, 0)
+				if !ok {
+					return nil, false
+				}
+				e.FieldsV1 = &metav1.FieldsV1{Raw: raw}
+			default: // the converter ignores unknown fields; this path does not guess
+				return nil, false
+			}
+		}
+	}
+	return entries, true
+}
+
+// appendFieldsV1 appends json.Marshal's encoding of v, a map whose values are all such maps,
+// none nil: keys sorted, each key as it is when it is plain ASCII without a character
+// encoding/json escapes, else as json.Marshal writes it.
+func appendFieldsV1(dst []byte, v any, depth int) ([]byte, bool) {
+	m, isMap := v.(map[string]any)
+	if !isMap || m == nil || depth > maxFieldsDepth {
+		return nil, false
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if plainASCII(k) {
+			dst = append(dst, '"')
+			dst = append(dst, k...)
+			dst = append(dst, '"')
+		} else {
+			quoted, err := json.Marshal(k)
+			if err != nil {
+				return nil, false
+			}
+			dst = append(dst, quoted...)
+		}
+		dst = append(dst, ':')
+		var ok bool
+		if dst, ok = appendFieldsV1(dst, m[k], depth+1); !ok {
+			return nil, false
+		}
+	}
+	return append(dst, '}'), true
+}
+
+// plainASCII says s is printable ASCII without a character encoding/json escapes or that a
+// JSON string must escape (", \, and the HTML characters <, > and &).
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
+}
+
+// fromUnstructuredObject converts content into out as
+// runtime.DefaultUnstructuredConverter.FromUnstructured does, with the managedFields converted by
+// typedManagedFields when they can be: content is not changed (the rest is converted from a
+// copy of its top-level and metadata maps). When it cannot, ok is false and the caller converts
+// the whole; touched then says out was written to and must be replaced by a new one.
+func fromUnstructuredObject(content map[string]any, out runtime.Object) (ok, touched bool) {
+	md, isMap := content["metadata"].(map[string]any)
+	if !isMap {
+		return false, false
+	}
+	mf, has := md["managedFields"]
+	if !has {
+		return false, false
+	}
+	entries, ok := typedManagedFields(mf)
+	if !ok {
+		return false, false
+	}
+	acc, err := meta.Accessor(out)
+	if err != nil {
+		return false, false
+	}
+	rest := make(map[string]any, len(content))
+	for k, v := range content {
+		rest[k] = v
+	}
+	restMeta := make(map[string]any, len(md))
+	for k, v := range md {
+		if k != "managedFields" {
+			restMeta[k] = v
+		}
+	}
+	rest["metadata"] = restMeta
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(rest, out); err != nil {
+		return false, true
+	}
+	acc.SetManagedFields(entries)
+	return true, true
+}
