@@ -1,7 +1,6 @@
 package clientgo
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -326,20 +325,9 @@ func (b *bubble) quiesce() {
 // crash: besides the driver, every goroutine of the bubble is the crashed life's, since the next
 // one starts only once they are gone (the world's components run on the driver).
 func stuckRestartReport(driver uint64, inc *incarnation, waited time.Duration, repro string) string {
-	stacks := bytes.Split(allStacks(), []byte("\n\n"))
-	bubble := ""
-	for _, s := range stacks {
-		if id, state, ok := goroutineHeader(string(s)); ok && id == driver {
-			bubble = bubbleOf(state)
-		}
-	}
 	var left []string
-	for _, s := range stacks {
-		id, state, ok := goroutineHeader(string(s))
-		if !ok || id == driver || bubble == "" || bubbleOf(state) != bubble || bytes.Contains(s, []byte("testing/synctest.")) {
-			continue // the driver, another bubble's, or the bubble's own (synctest.Test's)
-		}
-		left = append(left, strings.TrimSpace(string(s)))
+	for _, g := range bubbleGoroutines(driver) {
+		left = append(left, g.stack)
 	}
 	what := "its main"
 	if inc.env != nil {

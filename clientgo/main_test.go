@@ -1,6 +1,9 @@
 package clientgo_test
 
 import (
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/informersim/informersim/internal/invariant"
@@ -11,4 +14,22 @@ import (
 func TestMain(m *testing.M) {
 	invariant.ThoroughUnlessBenchmarking()
 	m.Run()
+}
+
+// failsInChild runs t's test again in a child process of the test binary, with env=1 in its
+// environment (the test's child branch, which ends the process), and fails t unless the child
+// failed with every one of want in its output.
+func failsInChild(t *testing.T, env string, want ...string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.timeout=120s")
+	cmd.Env = append(os.Environ(), env+"=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the child process passed:\n%s", out)
+	}
+	for _, w := range want {
+		if !strings.Contains(string(out), w) {
+			t.Fatalf("the child process's output lacks %q:\n%s", w, out)
+		}
+	}
 }

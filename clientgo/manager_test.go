@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -202,15 +200,5 @@ func TestStuckRunIsNamed(t *testing.T) {
 		_, err := clientgo.Run(t, cfg)
 		t.Fatalf("the run returned: %v", err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStuckRunIsNamed$", "-test.timeout=120s")
-	cmd.Env = append(os.Environ(), "CLIENTGO_STUCK_CHILD=1")
-	out, err := cmd.CombinedOutput()
-	if err == nil {
-		t.Fatalf("the stuck run's process passed:\n%s", out)
-	}
-	for _, want := range []string{"clientgo: the run is stuck (seed 7;", "IO wait", "network I/O: a server listening on a real address"} {
-		if !strings.Contains(string(out), want) {
-			t.Fatalf("the stuck run's output lacks %q:\n%s", want, out)
-		}
-	}
+	failsInChild(t, "CLIENTGO_STUCK_CHILD", "clientgo: the run is stuck (seed 7;", "IO wait", "network I/O: a server listening on a real address")
 }

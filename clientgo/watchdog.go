@@ -75,23 +75,12 @@ func (wd *watchdog) loop() {
 // stuckReport names the goroutines of the driver's bubble that are blocked in a way the
 // bubble cannot see the end of.
 func stuckReport(driver uint64, waited time.Duration, repro string) string {
-	stacks := bytes.Split(allStacks(), []byte("\n\n"))
-	bubble := ""
-	for _, s := range stacks {
-		if id, state, ok := goroutineHeader(string(s)); ok && id == driver {
-			bubble = bubbleOf(state)
-		}
-	}
 	var culprits []string
-	for _, s := range stacks {
-		id, state, ok := goroutineHeader(string(s))
-		if !ok || id == driver || bubble == "" || bubbleOf(state) != bubble {
+	for _, g := range bubbleGoroutines(driver) {
+		if strings.Contains(g.state, "(durable)") {
 			continue
 		}
-		if strings.Contains(state, "(durable)") {
-			continue
-		}
-		culprits = append(culprits, fmt.Sprintf("%s\n(%s)", strings.TrimSpace(string(s)), why(state)))
+		culprits = append(culprits, fmt.Sprintf("%s\n(%s)", g.stack, why(g.state)))
 	}
 	msg := fmt.Sprintf("clientgo: the run is stuck (%s): the driver waited %v for the controller's goroutines to block, and %d of them are blocked in a way the run cannot see the end of, so the world can take no step:\n\n%s",
 		repro, waited.Round(time.Second), len(culprits), strings.Join(culprits, "\n\n"))
@@ -99,6 +88,31 @@ func stuckReport(driver uint64, waited time.Duration, repro string) string {
 		msg += "(none found: the bubble's goroutines are busy)"
 	}
 	return msg
+}
+
+// bubbleGoroutine is a goroutine of the driver's bubble: its stack, and its state as its header
+// says it ("chan receive (durable), synctest bubble 1").
+type bubbleGoroutine struct{ stack, state string }
+
+// bubbleGoroutines returns the goroutines of the driver's bubble but the driver and
+// testing/synctest's own (the bubble's root and the test's waiter): the controller's.
+func bubbleGoroutines(driver uint64) []bubbleGoroutine {
+	stacks := bytes.Split(allStacks(), []byte("\n\n"))
+	bubble := ""
+	for _, s := range stacks {
+		if id, state, ok := goroutineHeader(string(s)); ok && id == driver {
+			bubble = bubbleOf(state)
+		}
+	}
+	var out []bubbleGoroutine
+	for _, s := range stacks {
+		id, state, ok := goroutineHeader(string(s))
+		if !ok || id == driver || bubble == "" || bubbleOf(state) != bubble || bytes.Contains(s, []byte("testing/synctest.")) {
+			continue
+		}
+		out = append(out, bubbleGoroutine{stack: strings.TrimSpace(string(s)), state: state})
+	}
+	return out
 }
 
 // allStacks returns the stacks of every goroutine of the process.
