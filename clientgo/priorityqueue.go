@@ -1,6 +1,7 @@
 package clientgo
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 
@@ -68,23 +69,27 @@ func (b *bubble) runs(frame string) bool {
 }
 
 // bubbleRuns reports whether a goroutine of the driver's bubble has frame in its stack.
-func bubbleRuns(driver uint64, frame string) bool {
-	bubble := ""
-	stacks := strings.Split(string(allStacks()), "\n\n")
-	for _, s := range stacks {
-		if id, state, ok := goroutineHeader(s); ok && id == driver {
-			bubble = bubbleOf(state)
+func bubbleRuns(driver uint64, frame string) (found bool) {
+	withAllStacks(func(all []byte) {
+		stacks := bytes.Split(all, []byte("\n\n"))
+		bubble := ""
+		for _, s := range stacks {
+			if id, state, ok := stackHeader(s); ok && id == driver {
+				bubble = bubbleOf(state)
+			}
 		}
-	}
-	if bubble == "" {
-		return false
-	}
-	for _, s := range stacks {
-		if _, state, ok := goroutineHeader(s); ok && bubbleOf(state) == bubble && strings.Contains(s, frame) {
-			return true
+		if bubble == "" {
+			return
 		}
-	}
-	return false
+		f := []byte(frame)
+		for _, s := range stacks {
+			if _, state, ok := stackHeader(s); ok && bubbleOf(state) == bubble && bytes.Contains(s, f) {
+				found = true
+				return
+			}
+		}
+	})
+	return found
 }
 
 // bubbleOf is the "synctest bubble N" of a goroutine's state, "" outside bubbles.

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -116,15 +117,38 @@ func bubbleGoroutines(driver uint64) []bubbleGoroutine {
 }
 
 // allStacks returns the stacks of every goroutine of the process.
-func allStacks() []byte {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			return buf[:n]
-		}
-		buf = make([]byte, 2*len(buf))
+func allStacks() (stacks []byte) {
+	withAllStacks(func(all []byte) { stacks = bytes.Clone(all) })
+	return stacks
+}
+
+// stackBufs keeps the buffers withAllStacks fills: a megabyte or more made (and zeroed) at each
+// read of the stacks was a third of the bytes a harness run allocated (bubbleRuns reads them
+// once or twice a run).
+var stackBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// withAllStacks calls f with the stacks of every goroutine of the process, in a buffer that is
+// reused once f returns (f must not keep it).
+func withAllStacks(f func(all []byte)) {
+	buf := stackBufs.Get().(*[]byte)
+	defer stackBufs.Put(buf)
+	if len(*buf) == 0 {
+		*buf = make([]byte, 1<<20)
 	}
+	for {
+		n := runtime.Stack(*buf, true)
+		if n < len(*buf) {
+			f((*buf)[:n])
+			return
+		}
+		*buf = make([]byte, 2*len(*buf))
+	}
+}
+
+// stackHeader is goroutineHeader of a stack's first line.
+func stackHeader(stack []byte) (uint64, string, bool) {
+	line, _, _ := bytes.Cut(stack, []byte("\n"))
+	return goroutineHeader(string(line))
 }
 
 // goroutineHeader parses "goroutine 12 [chan receive (durable), synctest bubble 1]:".
