@@ -32,6 +32,9 @@ type GarbageCollector struct {
 	base
 	reported map[types.UID]bool // dependents already given an OwnerRefInvalidNamespace event
 	events   int                // events written, for their names
+	// kinds is the server's resources by group and kind (the last of a kind's versions), made
+	// once: the table does not change.
+	kinds map[schema.GroupKind]fakeapi.Resource
 }
 
 // NewGarbageCollector returns the collector of srv.
@@ -40,7 +43,11 @@ func NewGarbageCollector(srv *fakeapi.Server) (*GarbageCollector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &GarbageCollector{base: b, reported: map[types.UID]bool{}}, nil
+	kinds := make(map[schema.GroupKind]fakeapi.Resource, len(b.resources))
+	for _, res := range b.resources {
+		kinds[schema.GroupKind{Group: res.GVR.Group, Kind: res.Kind}] = res
+	}
+	return &GarbageCollector{base: b, reported: map[types.UID]bool{}, kinds: kinds}, nil
 }
 
 // Pending implements Component.
@@ -71,8 +78,8 @@ type graph struct {
 	nodes      []*node
 	byUID      map[types.UID]*node
 	byIdentity map[identity]*node
-	dependents map[types.UID][]*node // owner uid -> dependents referencing it, in node order
-	kinds      map[schema.GroupKind]fakeapi.Resource
+	dependents map[types.UID][]*node                 // owner uid -> dependents referencing it, in node order
+	kinds      map[schema.GroupKind]fakeapi.Resource // the collector's, only read
 }
 
 type identity struct {
@@ -84,15 +91,24 @@ func (gc *GarbageCollector) read() (*graph, uint64, error) { // the graph and th
 	gc.stats.Scans++
 	gc.beginScan()
 	rev := gc.srv.Revision()
-	g := &graph{byUID: map[types.UID]*node{}, byIdentity: map[identity]*node{}, dependents: map[types.UID][]*node{}, kinds: map[schema.GroupKind]fakeapi.Resource{}}
-	for _, res := range gc.resources {
-		g.kinds[schema.GroupKind{Group: res.GVR.Group, Kind: res.Kind}] = res
+	// Every list first, so that the graph's maps are made at their size.
+	lists := make([][]unstructured.Unstructured, len(gc.resources))
+	total := 0
+	for i, res := range gc.resources {
 		items, err := gc.list(res.GVR, "")
 		if err != nil {
 			return nil, 0, fmt.Errorf("listing %v: %w", res.GVR, err)
 		}
-		for i := range items {
-			n := &node{res: res, obj: &items[i]}
+		lists[i] = items
+		total += len(items)
+	}
+	g := &graph{nodes: make([]*node, 0, total), byUID: make(map[types.UID]*node, total), byIdentity: make(map[identity]*node, total),
+		dependents: map[types.UID][]*node{}, kinds: gc.kinds}
+	nodes := make([]node, total)
+	for i, res := range gc.resources {
+		for j := range lists[i] {
+			n := &nodes[len(g.nodes)]
+			*n = node{res: res, obj: &lists[i][j]}
 			g.nodes = append(g.nodes, n)
 			g.byUID[n.obj.GetUID()] = n
 			g.byIdentity[identity{res.GVR, n.obj.GetNamespace(), n.obj.GetName()}] = n
