@@ -176,10 +176,13 @@ func (s *Server) reachesWithinWait_locked(r *replica, n uint64) bool {
 // page_locked reads the objects in scope at revision rev, after key after, up to limit (0: all),
 // and stamps the list RV and, when more remain, a continue token bound to rev (§3.3).
 func (s *Server) page_locked(res *resourceStore, ns string, req *request, rev uint64, after *objKey, limit int64) *unstructured.UnstructuredList {
-	list := &unstructured.UnstructuredList{Object: map[string]any{}}
-	list.SetAPIVersion(res.info.GVR.GroupVersion().String())
-	list.SetKind(res.info.Kind + "List")
-	list.SetResourceVersion(FormatRV(rev))
+	// What SetAPIVersion, SetKind and SetResourceVersion would write, built at its size: a
+	// control plane's scan lists every resource, most of them empty.
+	list := &unstructured.UnstructuredList{Object: map[string]any{
+		"apiVersion": res.info.GVR.GroupVersion().String(),
+		"kind":       res.info.Kind + "List",
+		"metadata":   map[string]any{"resourceVersion": FormatRV(rev)},
+	}}
 	var last objKey
 	remaining := int64(0)
 	for _, h := range res.sortedKeys() {
