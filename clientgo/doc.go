@@ -93,9 +93,11 @@
 //
 // The typed objects the Env's informers hand out, to handlers and through listers, are the
 // harness's conversions of the apiserver's objects: it keeps a deep copy of each and compares
-// them after every step, so a controller that changes a lister's object instead of a DeepCopy
-// fails the run with the read-only-objects oracle's violation, naming the object and the
-// informer, with the seed and the replay line (readonly.go). The informers a controller builds
+// them after every step at which the controller's code can have run (reflect.DeepEqual the first
+// time, then a snapshot of the object's memory that answers as DeepEqual would), so a
+// controller that changes a lister's object instead of a DeepCopy fails the run with the
+// read-only-objects oracle's violation, naming the object and the informer, with the seed and
+// the replay line (readonly.go). The informers a controller builds
 // itself under Config.Main (client-go's, generated, controller-runtime's cache) decode the REST
 // front's bytes into objects the harness holds no reference to, so it cannot compare them;
 // client-go's own cache mutation detector can (KUBE_CACHE_MUTATION_DETECTOR=true in the test
