@@ -113,9 +113,9 @@
 // connections refused from then on, its watches ended, under Config.New its Env's informers
 // stopped in the world; once its goroutines have returned, main is called again with a new
 // *rest.Config, or New with a new Env and new informers, with empty caches, while the world went
-// on), LISTs served by a replica lagging behind (the informer starts from the past; the
-// controller's own LISTs, so not the Env's informers), deletes and updates hidden inside a
-// relist (watches closed, the write, compaction), updates answered 409 without being served,
+// on), LISTs served by a replica lagging behind (the informer starts from the past: the LISTs
+// of the informers a main builds, of the Env's informers, of the controller's clientsets),
+// deletes and updates hidden inside a relist (watches closed, the write, compaction), updates answered 409 without being served,
 // and slow responses. Each is armed at its instant and fires at its next occasion; the Report
 // counts both (Report.Hazards), so a hazard that never fired is seen, not assumed.
 //

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing/synctest"
 	"time"
@@ -45,9 +46,8 @@ type Hazards struct {
 	// StaleLag behind the others (set when the run starts; zero means 10s): the informer starts
 	// from a past state of the world (time travel for a controller that restarted), then its
 	// watch and later reads are routed as API.Routing says. Needs API.Replicas >= 2. Under
-	// Config.New the Env's informers list inside the world, not through the controller's
-	// transport: only LISTs of its clientsets take a stale read (Report.Hazards shows one
-	// armed and never fired).
+	// Config.New the Env's informers' LISTs take them too (at the step their Reflector sends
+	// one), besides those of the controller's clientsets.
 	StaleReads int
 	StaleLag   time.Duration
 	// HiddenChanges closes every watch cleanly, deletes or updates (a draw) an object one of the
@@ -278,6 +278,19 @@ func isCacheList(req *http.Request) bool {
 		return false
 	}
 	return q.Get("resourceVersion") == "0"
+}
+
+// staleList takes an armed stale read for a LIST an Env informer sends (world.Informer's
+// OnListRequest, inside that step): one a watch cache serves (resourceVersion=0, the first LIST
+// of an informer a restarted controller built) goes to the stale replica, as the controller's
+// own LISTs do through its transport.
+func (b *bubble) staleList(informer string, o metav1.ListOptions) {
+	if b.hz == nil || b.hz.armed[HazardStaleRead] == 0 || o.ResourceVersion != "0" {
+		return
+	}
+	if err := b.w.Server().Replicas().RouteNext(b.hz.staleReplica); err == nil {
+		b.take(HazardStaleRead, sim.F("informer", informer), sim.F("replica", strconv.Itoa(b.hz.staleReplica)))
+	}
 }
 
 // hazardCounts is the report's list: every configured hazard, in hazardNames' order.

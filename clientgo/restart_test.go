@@ -25,10 +25,12 @@ type lives struct {
 	names []string // the world names of the informers' handlers, per life
 }
 
-// restartingMirror is the mirror controller under New with crash-restarts: two drawn, one at 5s.
+// restartingMirror is the mirror controller under New with crash-restarts (two drawn, one at
+// 5s) and two stale reads from the second of two replicas, 10s behind.
 func restartingMirror(seed uint64, l *lives) clientgo.Config {
 	cfg := mirrorConfig(seed, 2, nil)
-	cfg.Hazards = clientgo.Hazards{Restarts: 2, RestartAt: []time.Duration{5 * time.Second}}
+	cfg.API.Replicas = 2
+	cfg.Hazards = clientgo.Hazards{Restarts: 2, RestartAt: []time.Duration{5 * time.Second}, StaleReads: 2}
 	var w *world.World
 	setup := cfg.Setup
 	cfg.Setup = func(ww *world.World) error { w = ww; return setup(ww) }
@@ -78,7 +80,10 @@ func restartingMirror(seed uint64, l *lives) clientgo.Config {
 // whose informers are new informers of the world, empty when New gets them; the dead life's
 // informers are stopped in the world (none of their handlers runs after the crash); the run
 // converges; the Report counts every restart fired; the same seed gives the same trace hash.
+// The stale reads armed are taken by the Env's informers' LISTs (a restarted life's first),
+// over the seeds.
 func TestRestartUnderNew(t *testing.T) {
+	stale := 0
 	for seed := uint64(1); seed <= 4; seed++ {
 		var l lives
 		var w *world.World
@@ -91,8 +96,16 @@ func TestRestartUnderNew(t *testing.T) {
 		}
 		var restarts clientgo.HazardCount
 		for _, h := range rep.Hazards {
-			if h.Name == clientgo.HazardRestart {
+			switch h.Name {
+			case clientgo.HazardRestart:
 				restarts = h
+			case clientgo.HazardStaleRead:
+				stale += h.Fired
+			}
+		}
+		for _, line := range strings.Split(rep.Trace, "\n") {
+			if strings.Contains(line, "hazard-fired hazard=stale-read") && !strings.Contains(line, "informer=configmaps") {
+				t.Errorf("seed %d: a stale read not taken by the Env's informer: %s", seed, line)
 			}
 		}
 		if restarts.Armed != 3 || restarts.Fired != 3 {
@@ -141,6 +154,9 @@ func TestRestartUnderNew(t *testing.T) {
 			t.Errorf("seed %d: the trace never names the restarted life's informer", seed)
 		}
 		t.Logf("%v", rep)
+	}
+	if stale == 0 {
+		t.Error("no stale read fired over the seeds: the Env's informers' LISTs never took one")
 	}
 }
 

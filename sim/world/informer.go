@@ -176,6 +176,8 @@ type Informer struct {
 
 	started bool
 	stopped bool
+	// onList, if set, runs in the step in which the Reflector sends a LIST (OnListRequest).
+	onList func(metav1.ListOptions)
 
 	// net is the network between the apiserver and this informer (stream.go).
 	net link
@@ -325,6 +327,12 @@ func (n *Informer) SharedIndexInformer() informer.SharedIndexInformer { return n
 // Handlers returns every registration the world has seen on the informer, removed ones
 // included, in registration order.
 func (n *Informer) Handlers() []*Handler { return append([]*Handler(nil), n.handlers...) }
+
+// OnListRequest makes f run inside the step in which the informer's Reflector sends a LIST,
+// with its options, just before the apiserver serves it: a harness may route that LIST
+// (fakeapi.Replicas.RouteNext: the informer's next request is the LIST) or count it. Nil
+// removes it.
+func (n *Informer) OnListRequest(f func(metav1.ListOptions)) { n.onList = f }
 
 // Started reports whether the informer was started (by Start, or by a factory's Start once the
 // world has settled).

@@ -119,6 +119,9 @@ func (l *link) doRequest() {
 	switch req.Verb {
 	case informer.RequestList:
 		l.emitRequest(narration.KindList, req.Options)
+		if l.n.onList != nil {
+			l.n.onList(req.Options)
+		}
 		list, err := l.list(req.Options)
 		l.n.w.after(lat, l.n.netActor, narration.StepListResponse, func() { l.deliverList(list, err) })
 	case informer.RequestWatch:
