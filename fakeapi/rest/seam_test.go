@@ -253,3 +253,45 @@ func TestSeamValidation(t *testing.T) {
 type jsonCodec struct{ testCodec }
 
 func (jsonCodec) MediaType() string { return "application/json" }
+
+// liveRecorder is a FieldTracker that keeps the live object of each write and stores the object
+// as it is.
+type liveRecorder struct{ live []*unstructured.Unstructured }
+
+func (l *liveRecorder) Track(_ context.Context, req *TrackRequest) (*unstructured.Unstructured, error) {
+	l.live = append(l.live, req.Live)
+	return req.Object, nil
+}
+
+// TestTrackerReadsTheStoredObject checks that an update and a JSON or merge patch hand the
+// tracker the stored object itself, lent read-only (fakeapi.Mutation's LendTo), not a copy: its
+// content is the map a lending list of the server hands out.
+func TestTrackerReadsTheStoredObject(t *testing.T) {
+	rec := &liveRecorder{}
+	srv, h := newSeamHandler(t, Options{Tracker: rec})
+	if w := do(h, call{method: "POST", path: "/api/v1/namespaces/ns/configmaps", body: cmBody}); w.Code != 201 {
+		t.Fatalf("create %d %s", w.Code, w.Body)
+	}
+	writes := []call{
+		{method: "PUT", path: "/api/v1/namespaces/ns/configmaps/c", body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"ns"},"data":{"k":"2"}}`},
+		{method: "PATCH", path: "/api/v1/namespaces/ns/configmaps/c", contentType: string(types.MergePatchType), body: `{"data":{"k":"3"}}`},
+		{method: "PATCH", path: "/api/v1/namespaces/ns/configmaps/c", contentType: string(types.JSONPatchType), body: `[{"op":"replace","path":"/data/k","value":"4"}]`},
+	}
+	for _, c := range writes {
+		list, err := srv.ListerWatcher(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "ns").ListLent(metav1.ListOptions{})
+		if err != nil || len(list.Items) != 1 {
+			t.Fatalf("list: %v, %d items", err, len(list.Items))
+		}
+		stored := list.Items[0].Object
+		if w := do(h, c); w.Code != 200 {
+			t.Fatalf("%s %s: %d %s", c.method, c.contentType, w.Code, w.Body)
+		}
+		live := rec.live[len(rec.live)-1]
+		if live == nil || fmt.Sprintf("%p", live.Object) != fmt.Sprintf("%p", stored) {
+			t.Errorf("%s %s: the tracker was handed a copy, not the stored object", c.method, c.contentType)
+		}
+	}
+	if err := srv.Lending().Check(); err != nil {
+		t.Errorf("Lending.Check = %v", err)
+	}
+}

@@ -160,8 +160,12 @@ func (h *Handler) update(r *http.Request, t target, obj *unstructured.Unstructur
 	return out, err
 }
 
-// updateLender is the name the objects of an update are lent to (fakeapi.Mutation's LendTo).
-const updateLender = "the REST front's update (fakeapi/rest)"
+// updateLender and patchLender are the names the objects of an update and of a JSON or merge
+// patch are lent to (fakeapi.Mutation's LendTo).
+const (
+	updateLender = "the REST front's update (fakeapi/rest)"
+	patchLender  = "the REST front's patch (fakeapi/rest)"
+)
 
 // patchWith answers a patch of type pt: with a Patcher for pt (strategic merge, apply) or, for
 // JSON and merge patches, fakeapi's own computation followed by the FieldTracker. Either runs
@@ -176,8 +180,15 @@ func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.Patch
 	if apply {
 		wr.Manager = opts.FieldManager // required for apply, never derived
 	}
+	// fakeapi's own JSON and merge patches read live (PatchObject patches a copy of it) and the
+	// tracker only reads it, so those borrow it and their answer; a Patcher is promised a private
+	// copy (PatchRequest.Current).
+	lendTo := ""
+	if p == nil {
+		lendTo = patchLender
+	}
 	out, created, err := rc.Mutate(r.Context(), t.name, fakeapi.Mutation{
-		Verb: fakeapi.VerbPatch, Subresource: t.sub, Create: apply, DryRun: len(opts.DryRun) > 0,
+		Verb: fakeapi.VerbPatch, Subresource: t.sub, Create: apply, DryRun: len(opts.DryRun) > 0, LendTo: lendTo,
 		Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 			wr.Now = h.now()
 			if p != nil {
@@ -206,8 +217,8 @@ func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.Patch
 			if h.tracker == nil {
 				return patched, nil
 			}
-			// patched shares nothing with live (PatchObject patched a copy), and live is already
-			// this request's private copy.
+			// patched shares nothing with live (PatchObject patched a copy of it), which the
+			// tracker only reads.
 			tracked, err := h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: live, Object: patched})
 			if err != nil {
 				return nil, asStatus(err)
