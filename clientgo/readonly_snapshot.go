@@ -1,7 +1,6 @@
 package clientgo
 
 import (
-	"maps"
 	"reflect"
 	"sync"
 	"unsafe"
@@ -16,9 +15,10 @@ import (
 // strings, saving their contents. At a later comparison, if every block still holds the saved
 // bytes, the object is the very same graph of memory it was when it was equal to its copy, so it
 // still is: the answer DeepEqual would give, without walking two objects in step. The parts that
-// cannot be compared as bytes, maps and interfaces, are compared with the copy's by DeepEqual
-// (map[string]string, the labels and annotations of every object, by maps.Equal) at each
-// comparison. When any block differs, the comparison is DeepEqual again, so a change is reported
+// cannot be compared as bytes are maps and interfaces: a map[string]string (the labels and
+// annotations of every object) has its entries saved too, and is the same map when it has as
+// many entries and each saved key has its saved value; other maps and interfaces are compared
+// with the copy's by DeepEqual at each comparison. When any block differs, the comparison is DeepEqual again, so a change is reported
 // with the same message at the same step as before; a block that differs with an equal content
 // (a pointer replaced by one to an equal value) takes a new snapshot.
 //
@@ -138,8 +138,19 @@ type memSnapshot struct {
 	addrs []unsafe.Pointer
 	ends  []int
 	saved []byte
-	// opaque are the maps and interfaces, each with the copy's value at the same place.
+	// stringMaps are the non-nil map[string]string the object reaches: where each is (its
+	// pointer is in a block) and its entries when saved, keys and values in turn in
+	// strs[from:to].
+	stringMaps []savedStringMap
+	strs       []string
+	// opaque are the other maps and the interfaces, each with the copy's value at the same
+	// place.
 	opaque []opaquePair
+}
+
+type savedStringMap struct {
+	at       unsafe.Pointer
+	from, to int
 }
 
 type opaquePair struct {
@@ -233,6 +244,17 @@ func (s *memSnapshot) walk(live, c unsafe.Pointer, plan *memPlan, depth int) boo
 				}
 			}
 		case memOpaque:
+			if f.typ == stringMapType {
+				// Its entries now are the copy's (the whole object was DeepEqual to it).
+				if m := *(*map[string]string)(lf); m != nil {
+					from := len(s.strs)
+					for k, v := range m {
+						s.strs = append(s.strs, k, v)
+					}
+					s.stringMaps = append(s.stringMaps, savedStringMap{at: lf, from: from, to: len(s.strs)})
+				}
+				continue
+			}
 			s.opaque = append(s.opaque, opaquePair{typ: f.typ, live: lf, copy: cf})
 		}
 	}
@@ -255,6 +277,18 @@ func (s *memSnapshot) unchanged() bool {
 			return false
 		}
 		start = end
+	}
+	for _, sm := range s.stringMaps {
+		// The same number of entries, each saved key with its saved value: the same map.
+		m := *(*map[string]string)(sm.at)
+		if 2*len(m) != sm.to-sm.from {
+			return false
+		}
+		for i := sm.from; i < sm.to; i += 2 {
+			if v, ok := m[s.strs[i]]; !ok || v != s.strs[i+1] {
+				return false
+			}
+		}
 	}
 	for _, o := range s.opaque {
 		if !o.equal() {
@@ -282,10 +316,6 @@ func (o opaquePair) equal() bool {
 		if *(*[2]unsafe.Pointer)(o.live) == ([2]unsafe.Pointer{}) && *(*[2]unsafe.Pointer)(o.copy) == ([2]unsafe.Pointer{}) {
 			return true
 		}
-	}
-	if o.typ == stringMapType {
-		a, b := *(*map[string]string)(o.live), *(*map[string]string)(o.copy)
-		return (a == nil) == (b == nil) && maps.Equal(a, b)
 	}
 	return reflect.DeepEqual(reflect.NewAt(o.typ, o.live).Elem().Interface(), reflect.NewAt(o.typ, o.copy).Elem().Interface())
 }
