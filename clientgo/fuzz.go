@@ -129,17 +129,24 @@ func (r *FuzzRun) FuzzReplay(t T, cfg Config) scenarios.OpsReplay {
 		c := cfg
 		c.Seed, c.Hazards = seed, r.Hazards
 		c.Repro = fmt.Sprintf("%s (the shrink's replay of its ops)", r.Repro)
-		setup := cfg.Setup
-		c.Setup = func(w *world.World) error {
-			if setup != nil {
-				if err := setup(w); err != nil {
-					return err
-				}
-			}
-			_, err := w.Script(0, ops...)
-			return err
-		}
+		c.Setup = setupThenOps(cfg.Setup, ops)
 		_, err := Run(t, c)
+		return err
+	}
+}
+
+// setupThenOps is a Setup that runs setup (if any), then schedules ops from its instant
+// (world.World.Script): what a fuzzed, shrunk or perturbed run replays. A restart's RestartAt
+// counts from the controller's start, the same instant when setup's own work takes no
+// simulated time (Apply, Script).
+func setupThenOps(setup func(*world.World) error, ops []world.Op) func(*world.World) error {
+	return func(w *world.World) error {
+		if setup != nil {
+			if err := setup(w); err != nil {
+				return err
+			}
+		}
+		_, err := w.Script(0, ops...)
 		return err
 	}
 }

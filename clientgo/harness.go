@@ -482,7 +482,7 @@ func runTest(t T, cfg Config) (*Report, error) {
 	wd := startWatchdog()
 	defer close(wd.stop)
 	if cfg.Repro == "" {
-		cfg.Repro = world.Repro(cfg.Seed)
+		cfg.Repro = world.Repro(cfg.Seed) // run's failures and the detector's markers name it
 	}
 	markDetectedRun(cfg, t.Name(), "starts")
 	synctest.Test(bubbleT, func(*testing.T) { rep, err = run(cfg, wd) })
@@ -496,9 +496,6 @@ func logError(ctx context.Context, err error, msg string, keysAndValues ...any) 
 
 // run is Run inside the bubble: this goroutine is the driver.
 func run(cfg Config, wd *watchdog) (*Report, error) {
-	if cfg.Repro == "" {
-		cfg.Repro = world.Repro(cfg.Seed)
-	}
 	w, err := world.NewFromConfig(sim.Config{Seed: cfg.Seed, Repro: cfg.Repro}, cfg.API, cfg.World)
 	if err != nil {
 		return nil, err

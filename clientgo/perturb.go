@@ -128,18 +128,7 @@ func Perturb(t T, cfg Config, ops []world.Op, opts PerturbOptions) (*PerturbRepo
 	run := func(ops []world.Op, restartAt []time.Duration) (*Report, error) {
 		c := cfg
 		c.Hazards = Hazards{RestartAt: restartAt}
-		setup := cfg.Setup
-		c.Setup = func(w *world.World) error {
-			if setup != nil {
-				if err := setup(w); err != nil {
-					return err
-				}
-			}
-			// The ops count from here; RestartAt from the controller's start, which is the
-			// same instant when Setup's own work takes no simulated time (Apply, Script).
-			_, err := w.Script(0, ops...)
-			return err
-		}
+		c.Setup = setupThenOps(cfg.Setup, ops)
 		return Run(t, c)
 	}
 	rep := &PerturbReport{}
