@@ -139,8 +139,15 @@
 // A manager built by the operator's main from the *rest.Config (ctrl.NewManager(cfg,
 // ctrl.Options{...}), its controllers with For and Owns, its client, cache and event recorder,
 // mgr.Start(ctx)) runs under Config.Main unchanged: its cache's informers are client-go's, served
-// as above; its priority queue, runnables and timers run on the bubble's clock. What the harness
-// adds for it (controllerruntime.go, static.go, watchdog.go):
+// as above; its priority queue, runnables and timers run on the bubble's clock. The test files
+// that run one import package clientgo/controllerruntime for its effect (this package does not
+// link controller-runtime, so that a module testing client-go controllers only does not require
+// it):
+//
+//	import _ "github.com/informersim/informersim/clientgo/controllerruntime"
+//
+// What the harness and that package add for a manager (static.go, watchdog.go,
+// controllerruntime/):
 //
 //   - Discovery, version, OpenAPI and health requests are answered at once on the caller's
 //     goroutine from the front's fixed documents (Report.StaticRequests), not at a step:
@@ -149,8 +156,10 @@
 //   - controller-runtime's process-wide controller names are given back when a run ends, so the
 //     next run of the process can build its controllers again (within a run a duplicate name is
 //     refused, as in a cluster; runs in parallel of managers with the same controller names
-//     collide, and the error says so).
-//   - The metrics server's default address is "0" (off) in a process that links the harness.
+//     collide, and the error says so). Without clientgo/controllerruntime, a second run fails
+//     with controller-runtime's name error, and the harness adds which import is missing.
+//   - The metrics server's default address is "0" (off) in a process that imports
+//     clientgo/controllerruntime (without it, ":8080": the watchdog names the listener).
 //     Health probes, pprof and a metrics address the main sets itself are real listeners: leave
 //     them off (the watchdog names them). Leader election (off by default) is not tried.
 //   - What the world cannot order is counted in Report.UnorderedBatches (priorityqueue.go): a
@@ -161,7 +170,7 @@
 //     config.Controller{UsePriorityQueue: ptr.To(false)} and nothing in the world at its start
 //     replays from its seed (examples/operator's TestDeterminism measures both).
 //   - A watchdog ends a run stuck on something the bubble cannot see (a real listener, a mutex
-//     held across a call, a channel from outside the run): after 30s of wall-clock time with
+//     held across a call, a channel from outside the run): after two minutes of wall-clock time with
 //     no progress it panics, naming each such goroutine, its stack and the seed.
 //
 // Limits: a handler's resync period, selectors and namespaces of the Env factories follow the

@@ -579,8 +579,8 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 				c.Transport = t
 				if err := cfg.Main(ctx, c); err != nil && ctx.Err() == nil {
 					inc.err = fmt.Errorf("clientgo: the controller's main: %w", err)
-					if nameCollision(err) && runsActive.Load() > 1 {
-						inc.err = fmt.Errorf("%w (controller-runtime's controller names are process-wide and another run of this process is going on: runs in parallel need managers with ctrl.Options.Controller.SkipNameValidation, or one run at a time)", inc.err)
+					if hint := nameCollisionHint(); hint != "" && nameCollision(err) {
+						inc.err = fmt.Errorf("%w (%s)", inc.err, hint)
 					}
 				}
 				return
@@ -606,7 +606,7 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 		}()
 		return inc, nil
 	}
-	// controller-runtime's controller names (controllerruntime.go): those taken during the run
+	// controller-runtime's controller names (controllernames.go): those taken during the run
 	// are given back when it ends, and when a crashed controller's main has returned.
 	names := controllerNames()
 	defer releaseControllerNames(names)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/informersim/informersim/clientgo"
+	_ "github.com/informersim/informersim/clientgo/controllerruntime" // managers run again and again in this process
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/sim/world"
 	corev1 "k8s.io/api/core/v1"

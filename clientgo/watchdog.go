@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/informersim/informersim/clientgo/internal/crhooks"
 )
 
 // A run is driven by rule 1 of bubble: the world steps once every goroutine of the controller
@@ -170,6 +172,9 @@ func goroutineHeader(s string) (uint64, string, bool) {
 func why(state string) string {
 	switch {
 	case strings.Contains(state, "IO wait"):
+		if crhooks.ControllerNames == nil {
+			return "network I/O: a server listening on a real address (a metrics or health-probe server: set its address to \"0\"; controller-runtime's metrics server listens on :8080 unless the test imports _ \"github.com/informersim/informersim/clientgo/controllerruntime\") or a connection the world does not serve"
+		}
 		return "network I/O: a server listening on a real address (a metrics or health-probe server: set its address to \"0\") or a connection the world does not serve"
 	case strings.Contains(state, "Mutex"), strings.Contains(state, "sync.Cond"), strings.Contains(state, "semacquire"):
 		return "waits for a lock: a sync.Mutex's holder may be waiting for the world, and the run cannot see that it is"

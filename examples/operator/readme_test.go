@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/informersim/informersim/clientgo"
+	_ "github.com/informersim/informersim/clientgo/controllerruntime" // managers run again and again in this process
 	"github.com/informersim/informersim/examples/operator"
 	webappv1 "github.com/informersim/informersim/examples/operator/api/v1"
 	"github.com/informersim/informersim/fakeapi"
