@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"runtime"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -578,4 +579,74 @@ func TestBookmarkObjectsAreTheConsumers(t *testing.T) {
 	if got := fmt.Sprintf("%#v", take(w1).Object); got != want {
 		t.Fatalf("a later bookmark: %s, want %s", got, want)
 	}
+}
+
+// TestRequestEntryKeepsTheRecord checks that the log's compact form of a request record gives
+// back the record it was made from: with every field set (each to a value of its own), with each
+// single field set alone (the list options among them: a record whose only difference is one
+// option must keep it), and with none. A field that requestEntry leaves out comes back zero.
+func TestRequestEntryKeepsTheRecord(t *testing.T) {
+	leaves := fillLeaves(reflect.New(reflect.TypeFor[RequestRecord]()).Elem(), -1, new(int))
+	if leaves < 25 {
+		t.Fatalf("only %d fields of a RequestRecord found", leaves)
+	}
+	for only := -1; only < leaves; only++ {
+		var rq RequestRecord
+		fillLeaves(reflect.ValueOf(&rq).Elem(), only, new(int))
+		if only >= 0 && reflect.ValueOf(rq).IsZero() {
+			t.Fatalf("field %d was not set", only)
+		}
+		e := newRequestEntry(&rq)
+		if got := e.record(); !reflect.DeepEqual(got, rq) {
+			t.Fatalf("field %d: the entry gives back\n%+v\nwant\n%+v", only, got, rq)
+		}
+	}
+	var rq RequestRecord
+	if e := newRequestEntry(&rq); e.options != nil || !reflect.DeepEqual(e.record(), rq) {
+		t.Fatalf("a record without options kept %v", e.options)
+	}
+}
+
+// fillLeaves sets v's leaf fields (strings, numbers, booleans, times; through structs and
+// pointers) to values of their own: the one numbered only, or all of them when only is -1. It
+// returns the number of leaves it went through.
+func fillLeaves(v reflect.Value, only int, n *int) int {
+	switch v.Kind() {
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			break
+		}
+		for i := range v.NumField() {
+			fillLeaves(v.Field(i), only, n)
+		}
+		return *n
+	case reflect.Pointer:
+		p := reflect.New(v.Type().Elem())
+		before := *n
+		fillLeaves(p.Elem(), only, n)
+		if only < 0 || (only >= before && only < *n) {
+			v.Set(p)
+		}
+		return *n
+	}
+	k := *n
+	*n++
+	if only >= 0 && only != k {
+		return *n
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(fmt.Sprintf("value%d", k))
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		v.SetInt(int64(k + 1))
+	case reflect.Uint64:
+		v.SetUint(uint64(k + 1))
+	case reflect.Struct: // a time
+		v.Set(reflect.ValueOf(time.Date(2026, 1, 1, 0, 0, k, 0, time.UTC)))
+	default:
+		panic(fmt.Sprintf("fillLeaves: a %s field", v.Type()))
+	}
+	return *n
 }
