@@ -686,7 +686,7 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 		Calls: b.served, ConcurrentCalls: b.concurrentCalls, MaxConcurrent: b.maxConcurrent, Ties: b.ties,
 		Streams: b.streams.sorted(), WatchTimeoutsRedrawn: b.timeoutsRedrawn, StaticRequests: int(b.staticRequests.Load()), UnorderedBatches: b.unorderedBatches,
 		ResyncWakes: b.resyncWakes, ClientGoMutationDetector: clientGoMutationDetector && cfg.Main != nil,
-		Hazards: b.hazardCounts(), Trace: sim.Narrate(s.Trace().Events())}
+		Hazards: b.hazardCounts(), Trace: s.Trace().Narrate()}
 	if cp := w.ControlPlane(); cp != nil {
 		rep.ControlPlane = &ControlPlaneReport{GarbageCollector: cp.GC.Stats(), NamespaceController: cp.Namespace.Stats(), WorkloadStatus: cp.Workload.Stats()}
 	}

@@ -75,3 +75,22 @@ func ExampleClock() {
 	//      2       +60.000s  resync       tick
 	//      3       +75.000s  test         stop
 }
+
+// A trace narrated: a line for each thing the actors said, without the scheduler's steps.
+func ExampleTrace_Narrate() {
+	s, err := sim.New(sim.Config{Seed: 1})
+	if err != nil {
+		panic(err)
+	}
+	simtest.NewToy(s, simtest.ToyConfig{Producers: 1, Consumers: 1, Timers: -1, ItemsPerProducer: 2, Narrate: true})
+	if err := s.RunUntilQuiescent(); err != nil {
+		panic(err)
+	}
+	fmt.Print(s.Trace().Narrate())
+	// Output:
+	// +0.000s producer/0: pushed item=1374 len=1
+	// +0.000s producer/0: pushed item=2491 len=2
+	// +0.000s fault: activate site=toy/requeue active=false
+	// +0.000s consumer/0: popped item=1374 len=1
+	// +0.000s consumer/0: popped item=2491 len=0
+}

@@ -288,26 +288,57 @@ func (t *Trace) WriteJSON(w io.Writer) error {
 // ("+0.017s inf1/h1: OnAdd obj=default/p1 rv=2 initial=true"), leaving out the scheduler's step
 // events (the first event of each step), so a run reads like a worked trace.
 func Narrate(events []Event) string {
-	var b []byte
-	last := int64(0)
-	for i := range events {
-		e := &events[i]
-		if e.Step != last {
-			last = e.Step
-			continue
+	return narrate(func(f func(*Event)) {
+		for i := range events {
+			f(&events[i])
 		}
-		b = appendSimTime(b, e.Time)
-		b = append(b, ' ')
-		b = append(b, e.Actor...)
-		b = append(b, ": "...)
-		b = append(b, e.Kind...)
-		for _, f := range e.Fields {
-			b = append(b, ' ')
-			b = append(b, f.Key...)
-			b = append(b, '=')
-			b = appendValue(b, f.Value)
-		}
-		b = append(b, '\n')
+	})
+}
+
+// Narrate returns Narrate(t.Events()) without copying the kept events.
+func (t *Trace) Narrate() string { return narrate(t.events.Each) }
+
+// narrate renders the events each hands its argument, in order, as Narrate does. It formats
+// them twice, first to count the bytes, so that the text is written once into a buffer of its
+// size: a narration grown by append and copied into a string allocated three times its size,
+// and a harness run narrates every trace it keeps.
+func narrate(each func(func(*Event))) string {
+	var line []byte
+	size := 0
+	var n narrator
+	each(func(e *Event) {
+		line = n.appendLine(line[:0], e)
+		size += len(line)
+	})
+	var sb strings.Builder
+	sb.Grow(size)
+	n = narrator{}
+	each(func(e *Event) {
+		line = n.appendLine(line[:0], e)
+		sb.Write(line)
+	})
+	return sb.String()
+}
+
+// narrator writes the narration's lines, leaving out the first event of each step.
+type narrator struct{ last int64 }
+
+// appendLine appends e's line, or nothing when e is the first event of its step.
+func (n *narrator) appendLine(b []byte, e *Event) []byte {
+	if e.Step != n.last {
+		n.last = e.Step
+		return b
 	}
-	return string(b)
+	b = appendSimTime(b, e.Time)
+	b = append(b, ' ')
+	b = append(b, e.Actor...)
+	b = append(b, ": "...)
+	b = append(b, e.Kind...)
+	for _, f := range e.Fields {
+		b = append(b, ' ')
+		b = append(b, f.Key...)
+		b = append(b, '=')
+		b = appendValue(b, f.Value)
+	}
+	return append(b, '\n')
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +15,9 @@ import (
 // its chunks of events and of fields fall (Trace.record). Method: for bounds around the chunk
 // sizes, record up to 2,000 events with 0 to 5 fields each (one with more fields than a field
 // chunk), reusing the caller's field slice between events; Events, Dropped, Len and WriteText
-// must equal those of a plain list of the newest events, and appending to a returned event's
-// fields must leave the trace's events as they were.
+// must equal those of a plain list of the newest events, Narrate the narration of that list
+// (three events a step, some values quoted), and appending to a returned event's fields must
+// leave the trace's events as they were.
 func TestTraceKeepsTheNewestEvents(t *testing.T) {
 	for _, bound := range []int{1, 7, chunklog.FirstChunk - 1, chunklog.FirstChunk, chunklog.FirstChunk + 1, 3*chunklog.FirstChunk - 1, 3 * chunklog.FirstChunk, 3*chunklog.FirstChunk + 1, chunklog.DefaultMaxChunk - 1, chunklog.DefaultMaxChunk, chunklog.DefaultMaxChunk + 1, 3*chunklog.DefaultMaxChunk + 5, 5000} {
 		for _, total := range []int{0, 1, chunklog.DefaultMaxChunk, 2000} {
@@ -29,9 +31,13 @@ func TestTraceKeepsTheNewestEvents(t *testing.T) {
 				}
 				scratch = scratch[:0]
 				for j := range n {
-					scratch = append(scratch, F(fmt.Sprintf("k%d", j), fmt.Sprintf("v%d.%d", i, j)))
+					v := fmt.Sprintf("v%d.%d", i, j)
+					if j == 2 {
+						v = fmt.Sprintf("v %d", i) // quoted
+					}
+					scratch = append(scratch, F(fmt.Sprintf("k%d", j), v))
 				}
-				e := Event{Step: int64(i), Time: time.Duration(i) * time.Millisecond, Actor: "a", Kind: "k", Fields: scratch}
+				e := Event{Step: int64(i / 3), Time: time.Duration(i) * time.Millisecond, Actor: "a", Kind: "k", Fields: scratch}
 				tr.record(&e)
 				if n > 0 {
 					e.Fields = append([]Field(nil), scratch...)
@@ -64,6 +70,9 @@ func TestTraceKeepsTheNewestEvents(t *testing.T) {
 			if text.String() != wantText.String() {
 				t.Fatalf("bound %d, %d events: WriteText differs from the newest events' lines", bound, total)
 			}
+			if n, wantN := tr.Narrate(), narration(want); n != wantN {
+				t.Fatalf("bound %d, %d events: Narrate gave\n%s\nwant\n%s", bound, total, n, wantN)
+			}
 			for i := range got {
 				_ = append(got[i].Fields, F("appended", "y"))
 			}
@@ -72,6 +81,27 @@ func TestTraceKeepsTheNewestEvents(t *testing.T) {
 			}
 		}
 	}
+}
+
+// narration is what Narrate writes for events, written plainly: a line for each event but the
+// first of each step.
+func narration(events []Event) string {
+	var sb strings.Builder
+	for i, e := range events {
+		if i == 0 && e.Step != 0 || i > 0 && e.Step != events[i-1].Step {
+			continue
+		}
+		fmt.Fprintf(&sb, "%s %s: %s", FormatSimTime(e.Time), e.Actor, e.Kind)
+		for _, f := range e.Fields {
+			v := f.Value
+			if v == "" || strings.ContainsAny(v, " =\"\\") {
+				v = strconv.Quote(v)
+			}
+			fmt.Fprintf(&sb, " %s=%s", f.Key, v)
+		}
+		sb.WriteString("\n")
+	}
+	return sb.String()
 }
 
 func firstDiff(a, b []Event) int {

@@ -67,6 +67,18 @@ func (l *Log[T]) DropOldest(k int) {
 	}
 }
 
+// Each calls f with each value of l in place, oldest first. f must not append to or drop from l.
+func (l *Log[T]) Each(f func(*T)) {
+	for i, c := range l.chunks {
+		if i == 0 {
+			c = c[l.head:]
+		}
+		for j := range c {
+			f(&c[j])
+		}
+	}
+}
+
 // All returns a copy of the values, oldest first (nil when l is empty).
 func (l *Log[T]) All() []T {
 	if l.n == 0 {

@@ -8,8 +8,8 @@ import (
 
 // Goal: a Log holds exactly what a plain slice appended to and cut from its front holds, through
 // chunks of every size, and keeps no reference to a dropped value. Method: 20,000 random appends
-// and drops (of none, some, a chunk's worth, everything) against a slice; after each, All, Len
-// and the cleared slots of the first chunk are compared.
+// and drops (of none, some, a chunk's worth, everything) against a slice; after each, All, the
+// values Each visits, Len and the cleared slots of the first chunk are compared.
 func TestLogIsASliceWithItsFrontCut(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	var l Log[*int]
@@ -33,6 +33,11 @@ func TestLogIsASliceWithItsFrontCut(t *testing.T) {
 		}
 		if got := l.All(); !slices.Equal(got, want) || (len(want) == 0) != (got == nil) {
 			t.Fatalf("step %d: All differs from the slice (%d values, want %d)", i, len(got), len(want))
+		}
+		var each []*int
+		l.Each(func(p **int) { each = append(each, *p) })
+		if !slices.Equal(each, want) {
+			t.Fatalf("step %d: Each visits %d values, not the slice's %d", i, len(each), len(want))
 		}
 		if len(l.chunks) > 0 {
 			for j, p := range l.chunks[0][:l.head] {
