@@ -227,7 +227,7 @@ func (c *ResourceClient) DeleteCollection(ctx context.Context, options metav1.De
 		if !res.info.Namespaced {
 			ns = ""
 		}
-		page := s.page_locked(res, ns, req, s.rev, nil, 0)
+		page := s.page_locked(res, ns, &req, s.rev, nil, 0)
 		for _, item := range page.Items {
 			if _, err := s.delete_locked(res, objKey{item.GetNamespace(), item.GetName()}, options); err != nil && !apierrors.IsNotFound(err) {
 				return nil, err

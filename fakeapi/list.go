@@ -77,7 +77,7 @@ func (s *Server) listInner_locked(gvr schema.GroupVersionResource, ns string, op
 		}
 		after := objKey{ns: tok.NS, name: tok.Start}
 		if tok.RV == -1 {
-			return s.page_locked(res, ns, req, s.rev, &after, req.limit), nil
+			return s.page_locked(res, ns, &req, s.rev, &after, req.limit), nil
 		}
 		if uint64(tok.RV) > s.rev {
 			return nil, apierrors.NewBadRequest("invalid continue token: resource version is in the future")
@@ -85,7 +85,7 @@ func (s *Server) listInner_locked(gvr schema.GroupVersionResource, ns string, op
 		if uint64(tok.RV) < s.floor {
 			return nil, errContinueTooOld(encodeContinue(-1, after))
 		}
-		return s.page_locked(res, ns, req, uint64(tok.RV), &after, req.limit), nil
+		return s.page_locked(res, ns, &req, uint64(tok.RV), &after, req.limit), nil
 	}
 	r := s.route_locked(pin)
 	rq.Replica = r.index
@@ -95,16 +95,16 @@ func (s *Server) listInner_locked(gvr schema.GroupVersionResource, ns string, op
 	switch req.rvKind {
 	case rvUnset:
 		// Most recent: a consistent read, whatever the cache's state (§3.1 row 1).
-		return s.page_locked(res, ns, req, s.rev, nil, req.limit), nil
+		return s.page_locked(res, ns, &req, s.rev, nil, req.limit), nil
 	case rvAny:
 		if delegate {
-			return s.page_locked(res, ns, req, s.rev, nil, req.limit), nil
+			return s.page_locked(res, ns, &req, s.rev, nil, req.limit), nil
 		}
 		if !ready {
 			return nil, apierrors.NewTooManyRequests("storage is (re)initializing", 1)
 		}
 		// "Any": the cache's state, however old; the cache ignores limit (§3.1 row 2, §3.3).
-		return s.page_locked(res, ns, req, r.cacheRV, nil, 0), nil
+		return s.page_locked(res, ns, &req, r.cacheRV, nil, 0), nil
 	}
 	n := req.rv
 	exact := req.rvm == metav1.ResourceVersionMatchExact || (req.rvm == "" && req.limit > 0)
@@ -114,12 +114,12 @@ func (s *Server) listInner_locked(gvr schema.GroupVersionResource, ns string, op
 			return nil, newTooLargeResourceVersion(n, s.rev, 0)
 		}
 		if !exact {
-			return s.page_locked(res, ns, req, s.rev, nil, req.limit), nil
+			return s.page_locked(res, ns, &req, s.rev, nil, req.limit), nil
 		}
 		if n < s.floor {
 			return nil, errListTooOld()
 		}
-		return s.page_locked(res, ns, req, n, nil, req.limit), nil
+		return s.page_locked(res, ns, &req, n, nil, req.limit), nil
 	}
 	if !ready {
 		return nil, apierrors.NewTooManyRequests("storage is (re)initializing", 1)
@@ -131,27 +131,27 @@ func (s *Server) listInner_locked(gvr schema.GroupVersionResource, ns string, op
 		}
 		s.advanceReplica_locked(r, n)
 	}
-	return s.page_locked(res, ns, req, r.cacheRV, nil, req.limit), nil
+	return s.page_locked(res, ns, &req, r.cacheRV, nil, req.limit), nil
 }
 
 // readRequest_locked is the common start of LIST and WATCH: due timed work runs first, then the
 // resource is looked up (404), its scope applied, an injected failure taken, and the options
 // parsed and validated.
-func (s *Server) readRequest_locked(verb Verb, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (*resourceStore, string, *request, error) {
+func (s *Server) readRequest_locked(verb Verb, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (*resourceStore, string, request, error) {
 	s.advance_locked()
 	res, ok := s.lookup_locked(gvr)
 	if !ok {
-		return nil, "", nil, apierrors.NewNotFound(gvr.GroupResource(), "")
+		return nil, "", request{}, apierrors.NewNotFound(gvr.GroupResource(), "")
 	}
 	if !res.info.Namespaced {
 		ns = ""
 	}
 	if err := s.takeFailure_locked(verb, gvr); err != nil {
-		return nil, "", nil, err
+		return nil, "", request{}, err
 	}
 	req, err := parseRequest(res, opts, verb == VerbWatch)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", request{}, err
 	}
 	return res, ns, req, nil
 }

@@ -48,7 +48,9 @@ type request struct {
 // (400), the defaults of metainternalversion.SetListOptionsDefaults apply to watches, the option
 // combinations must validate (422, using apimachinery's own ValidateListOptions), field
 // selectors must name supported fields (400), and the resourceVersion must parse (400).
-func parseRequest(res *resourceStore, opts metav1.ListOptions, isWatch bool) (*request, error) {
+//
+// It returns the request by value: a LIST, most of a run's requests, keeps it on its stack.
+func parseRequest(res *resourceStore, opts metav1.ListOptions, isWatch bool) (request, error) {
 	// Most requests select nothing: labels.Everything is what labels.Parse("") gives (an empty
 	// selector), without its three allocations.
 	ls, err := labels.Everything(), error(nil)
@@ -56,11 +58,16 @@ func parseRequest(res *resourceStore, opts metav1.ListOptions, isWatch bool) (*r
 		ls, err = labels.Parse(opts.LabelSelector)
 	}
 	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+		return request{}, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
 	}
-	fs, err := fields.ParseSelector(opts.FieldSelector)
+	// Likewise fields.Everything for an empty field selector, what fields.ParseSelector("")
+	// gives.
+	fs := fields.Everything()
+	if opts.FieldSelector != "" {
+		fs, err = fields.ParseSelector(opts.FieldSelector)
+	}
 	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
+		return request{}, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
 	}
 	in := internalversion.ListOptions{
 		LabelSelector:        ls,
@@ -77,14 +84,14 @@ func parseRequest(res *resourceStore, opts metav1.ListOptions, isWatch bool) (*r
 	// The WatchList server feature is on by default since 1.34 (fakeapi.md §4.1).
 	internalversion.SetListOptionsDefaults(&in, true)
 	if errs := validation.ValidateListOptions(&in, true); len(errs) > 0 {
-		return nil, errInvalidOptions(errs)
+		return request{}, errInvalidOptions(errs)
 	}
 	for _, r := range fs.Requirements() {
 		if !fieldSupported(res, r.Field) {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", r.Field))
+			return request{}, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", r.Field))
 		}
 	}
-	req := &request{
+	req := request{
 		label:      ls,
 		field:      fs,
 		rvm:        in.ResourceVersionMatch,
@@ -105,7 +112,7 @@ func parseRequest(res *resourceStore, opts metav1.ListOptions, isWatch bool) (*r
 	default:
 		n, err := strconv.ParseUint(in.ResourceVersion, 10, 64)
 		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %v", err))
+			return request{}, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %v", err))
 		}
 		if n == 0 {
 			req.rvKind = rvAny

@@ -45,7 +45,7 @@ func (s *Server) snapshot(gvr schema.GroupVersionResource, ns string, sel metav1
 		ns = ""
 	}
 	req.lendTo, req.observer = lendTo, true
-	return s.page_locked(res, ns, req, s.rev, nil, 0), nil
+	return s.page_locked(res, ns, &req, s.rev, nil, 0), nil
 }
 
 // CheckSelectors reports whether a LIST or WATCH of gvr would accept the label and field
@@ -60,14 +60,14 @@ func (s *Server) CheckSelectors(gvr schema.GroupVersionResource, sel metav1.List
 
 // selectors_locked looks gvr up and parses sel's label and field selectors as a LIST would; its
 // errors name method.
-func (s *Server) selectors_locked(method string, gvr schema.GroupVersionResource, sel metav1.ListOptions) (*resourceStore, *request, error) {
+func (s *Server) selectors_locked(method string, gvr schema.GroupVersionResource, sel metav1.ListOptions) (*resourceStore, request, error) {
 	res, ok := s.lookup_locked(gvr)
 	if !ok {
-		return nil, nil, fmt.Errorf("fakeapi: %s: the server does not serve %v", method, gvr)
+		return nil, request{}, fmt.Errorf("fakeapi: %s: the server does not serve %v", method, gvr)
 	}
 	req, err := parseRequest(res, metav1.ListOptions{LabelSelector: sel.LabelSelector, FieldSelector: sel.FieldSelector}, false)
 	if err != nil {
-		return nil, nil, fmt.Errorf("fakeapi: %s: %w", method, err)
+		return nil, request{}, fmt.Errorf("fakeapi: %s: %w", method, err)
 	}
 	return res, req, nil
 }

@@ -83,7 +83,7 @@ type Watcher struct {
 	replica int
 	res     *resourceStore
 	ns      string
-	req     *request
+	req     request
 
 	// cursor: entries with rev <= cursor are never dispatched to this watch.
 	cursor uint64
@@ -448,7 +448,7 @@ func (s *Server) openWatchInner_locked(gvr schema.GroupVersionResource, ns strin
 		}
 		w.cursor = max(w.cursor, r.cacheRV)
 	}
-	s.scheduleWatch_locked(w, req, now)
+	s.scheduleWatch_locked(w, &w.req, now)
 	return w, nil
 }
 
