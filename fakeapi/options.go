@@ -44,6 +44,14 @@ type request struct {
 	observer bool
 }
 
+// everyLabel and everyField are the selectors of a request that selects nothing, made once:
+// each call of labels.Everything and fields.Everything allocates the interface's value, and
+// selectors are never changed once made.
+var (
+	everyLabel = labels.Everything()
+	everyField = fields.Everything()
+)
+
 // parseRequest checks options the way kube-apiserver does, in its order: selectors must parse
 // (400), the defaults of metainternalversion.SetListOptionsDefaults apply to watches, the option
 // combinations must validate (422, using apimachinery's own ValidateListOptions), field
@@ -53,7 +61,7 @@ type request struct {
 func parseRequest(res *resourceStore, opts metav1.ListOptions, isWatch bool) (request, error) {
 	// Most requests select nothing: labels.Everything is what labels.Parse("") gives (an empty
 	// selector), without its three allocations.
-	ls, err := labels.Everything(), error(nil)
+	ls, err := everyLabel, error(nil)
 	if opts.LabelSelector != "" {
 		ls, err = labels.Parse(opts.LabelSelector)
 	}
@@ -62,7 +70,7 @@ func parseRequest(res *resourceStore, opts metav1.ListOptions, isWatch bool) (re
 	}
 	// Likewise fields.Everything for an empty field selector, what fields.ParseSelector("")
 	// gives.
-	fs := fields.Everything()
+	fs := everyField
 	if opts.FieldSelector != "" {
 		fs, err = fields.ParseSelector(opts.FieldSelector)
 	}
