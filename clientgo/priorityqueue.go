@@ -68,8 +68,15 @@ func (b *bubble) runs(frame string) bool {
 	return seen
 }
 
-// bubbleRuns reports whether a goroutine of the driver's bubble has frame in its stack.
+// bubbleRuns reports whether a goroutine of the driver's bubble has frame in its stack, a frame of
+// controller-runtime's (linked.go).
 func bubbleRuns(driver uint64, frame string) (found bool) {
+	if !strings.HasPrefix(frame, crFunctionPrefix) {
+		panic("clientgo: bubbleRuns looks for controller-runtime's frames only: " + frame)
+	}
+	if !controllerRuntimeMayRun() {
+		return false
+	}
 	withAllStacks(func(all []byte) {
 		stacks := bytes.Split(all, []byte("\n\n"))
 		bubble := ""

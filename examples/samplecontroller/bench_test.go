@@ -1,6 +1,7 @@
 package samplecontroller_test
 
 import (
+	"sync/atomic"
 	"testing"
 
 	"github.com/informersim/informersim/clientgo"
@@ -18,10 +19,7 @@ import (
 //
 //	cd examples && go test -run='^$' -bench=HarnessRun -benchmem -benchtime=20x ./samplecontroller/
 func BenchmarkHarnessRun(b *testing.B) {
-	s := spec{name: "bench", workload: workload{n: 20, disruptions: [][]world.Op{
-		{{Kind: world.OpCloseWatches}}, {{Kind: world.OpCloseWatches, Code: 410}}, {{Kind: world.OpCloseWatches}, noise, {Kind: world.OpCompact}},
-		{{Kind: world.OpFailNext, Verb: fakeapi.VerbUpdateStatus, Code: 409}},
-	}}}
+	s := benchSpec()
 	seed := uint64(0)
 	b.ReportAllocs()
 	start, startOK := cputime.Process()
@@ -37,6 +35,52 @@ func BenchmarkHarnessRun(b *testing.B) {
 			b.Fatalf("seed %d failed", seed)
 		}
 	}
+	if end, ok := cputime.Process(); ok && startOK {
+		b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+	}
+}
+
+// benchSpec is the benchmarks' workload: TestDeterminism's.
+func benchSpec() spec {
+	return spec{name: "bench", workload: workload{n: 20, disruptions: [][]world.Op{
+		{{Kind: world.OpCloseWatches}}, {{Kind: world.OpCloseWatches, Code: 410}}, {{Kind: world.OpCloseWatches}, noise, {Kind: world.OpCompact}},
+		{{Kind: world.OpFailNext, Verb: fakeapi.VerbUpdateStatus, Code: 409}},
+	}}}
+}
+
+// BenchmarkHarnessSweep: seeds per second of a sweep of the sample controller wired exactly as
+// its main.go (client-go's and the generated factories over the REST front), BenchmarkHarnessRun's
+// workload, with as many runs at once as GOMAXPROCS, as a t.Parallel sweep runs them. The test
+// binary does not link controller-runtime, so the harness never stops the process to read every
+// goroutine's stack (clientgo's linked.go). What a second core buys: run the binary with
+// GOMAXPROCS=1, then 2, in the environment (not -cpu: see internal/benchrun):
+//
+//	cd examples && go test -c -o /tmp/sc.test ./samplecontroller/ && for p in 1 2 1 2; do
+//		GOMAXPROCS=$p /tmp/sc.test -test.run='^$' -test.bench=HarnessSweep -test.benchtime=200x; done
+func BenchmarkHarnessSweep(b *testing.B) {
+	s := benchSpec()
+	var next atomic.Uint64
+	var failed atomic.Int64
+	b.SetParallelism(1)
+	b.ReportAllocs()
+	start, startOK := cputime.Process()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			seed := next.Add(1)
+			ok := benchrun.Test(b, "SampleControllerSweep", func(t *testing.T) {
+				if _, err := clientgo.Run(t, mainConfig(t, s, seed, samplecontroller.Bugs{}, nil)); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if !ok {
+				failed.Add(1)
+			}
+		}
+	})
+	if failed.Load() > 0 {
+		b.Fatalf("%d seeds failed", failed.Load())
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "seeds/s")
 	if end, ok := cputime.Process(); ok && startOK {
 		b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
 	}
