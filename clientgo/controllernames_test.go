@@ -1,11 +1,13 @@
 package clientgo
 
 import (
+	"context"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/informersim/informersim/clientgo/internal/crhooks"
+	"k8s.io/client-go/rest"
 )
 
 // TestHarnessDoesNotLinkControllerRuntime: a module testing client-go controllers only must not
@@ -48,3 +50,19 @@ type fakeNames struct{}
 
 func (fakeNames) Taken() map[string]bool  { return nil }
 func (fakeNames) Release(map[string]bool) {}
+
+// TestMissingControllerRuntimeImport: in a binary that links controller-runtime, Run without
+// clientgo/controllerruntime fails at once, naming the import (this test binary links both: the
+// hook is taken away for the test).
+func TestMissingControllerRuntimeImport(t *testing.T) {
+	if controllerRuntimeLinked() != crPresent {
+		t.Fatal("this test binary links controller-runtime (the manager tests), and the scan did not see it")
+	}
+	saved := crhooks.ControllerNames
+	defer func() { crhooks.ControllerNames = saved }()
+	crhooks.ControllerNames = nil
+	_, err := Run(t, Config{Seed: 1, Main: func(context.Context, *rest.Config) error { return nil }})
+	if err == nil || !strings.Contains(err.Error(), `import _ "github.com/informersim/informersim/clientgo/controllerruntime"`) {
+		t.Fatalf("Run: %v", err)
+	}
+}

@@ -156,8 +156,10 @@
 //   - controller-runtime's process-wide controller names are given back when a run ends, so the
 //     next run of the process can build its controllers again (within a run a duplicate name is
 //     refused, as in a cluster; runs in parallel of managers with the same controller names
-//     collide, and the error says so). Without clientgo/controllerruntime, a second run fails
-//     with controller-runtime's name error, and the harness adds which import is missing.
+//     collide, and the error says so). A binary that links controller-runtime without
+//     clientgo/controllerruntime is refused by Run at once, naming the import (read from the
+//     binary's function table, linked.go; where that table cannot be read, the name error and
+//     the watchdog name it instead).
 //   - The metrics server's default address is "0" (off) in a process that imports
 //     clientgo/controllerruntime (without it, ":8080": the watchdog names the listener).
 //     Health probes, pprof and a metrics address the main sets itself are real listeners: leave

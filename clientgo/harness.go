@@ -442,6 +442,9 @@ func runTest(t T, cfg Config) (*Report, error) {
 	if cfg.API.Clock != nil || cfg.API.Rand != nil {
 		return nil, errors.New("clientgo: Run: Config.API.Clock and Rand must be nil: the world sets them")
 	}
+	if err := checkControllerRuntimeImport(); err != nil {
+		return nil, err
+	}
 	if err := cfg.Hazards.validate(cfg); err != nil {
 		return nil, err
 	}

@@ -25,7 +25,8 @@
 //     package makes the default "0" (no metrics server), as controller-runtime's own tests do. An
 //     address the controller sets itself is kept.
 //
-// Without it, a manager's second run in a process fails with the name error above, and a manager
-// with default metrics options is stopped by the watchdog, naming its listener: never a silent
-// difference.
+// Without it, in a test binary that links controller-runtime, clientgo.Run fails at once with an
+// error naming this import (where the binary's function table cannot be read, on Windows, a
+// manager's second run fails with the name error above and a default metrics listener is named
+// by the harness's watchdog).
 package controllerruntime
