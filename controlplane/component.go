@@ -199,11 +199,14 @@ func (b *base) list(gvr schema.GroupVersionResource, ns string) ([]unstructured.
 	if err != nil {
 		return nil, err
 	}
-	if rv, err := strconv.ParseUint(l.GetResourceVersion(), 10, 64); err == nil && rv < b.readRev {
-		b.readRev = rv
+	if rv, err := strconv.ParseUint(l.GetResourceVersion(), 10, 64); err == nil {
+		b.readAt(rv)
 	}
 	return l.Items, nil
 }
+
+// readAt notes that a list of the current scan was served at revision rev.
+func (b *base) readAt(rev uint64) { b.readRev = min(b.readRev, rev) }
 
 // Config configures [New].
 type Config struct {

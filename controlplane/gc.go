@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -15,8 +16,8 @@ import (
 )
 
 // GarbageCollector is kube-controller-manager's garbage collector as a step-driven component
-// (docs/controlplane.md §1). Each Step reads every served resource, builds the owner graph by
-// uid, and makes the first write the collector would make, in resource-table and key order:
+// (docs/controlplane.md §1). Each Step reads every served resource, brings its owner graph up
+// to date, and makes the first write the collector would make, in resource-table and key order:
 //
 //   - an owner being deleted with the orphan finalizer: its dependents lose their references to
 //     it, one per step, then the finalizer is removed;
@@ -28,13 +29,15 @@ import (
 //     (foreground when an owner waits and it has dependents itself);
 //   - a dependent with a solid owner and some dangling or waiting ones loses the latter
 //     references.
+//
+// The graph is kept between steps and updated from what changed on the server since the last
+// read (view.go), as the real collector keeps its graph from watch events: it is at every read
+// the graph a full read of every resource would build.
 type GarbageCollector struct {
 	base
 	reported map[types.UID]bool // dependents already given an OwnerRefInvalidNamespace event
 	events   int                // events written, for their names
-	// kinds is the server's resources by group and kind (the last of a kind's versions), made
-	// once: the table does not change.
-	kinds map[schema.GroupKind]fakeapi.Resource
+	g        *graph
 }
 
 // NewGarbageCollector returns the collector of srv.
@@ -43,11 +46,9 @@ func NewGarbageCollector(srv *fakeapi.Server) (*GarbageCollector, error) {
 	if err != nil {
 		return nil, err
 	}
-	kinds := make(map[schema.GroupKind]fakeapi.Resource, len(b.resources))
-	for _, res := range b.resources {
-		kinds[schema.GroupKind{Group: res.GVR.Group, Kind: res.Kind}] = res
-	}
-	return &GarbageCollector{base: b, reported: map[types.UID]bool{}, kinds: kinds}, nil
+	gc := &GarbageCollector{base: b, reported: map[types.UID]bool{}}
+	gc.g = newGraph(&gc.base)
+	return gc, nil
 }
 
 // Pending implements Component.
@@ -56,30 +57,53 @@ func (gc *GarbageCollector) Pending(now time.Time) bool { return gc.pending(now)
 // NextTimer implements Component.
 func (gc *GarbageCollector) NextTimer() (time.Time, bool) { return gc.timer() }
 
-// node is one object of the graph.
+// SetStopped implements Component: a restarted collector builds its graph afresh, as the real
+// one lists everything again when it starts.
+func (gc *GarbageCollector) SetStopped(stopped bool) {
+	gc.base.SetStopped(stopped)
+	gc.g.forget()
+}
+
+// node is one object of the graph, with what the collector reads of it, taken once when the
+// object enters the graph (a committed object never changes).
 type node struct {
-	res fakeapi.Resource
-	obj *unstructured.Unstructured
+	res         fakeapi.Resource
+	resIndex    int // the resource's place in the table: with the key, the node's order
+	obj         *unstructured.Unstructured
+	uid         types.UID
+	ns, name    string
+	refs        []metav1.OwnerReference
+	finalizers  []string
+	terminating bool
 }
 
-func (n *node) terminating() bool { return n.obj.GetDeletionTimestamp() != nil }
-func (n *node) has(finalizer string) bool {
-	return slices.Contains(n.obj.GetFinalizers(), finalizer)
+func newNode(res fakeapi.Resource, resIndex int, obj *unstructured.Unstructured) *node {
+	return &node{res: res, resIndex: resIndex, obj: obj, uid: obj.GetUID(), ns: obj.GetNamespace(), name: obj.GetName(),
+		refs: obj.GetOwnerReferences(), finalizers: obj.GetFinalizers(), terminating: obj.GetDeletionTimestamp() != nil}
 }
+
+// compareNodes orders nodes as the collector visits them: by resource-table order, then key.
+func compareNodes(a, b *node) int {
+	return cmp.Or(cmp.Compare(a.resIndex, b.resIndex), cmp.Compare(a.ns, b.ns), cmp.Compare(a.name, b.name))
+}
+
+func (n *node) has(finalizer string) bool { return slices.Contains(n.finalizers, finalizer) }
 func (n *node) String() string {
-	if n.obj.GetNamespace() == "" {
-		return fmt.Sprintf("%s %s", n.res.GVR.Resource, n.obj.GetName())
+	if n.ns == "" {
+		return fmt.Sprintf("%s %s", n.res.GVR.Resource, n.name)
 	}
-	return fmt.Sprintf("%s %s/%s", n.res.GVR.Resource, n.obj.GetNamespace(), n.obj.GetName())
+	return fmt.Sprintf("%s %s/%s", n.res.GVR.Resource, n.ns, n.name)
 }
 
-// graph is the collector's view of the server at one read.
+// graph is the collector's view of the server: every served resource's objects (views, in
+// table order, each in key order) and the indexes a decision reads.
 type graph struct {
-	nodes      []*node
-	byUID      map[types.UID]*node
+	views      []view[*node]
+	hooks      []viewHooks[*node]
+	byUID      map[types.UID][]*node // the nodes of a uid, in node order (one, but for a duplicated uid)
 	byIdentity map[identity]*node
 	dependents map[types.UID][]*node                 // owner uid -> dependents referencing it, in node order
-	kinds      map[schema.GroupKind]fakeapi.Resource // the collector's, only read
+	kinds      map[schema.GroupKind]fakeapi.Resource // the server's resources by group and kind
 }
 
 type identity struct {
@@ -87,41 +111,90 @@ type identity struct {
 	ns, name string
 }
 
-func (gc *GarbageCollector) read() (*graph, uint64, error) { // the graph and the server revision before it
+func newGraph(b *base) *graph {
+	g := &graph{byUID: map[types.UID][]*node{}, byIdentity: map[identity]*node{}, dependents: map[types.UID][]*node{},
+		kinds: make(map[schema.GroupKind]fakeapi.Resource, len(b.resources))}
+	for i, res := range b.resources {
+		// The last of a kind's versions: the table does not change, so this is made once.
+		g.kinds[schema.GroupKind{Group: res.GVR.Group, Kind: res.Kind}] = res
+		g.views = append(g.views, newView[*node](b, res.GVR))
+		g.hooks = append(g.hooks, viewHooks[*node]{
+			add:  func(obj *unstructured.Unstructured) *node { n := newNode(res, i, obj); g.add(n); return n },
+			drop: g.remove,
+		})
+	}
+	return g
+}
+
+// forget empties the graph: the next read is a full one.
+func (g *graph) forget() {
+	for i := range g.views {
+		g.views[i].forget(g.hooks[i])
+	}
+}
+
+// insertSorted inserts n into list, kept in node order, unless it is there.
+func insertSorted(list []*node, n *node) []*node {
+	i, found := slices.BinarySearchFunc(list, n, compareNodes)
+	if found {
+		return list
+	}
+	return slices.Insert(list, i, n)
+}
+
+// removeSorted removes n from list, kept in node order.
+func removeSorted(list []*node, n *node) []*node {
+	if i, found := slices.BinarySearchFunc(list, n, compareNodes); found && list[i] == n {
+		return slices.Delete(list, i, i+1)
+	}
+	return list
+}
+
+// add indexes n, which entered the graph.
+func (g *graph) add(n *node) {
+	g.byUID[n.uid] = insertSorted(g.byUID[n.uid], n)
+	g.byIdentity[identity{n.res.GVR, n.ns, n.name}] = n
+	for _, ref := range n.refs {
+		g.dependents[ref.UID] = insertSorted(g.dependents[ref.UID], n)
+	}
+}
+
+// remove unindexes n, which left the graph.
+func (g *graph) remove(n *node) {
+	if l := removeSorted(g.byUID[n.uid], n); len(l) > 0 {
+		g.byUID[n.uid] = l
+	} else {
+		delete(g.byUID, n.uid)
+	}
+	delete(g.byIdentity, identity{n.res.GVR, n.ns, n.name})
+	for _, ref := range n.refs {
+		if l := removeSorted(g.dependents[ref.UID], n); len(l) > 0 {
+			g.dependents[ref.UID] = l
+		} else {
+			delete(g.dependents, ref.UID)
+		}
+	}
+}
+
+// owner returns the node of uid (the last in node order, should a uid be duplicated), or nil.
+func (g *graph) owner(uid types.UID) *node {
+	if l := g.byUID[uid]; len(l) > 0 {
+		return l[len(l)-1]
+	}
+	return nil
+}
+
+// read brings the graph up to date and returns the server revision before it.
+func (gc *GarbageCollector) read() (uint64, error) {
 	gc.stats.Scans++
 	gc.beginScan()
 	rev := gc.srv.Revision()
-	// Every list first, so that the graph's maps are made at their size.
-	lists := make([][]unstructured.Unstructured, len(gc.resources))
-	total := 0
-	for i, res := range gc.resources {
-		items, err := gc.list(res.GVR, "")
-		if err != nil {
-			return nil, 0, fmt.Errorf("listing %v: %w", res.GVR, err)
-		}
-		lists[i] = items
-		total += len(items)
-	}
-	g := &graph{nodes: make([]*node, 0, total), byUID: make(map[types.UID]*node, total), byIdentity: make(map[identity]*node, total),
-		dependents: map[types.UID][]*node{}, kinds: gc.kinds}
-	nodes := make([]node, total)
-	for i, res := range gc.resources {
-		for j := range lists[i] {
-			n := &nodes[len(g.nodes)]
-			*n = node{res: res, obj: &lists[i][j]}
-			g.nodes = append(g.nodes, n)
-			g.byUID[n.obj.GetUID()] = n
-			g.byIdentity[identity{res.GVR, n.obj.GetNamespace(), n.obj.GetName()}] = n
+	for i := range gc.g.views {
+		if err := refresh(&gc.base, &gc.g.views[i], gc.g.hooks[i]); err != nil {
+			return 0, fmt.Errorf("listing %v: %w", gc.resources[i].GVR, err)
 		}
 	}
-	for _, n := range g.nodes {
-		for _, ref := range n.obj.GetOwnerReferences() {
-			if !slices.Contains(g.dependents[ref.UID], n) {
-				g.dependents[ref.UID] = append(g.dependents[ref.UID], n)
-			}
-		}
-	}
-	return g, rev, nil
+	return rev, nil
 }
 
 // ownerState classifies one owner reference of a dependent.
@@ -148,22 +221,22 @@ func (g *graph) resolve(dep *node, ref metav1.OwnerReference) (ownerState, *node
 	if !ok {
 		return unresolved, nil
 	}
-	if res.Namespaced && dep.obj.GetNamespace() == "" {
+	if res.Namespaced && dep.ns == "" {
 		return invalid, nil
 	}
 	ns := ""
 	if res.Namespaced {
-		ns = dep.obj.GetNamespace()
+		ns = dep.ns
 	}
 	owner := g.byIdentity[identity{res.GVR, ns, ref.Name}]
-	if owner == nil || owner.obj.GetUID() != ref.UID {
+	if owner == nil || owner.uid != ref.UID {
 		var elsewhere *node
-		if o := g.byUID[ref.UID]; o != nil && o.res.Namespaced && o.obj.GetNamespace() != dep.obj.GetNamespace() {
+		if o := g.owner(ref.UID); o != nil && o.res.Namespaced && o.ns != dep.ns {
 			elsewhere = o
 		}
 		return dangling, elsewhere
 	}
-	if owner.terminating() && owner.has(metav1.FinalizerDeleteDependents) {
+	if owner.terminating && owner.has(metav1.FinalizerDeleteDependents) {
 		return waiting, nil
 	}
 	return solid, nil
@@ -174,18 +247,20 @@ func (gc *GarbageCollector) Step(ctx context.Context, now time.Time) (string, er
 	if !gc.ready(now) {
 		return "", nil
 	}
-	g, rev, err := gc.read()
+	rev, err := gc.read()
 	if err != nil {
 		gc.result(now, err)
 		return "", nil
 	}
-	for _, n := range g.nodes {
-		if what, err, acted := gc.act(ctx, g, n); acted {
-			gc.result(now, err)
-			if err != nil {
-				return fmt.Sprintf("%s failed: %v", what, err), nil
+	for i := range gc.g.views {
+		for _, e := range gc.g.views[i].entries {
+			if what, err, acted := gc.act(ctx, gc.g, e.val); acted {
+				gc.result(now, err)
+				if err != nil {
+					return fmt.Sprintf("%s failed: %v", what, err), nil
+				}
+				return what, nil
 			}
-			return what, nil
 		}
 	}
 	gc.done(now, rev)
@@ -194,21 +269,21 @@ func (gc *GarbageCollector) Step(ctx context.Context, now time.Time) (string, er
 
 // act makes n's first write, if it has one.
 func (gc *GarbageCollector) act(ctx context.Context, g *graph, n *node) (string, error, bool) {
-	uid := n.obj.GetUID()
-	if n.terminating() && n.has(metav1.FinalizerOrphanDependents) {
+	uid := n.uid
+	if n.terminating && n.has(metav1.FinalizerOrphanDependents) {
 		for _, d := range g.dependents[uid] {
 			return fmt.Sprintf("orphan %s (owner %s)", d, n), gc.dropRefs(ctx, d, []types.UID{uid}), true
 		}
 		return fmt.Sprintf("remove finalizer orphan from %s", n), gc.dropFinalizer(ctx, n, metav1.FinalizerOrphanDependents), true
 	}
-	if n.terminating() && n.has(metav1.FinalizerDeleteDependents) {
+	if n.terminating && n.has(metav1.FinalizerDeleteDependents) {
 		blocked := false
 		for _, d := range g.dependents[uid] {
 			if !blocks(d, uid) {
 				continue
 			}
 			blocked = true
-			if !d.terminating() {
+			if !d.terminating {
 				// Its reference to n is waiting: the dependent's own turn below deletes it.
 				if what, err, acted := gc.actAsDependent(ctx, g, d); acted {
 					return what, err, true
@@ -224,7 +299,7 @@ func (gc *GarbageCollector) act(ctx context.Context, g *graph, n *node) (string,
 
 // blocks reports whether d holds a reference to owner with blockOwnerDeletion.
 func blocks(d *node, owner types.UID) bool {
-	for _, ref := range d.obj.GetOwnerReferences() {
+	for _, ref := range d.refs {
 		if ref.UID == owner && ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion {
 			return true
 		}
@@ -234,8 +309,8 @@ func blocks(d *node, owner types.UID) bool {
 
 // actAsDependent is the collector's attemptToDeleteItem for n.
 func (gc *GarbageCollector) actAsDependent(ctx context.Context, g *graph, n *node) (string, error, bool) {
-	refs := n.obj.GetOwnerReferences()
-	if len(refs) == 0 || n.terminating() {
+	refs := n.refs
+	if len(refs) == 0 || n.terminating {
 		// Being deleted: the apiserver and the finalizers finish it (a foreground one is
 		// handled as an owner above).
 		return "", nil, false
@@ -245,8 +320,8 @@ func (gc *GarbageCollector) actAsDependent(ctx context.Context, g *graph, n *nod
 	waitingOwner := false
 	for _, ref := range refs {
 		st, elsewhere := g.resolve(n, ref)
-		if (st == invalid || elsewhere != nil) && !gc.reported[n.obj.GetUID()] {
-			gc.reported[n.obj.GetUID()] = true
+		if (st == invalid || elsewhere != nil) && !gc.reported[n.uid] {
+			gc.reported[n.uid] = true
 			return fmt.Sprintf("warn OwnerRefInvalidNamespace on %s", n), gc.warnInvalidNamespace(ctx, n, ref), true
 		}
 		switch st {
@@ -269,7 +344,7 @@ func (gc *GarbageCollector) actAsDependent(ctx context.Context, g *graph, n *nod
 			return "", nil, false
 		}
 		return fmt.Sprintf("remove dangling or waiting owner references from %s", n), gc.dropRefs(ctx, n, drop), true
-	case waitingOwner && len(g.dependents[n.obj.GetUID()]) > 0:
+	case waitingOwner && len(g.dependents[n.uid]) > 0:
 		return fmt.Sprintf("delete %s (foreground: an owner waits, it has dependents)", n), gc.delete(ctx, n, metav1.DeletePropagationForeground), true
 	}
 	policy := metav1.DeletePropagationBackground
