@@ -47,6 +47,20 @@ type WorkloadStatus struct {
 	// ignores the conditions' times), so a scan that finds the same version skips building
 	// the desired status and comparing it.
 	upToDate map[workloadKey]reported
+	// views are the workload resources (workloadGVRs) as last read (view.go), kept between
+	// scans; seen is the scan's map of the workloads found, kept to be reused.
+	views []view[workloadItem]
+	hooks []viewHooks[workloadItem]
+	seen  map[workloadKey]*unstructured.Unstructured
+}
+
+// workloadItem is what a scan reads of a workload, taken once per version.
+type workloadItem struct {
+	key      workloadKey
+	uid      types.UID
+	rv       string
+	deleting bool
+	stuck    bool
 }
 
 type reported struct {
@@ -90,7 +104,19 @@ func NewWorkloadStatus(srv *fakeapi.Server, rnd *rand.Rand, cfg WorkloadConfig) 
 		}
 	}
 	cfg.Stuck = slices.Clone(cfg.Stuck)
-	return &WorkloadStatus{base: b, rnd: rnd, cfg: cfg, due: map[workloadKey]time.Time{}, stuck: map[workloadKey]time.Time{}, exceeded: map[workloadKey]bool{}, upToDate: map[workloadKey]reported{}}, nil
+	ws := &WorkloadStatus{base: b, rnd: rnd, cfg: cfg, due: map[workloadKey]time.Time{}, stuck: map[workloadKey]time.Time{}, exceeded: map[workloadKey]bool{},
+		upToDate: map[workloadKey]reported{}, seen: map[workloadKey]*unstructured.Unstructured{}}
+	for _, gvr := range workloadGVRs {
+		ws.views = append(ws.views, newView[workloadItem](&ws.base, gvr))
+		ws.hooks = append(ws.hooks, viewHooks[workloadItem]{
+			add: func(u *unstructured.Unstructured) workloadItem {
+				return workloadItem{key: workloadKey{gvr.Resource, u.GetNamespace(), u.GetName(), u.GetGeneration()}, uid: u.GetUID(),
+					rv: u.GetResourceVersion(), deleting: u.GetDeletionTimestamp() != nil, stuck: ws.isStuck(u)}
+			},
+			drop: func(workloadItem) {},
+		})
+	}
+	return ws, nil
 }
 
 func cut(s string) (string, string, bool) {
@@ -134,10 +160,14 @@ func (ws *WorkloadStatus) ownTimer() (time.Time, bool) {
 	return at, !at.IsZero()
 }
 
-// SetStopped implements Component: a restarted stand-in draws its latencies afresh.
+// SetStopped implements Component: a restarted stand-in reads the server afresh and draws its
+// latencies afresh.
 func (ws *WorkloadStatus) SetStopped(stopped bool) {
 	ws.base.SetStopped(stopped)
 	clear(ws.due)
+	for i := range ws.views {
+		ws.views[i].forget(ws.hooks[i])
+	}
 }
 
 // Step implements Component.
@@ -154,11 +184,12 @@ func (ws *WorkloadStatus) Step(ctx context.Context, now time.Time) (string, erro
 	ws.stats.Scans++
 	ws.beginScan()
 	rev := ws.srv.Revision()
-	seen := map[workloadKey]bool{}
+	seen := ws.seen
+	clear(seen)
 	var behind []workloadKey
-	objs := map[workloadKey]*unstructured.Unstructured{}
-	for _, gvr := range workloadGVRs {
-		items, err := ws.list(gvr, "")
+	for i, gvr := range workloadGVRs {
+		v := &ws.views[i]
+		err := refresh(&ws.base, v, ws.hooks[i])
 		if apierrors.IsNotFound(err) {
 			continue // not served
 		}
@@ -166,16 +197,15 @@ func (ws *WorkloadStatus) Step(ctx context.Context, now time.Time) (string, erro
 			ws.result(now, err)
 			return "", nil
 		}
-		for i := range items {
-			u := &items[i]
-			k := workloadKey{gvr.Resource, u.GetNamespace(), u.GetName(), u.GetGeneration()}
-			seen[k] = true
-			objs[k] = u
-			if u.GetDeletionTimestamp() != nil {
+		for _, e := range v.entries {
+			u, it := e.obj, &e.val
+			k := it.key
+			seen[k] = u
+			if it.deleting {
 				continue
 			}
-			stuck, exceeded := ws.isStuck(u), ws.deadlinePassed(k, now)
-			r := reported{uid: u.GetUID(), rv: u.GetResourceVersion(), stuck: stuck, exceeded: exceeded}
+			stuck, exceeded := it.stuck, ws.deadlinePassed(k, now)
+			r := reported{uid: it.uid, rv: it.rv, stuck: stuck, exceeded: exceeded}
 			if prev, ok := ws.upToDate[k]; ok && prev == r {
 				continue
 			}
@@ -189,22 +219,22 @@ func (ws *WorkloadStatus) Step(ctx context.Context, now time.Time) (string, erro
 	}
 	// Forget what is gone or changed generation.
 	for k := range ws.due {
-		if !seen[k] {
+		if seen[k] == nil {
 			delete(ws.due, k)
 		}
 	}
 	for k := range ws.stuck {
-		if !seen[k] {
+		if seen[k] == nil {
 			delete(ws.stuck, k)
 		}
 	}
 	for k := range ws.exceeded {
-		if !seen[k] {
+		if seen[k] == nil {
 			delete(ws.exceeded, k)
 		}
 	}
 	for k := range ws.upToDate {
-		if !seen[k] {
+		if seen[k] == nil {
 			delete(ws.upToDate, k)
 		}
 	}
@@ -219,7 +249,7 @@ func (ws *WorkloadStatus) Step(ctx context.Context, now time.Time) (string, erro
 			continue
 		}
 		delete(ws.due, k)
-		err := ws.write(ctx, k, objs[k], now)
+		err := ws.write(ctx, k, seen[k], now)
 		ws.result(now, err)
 		if err != nil {
 			return fmt.Sprintf("status of %s %s/%s failed: %v", k.resource, k.ns, k.name, err), nil
