@@ -148,6 +148,10 @@ func (ws *WorkloadStatus) NextTimer() (time.Time, bool) {
 	return at, ok
 }
 
+// ownTimer is the earliest of the stand-in's latencies and deadlines, but never before the end
+// of a wait (retryAt: a backoff after a refused write, or the poll after a read from a lagging
+// watch cache), since Step does nothing before it: a latency due during the wait would
+// otherwise keep the stand-in Pending with nothing to do, at one instant, forever.
 func (ws *WorkloadStatus) ownTimer() (time.Time, bool) {
 	var at time.Time
 	for _, m := range []map[workloadKey]time.Time{ws.due, ws.stuck} {
@@ -157,7 +161,13 @@ func (ws *WorkloadStatus) ownTimer() (time.Time, bool) {
 			}
 		}
 	}
-	return at, !at.IsZero()
+	if at.IsZero() {
+		return at, false
+	}
+	if at.Before(ws.retryAt) {
+		at = ws.retryAt
+	}
+	return at, true
 }
 
 // SetStopped implements Component: a restarted stand-in reads the server afresh and draws its

@@ -227,3 +227,60 @@ func TestWorkloadStatusRetriesARefusedWrite(t *testing.T) {
 		t.Errorf("stats %+v, want one error then one write", s)
 	}
 }
+
+// TestLatencyDueWhileWaitingForALaggingCache: with stale reads, a scan served by a watch cache
+// behind the server waits stalePoll (100ms) before reading again; a status latency shorter than
+// that falls due during the wait. The stand-in must not be Pending then (its Step would do
+// nothing, and a driver would step it at that instant forever): its timer is the end of the
+// wait, when it writes the status.
+func TestLatencyDueWhileWaitingForALaggingCache(t *testing.T) {
+	e := newEnv(t)
+	srv, err := fakeapiNew(e, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv = srv
+	if e.cp, err = controlplane.New(srv, controlplane.Config{StaleReads: true,
+		Workload: controlplane.WorkloadConfig{MinLatency: 10 * time.Millisecond, MaxLatency: 10 * time.Millisecond}}); err != nil {
+		t.Fatal(err)
+	}
+	ws := e.cp.Workload
+	if err := srv.Replicas().SetLag(0, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	e.workload(deployments, "a", "web", 2)
+	e.clk.Step(2 * time.Second) // the cache has the Deployment
+	e.create(configmaps, "a", "other")
+	start := e.clk.Now()
+	// The scan finds the Deployment behind (latency 10ms) and the cache behind the server.
+	if !ws.Pending(start) {
+		t.Fatal("the stand-in is not pending after writes")
+	}
+	if _, err := ws.Step(context.Background(), start); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Step(10 * time.Millisecond) // the latency is due, the wait is not over
+	steps := 0
+	for ws.Pending(e.clk.Now()) && steps < 10 {
+		what, err := ws.Step(context.Background(), e.clk.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if what != "" {
+			t.Fatalf("wrote %q during its wait", what)
+		}
+		steps++
+	}
+	if steps > 0 {
+		t.Fatalf("pending during its wait: %d steps did nothing at one instant", steps)
+	}
+	at, ok := ws.NextTimer()
+	if want := start.Add(100 * time.Millisecond); !ok || !at.Equal(want) {
+		t.Fatalf("next timer %v %v, want the end of the wait %v", at, ok, want)
+	}
+	e.clk.SetTime(at)
+	e.settle()
+	if d := e.get(deployments, "a", "web"); status(d, "availableReplicas") != 2 {
+		t.Fatalf("status not written after the wait: %v", d.Object["status"])
+	}
+}
