@@ -139,7 +139,7 @@ func (f *Informers) build(obj runtime.Object) (*sharedIndexInformer, error) {
 	t := &typed{scheme: f.env.scheme, gvk: gvk, lend: func(obj any) { f.b.lend(name, obj) }, b: f.b}
 	src, err := f.b.w.NewSource(name, world.InformerSpec{
 		Resource: res.GVR, Namespace: ns, LabelSelector: lo.LabelSelector, FieldSelector: lo.FieldSelector,
-		Transform: t.transform,
+		Transform: t.transform, TransformReadsOnly: t.readsOnly(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("clientgo: InformerFor %T: %w", obj, err)

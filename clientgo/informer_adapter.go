@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -30,6 +31,59 @@ type typed struct {
 	lend func(any)
 	b    *bubble
 }
+
+// readsOnly reports whether the conversion only reads the objects it is given, so that the
+// world may lend the informer the apiserver's own objects (world.InformerSpec.TransformReadsOnly)
+// instead of copying each for a conversion that drops the copy at once: when the Go type holds
+// no interface value. apimachinery's converter builds every map, slice, pointer and struct of the
+// typed object anew and copies every scalar, but stores what goes into an interface (a field of
+// type any, a map[string]any) as the unstructured value itself, which would share it. What the
+// controller's own transform does comes after, with the typed object.
+func (t *typed) readsOnly() bool {
+	obj, err := t.scheme.New(t.gvk)
+	if err != nil {
+		return false
+	}
+	return !holdsInterfaces(reflect.TypeOf(obj))
+}
+
+// holdsInterfaces reports whether a value of type t can hold an interface value, through its
+// fields, pointers, slices, arrays and maps. The answer for a type never changes: it is kept
+// for the process.
+func holdsInterfaces(t reflect.Type) bool {
+	if v, ok := interfaceHolders.Load(t); ok {
+		return v.(bool)
+	}
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type) bool
+	walk = func(t reflect.Type) bool {
+		if seen[t] {
+			return false // being walked already: what it holds is found there
+		}
+		seen[t] = true
+		switch t.Kind() {
+		case reflect.Interface:
+			return true
+		case reflect.Pointer, reflect.Slice, reflect.Array:
+			return walk(t.Elem())
+		case reflect.Map:
+			return walk(t.Key()) || walk(t.Elem())
+		case reflect.Struct:
+			for i := range t.NumField() {
+				if walk(t.Field(i).Type) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	holds := walk(t)
+	interfaceHolders.Store(t, holds)
+	return holds
+}
+
+// interfaceHolders holds holdsInterfaces' answers by type.
+var interfaceHolders sync.Map
 
 func (t *typed) transform(obj any) (any, error) {
 	if u, ok := obj.(*unstructured.Unstructured); ok {

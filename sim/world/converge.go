@@ -149,7 +149,8 @@ func (w *World) CheckConverged() error {
 
 func (n *Informer) checkConverged() error {
 	src := n.src
-	// Lent, not copied: the check only reads (and the Transform below gets a copy).
+	// Lent, not copied: the check only reads (and the Transform below gets a copy, unless it
+	// only reads too).
 	list, err := n.w.srv.Lending().Snapshot(src.gvr, src.ns, metav1.ListOptions{LabelSelector: src.opts.LabelSelector, FieldSelector: src.opts.FieldSelector}, "world/eventual-consistency")
 	if err != nil {
 		return fmt.Errorf("%s: reading the apiserver: %w", n.Name(), err)
@@ -159,7 +160,11 @@ func (n *Informer) checkConverged() error {
 		u := &list.Items[i]
 		var obj any = u
 		if src.opts.Transform != nil {
-			if obj, err = src.opts.Transform(u.DeepCopy()); err != nil {
+			in := u
+			if !src.opts.TransformReadsOnly {
+				in = u.DeepCopy()
+			}
+			if obj, err = src.opts.Transform(in); err != nil {
 				return fmt.Errorf("%s: Transform of %s: %w", n.Name(), keyOf(u), err)
 			}
 		}

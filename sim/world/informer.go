@@ -39,6 +39,14 @@ type InformerSpec struct {
 	// objects. For an informer built elsewhere (HostInformer), set it to the transform that
 	// informer was given.
 	Transform informer.TransformFunc
+	// TransformReadsOnly promises that the informer's transform only reads the object it is
+	// given and returns one that shares no memory with it, as a conversion to a Go type does
+	// (a type with no interface values in it: apimachinery's converter shares what it puts in
+	// an interface). The informer then takes the apiserver's own objects, lent read-only as an
+	// informer without a transform does (fakeapi.md §10.5), instead of copies, and the oracle
+	// hands Transform the apiserver's objects, not copies. A transform that changes what it is
+	// given fails the run with the read-only-objects oracle.
+	TransformReadsOnly bool
 	// Equal, if set, decides whether a cached (or handler-replayed) object matches the
 	// apiserver's (after Transform): the oracle then compares keys and Equal only. Nil means
 	// the same resourceVersion and deeply equal content.

@@ -124,6 +124,78 @@ func TestCopyingBeforeChangingAndInPlaceTransformsPass(t *testing.T) {
 	}
 }
 
+// An informer whose spec promises a transform that only reads (TransformReadsOnly) takes the
+// apiserver's objects lent, on its LIST and on its WATCH, and the convergence oracle hands the
+// transform its lent objects too: a transform that converts, building a new object, passes and
+// fills the cache with what it built; one that writes into what it is given after all (an
+// object listed, one watched, or one the oracle read, each in one call only) fails the run with
+// the read-only-objects oracle, as a handler writing into its objects does.
+func TestReadOnlyTransformsTakeLentObjects(t *testing.T) {
+	convert := func(obj any) (any, error) {
+		u := obj.(*unstructured.Unstructured)
+		out := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}
+		out.SetNamespace(u.GetNamespace())
+		out.SetName(u.GetName())
+		out.SetResourceVersion(u.GetResourceVersion())
+		out.SetAnnotations(map[string]string{"converted": "yes"})
+		return out, nil
+	}
+	// writesInto converts, and writes into the object named name at its call-th transform.
+	writesInto := func(name string, call int) informer.TransformFunc {
+		calls := 0
+		return func(obj any) (any, error) {
+			if u := obj.(*unstructured.Unstructured); u.GetName() == name {
+				if calls++; calls == call {
+					u.SetAnnotations(map[string]string{"written": "yes"})
+				}
+			}
+			return convert(obj)
+		}
+	}
+	equal := func(cached, apiserver any) bool {
+		c, a := cached.(*unstructured.Unstructured), apiserver.(*unstructured.Unstructured)
+		return c.GetResourceVersion() == a.GetResourceVersion() && c.GetAnnotations()["converted"] == "yes"
+	}
+	run := func(seed uint64, transform informer.TransformFunc) (*Informer, error) {
+		w := newTraceWorld(t, seed)
+		mustApply(t, w, create(configMaps, "listed"))
+		n, err := w.AddInformer("conv", InformerSpec{Resource: configMaps, Transform: transform, TransformReadsOnly: true, Equal: equal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := n.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.RunUntilConverged(time.Minute); err != nil {
+			return n, err
+		}
+		mustApply(t, w, create(configMaps, "watched"))
+		if err := w.RunUntilConverged(time.Minute); err != nil {
+			return n, err
+		}
+		return n, w.CheckConverged()
+	}
+	for _, seed := range traceSeeds {
+		n, err := run(seed, convert)
+		if err != nil {
+			t.Fatalf("seed %d: a converting transform failed the run: %v", seed, err)
+		}
+		if objs := n.SharedIndexInformer().GetStore().List(); len(objs) != 2 || objs[0].(*unstructured.Unstructured).GetAnnotations()["converted"] != "yes" {
+			t.Fatalf("seed %d: the cache holds %d objects, not the 2 converted", seed, len(objs))
+		}
+		for _, c := range []struct {
+			what, name string
+			call       int
+		}{{"the object listed", "listed", 1}, {"the object watched", "watched", 1}, {"the oracle's object", "listed", 2}} {
+			_, err := run(seed, writesInto(c.name, c.call))
+			var v *Violation
+			if !errors.As(err, &v) || v.Oracle != OracleReadOnlyObjects || !strings.Contains(v.Message, "default/"+c.name) {
+				t.Fatalf("seed %d: a transform writing into %s: got %v, want a %s violation naming it", seed, c.what, err, OracleReadOnlyObjects)
+			}
+		}
+	}
+}
+
 // Messages a controller author meets: a second informer of one name is refused in the world's
 // words; a handler's panic comes back from RunUntilConverged as the step's failure (a
 // *sim.RunError), not as a world that "did not quiesce"; an unserved resource's error says how

@@ -127,7 +127,7 @@ func (l *link) doRequest() {
 	case informer.RequestWatch:
 		l.emitRequest(narration.KindWatch, req.Options)
 		open := l.n.src.lw.OpenWatchLent
-		if l.n.st.HasTransform() {
+		if l.copies() {
 			open = l.n.src.lw.OpenWatch
 		}
 		wt, err := open(req.Options)
@@ -151,9 +151,10 @@ func (l *link) doRequest() {
 // than copies (fakeapi.md §10.5): the informer only reads them, as client-go's shares one
 // object between its cache and every handler, and the apiserver notices any change made to one
 // (the read-only-objects oracle, checked after every step). An informer with a transform gets
-// copies, since client-go lets a transform change what it is given.
+// copies, since client-go lets a transform change what it is given, unless the informer's spec
+// promises that its transform only reads (InformerSpec.TransformReadsOnly).
 func (l *link) list(o metav1.ListOptions) (runtime.Object, error) {
-	if l.n.st.HasTransform() {
+	if l.copies() {
 		return l.n.src.lw.List(o)
 	}
 	list, err := l.n.src.lw.ListLent(o)
@@ -161,6 +162,12 @@ func (l *link) list(o metav1.ListOptions) (runtime.Object, error) {
 		return nil, err // not list: a nil *UnstructuredList is not a nil runtime.Object
 	}
 	return list, nil
+}
+
+// copies reports whether the informer must be handed copies of the apiserver's objects: it has
+// a transform that may change what it is given.
+func (l *link) copies() bool {
+	return l.n.st.HasTransform() && !l.n.src.opts.TransformReadsOnly
 }
 
 // emitRequest narrates a request, with its options when narration reaches anyone.
