@@ -320,6 +320,15 @@ func (gc *GarbageCollector) actAsDependent(ctx context.Context, g *graph, n *nod
 	waitingOwner := false
 	for _, ref := range refs {
 		st, elsewhere := g.resolve(n, ref)
+		if st == dangling && gc.stale {
+			confirmed, err := gc.confirmDangling(ctx, g, n, ref)
+			if err != nil {
+				return fmt.Sprintf("look up owner %s %s of %s", ref.Kind, ref.Name, n), err, true
+			}
+			if st = confirmed; st != dangling {
+				elsewhere = nil
+			}
+		}
 		if (st == invalid || elsewhere != nil) && !gc.reported[n.uid] {
 			gc.reported[n.uid] = true
 			return fmt.Sprintf("warn OwnerRefInvalidNamespace on %s", n), gc.warnInvalidNamespace(ctx, n, ref), true
@@ -355,6 +364,37 @@ func (gc *GarbageCollector) actAsDependent(ctx context.Context, g *graph, n *nod
 		policy = metav1.DeletePropagationForeground
 	}
 	return fmt.Sprintf("delete %s (%s: no owner left)", n, policy), gc.delete(ctx, n, policy), true
+}
+
+// confirmDangling looks up, with a consistent GET, an owner that a stale read did not show (or
+// showed with another uid), as kube-controller-manager's collector does before it believes its
+// caches (isDangling): with stale reads the lists of one scan come from watch caches at
+// different revisions, and a dependent read from a fresh cache may name an owner that a lagging
+// one has not shown yet. The live owner decides: absent or of another uid, dangling; being
+// deleted in the foreground, waiting; else solid. Without stale reads the graph is the server's
+// state at one revision and needs no such look-up.
+func (gc *GarbageCollector) confirmDangling(ctx context.Context, g *graph, n *node, ref metav1.OwnerReference) (ownerState, error) {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return dangling, nil // resolve found the kind: not reached
+	}
+	res := g.kinds[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}]
+	c := gc.srv.Resource(res.GVR)
+	if res.Namespaced {
+		c = c.Namespace(n.ns)
+	}
+	live, err := c.Get(ctx, ref.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return dangling, nil
+	case err != nil:
+		return dangling, err
+	case live.GetUID() != ref.UID:
+		return dangling, nil
+	case live.GetDeletionTimestamp() != nil && slices.Contains(live.GetFinalizers(), metav1.FinalizerDeleteDependents):
+		return waiting, nil
+	}
+	return solid, nil
 }
 
 func (gc *GarbageCollector) client(n *node) *fakeapi.ResourceClient {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/informersim/informersim/controlplane"
 	"github.com/informersim/informersim/fakeapi"
@@ -310,5 +311,57 @@ func TestStaleReadsActOnTheWatchCache(t *testing.T) {
 		if e.get(configmaps, "a", "dep") != nil {
 			t.Fatalf("stale reads %v: the dependent outlives the replica's resume", stale)
 		}
+	}
+}
+
+// TestStaleReadsConfirmAnAbsentOwner: with stale reads the lists of one scan may come from
+// caches at different revisions: here the dependent's resource from a fresh replica and its
+// owner's from one frozen before the owner was created. The collector looks the owner up before
+// it believes it gone, as kube-controller-manager's does (isDangling's GET), so the dependent
+// stays; once the owner is really gone, the dependent goes.
+func TestStaleReadsConfirmAnAbsentOwner(t *testing.T) {
+	e := newEnv(t)
+	srv, err := fakeapiNew(e, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv = srv
+	if e.cp, err = controlplane.New(srv, controlplane.Config{StaleReads: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Replicas().Freeze(1); err != nil {
+		t.Fatal(err)
+	}
+	owner := e.create(nodes, "", "n1")
+	e.create(configmaps, "a", "dep", ref(owner, true))
+	// Each of the collector's lists, in table order: nodes from the frozen replica, the rest
+	// from the fresh one.
+	step := func() {
+		t.Helper()
+		e.clk.Step(time.Second) // past the poll after a read from a lagging cache
+		for _, res := range srv.Config().Resources {
+			r := 0
+			if res.GVR == nodes {
+				r = 1
+			}
+			if err := srv.Replicas().RouteNext(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := e.cp.GC.Step(context.Background(), e.clk.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step()
+	if e.get(configmaps, "a", "dep") == nil {
+		t.Fatal("the collector deleted a dependent whose owner only a lagging cache lacked")
+	}
+	if got := e.cp.GC.Stats(); got.Deletes != 0 || got.Errors != 0 {
+		t.Fatalf("stats %+v", got)
+	}
+	e.delete(nodes, "", "n1", metav1.DeleteOptions{})
+	step()
+	if e.get(configmaps, "a", "dep") != nil {
+		t.Fatal("the dependent of an owner gone outlives the collector's step")
 	}
 }
