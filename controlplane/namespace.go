@@ -22,6 +22,15 @@ import (
 // in their grace period, keep the namespace Terminating until they go.
 type NamespaceController struct {
 	base
+	// namespaces is the namespaces as last read (view.go), each with whether it is being
+	// deleted; what is in a namespace being deleted is listed in full at each scan.
+	namespaces view[bool]
+}
+
+// terminatingHooks derive a namespace's entry in the view: whether it is being deleted.
+var terminatingHooks = viewHooks[bool]{
+	add:  func(ns *unstructured.Unstructured) bool { return ns.GetDeletionTimestamp() != nil },
+	drop: func(bool) {},
 }
 
 // NewNamespaceController returns the namespace controller of srv.
@@ -30,7 +39,15 @@ func NewNamespaceController(srv *fakeapi.Server) (*NamespaceController, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &NamespaceController{base: b}, nil
+	nc := &NamespaceController{base: b}
+	nc.namespaces = newView[bool](&nc.base, fakeapi.NamespacesGVR)
+	return nc, nil
+}
+
+// SetStopped implements Component: a restarted controller reads the server afresh.
+func (nc *NamespaceController) SetStopped(stopped bool) {
+	nc.base.SetStopped(stopped)
+	nc.namespaces.forget(terminatingHooks)
 }
 
 // Pending implements Component.
@@ -47,8 +64,7 @@ func (nc *NamespaceController) Step(ctx context.Context, now time.Time) (string,
 	nc.stats.Scans++
 	nc.beginScan()
 	rev := nc.srv.Revision()
-	nss, err := nc.list(fakeapi.NamespacesGVR, "")
-	if err != nil {
+	if err := refresh(&nc.base, &nc.namespaces, terminatingHooks); err != nil {
 		if apierrors.IsNotFound(err) { // namespaces not served: nothing ever to do
 			nc.done(now, rev)
 			return "", nil
@@ -56,12 +72,11 @@ func (nc *NamespaceController) Step(ctx context.Context, now time.Time) (string,
 		nc.result(now, err)
 		return "", nil
 	}
-	for i := range nss {
-		ns := &nss[i]
-		if ns.GetDeletionTimestamp() == nil {
+	for _, e := range nc.namespaces.entries {
+		if !e.val {
 			continue
 		}
-		what, err, acted := nc.finish(ctx, ns, now)
+		what, err, acted := nc.finish(ctx, e.obj, now)
 		if acted {
 			nc.result(now, err)
 			if err != nil {
