@@ -281,15 +281,7 @@ func TestOrphanByDefaultResource(t *testing.T) {
 // dependent stays until the replica resumes; reading storage, it goes at once.
 func TestStaleReadsActOnTheWatchCache(t *testing.T) {
 	for _, stale := range []bool{false, true} {
-		e := newEnv(t)
-		srv, err := fakeapiNew(e, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.srv = srv
-		if e.cp, err = controlplane.New(srv, controlplane.Config{StaleReads: stale}); err != nil {
-			t.Fatal(err)
-		}
+		e, srv := replicatedEnv(t, 1, controlplane.Config{StaleReads: stale})
 		owner := e.create(configmaps, "a", "owner")
 		e.create(configmaps, "a", "dep", ref(owner, true))
 		if err := srv.Replicas().Freeze(0); err != nil {
@@ -320,15 +312,7 @@ func TestStaleReadsActOnTheWatchCache(t *testing.T) {
 // it believes it gone, as kube-controller-manager's does (isDangling's GET), so the dependent
 // stays; once the owner is really gone, the dependent goes.
 func TestStaleReadsConfirmAnAbsentOwner(t *testing.T) {
-	e := newEnv(t)
-	srv, err := fakeapiNew(e, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.srv = srv
-	if e.cp, err = controlplane.New(srv, controlplane.Config{StaleReads: true}); err != nil {
-		t.Fatal(err)
-	}
+	e, srv := replicatedEnv(t, 2, controlplane.Config{StaleReads: true})
 	if err := srv.Replicas().Freeze(1); err != nil {
 		t.Fatal(err)
 	}

@@ -146,11 +146,19 @@ func unstructuredString(obj map[string]any, path ...string) (string, bool, error
 
 func errorsAs(err error, target *apierrors.APIStatus) bool { return errors.As(err, target) }
 
-// fakeapiNew is a server on e's clock with the given replicas.
-func fakeapiNew(e *env, replicas int) (*fakeapi.Server, error) {
+// replicatedEnv is newEnv on a server with the given replicas, its control plane configured by
+// cfg.
+func replicatedEnv(t *testing.T, replicas int, cfg controlplane.Config) (*env, *fakeapi.Server) {
+	t.Helper()
+	e := newEnv(t)
 	srv, err := fakeapi.New(fakeapi.Config{Clock: e.clk, Replicas: replicas})
-	if err == nil {
-		checkLending(e.t, srv)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return srv, err
+	checkLending(t, srv)
+	e.srv = srv
+	if e.cp, err = controlplane.New(srv, cfg); err != nil {
+		t.Fatal(err)
+	}
+	return e, srv
 }

@@ -234,16 +234,8 @@ func TestWorkloadStatusRetriesARefusedWrite(t *testing.T) {
 // nothing, and a driver would step it at that instant forever): its timer is the end of the
 // wait, when it writes the status.
 func TestLatencyDueWhileWaitingForALaggingCache(t *testing.T) {
-	e := newEnv(t)
-	srv, err := fakeapiNew(e, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.srv = srv
-	if e.cp, err = controlplane.New(srv, controlplane.Config{StaleReads: true,
-		Workload: controlplane.WorkloadConfig{MinLatency: 10 * time.Millisecond, MaxLatency: 10 * time.Millisecond}}); err != nil {
-		t.Fatal(err)
-	}
+	e, srv := replicatedEnv(t, 1, controlplane.Config{StaleReads: true,
+		Workload: controlplane.WorkloadConfig{MinLatency: 10 * time.Millisecond, MaxLatency: 10 * time.Millisecond}})
 	ws := e.cp.Workload
 	if err := srv.Replicas().SetLag(0, time.Second); err != nil {
 		t.Fatal(err)
