@@ -3,6 +3,7 @@ package clientgo
 import (
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -36,7 +37,21 @@ import (
 type memPlan struct {
 	size uintptr
 	deep []memField
+	// largest holds the lengths of the largest snapshot of the type taken so far in the
+	// process, the room a new one starts with: grown by append from nothing, a snapshot's
+	// slices allocated about twice what they kept.
+	largest [snapshotParts]atomic.Int64
 }
+
+// The parts of a snapshot that largest sizes.
+const (
+	partBlocks = iota // addrs and ends
+	partSaved
+	partStringMaps
+	partStrs
+	partOpaque
+	snapshotParts
+)
 
 type memKind uint8
 
@@ -167,13 +182,31 @@ func snapshotOf(obj, cp any) *memSnapshot {
 		return nil
 	}
 	plan := memPlanFor(lv.Type().Elem())
-	s := &memSnapshot{}
+	room := func(part int) int { return int(plan.largest[part].Load()) }
+	s := &memSnapshot{
+		addrs: make([]unsafe.Pointer, 0, room(partBlocks)), ends: make([]int, 0, room(partBlocks)),
+		saved: make([]byte, 0, room(partSaved)), stringMaps: make([]savedStringMap, 0, room(partStringMaps)),
+		strs: make([]string, 0, room(partStrs)), opaque: make([]opaquePair, 0, room(partOpaque)),
+	}
 	live, c := lv.UnsafePointer(), cv.UnsafePointer()
 	s.block(live, plan.size)
 	if !s.walk(live, c, plan, 0) {
 		return nil
 	}
+	for part, n := range [snapshotParts]int{len(s.addrs), len(s.saved), len(s.stringMaps), len(s.strs), len(s.opaque)} {
+		raiseTo(&plan.largest[part], int64(n))
+	}
 	return s
+}
+
+// raiseTo sets l to n if n is larger (runs of a sweep take snapshots at once).
+func raiseTo(l *atomic.Int64, n int64) {
+	for {
+		old := l.Load()
+		if n <= old || l.CompareAndSwap(old, n) {
+			return
+		}
+	}
 }
 
 func (s *memSnapshot) block(p unsafe.Pointer, n uintptr) {
