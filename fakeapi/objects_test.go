@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -596,14 +597,27 @@ func TestRequestEntryKeepsTheRecord(t *testing.T) {
 		if only >= 0 && reflect.ValueOf(rq).IsZero() {
 			t.Fatalf("field %d was not set", only)
 		}
-		e := newRequestEntry(&rq)
+		e := (&recorder{}).entry(&rq)
 		if got := e.record(); !reflect.DeepEqual(got, rq) {
 			t.Fatalf("field %d: the entry gives back\n%+v\nwant\n%+v", only, got, rq)
 		}
 	}
 	var rq RequestRecord
-	if e := newRequestEntry(&rq); e.options != nil || !reflect.DeepEqual(e.record(), rq) {
-		t.Fatalf("a record without options kept %v", e.options)
+	if e := (&recorder{}).entry(&rq); e.options != nil || e.outcome != nil || !reflect.DeepEqual(e.record(), rq) {
+		t.Fatalf("a record without options and outcome kept %v, %v", e.options, e.outcome)
+	}
+	// The records of one resource share it; past maxSharedResources resources, each record
+	// has its own, and the recorder's table stops growing.
+	var r recorder
+	for i := range maxSharedResources + 5 {
+		rq := RequestRecord{Resource: schema.GroupVersionResource{Version: "v1", Resource: fmt.Sprintf("r%d", i)}}
+		a, b := r.entry(&rq), r.entry(&rq)
+		if shared := a.resource == b.resource; shared != (i < maxSharedResources) || a.record().Resource != rq.Resource {
+			t.Fatalf("resource %d: shared %v, gives back %v", i, shared, a.record().Resource)
+		}
+	}
+	if len(r.resources) != maxSharedResources {
+		t.Fatalf("the recorder shares %d resources, want %d", len(r.resources), maxSharedResources)
 	}
 }
 

@@ -104,9 +104,11 @@ type recorder struct {
 	max      int
 	seq      uint64
 	requests recordLog[requestEntry]
-	events   recordLog[WatchEvent]
-	observer func(Record)
-	clk      func() time.Time
+	// resources holds the resources the request records share (resource).
+	resources map[schema.GroupVersionResource]*schema.GroupVersionResource
+	events    recordLog[WatchEvent]
+	observer  func(Record)
+	clk       func() time.Time
 }
 
 func (r *recorder) newRequest(verb Verb, gvr schema.GroupVersionResource, ns, name string, opts metav1.ListOptions, client string) RequestRecord {
@@ -162,7 +164,7 @@ func (s *Server) finishRequest_locked(rq *RequestRecord, err error) {
 	}
 	s.rec.seq++
 	rq.Seq, rq.Time = s.rec.seq, s.clk.Now()
-	s.rec.requests.append(newRequestEntry(rq), s.rec.max)
+	s.rec.requests.append(s.rec.entry(rq), s.rec.max)
 	if s.rec.observer != nil {
 		c := *rq
 		s.rec.observer(Record{Request: &c})
@@ -216,50 +218,83 @@ func (s *Server) appendEvent_locked(ev WatchEvent) {
 	}
 }
 
-// requestEntry is a RequestRecord as the server's log keeps it, in two thirds of the room: its
-// list options are kept behind a pointer, nil when they are zero. They are zero for every write
-// and for the control plane's scans, which are most of a harness run's requests (830 of 838 in
-// one), and a ListOptions by value is 144 of a record's 400 bytes.
+// requestEntry is a RequestRecord as the server's log keeps it, in 152 bytes instead of 400:
+// what most requests leave zero is kept behind pointers, nil when zero. The list options are
+// zero for every write and for the control plane's reads, most of a harness run's requests
+// (830 of 838 in one), and a ListOptions by value is 144 bytes; a continue token, a watch ID
+// and an error are as rare. The resource is shared by the records of its requests
+// (recorder.resource).
 type requestEntry struct {
 	seq       uint64
 	time      time.Time
 	client    string
 	verb      Verb
-	resource  schema.GroupVersionResource
+	replica   int
+	resource  *schema.GroupVersionResource
 	namespace string
 	name      string
 	options   *metav1.ListOptions
-	replica   int
 	listRV    string
-	cont      string
-	watchID   uint64
 	objectRV  string
-	code      int32
-	reason    metav1.StatusReason
-	err       string
+	outcome   *requestOutcome
 }
 
-func newRequestEntry(rq *RequestRecord) requestEntry {
-	e := requestEntry{seq: rq.Seq, time: rq.Time, client: rq.Client, verb: rq.Verb, resource: rq.Resource,
-		namespace: rq.Namespace, name: rq.Name, replica: rq.Replica, listRV: rq.ListRV, cont: rq.Continue,
-		watchID: rq.WatchID, objectRV: rq.ObjectRV, code: rq.Code, reason: rq.Reason, err: rq.Err}
+// requestOutcome is the part of a request's result that most requests leave zero.
+type requestOutcome struct {
+	cont    string
+	watchID uint64
+	code    int32
+	reason  metav1.StatusReason
+	err     string
+}
+
+// entry returns rq as the log keeps it.
+func (r *recorder) entry(rq *RequestRecord) requestEntry {
+	e := requestEntry{seq: rq.Seq, time: rq.Time, client: rq.Client, verb: rq.Verb, replica: rq.Replica,
+		resource: r.resource(rq.Resource), namespace: rq.Namespace, name: rq.Name, listRV: rq.ListRV, objectRV: rq.ObjectRV}
 	if rq.Options != (metav1.ListOptions{}) {
 		opts := rq.Options
 		e.options = &opts
+	}
+	if o := (requestOutcome{cont: rq.Continue, watchID: rq.WatchID, code: rq.Code, reason: rq.Reason, err: rq.Err}); o != (requestOutcome{}) {
+		e.outcome = new(requestOutcome) // not &o: o would be allocated for every request
+		*e.outcome = o
 	}
 	return e
 }
 
 // record returns the RequestRecord e keeps.
 func (e *requestEntry) record() RequestRecord {
-	rq := RequestRecord{Seq: e.seq, Time: e.time, Client: e.client, Verb: e.verb, Resource: e.resource,
-		Namespace: e.namespace, Name: e.name, Replica: e.replica, ListRV: e.listRV, Continue: e.cont,
-		WatchID: e.watchID, ObjectRV: e.objectRV, Code: e.code, Reason: e.reason, Err: e.err}
+	rq := RequestRecord{Seq: e.seq, Time: e.time, Client: e.client, Verb: e.verb, Replica: e.replica,
+		Resource: *e.resource, Namespace: e.namespace, Name: e.name, ListRV: e.listRV, ObjectRV: e.objectRV}
 	if e.options != nil {
 		rq.Options = *e.options
 	}
+	if o := e.outcome; o != nil {
+		rq.Continue, rq.WatchID, rq.Code, rq.Reason, rq.Err = o.cont, o.watchID, o.code, o.reason, o.err
+	}
 	return rq
 }
+
+// resource returns the one copy of gvr the records share, made at its first request. The
+// first maxSharedResources resources requested are shared; a client asking for more (names it
+// makes up, each a 404) gets a copy per record, so that the table stays small.
+func (r *recorder) resource(gvr schema.GroupVersionResource) *schema.GroupVersionResource {
+	if p, ok := r.resources[gvr]; ok {
+		return p
+	}
+	p := new(schema.GroupVersionResource) // not &gvr: gvr would be allocated at every call
+	*p = gvr
+	if len(r.resources) < maxSharedResources {
+		if r.resources == nil {
+			r.resources = map[schema.GroupVersionResource]*schema.GroupVersionResource{}
+		}
+		r.resources[gvr] = p
+	}
+	return p
+}
+
+const maxSharedResources = 1024
 
 // recordLog keeps the newest records, up to a bound, in a chunklog.Log: records are large (a
 // request's holds its list options), and a slice grown by append, copying every record each time
