@@ -104,6 +104,10 @@ type graph struct {
 	byIdentity map[identity]*node
 	dependents map[types.UID][]*node                 // owner uid -> dependents referencing it, in node order
 	kinds      map[schema.GroupKind]fakeapi.Resource // the server's resources by group and kind
+	// actors are the nodes the collector may act on, in node order: those with owner
+	// references or being deleted. Any other node is neither a dependent to collect nor an
+	// owner whose deletion waits, so a step visits only these.
+	actors []*node
 }
 
 type identity struct {
@@ -157,7 +161,14 @@ func (g *graph) add(n *node) {
 	for _, ref := range n.refs {
 		g.dependents[ref.UID] = insertSorted(g.dependents[ref.UID], n)
 	}
+	if n.mayAct() {
+		g.actors = insertSorted(g.actors, n)
+	}
 }
+
+// mayAct reports whether the collector can ever act on n: a node without owner references
+// that is not being deleted has no write of its own (act finds nothing for it).
+func (n *node) mayAct() bool { return len(n.refs) > 0 || n.terminating }
 
 // remove unindexes n, which left the graph.
 func (g *graph) remove(n *node) {
@@ -173,6 +184,9 @@ func (g *graph) remove(n *node) {
 		} else {
 			delete(g.dependents, ref.UID)
 		}
+	}
+	if n.mayAct() {
+		g.actors = removeSorted(g.actors, n)
 	}
 }
 
@@ -252,15 +266,13 @@ func (gc *GarbageCollector) Step(ctx context.Context, now time.Time) (string, er
 		gc.result(now, err)
 		return "", nil
 	}
-	for i := range gc.g.views {
-		for _, e := range gc.g.views[i].entries {
-			if what, err, acted := gc.act(ctx, gc.g, e.val); acted {
-				gc.result(now, err)
-				if err != nil {
-					return fmt.Sprintf("%s failed: %v", what, err), nil
-				}
-				return what, nil
+	for _, n := range gc.g.actors { // in resource-table and key order, as every node
+		if what, err, acted := gc.act(ctx, gc.g, n); acted {
+			gc.result(now, err)
+			if err != nil {
+				return fmt.Sprintf("%s failed: %v", what, err), nil
 			}
+			return what, nil
 		}
 	}
 	gc.done(now, rev)

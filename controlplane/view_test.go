@@ -84,6 +84,15 @@ func compareGraphs(t *testing.T, where string, g *graph, f fullGraph) {
 			t.Fatalf("%s: node %s reads other fields than its object", where, n)
 		}
 	}
+	var actors []*node
+	for _, n := range nodes {
+		if len(n.refs) > 0 || n.terminating {
+			actors = append(actors, n)
+		}
+	}
+	if !slices.Equal(actors, g.actors) {
+		t.Fatalf("%s: the collector would visit %d nodes, %d have owners or are being deleted", where, len(g.actors), len(actors))
+	}
 	if len(g.byUID) != len(f.byUID) || len(g.byIdentity) != len(f.byIdentity) || len(g.dependents) != len(f.dependents) {
 		t.Fatalf("%s: indexes of %d uids, %d identities, %d owners, a full read's %d, %d, %d", where,
 			len(g.byUID), len(g.byIdentity), len(g.dependents), len(f.byUID), len(f.byIdentity), len(f.dependents))
