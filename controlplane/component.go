@@ -61,9 +61,13 @@ type Stats struct {
 // base is what every component shares: the revision it last found nothing to do at, the
 // delay it waits after noticing a change, the backoff after an error, and the stopped switch.
 type base struct {
-	name     string
-	srv      *fakeapi.Server
-	stale    bool // read the replicas' watch caches (resourceVersion "0") instead of storage
+	name  string
+	srv   *fakeapi.Server
+	stale bool // read the replicas' watch caches (resourceVersion "0") instead of storage
+	// rebuild makes every read start from an empty view, as the components read before they
+	// kept their views between steps (view.go): the same requests, everything derived anew. A
+	// test's reference for the kept views; nothing else sets it.
+	rebuild  bool
 	quietRev uint64
 	quiet    bool
 	noticed  time.Time // when a change was first seen; zero when none is waiting

@@ -202,6 +202,9 @@ func (g *graph) owner(uid types.UID) *node {
 func (gc *GarbageCollector) read() (uint64, error) {
 	gc.stats.Scans++
 	gc.beginScan()
+	if gc.rebuild {
+		gc.g = newGraph(&gc.base) // every index made anew, none of it maintained (base.rebuild)
+	}
 	rev := gc.srv.Revision()
 	for i := range gc.g.views {
 		if err := refresh(&gc.base, &gc.g.views[i], gc.g.hooks[i]); err != nil {

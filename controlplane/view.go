@@ -67,6 +67,9 @@ func compareEntryKey[T any](e viewEntry[T], k [2]string) int {
 
 // refresh reads v's resource from the server, as base.list would, and brings v up to date.
 func refresh[T any](b *base, v *view[T], h viewHooks[T]) error {
+	if b.rebuild {
+		v.forget(h)
+	}
 	if b.stale {
 		l, err := v.lw.ListLent(metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
