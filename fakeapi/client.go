@@ -65,6 +65,26 @@ func (c *ResourceClient) Create(ctx context.Context, obj *unstructured.Unstructu
 	return c.create(ctx, obj, options, subresources, copyWriteAnswer)
 }
 
+// CreateLent is Create for a caller that only reads the answer, as an HTTP front that encodes
+// it: the answer is the committed object itself, lent read-only to lendTo as
+// ListerWatcher.ListLent lends list items (see "Ownership of objects" in the package
+// documentation), instead of a copy. A dry run's answer, never committed, is still a copy.
+func (c *ResourceClient) CreateLent(ctx context.Context, obj *unstructured.Unstructured, options metav1.CreateOptions, lendTo string) (*unstructured.Unstructured, error) {
+	if lendTo == "" {
+		return nil, fmt.Errorf("fakeapi: CreateLent: empty lendTo")
+	}
+	return c.create(ctx, obj, options, nil, func(u *unstructured.Unstructured) *unstructured.Unstructured {
+		s := c.srv
+		if res, ok := s.lookup_locked(c.gvr); ok && len(options.DryRun) == 0 {
+			if h := res.keys[objKey{metaStr(u, "namespace"), metaStr(u, "name")}]; h != nil && h.latest() == u {
+				s.lend_locked(u, h, lendTo, false)
+				return u
+			}
+		}
+		return copyWriteAnswer(u)
+	})
+}
+
 // CreateRV is Create for a caller that needs nothing of the answer but the created object's
 // name and resourceVersion (dry run: those it would have): the same request, with the same
 // effects and record, without building the copy of the object that Create returns. Writers

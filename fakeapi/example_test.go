@@ -178,6 +178,24 @@ func ExampleListerWatcher_OpenWatchLent() {
 	// configmaps a 2 my-informer noticed by a write to it
 }
 
+// CreateLent answers with the object the server stored, lent read-only, for a caller that only
+// reads the answer (an HTTP front encoding it): no copy is made, and a change to it is noticed.
+func ExampleResourceClient_CreateLent() {
+	srv, _ := newServer()
+	cms := srv.Resource(configmaps).Namespace("default")
+	out, _ := cms.CreateLent(context.Background(), configMap("a"), metav1.CreateOptions{}, "my-front")
+	fmt.Println(out.GetName(), out.GetResourceVersion(), srv.Lending().Check())
+
+	out.SetLabels(map[string]string{"changed": "yes"}) // the bug lending catches
+	var changed *fakeapi.MutationError
+	if errors.As(srv.Lending().Check(), &changed) {
+		fmt.Println(changed.Name, changed.LentTo, "noticed by", changed.NoticedBy)
+	}
+	// Output:
+	// a 2 <nil>
+	// a my-front noticed by Lending.Check
+}
+
 // A frozen replica's watch cache stops at the revision it had: a resourceVersion="0" list,
 // which its cache serves, reads the old state until the replica resumes, while a consistent
 // list reads the store (fakeapi.md §3.4, §6 F-2).

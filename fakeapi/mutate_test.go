@@ -344,3 +344,40 @@ func TestMutateLends(t *testing.T) {
 		})
 	}
 }
+
+// TestCreateLent: CreateLent answers with the committed object itself, lent (a write into it is
+// a MutationError naming the holder), except for a dry run, whose answer is a copy of nothing
+// stored; an empty holder is refused before any request.
+func TestCreateLent(t *testing.T) {
+	const lender = "the front"
+	s, _ := newTestServer(t, nil)
+	rc := s.Resource(cmGVR).Namespace("ns")
+	out, err := rc.CreateLent(bg, cm("ns", "a", nil), metav1.CreateOptions{}, lender)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, key, _ := rc.key("a")
+	if got := s.current_locked(res, key); out != got {
+		t.Fatal("the answer is not the committed version")
+	}
+	if err := s.Lending().Check(); err != nil {
+		t.Fatalf("nothing was changed, Lending.Check = %v", err)
+	}
+	dry, err := rc.CreateLent(bg, cm("ns", "b", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}, lender)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dry.SetLabels(map[string]string{"changed": "yes"}) // a copy: nobody notices
+	if err := s.Lending().Check(); err != nil {
+		t.Fatalf("a dry run's answer was lent: %v", err)
+	}
+	out.SetLabels(map[string]string{"changed": "yes"})
+	var me *MutationError
+	if err := s.Lending().Check(); !errors.As(err, &me) || me.LentTo != lender || me.Name != "a" {
+		t.Fatalf("a write into the lent answer: Lending.Check = %v", err)
+	}
+	n := len(s.Requests())
+	if _, err := rc.CreateLent(bg, cm("ns", "c", nil), metav1.CreateOptions{}, ""); err == nil || len(s.Requests()) != n {
+		t.Fatalf("an empty holder: %v, %d requests after %d", err, len(s.Requests()), n)
+	}
+}

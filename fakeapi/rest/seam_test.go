@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -293,5 +294,26 @@ func TestTrackerReadsTheStoredObject(t *testing.T) {
 	}
 	if err := srv.Lending().Check(); err != nil {
 		t.Errorf("Lending.Check = %v", err)
+	}
+}
+
+// TestCreateAnswerIsLent checks that a create's answer, which the front only encodes, is the
+// stored object lent to the front (fakeapi.ResourceClient.CreateLent), not a copy: a change
+// made to the stored object afterwards is reported with the front among its holders.
+func TestCreateAnswerIsLent(t *testing.T) {
+	srv, h := newSeamHandler(t, Options{})
+	if w := do(h, call{method: "POST", path: "/api/v1/namespaces/ns/configmaps", body: cmBody}); w.Code != 201 {
+		t.Fatalf("create %d %s", w.Code, w.Body)
+	}
+	lw := srv.ListerWatcher(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "ns")
+	lw.Name = "the test"
+	list, err := lw.ListLent(metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("list: %v, %d items", err, len(list.Items))
+	}
+	list.Items[0].SetLabels(map[string]string{"changed": "yes"})
+	var me *fakeapi.MutationError
+	if err := srv.Lending().Check(); !errors.As(err, &me) || !slices.Equal(me.Holders, []string{createLender, "the test"}) {
+		t.Fatalf("Lending.Check = %v, want a change to an object held by the front's create and the test", err)
 	}
 }

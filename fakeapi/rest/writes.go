@@ -108,7 +108,8 @@ func asStatus(err error) error {
 	return apierrors.NewBadRequest(err.Error())
 }
 
-// create stores obj (POST), recording its managedFields first when a FieldTracker is set.
+// create stores obj (POST), recording its managedFields first when a FieldTracker is set. The
+// answer is only encoded, so it is the stored object lent (createLender), not a copy.
 func (h *Handler) create(r *http.Request, t target, obj *unstructured.Unstructured, opts metav1.CreateOptions) (*unstructured.Unstructured, error) {
 	if errs := validation.ValidateCreateOptions(&opts); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "CreateOptions"}, "", errs)
@@ -126,7 +127,7 @@ func (h *Handler) create(r *http.Request, t target, obj *unstructured.Unstructur
 		}
 		obj = tracked
 	}
-	return rc.Create(r.Context(), obj, opts)
+	return rc.CreateLent(r.Context(), obj, opts, createLender)
 }
 
 // update replaces the object (PUT), recording its managedFields under the server's lock when a
@@ -161,10 +162,12 @@ func (h *Handler) update(r *http.Request, t target, obj *unstructured.Unstructur
 }
 
 // updateLender and patchLender are the names the objects of an update and of a JSON or merge
-// patch are lent to (fakeapi.Mutation's LendTo).
+// patch are lent to (fakeapi.Mutation's LendTo), createLender the name a create's answer is
+// lent to (fakeapi.ResourceClient.CreateLent: the answer is only encoded).
 const (
 	updateLender = "the REST front's update (fakeapi/rest)"
 	patchLender  = "the REST front's patch (fakeapi/rest)"
+	createLender = "the REST front's create (fakeapi/rest)"
 )
 
 // patchWith answers a patch of type pt: with a Patcher for pt (strategic merge, apply) or, for
