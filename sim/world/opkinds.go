@@ -501,7 +501,7 @@ func (w *World) apply(op Op, fromFaultPoint bool) error {
 		if err != nil {
 			rec.Err = err.Error()
 		}
-		w.opLog = append(w.opLog, rec)
+		w.opLog.Append(rec)
 	}
 	return err
 }
@@ -513,7 +513,7 @@ func (w *World) Ops() ([]GeneratedOp, error) {
 	if !w.cfg.RecordOps {
 		return nil, errors.New("world: Ops: the world records no ops (set Config.RecordOps)")
 	}
-	return slices.Clone(w.opLog), nil
+	return w.opLog.All(), nil
 }
 
 // informerNamed returns the world's informer called name, or nil.

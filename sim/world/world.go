@@ -15,6 +15,7 @@ import (
 	"github.com/informersim/informersim/controlplane"
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
+	"github.com/informersim/informersim/internal/chunklog"
 	"github.com/informersim/informersim/internal/invariant"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world/narration"
@@ -172,8 +173,9 @@ type World struct {
 	// pendingOps counts scripted op batches not yet applied and generators not done: the world
 	// is not Quiet while the workload still has something to say.
 	pendingOps int
-	// opLog is every op applied, with Config.RecordOps (Ops).
-	opLog []GeneratedOp
+	// opLog is every op applied, with Config.RecordOps (Ops): a record is a few hundred bytes,
+	// which a slice grown by append copied at every doubling.
+	opLog chunklog.Log[GeneratedOp]
 
 	// The user's work (user.go).
 	userActors []sim.Actor
