@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -323,22 +322,5 @@ func harnessRun(t *testing.T, seed uint64) {
 //		GOMAXPROCS=$p /tmp/clientgo.test -test.run='^$' -test.bench=HarnessSweep -test.benchtime=40x; done
 func BenchmarkHarnessSweep(b *testing.B) {
 	quietKlog(b)
-	var next atomic.Uint64
-	var failed atomic.Int64
-	b.SetParallelism(1)
-	b.ReportAllocs()
-	cpuStart, cpuOK := cputime.Process()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			seed := next.Add(1)
-			if !benchrun.Test(b, "HarnessSweep", func(t *testing.T) { harnessRun(t, seed) }) {
-				failed.Add(1)
-			}
-		}
-	})
-	if failed.Load() > 0 {
-		b.Fatalf("%d seeds failed", failed.Load())
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "seeds/s")
-	reportCPU(b, cpuStart, cpuOK, b.N, "op")
+	benchrun.Sweep(b, "HarnessSweep", harnessRun)
 }

@@ -1,7 +1,6 @@
 package samplecontroller_test
 
 import (
-	"sync/atomic"
 	"testing"
 
 	"github.com/informersim/informersim/clientgo"
@@ -59,29 +58,9 @@ func benchSpec() spec {
 //		GOMAXPROCS=$p /tmp/sc.test -test.run='^$' -test.bench=HarnessSweep -test.benchtime=200x; done
 func BenchmarkHarnessSweep(b *testing.B) {
 	s := benchSpec()
-	var next atomic.Uint64
-	var failed atomic.Int64
-	b.SetParallelism(1)
-	b.ReportAllocs()
-	start, startOK := cputime.Process()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			seed := next.Add(1)
-			ok := benchrun.Test(b, "SampleControllerSweep", func(t *testing.T) {
-				if _, err := clientgo.Run(t, mainConfig(t, s, seed, samplecontroller.Bugs{}, nil)); err != nil {
-					t.Fatal(err)
-				}
-			})
-			if !ok {
-				failed.Add(1)
-			}
+	benchrun.Sweep(b, "SampleControllerSweep", func(t *testing.T, seed uint64) {
+		if _, err := clientgo.Run(t, mainConfig(t, s, seed, samplecontroller.Bugs{}, nil)); err != nil {
+			t.Fatal(err)
 		}
 	})
-	if failed.Load() > 0 {
-		b.Fatalf("%d seeds failed", failed.Load())
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "seeds/s")
-	if end, ok := cputime.Process(); ok && startOK {
-		b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
-	}
 }
