@@ -78,23 +78,11 @@ func bubbleRuns(driver uint64, frame string) (found bool) {
 		return false
 	}
 	withAllStacks(func(all []byte) {
-		stacks := bytes.Split(all, []byte("\n\n"))
-		bubble := ""
-		for _, s := range stacks {
-			if id, state, ok := stackHeader(s); ok && id == driver {
-				bubble = bubbleOf(state)
-			}
-		}
-		if bubble == "" {
-			return
-		}
 		f := []byte(frame)
-		for _, s := range stacks {
-			if _, state, ok := stackHeader(s); ok && bubbleOf(state) == bubble && bytes.Contains(s, f) {
-				found = true
-				return
-			}
-		}
+		controllerStacks(all, driver, func(stack []byte, _ string) bool {
+			found = bytes.Contains(stack, f)
+			return !found
+		})
 	})
 	return found
 }

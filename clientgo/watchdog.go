@@ -100,28 +100,39 @@ type bubbleGoroutine struct{ stack, state string }
 // bubbleGoroutines returns the goroutines of the driver's bubble but the driver and
 // testing/synctest's own (the bubble's root and the test's waiter): the controller's.
 func bubbleGoroutines(driver uint64) []bubbleGoroutine {
-	stacks := bytes.Split(allStacks(), []byte("\n\n"))
-	bubble := ""
-	for _, s := range stacks {
-		if id, state, ok := goroutineHeader(string(s)); ok && id == driver {
-			bubble = bubbleOf(state)
-		}
-	}
 	var out []bubbleGoroutine
-	for _, s := range stacks {
-		id, state, ok := goroutineHeader(string(s))
-		if !ok || id == driver || bubble == "" || bubbleOf(state) != bubble || bytes.Contains(s, []byte("testing/synctest.")) {
-			continue
-		}
-		out = append(out, bubbleGoroutine{stack: strings.TrimSpace(string(s)), state: state})
-	}
+	withAllStacks(func(all []byte) {
+		controllerStacks(all, driver, func(stack []byte, state string) bool {
+			out = append(out, bubbleGoroutine{stack: strings.TrimSpace(string(stack)), state: state})
+			return true
+		})
+	})
 	return out
 }
 
-// allStacks returns the stacks of every goroutine of the process.
-func allStacks() (stacks []byte) {
-	withAllStacks(func(all []byte) { stacks = bytes.Clone(all) })
-	return stacks
+// controllerStacks calls f with the stack and state of each goroutine of the driver's bubble in
+// all (runtime.Stack's text of every goroutine), but the driver and testing/synctest's own,
+// until f returns false.
+func controllerStacks(all []byte, driver uint64, f func(stack []byte, state string) bool) {
+	stacks := bytes.Split(all, []byte("\n\n"))
+	bubble := ""
+	for _, s := range stacks {
+		if id, state, ok := stackHeader(s); ok && id == driver {
+			bubble = bubbleOf(state)
+		}
+	}
+	if bubble == "" {
+		return
+	}
+	for _, s := range stacks {
+		id, state, ok := stackHeader(s)
+		if !ok || id == driver || bubbleOf(state) != bubble || bytes.Contains(s, []byte("testing/synctest.")) {
+			continue
+		}
+		if !f(s, state) {
+			return
+		}
+	}
 }
 
 // stackBufs keeps the buffers withAllStacks fills: a megabyte or more made (and zeroed) at each
@@ -172,10 +183,11 @@ func goroutineHeader(s string) (uint64, string, bool) {
 func why(state string) string {
 	switch {
 	case strings.Contains(state, "IO wait"):
+		server := `a metrics or health-probe server: set its address to "0"`
 		if crhooks.ControllerNames == nil {
-			return "network I/O: a server listening on a real address (a metrics or health-probe server: set its address to \"0\"; controller-runtime's metrics server listens on :8080 unless the test imports _ \"github.com/informersim/informersim/clientgo/controllerruntime\") or a connection the world does not serve"
+			server += `; controller-runtime's metrics server listens on :8080 unless the test imports _ "github.com/informersim/informersim/clientgo/controllerruntime"`
 		}
-		return "network I/O: a server listening on a real address (a metrics or health-probe server: set its address to \"0\") or a connection the world does not serve"
+		return "network I/O: a server listening on a real address (" + server + ") or a connection the world does not serve"
 	case strings.Contains(state, "Mutex"), strings.Contains(state, "sync.Cond"), strings.Contains(state, "semacquire"):
 		return "waits for a lock: a sync.Mutex's holder may be waiting for the world, and the run cannot see that it is"
 	case strings.Contains(state, "chan"), strings.Contains(state, "select"):
