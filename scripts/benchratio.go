@@ -27,8 +27,9 @@
 //	cd clientgo && go test -c -o /tmp/clientgo.test . && (/tmp/clientgo.test -test.run='^$' -test.bench='List|WatchedUpdate' -test.benchmem;
 //		for p in 1 2; do GOMAXPROCS=$p /tmp/clientgo.test -test.run='^$' -test.bench=HarnessSweep -test.benchtime=40x; done) | go run ../scripts/benchratio.go
 //
-// BenchmarkWatchedUpdateFloor (run by the same -bench=WatchedUpdate) gets a line of its own: the
-// CPU and allocations of what a watched update costs at least, and their ratio to the fake's.
+// BenchmarkWatchedUpdateFloor (run by the same -bench=WatchedUpdate) and BenchmarkList10000Pods/floor
+// get a line each: the CPU and allocations of what a watched update and a LIST cost at least,
+// their ratio to the fake's, and the protobuf front's ratio to the floor.
 //
 // It exits 1 when the input holds neither a BenchmarkEndToEnd nor a REST front result, so a
 // broken benchmark cannot print an empty table.
@@ -37,6 +38,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -200,7 +202,7 @@ func ratio(a, b float64) string {
 var (
 	restRE  = regexp.MustCompile(`^(Benchmark\w+(?:/[\w=.-]+)*)/(protobuf|json|client-go-fake)(?:-\d+)?\s+\d+\s+(.*)$`)
 	sweepRE = regexp.MustCompile(`^BenchmarkHarnessSweep(?:-(\d+))?\s+\d+\s+(.*)$`)
-	floorRE = regexp.MustCompile(`^BenchmarkWatchedUpdateFloor(?:-\d+)?\s+\d+\s+(.*)$`)
+	floorRE = regexp.MustCompile(`^(BenchmarkWatchedUpdateFloor|BenchmarkList10000Pods/floor)(?:-\d+)?\s+\d+\s+(.*)$`)
 )
 
 // restHosts are the REST front's hosts in the order of the table; the last is the reference.
@@ -215,17 +217,29 @@ type restResults struct {
 	allocs map[restKey][]float64
 	unit   map[string]string
 	sweep  map[int][]float64 // seeds/s by GOMAXPROCS
-	// floorCPU and floorAllocs are BenchmarkWatchedUpdateFloor's: what a watched update costs
-	// any server faithful to kube-apiserver, and client-go, at least.
-	floorCPU, floorAllocs []float64
+	// floors are the floor benchmarks' figures by the benchmark they bound: what a watched
+	// update and a LIST cost any server faithful to kube-apiserver, and client-go, at least.
+	floors map[string]*floorResults
+}
+
+// floorResults are one floor benchmark's CPU (per event or op) and allocations, run by run.
+type floorResults struct{ cpu, allocs []float64 }
+
+// floorOf names, for each floor benchmark, the benchmark it bounds (whose fake it is compared
+// with) and what it measures.
+var floorOf = map[string]struct{ bounds, what string }{
+	"BenchmarkWatchedUpdateFloor": {"BenchmarkWatchedUpdate/watchers=1",
+		"watched update floor (BenchmarkWatchedUpdateFloor: client-go's codecs, kube-apiserver's field manager on typed objects)"},
+	"BenchmarkList10000Pods/floor": {"BenchmarkList10000Pods",
+		"LIST floor (BenchmarkList10000Pods/floor: client-go reading and decoding the LIST's protobuf body, nothing else)"},
 }
 
 func newRESTResults() *restResults {
-	return &restResults{cpu: map[restKey][]float64{}, allocs: map[restKey][]float64{}, unit: map[string]string{}, sweep: map[int][]float64{}}
+	return &restResults{cpu: map[restKey][]float64{}, allocs: map[restKey][]float64{}, unit: map[string]string{}, sweep: map[int][]float64{}, floors: map[string]*floorResults{}}
 }
 
 func (r *restResults) empty() bool {
-	return len(r.groups) == 0 && len(r.sweep) == 0 && len(r.floorCPU) == 0
+	return len(r.groups) == 0 && len(r.sweep) == 0 && len(r.floors) == 0
 }
 
 func (r *restResults) add(line string) {
@@ -242,12 +256,17 @@ func (r *restResults) add(line string) {
 		return
 	}
 	if m := floorRE.FindStringSubmatch(line); m != nil {
-		for _, f := range fields(m[1]) {
+		fl := r.floors[m[1]]
+		if fl == nil {
+			fl = &floorResults{}
+			r.floors[m[1]] = fl
+		}
+		for _, f := range fields(m[2]) {
 			switch f.unit {
-			case "cpu-ns/event":
-				r.floorCPU = append(r.floorCPU, f.v)
+			case "cpu-ns/event", "cpu-ns/op":
+				fl.cpu = append(fl.cpu, f.v)
 			case "allocs/op":
-				r.floorAllocs = append(r.floorAllocs, f.v)
+				fl.allocs = append(fl.allocs, f.v)
 			}
 		}
 		return
@@ -322,13 +341,16 @@ func (r *restResults) print() {
 			fmt.Println()
 		}
 	}
-	if len(r.floorCPU) > 0 {
-		// The floor runs after the hosts in the same binary, so its k-th run pairs with the k-th
-		// run of the fake's watched update.
-		fmt.Printf("watched update floor (BenchmarkWatchedUpdateFloor: client-go's codecs, kube-apiserver's field manager on typed objects): %.1f µs, %.0f allocs",
-			median(r.floorCPU)/1000, median(r.floorAllocs))
-		if fake := r.cpu[restKey{"BenchmarkWatchedUpdate/watchers=1", "client-go-fake"}]; len(fake) > 0 {
-			fmt.Printf(", %s client-go's fake (no front faithful to kube-apiserver goes below it)", pairedRatio(r.floorCPU, fake))
+	for _, name := range slices.Sorted(maps.Keys(r.floors)) {
+		// A floor runs after the hosts in the same binary, so its k-th run pairs with the k-th
+		// run of the fake in the benchmark it bounds.
+		fl, of := r.floors[name], floorOf[name]
+		fmt.Printf("%s: %.1f µs, %.0f allocs", of.what, median(fl.cpu)/1000, median(fl.allocs))
+		if fake := r.cpu[restKey{of.bounds, "client-go-fake"}]; len(fake) > 0 {
+			fmt.Printf(", %s client-go's fake (no front faithful to kube-apiserver goes below it)", pairedRatio(fl.cpu, fake))
+		}
+		if pb := r.cpu[restKey{of.bounds, "protobuf"}]; len(pb) > 0 {
+			fmt.Printf("; the front in protobuf is %s the floor", pairedRatio(pb, fl.cpu))
 		}
 		fmt.Println()
 	}

@@ -155,8 +155,32 @@ func (h *Handler) writeEncoded(w http.ResponseWriter, code int, c Codec, obj run
 }
 
 // writeEncodedBody writes body, in c's media type.
+// body is a codec's (the caller's, seam.go) or a shared item, never written again, so it is
+// handed over without a copy where the writer can take it (handOver).
 func writeEncodedBody(w http.ResponseWriter, code int, c Codec, body []byte) {
 	w.Header().Set("Content-Type", c.MediaType())
+	handOver(w, code, body)
+}
+
+// bodyAdopter is the in-process transport's response writer (transport.go), which can take a
+// whole body without copying it.
+type bodyAdopter interface{ adoptBody([]byte) bool }
+
+// handOver writes body with its Content-Length and code. body must never be written again by
+// anyone (a codec's result, or an item of the shared cache): the in-process transport then
+// takes it as the response instead of copying it. A body in a pooled buffer goes through
+// writeSized.
+func handOver(w http.ResponseWriter, code int, body []byte) {
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(code)
+	if a, ok := w.(bodyAdopter); ok && a.adoptBody(body) {
+		return
+	}
+	_, _ = w.Write(body)
+}
+
+// writeSized writes body with its Content-Length and code, copied as every Write is.
+func writeSized(w http.ResponseWriter, code int, body []byte) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(code)
 	_, _ = w.Write(body)
@@ -168,9 +192,7 @@ func writeEncodingError(w http.ResponseWriter, err error) {
 
 func writeBody(w http.ResponseWriter, code int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(code)
-	_, _ = w.Write(body)
+	writeSized(w, code, body)
 }
 
 // writeError writes err's Status with its code; a Status with RetryAfterSeconds also sets the
@@ -237,7 +259,8 @@ func (h *Handler) writeObject(w http.ResponseWriter, t target, code int, u *unst
 				writeEncodingError(w, err)
 				return
 			}
-			writeBody(w, code, item)
+			w.Header().Set("Content-Type", "application/json")
+			handOver(w, code, item)
 			return
 		}
 		if ic, ok := f.codec.(ItemCodec); ok {
@@ -334,6 +357,15 @@ func (h *Handler) writeList(w http.ResponseWriter, t target, l *unstructured.Uns
 		}
 		if err != nil {
 			writeEncodingError(w, err)
+			return
+		}
+		if len(e.buf) > handOverBuffer {
+			// A body this large is copied at a cost the pool does not repay: the response
+			// keeps the buffer, and the pooled encoder starts a new one.
+			body := e.buf
+			e.buf = nil
+			w.Header().Set("Content-Type", "application/json")
+			handOver(w, http.StatusOK, body)
 			return
 		}
 		writeBody(w, http.StatusOK, e.buf)

@@ -33,6 +33,10 @@ var encoders = sync.Pool{New: func() any { return new(jsonEncoder) }}
 // maxPooledBuffer bounds the buffers kept for reuse, so one huge response is not kept alive.
 const maxPooledBuffer = 32 << 20
 
+// handOverBuffer: a JSON list body longer than this is handed to the response (handOver) rather
+// than copied out of the pooled buffer.
+const handOverBuffer = 1 << 20
+
 func getEncoder() *jsonEncoder { return encoders.Get().(*jsonEncoder) }
 
 func putEncoder(e *jsonEncoder) {

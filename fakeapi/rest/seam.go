@@ -24,7 +24,10 @@ import (
 // speaks JSON only and answers those patch types as fakeapi does.
 
 // A Codec serves one media type besides JSON (application/vnd.kubernetes.protobuf, say) for
-// request bodies, responses and watch streams. Its methods are called concurrently.
+// request bodies, responses and watch streams. Its methods are called concurrently. Every slice
+// it returns is the caller's: the front keeps items (ItemCodec) and hands bodies to its
+// in-process transport without copying them, so a codec must never change or reuse one
+// afterwards.
 type Codec interface {
 	// MediaType is the media type it serves, without parameters.
 	MediaType() string
