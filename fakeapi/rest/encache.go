@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"reflect"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -44,43 +45,99 @@ func versionKey(encoding string, u *unstructured.Unstructured) (encKey, bool) {
 	return k, k.name != "" && k.rv != ""
 }
 
-// encodingCache holds the item encodings of recent object versions. It is bounded: entries go
-// in a current generation; when that is full it becomes the old one (the older dropped), and a
-// hit in the old one moves the entry back to the current. So a version read or watched again
-// and again stays, and the cache never holds more than twice its limit. Safe for concurrent
-// use: watch loops, lists and writes run on their own goroutines.
-type encodingCache struct {
-	mu       sync.Mutex
-	cur, old map[encKey][]byte
+// contentKey names one encoding of the content of a lent object (a LIST's item, a watch
+// event's object): fakeapi lends the map it stores for a committed version, the same map for as
+// long as it holds that version, so the map's address names the version without reading it. A
+// LIST of 10,000 objects otherwise reads seven fields from each object's maps, scattered over
+// the heap, and hashes them, to find items it already holds: most of the front's own part of
+// that LIST.
+type contentKey struct {
+	content  uintptr
+	encoding string
+}
+
+// contentItem is the item of a lent content. content keeps the map alive while the entry is
+// held, so its address cannot name another map meanwhile; and a committed version's content
+// never changes (fakeapi checks what it lends), so the item stays its encoding.
+type contentItem struct {
+	content map[string]any
+	item    []byte
+}
+
+func keyOfContent(encoding string, u *unstructured.Unstructured) contentKey {
+	return contentKey{content: reflect.ValueOf(u.Object).Pointer(), encoding: encoding}
+}
+
+// generations is a bounded map: entries go in a current generation; when that is full it
+// becomes the old one (the older dropped), and a hit in the old one moves the entry back to the
+// current. So an entry read again and again stays, and it never holds more than twice its limit.
+type generations[K comparable, V any] struct {
+	cur, old map[K]V
 	limit    int
+}
+
+func newGenerations[K comparable, V any](limit int) generations[K, V] {
+	return generations[K, V]{cur: map[K]V{}, old: map[K]V{}, limit: limit}
+}
+
+func (g *generations[K, V]) get(k K) (V, bool) {
+	if v, ok := g.cur[k]; ok {
+		return v, true
+	}
+	if v, ok := g.old[k]; ok {
+		delete(g.old, k)
+		g.put(k, v)
+		return v, true
+	}
+	var zero V
+	return zero, false
+}
+
+func (g *generations[K, V]) put(k K, v V) {
+	if len(g.cur) >= g.limit {
+		g.old, g.cur = g.cur, make(map[K]V, len(g.cur))
+	}
+	g.cur[k] = v
+}
+
+func (g *generations[K, V]) len() int { return len(g.cur) + len(g.old) }
+
+// encodingCache holds the item encodings of recent object versions, by version (encKey) and,
+// for lent objects, also by content (contentKey). Each is bounded (generations). Safe for
+// concurrent use: watch loops, lists and writes run on their own goroutines.
+type encodingCache struct {
+	mu        sync.Mutex
+	byVersion generations[encKey, []byte]
+	byContent generations[contentKey, contentItem]
 	// hits and misses count lookups, for tests and benchmarks.
 	hits, misses uint64
 }
 
 // defaultEncodingCacheItems bounds a generation: a LIST of 10,000 pods is served from the
-// cache the second time, and ten thousands of small items are a few megabytes.
+// cache the second time, and ten thousands of small items are a few megabytes. The entries by
+// content also keep their maps, most of which fakeapi holds anyway (its history of versions,
+// until a compaction).
 const defaultEncodingCacheItems = 1 << 15
 
 func newEncodingCache(limit int) *encodingCache {
-	return &encodingCache{cur: map[encKey][]byte{}, old: map[encKey][]byte{}, limit: limit}
+	return &encodingCache{byVersion: newGenerations[encKey, []byte](limit), byContent: newGenerations[contentKey, contentItem](limit)}
 }
 
 // get returns the cached item of k.
 func (c *encodingCache) get(k encKey) ([]byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if b, ok := c.cur[k]; ok {
+	b, ok := c.byVersion.get(k)
+	c.count(ok)
+	return b, ok
+}
+
+func (c *encodingCache) count(hit bool) {
+	if hit {
 		c.hits++
-		return b, true
+	} else {
+		c.misses++
 	}
-	if b, ok := c.old[k]; ok {
-		c.hits++
-		delete(c.old, k)
-		c.putLocked(k, b)
-		return b, true
-	}
-	c.misses++
-	return nil, false
 }
 
 // getAll returns the cached item of each keys[i] with use[i] set, nil where there is none, under
@@ -90,20 +147,11 @@ func (c *encodingCache) getAll(keys []encKey, use []bool) [][]byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, k := range keys {
-		if !use[i] {
-			continue
-		}
-		if b, ok := c.cur[k]; ok {
+		if use[i] {
+			b, ok := c.byVersion.get(k)
+			c.count(ok)
 			out[i] = b
-		} else if b, ok := c.old[k]; ok {
-			delete(c.old, k)
-			c.putLocked(k, b)
-			out[i] = b
-		} else {
-			c.misses++
-			continue
 		}
-		c.hits++
 	}
 	return out
 }
@@ -116,7 +164,7 @@ func (c *encodingCache) putAll(keys []encKey, items [][]byte, which []int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, i := range which {
-		c.putLocked(keys[i], items[i])
+		c.byVersion.put(keys[i], items[i])
 	}
 }
 
@@ -124,14 +172,53 @@ func (c *encodingCache) putAll(keys []encKey, items [][]byte, which []int) {
 func (c *encodingCache) put(k encKey, b []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.putLocked(k, b)
+	c.byVersion.put(k, b)
 }
 
-func (c *encodingCache) putLocked(k encKey, b []byte) {
-	if len(c.cur) >= c.limit {
-		c.old, c.cur = c.cur, make(map[encKey][]byte, len(c.cur))
+// getLent fills items[i] with the item of objs[i], lent objects, found by content, and returns
+// the indexes of those it does not hold, under one lock.
+func (c *encodingCache) getLent(encoding string, objs []unstructured.Unstructured, items [][]byte) (missed []int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range objs {
+		e, ok := c.byContent.get(keyOfContent(encoding, &objs[i]))
+		c.count(ok)
+		if !ok {
+			missed = append(missed, i)
+			continue
+		}
+		items[i] = e.item
 	}
-	c.cur[k] = b
+	return missed
+}
+
+// getContent returns the item of lent u's content.
+func (c *encodingCache) getContent(encoding string, u *unstructured.Unstructured) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byContent.get(keyOfContent(encoding, u))
+	c.count(ok)
+	return e.item, ok
+}
+
+// putContent stores b as the item of lent u's content.
+func (c *encodingCache) putContent(encoding string, u *unstructured.Unstructured, b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.byContent.put(keyOfContent(encoding, u), contentItem{content: u.Object, item: b})
+}
+
+// putLent stores items[i] as the item of lent objs[i]'s content for each i of which, under one
+// lock.
+func (c *encodingCache) putLent(encoding string, objs []unstructured.Unstructured, items [][]byte, which []int) {
+	if len(which) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, i := range which {
+		c.byContent.put(keyOfContent(encoding, &objs[i]), contentItem{content: objs[i].Object, item: items[i]})
+	}
 }
 
 // stats returns the lookups that hit and missed so far.

@@ -136,7 +136,7 @@ func TestEncodingCacheIsBounded(t *testing.T) {
 		if _, ok := c.get(key(0)); !ok {
 			t.Fatalf("entry 0, read after every put, was dropped at put %d", i)
 		}
-		if n := len(c.cur) + len(c.old); n > 8 {
+		if n := c.byVersion.len(); n > 8 {
 			t.Fatalf("%d entries held with a limit of 4", n)
 		}
 	}
@@ -146,4 +146,77 @@ func TestEncodingCacheIsBounded(t *testing.T) {
 	if b, ok := c.get(key(99)); !ok || string(b) != "99" {
 		t.Errorf("the last entry: %q %v", b, ok)
 	}
+}
+
+// TestLentItemsFollowTheirVersions: a LIST's items are found by their content's identity once
+// encoded (contentKey), and each item is still the encoding of the object it stands for after
+// some objects changed and some went away. It fails with items stored under another object's
+// content, and when the key names the list's slot instead of the content (no hits).
+func TestLentItemsFollowTheirVersions(t *testing.T) {
+	_, h := newHandler(t)
+	const base = "/api/v1/namespaces/a/configmaps"
+	const n = 40
+	want := map[string]string{} // name -> data value
+	write := func(method, path, name, v, rv string, code int) {
+		t.Helper()
+		meta := fmt.Sprintf(`"name":%q`, name)
+		if rv != "" {
+			meta += fmt.Sprintf(`,"resourceVersion":%q`, rv)
+		}
+		w := do(h, call{method: method, path: path, body: fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{%s},"data":{"k":%q}}`, meta, v)})
+		if w.Code != code {
+			t.Fatalf("%s %s: %d %s", method, path, w.Code, w.Body)
+		}
+		want[name] = v
+	}
+	type item struct {
+		Metadata struct{ Name, ResourceVersion string }
+		Data     map[string]string
+	}
+	list := func(step string) map[string]item {
+		t.Helper()
+		w := do(h, call{method: "GET", path: base})
+		var l struct{ Items []item }
+		if err := json.Unmarshal(w.Body.Bytes(), &l); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		got := map[string]item{}
+		for _, it := range l.Items {
+			got[it.Metadata.Name] = it
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d items, want %d", step, len(got), len(want))
+		}
+		for name, v := range want {
+			if got[name].Data["k"] != v {
+				t.Fatalf("%s: %s holds %q, want %q", step, name, got[name].Data["k"], v)
+			}
+		}
+		return got
+	}
+	for i := range n {
+		write("POST", base, fmt.Sprintf("c%02d", i), fmt.Sprintf("v%d-0", i), "", 201)
+	}
+	first := list("first LIST")
+	hits, _ := h.items.stats()
+	list("second LIST")
+	if again, _ := h.items.stats(); again-hits < n {
+		t.Fatalf("the second LIST of %d unchanged objects found %d items in the cache", n, again-hits)
+	}
+	if got := h.items.byContent.len(); got != n {
+		t.Fatalf("%d items held by content after two LISTs of %d objects", got, n)
+	}
+	for i := 0; i < n; i += 3 {
+		name := fmt.Sprintf("c%02d", i)
+		write("PUT", base+"/"+name, name, fmt.Sprintf("v%d-1", i), first[name].Metadata.ResourceVersion, 200)
+	}
+	for i := 1; i < n; i += 7 {
+		name := fmt.Sprintf("c%02d", i)
+		if w := do(h, call{method: "DELETE", path: base + "/" + name}); w.Code != 200 {
+			t.Fatalf("delete %s: %d %s", name, w.Code, w.Body)
+		}
+		delete(want, name)
+	}
+	list("after updates and deletions")
+	list("once more")
 }

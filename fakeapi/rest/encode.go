@@ -300,11 +300,12 @@ func (h *Handler) writeObject(w http.ResponseWriter, t target, code int, u *unst
 
 // writeList writes a list in the negotiated format. The list is encoded from its maps directly:
 // LIST of many objects is the hot path of informer start-up.
-func (h *Handler) writeList(w http.ResponseWriter, t target, l *unstructured.UnstructuredList, f format) {
+// lent says l's items are the server's own objects, lent (Handler.list).
+func (h *Handler) writeList(w http.ResponseWriter, t target, l *unstructured.UnstructuredList, f format, lent bool) {
 	meta := listMeta(l.GetResourceVersion(), l.GetContinue())
 	meta.RemainingItemCount = l.GetRemainingItemCount()
 	if ic, ok := f.codec.(ItemCodec); ok && f.rep == repObject {
-		items, err := h.listItems(ic, l.Items)
+		items, err := h.listItems(ic, l.Items, lent)
 		if err != nil {
 			writeEncodingError(w, err)
 			return
@@ -351,7 +352,7 @@ func (h *Handler) writeList(w http.ResponseWriter, t target, l *unstructured.Uns
 	default:
 		e := getEncoder()
 		defer putEncoder(e)
-		items, err := h.listItems(nil, l.Items)
+		items, err := h.listItems(nil, l.Items, lent)
 		if err == nil {
 			err = e.list(l, meta, items)
 		}
@@ -492,33 +493,75 @@ func (h *Handler) item(ic ItemCodec, u *unstructured.Unstructured, shared bool) 
 	return b, err
 }
 
-// listItems returns the items of a LIST's objects, all committed versions, as item does, with
-// one lookup of the shared cache for all of them and one store of those it did not hold.
-func (h *Handler) listItems(ic ItemCodec, objs []unstructured.Unstructured) ([][]byte, error) {
+// lentItem is item for u, an object the server lent (a watch event's), and a committed version
+// when it has a name and a resourceVersion: looked up by content first (contentKey).
+func (h *Handler) lentItem(ic ItemCodec, u *unstructured.Unstructured) ([]byte, error) {
 	encoding := ""
 	if ic != nil {
 		encoding = ic.MediaType()
 	}
-	keys := make([]encKey, len(objs))
-	shared := make([]bool, len(objs))
-	for i := range objs {
-		keys[i], shared[i] = versionKey(encoding, &objs[i])
+	if b, ok := h.items.getContent(encoding, u); ok {
+		return b, nil
 	}
-	items := h.items.getAll(keys, shared)
-	var missed []int
-	for i := range objs {
-		if items[i] != nil {
+	b, err := h.item(ic, u, true)
+	if err == nil && u.GetName() != "" && u.GetResourceVersion() != "" { // as versionKey's committed
+		h.items.putContent(encoding, u, b)
+	}
+	return b, err
+}
+
+// listItems returns the items of a LIST's objects, all committed versions, as item does, with
+// one lookup of the shared cache for all of them and one store of those it did not hold. Objects
+// lent by the server (lent) are looked up by content first (contentKey), which reads nothing of
+// them.
+func (h *Handler) listItems(ic ItemCodec, objs []unstructured.Unstructured, lent bool) ([][]byte, error) {
+	encoding := ""
+	if ic != nil {
+		encoding = ic.MediaType()
+	}
+	items := make([][]byte, len(objs))
+	var rest []int // the objects not found by content
+	if lent {
+		rest = h.items.getLent(encoding, objs, items)
+		if len(rest) == 0 {
+			return items, nil
+		}
+	} else {
+		rest = make([]int, len(objs))
+		for i := range rest {
+			rest[i] = i
+		}
+	}
+	keys := make([]encKey, len(rest))
+	shared := make([]bool, len(rest))
+	for j, i := range rest {
+		keys[j], shared[j] = versionKey(encoding, &objs[i])
+	}
+	found := h.items.getAll(keys, shared)
+	var missed []int // indexes into rest of the items encoded here
+	for j, i := range rest {
+		if found[j] != nil {
+			items[i] = found[j]
 			continue
 		}
 		b, err := h.item(ic, &objs[i], false) // encoded here, stored below with the others
 		if err != nil {
 			return nil, err
 		}
-		items[i] = b
-		if shared[i] {
-			missed = append(missed, i)
+		items[i], found[j] = b, b
+		if shared[j] {
+			missed = append(missed, j)
 		}
 	}
-	h.items.putAll(keys, items, missed)
+	h.items.putAll(keys, found, missed)
+	if lent {
+		committed := rest[:0] // rest is not read again
+		for j, i := range rest {
+			if shared[j] {
+				committed = append(committed, i)
+			}
+		}
+		h.items.putLent(encoding, objs, items, committed)
+	}
 	return items, nil
 }

@@ -47,12 +47,12 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target
 			h.watch(w, r, rc, t, opts, f)
 			return
 		}
-		l, err := h.list(r, rc, t, opts)
+		l, lent, err := h.list(r, rc, t, opts)
 		if err != nil {
 			h.fail(w, r, err)
 			return
 		}
-		h.writeList(w, t, l, f)
+		h.writeList(w, t, l, f, lent)
 	case t.name == "" && r.Method == http.MethodPost:
 		if t.res.Namespaced && t.namespace == "" {
 			writeError(w, errMethodNotAllowed(r.Method)) // no create route across namespaces
@@ -133,12 +133,14 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target
 // list answers a LIST with the server's committed objects themselves, lent read-only
 // (fakeapi's ListerWatcher.ListLent), not deep copies: the front only encodes them, and a
 // LIST's copies of thousands of objects cost more than the rest of the request. A request
-// whose client is gone goes through rc.List, for its error.
-func (h *Handler) list(r *http.Request, rc *fakeapi.ResourceClient, t target, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+// whose client is gone goes through rc.List, for its error. lent says the items are lent.
+func (h *Handler) list(r *http.Request, rc *fakeapi.ResourceClient, t target, opts metav1.ListOptions) (l *unstructured.UnstructuredList, lent bool, err error) {
 	if r.Context().Err() != nil {
-		return rc.List(r.Context(), opts)
+		l, err = rc.List(r.Context(), opts)
+		return l, false, err
 	}
-	return h.srv.ListerWatcher(t.res.GVR, t.namespace).ListLent(opts)
+	l, err = h.srv.ListerWatcher(t.res.GVR, t.namespace).ListLent(opts)
+	return l, true, err
 }
 
 // respond writes out with code, or err as a Status.

@@ -153,7 +153,7 @@ func (h *Handler) sharedEvent(ev watch.Event, f format, e *jsonEncoder) (frame [
 		return nil, false, nil
 	}
 	if f.codec == nil {
-		item, err := h.item(nil, u, true)
+		item, err := h.lentItem(nil, u)
 		if err != nil {
 			return nil, false, err
 		}
@@ -168,7 +168,7 @@ func (h *Handler) sharedEvent(ev watch.Event, f format, e *jsonEncoder) (frame [
 	if !ok {
 		return nil, false, nil
 	}
-	item, err := h.item(ic, u, true)
+	item, err := h.lentItem(ic, u)
 	if err != nil {
 		return nil, false, err
 	}
