@@ -3,6 +3,7 @@ package kube
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -253,54 +254,92 @@ func typedManagedFields(v any) (entries []metav1.ManagedFieldsEntry, ok bool) {
 }
 
 // appendFieldsV1 appends json.Marshal's encoding of v, a map whose values are all such maps,
-// none nil: keys sorted, each key as it is when it is plain ASCII without a character
-// encoding/json escapes, else as json.Marshal writes it.
+// none nil: keys sorted, each key as appendJSONKey writes it.
 func appendFieldsV1(dst []byte, v any, depth int) ([]byte, bool) {
 	m, isMap := v.(map[string]any)
 	if !isMap || m == nil || depth > maxFieldsDepth {
 		return nil, false
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	type entry struct {
+		key   string
+		value any
 	}
-	slices.Sort(keys)
+	var room [8]entry // most objects of a fieldsV1 have a few keys: no allocation for them
+	entries := room[:0]
+	for k, v := range m {
+		entries = append(entries, entry{k, v})
+	}
+	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.key, b.key) })
 	dst = append(dst, '{')
-	for i, k := range keys {
+	for i := range entries {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		if plainASCII(k) {
-			dst = append(dst, '"')
-			dst = append(dst, k...)
-			dst = append(dst, '"')
-		} else {
-			quoted, err := json.Marshal(k)
-			if err != nil {
-				return nil, false
-			}
-			dst = append(dst, quoted...)
+		var ok bool
+		if dst, ok = appendJSONKey(dst, entries[i].key); !ok {
+			return nil, false
 		}
 		dst = append(dst, ':')
-		var ok bool
-		if dst, ok = appendFieldsV1(dst, m[k], depth+1); !ok {
+		if dst, ok = appendFieldsV1(dst, entries[i].value, depth+1); !ok {
 			return nil, false
 		}
 	}
 	return append(dst, '}'), true
 }
 
+// appendJSONKey appends s quoted as json.Marshal writes it (with its HTML escapes): printable
+// ASCII as it is but for a quote and a backslash, escaped with a backslash, and <, > and &,
+// written as \u003c, \u003e and \u0026; a key with any other byte is written by json.Marshal.
+func appendJSONKey(dst []byte, s string) ([]byte, bool) {
+	start := len(dst)
+	dst = append(dst, '"')
+	plain := 0 // s[plain:i] is still to append as it is
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if plainByte[c] {
+			continue
+		}
+		if c < 0x20 || c >= 0x7f {
+			quoted, err := json.Marshal(s)
+			if err != nil {
+				return nil, false
+			}
+			return append(dst[:start], quoted...), true
+		}
+		dst = append(dst, s[plain:i]...)
+		plain = i + 1
+		if c == '"' || c == '\\' {
+			dst = append(dst, '\\', c)
+		} else {
+			dst = append(dst, '\\', 'u', '0', '0', "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
+		}
+	}
+	dst = append(dst, s[plain:]...)
+	return append(dst, '"'), true
+}
+
 // plainASCII says s is printable ASCII without a character encoding/json escapes or that a
 // JSON string must escape (", \, and the HTML characters <, > and &).
 func plainASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+		if !plainByte[s[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// plainByte says which bytes plainASCII takes.
+var plainByte = func() (plain [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		switch c {
+		case '"', '\\', '<', '>', '&':
+		default:
+			plain[c] = true
+		}
+	}
+	return plain
+}()
 
 // fromUnstructuredObject converts content into out as
 // runtime.DefaultUnstructuredConverter.FromUnstructured does, with the managedFields converted by
