@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/informersim/informersim/informer"
+	"github.com/informersim/informersim/kube"
 	"github.com/informersim/informersim/sim/world"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,7 +18,9 @@ import (
 )
 
 // typed converts the apiserver's unstructured objects to the Go type client-go's scheme has for
-// gvk, as client-go's typed clients decode them: with an empty TypeMeta. It is the informer's
+// gvk, as client-go's typed clients decode them: with an empty TypeMeta. The conversion is
+// kube.FromUnstructured, which gives what apimachinery's converter gives from a plan made once
+// per Go type. It is the informer's
 // transform, so the cache (and every lister over it) holds typed objects. Already typed objects
 // pass through unchanged (a transform must be idempotent, informer.md §1.5).
 type typed struct {
@@ -35,9 +38,10 @@ type typed struct {
 // readsOnly reports whether the conversion only reads the objects it is given, so that the
 // world may lend the informer the apiserver's own objects (world.InformerSpec.TransformReadsOnly)
 // instead of copying each for a conversion that drops the copy at once: when the Go type holds
-// no interface value. apimachinery's converter builds every map, slice, pointer and struct of the
-// typed object anew and copies every scalar, but stores what goes into an interface (a field of
-// type any, a map[string]any) as the unstructured value itself, which would share it. What the
+// no interface value. The conversion (kube.FromUnstructured, as apimachinery's converter) builds
+// every map, slice, pointer and struct of the typed object anew and copies every scalar, but
+// stores what goes into an interface (a field of type any, a map[string]any) as the unstructured
+// value itself, which would share it. What the
 // controller's own transform does comes after, with the typed object.
 func (t *typed) readsOnly() bool {
 	obj, err := t.scheme.New(t.gvk)
@@ -91,7 +95,7 @@ func (t *typed) transform(obj any) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("clientgo: %v", err)
 		}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), out); err != nil {
+		if err := kube.FromUnstructured(u.UnstructuredContent(), out); err != nil {
 			return nil, fmt.Errorf("clientgo: converting %s %s/%s to %T: %v", t.gvk.Kind, u.GetNamespace(), u.GetName(), out, err)
 		}
 		out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
