@@ -84,8 +84,9 @@ rewrite:
 ## fake apiserver, and the writer alone, BENCHCOUNT runs each) and its tables of ratios, end to
 ## end and of each host's own cost; then the REST front's LIST and watched updates next to
 ## client-go's fake clientset and the harness sweep at GOMAXPROCS=1 and 2, and their table
-## (scripts/benchratio.go; docs/performance-rest.md); then the sweep of examples/samplecontroller
-## wired as its main.go at GOMAXPROCS=1 and 2.
+## (scripts/benchratio.go; docs/performance-rest.md); then a run of examples/samplecontroller in
+## the harness next to the same controller and workload on client-go's fake clientsets, and its
+## sweep wired as its main.go at GOMAXPROCS=1 and 2.
 BENCHCOUNT ?= 3
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
@@ -99,9 +100,10 @@ bench:
 		  GOMAXPROCS=2 ./rest-bench.test -test.run='^$$' -test.bench=HarnessSweep -test.benchtime=20x; } 2>/dev/null >rest.out; \
 		status=$$?; $(GO) run ../scripts/benchratio.go <rest.out; ratio=$$?; rm -f rest.out rest-bench.test; \
 		test $$status -eq 0 && test $$ratio -eq 0
-	@echo "examples/samplecontroller wired as its main.go, in a binary without controller-runtime:"
+	@echo "examples/samplecontroller: a run in the harness and on client-go's fakes; its sweep wired as its main.go, in a binary without controller-runtime:"
 	cd examples && $(GO) test -c -o sc-bench.test ./samplecontroller/ && \
-		{ GOMAXPROCS=1 ./sc-bench.test -test.run='^$$' -test.bench=HarnessSweep -test.benchtime=20x && \
+		{ ./sc-bench.test -test.run='^$$' -test.bench='HarnessRun$$|FakeClientsetRun' -test.benchmem -test.benchtime=20x && \
+		  GOMAXPROCS=1 ./sc-bench.test -test.run='^$$' -test.bench=HarnessSweep -test.benchtime=20x && \
 		  GOMAXPROCS=2 ./sc-bench.test -test.run='^$$' -test.bench=HarnessSweep -test.benchtime=20x; } 2>/dev/null >sweep.out; \
 		status=$$?; $(GO) run ../scripts/benchratio.go <sweep.out; ratio=$$?; rm -f sweep.out sc-bench.test; \
 		test $$status -eq 0 && test $$ratio -eq 0

@@ -202,6 +202,7 @@ func ratio(a, b float64) string {
 var (
 	restRE  = regexp.MustCompile(`^(Benchmark\w+(?:/[\w=.-]+)*)/(protobuf|json|client-go-fake)(?:-\d+)?\s+\d+\s+(.*)$`)
 	sweepRE = regexp.MustCompile(`^BenchmarkHarnessSweep(?:-(\d+))?\s+\d+\s+(.*)$`)
+	runRE   = regexp.MustCompile(`^Benchmark(HarnessRun|FakeClientsetRun)(?:-\d+)?\s+\d+\s+(.*)$`)
 	floorRE = regexp.MustCompile(`^(BenchmarkWatchedUpdateFloor|BenchmarkList10000Pods/floor)(?:-\d+)?\s+\d+\s+(.*)$`)
 )
 
@@ -220,6 +221,9 @@ type restResults struct {
 	// floors are the floor benchmarks' figures by the benchmark they bound: what a watched
 	// update and a LIST cost any server faithful to kube-apiserver, and client-go, at least.
 	floors map[string]*floorResults
+	// runs are whole runs of one controller (examples/samplecontroller): in the harness
+	// (HarnessRun) and on client-go's fake clientsets (FakeClientsetRun), wall and CPU ns per run.
+	runWall, runCPU map[string][]float64
 }
 
 // floorResults are one floor benchmark's CPU (per event or op) and allocations, run by run.
@@ -235,11 +239,12 @@ var floorOf = map[string]struct{ bounds, what string }{
 }
 
 func newRESTResults() *restResults {
-	return &restResults{cpu: map[restKey][]float64{}, allocs: map[restKey][]float64{}, unit: map[string]string{}, sweep: map[int][]float64{}, floors: map[string]*floorResults{}}
+	return &restResults{cpu: map[restKey][]float64{}, allocs: map[restKey][]float64{}, unit: map[string]string{}, sweep: map[int][]float64{}, floors: map[string]*floorResults{},
+		runWall: map[string][]float64{}, runCPU: map[string][]float64{}}
 }
 
 func (r *restResults) empty() bool {
-	return len(r.groups) == 0 && len(r.sweep) == 0 && len(r.floors) == 0
+	return len(r.groups) == 0 && len(r.sweep) == 0 && len(r.floors) == 0 && len(r.runCPU) == 0
 }
 
 func (r *restResults) add(line string) {
@@ -251,6 +256,17 @@ func (r *restResults) add(line string) {
 		for f := fields(m[2]); len(f) > 0; f = f[1:] {
 			if f[0].unit == "seeds/s" {
 				r.sweep[procs] = append(r.sweep[procs], f[0].v)
+			}
+		}
+		return
+	}
+	if m := runRE.FindStringSubmatch(line); m != nil {
+		for _, f := range fields(m[2]) {
+			switch f.unit {
+			case "ns/op":
+				r.runWall[m[1]] = append(r.runWall[m[1]], f.v)
+			case "cpu-ns/op":
+				r.runCPU[m[1]] = append(r.runCPU[m[1]], f.v)
 			}
 		}
 		return
@@ -353,6 +369,15 @@ func (r *restResults) print() {
 			fmt.Printf("; the front in protobuf is %s the floor", pairedRatio(pb, fl.cpu))
 		}
 		fmt.Println()
+	}
+	if h, f := r.runCPU["HarnessRun"], r.runCPU["FakeClientsetRun"]; len(h) > 0 && len(f) > 0 {
+		hw, fw := r.runWall["HarnessRun"], r.runWall["FakeClientsetRun"]
+		fmt.Println()
+		fmt.Println("One run of the controller under the workload (median of runs): in the harness, and on client-go's")
+		fmt.Println("fake clientsets as its unit tests would run it (real time, no faults, no checks; BenchmarkFakeClientsetRun)")
+		fmt.Printf("harness       %10.2f ms CPU %10.2f ms wall\n", median(h)/1e6, median(hw)/1e6)
+		fmt.Printf("fake clients  %10.2f ms CPU %10.2f ms wall\n", median(f)/1e6, median(fw)/1e6)
+		fmt.Printf("harness/fake  %10s CPU %10s wall\n", pairedRatio(h, f), pairedRatio(hw, fw))
 	}
 	if len(r.sweep) > 0 {
 		fmt.Println()

@@ -98,6 +98,11 @@ func converged(srv *fakeapi.Server) error {
 	if err != nil {
 		return err
 	}
+	return convergedObjects(foos, deps)
+}
+
+// convergedObjects is converged's rule on the Foos and Deployments of a store.
+func convergedObjects(foos []*samplev1alpha1.Foo, deps []*appsv1.Deployment) error {
 	byKey := map[string]*appsv1.Deployment{}
 	for _, d := range deps {
 		byKey[d.Namespace+"/"+d.Name] = d

@@ -49,8 +49,10 @@ type fooInformer struct {
 
 // NewFilteredFooInformer builds a Foo informer on client-go's cache package.
 func NewFilteredFooInformer(client clientset.Interface, namespace string, resync time.Duration, indexers cache.Indexers, tweak internalinterfaces.TweakListOptionsFunc) cache.SharedIndexInformer {
+	// As client-gen's informers since v0.35: a client that says it cannot serve a watch-list
+	// (client-go's fakes) is listed and watched the old way.
 	return cache.NewSharedIndexInformer(
-		&cache.ListWatch{
+		cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 			ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 				if tweak != nil {
 					tweak(&opts)
@@ -63,7 +65,7 @@ func NewFilteredFooInformer(client clientset.Interface, namespace string, resync
 				}
 				return client.SamplecontrollerV1alpha1().Foos(namespace).Watch(ctx, opts)
 			},
-		},
+		}, client),
 		&samplev1alpha1.Foo{}, resync, indexers,
 	)
 }
