@@ -16,8 +16,9 @@ import (
 // apimachinery's converter takes each entry by reflection and each fieldsV1 through a JSON round
 // trip (a marshal and encoding/json's decoder), so that a ConfigMap's one entry cost more than
 // the rest of the object: 34 of its 61 allocations to maps, 25 of 45 back. The functions below
-// convert the entries in the forms writes produce directly, to exactly what the converter
-// gives (TestManagedFieldsConvertAsTheConverter); any other form leaves the whole object to the
+// convert the entries to maps in the forms writes produce directly, to exactly what the
+// converter gives (TestManagedFieldsConvertAsTheConverter), and encode a fieldsV1's maps back as
+// encoding/json does for FromUnstructured (fromunstructured.go); any other form is left to the
 // converter.
 
 // toUnstructuredObject is runtime.DefaultUnstructuredConverter.ToUnstructured(obj), with obj's
@@ -194,65 +195,6 @@ func (p *fieldsParser) key() (string, bool) {
 	return "", false
 }
 
-// typedManagedFields is what runtime.DefaultUnstructuredConverter.FromUnstructured makes of
-// v, an object's metadata.managedFields, when each entry is a map of the entry's fields with
-// strings, a time that is RFC 3339 text and a fieldsV1 of nested non-nil maps (appendFieldsV1).
-// ok is false for any other form.
-func typedManagedFields(v any) (entries []metav1.ManagedFieldsEntry, ok bool) {
-	items, isList := v.([]any)
-	if !isList || len(items) == 0 {
-		return nil, false
-	}
-	entries = make([]metav1.ManagedFieldsEntry, len(items))
-	for i, item := range items {
-		m, isMap := item.(map[string]any)
-		if !isMap {
-			return nil, false
-		}
-		e := &entries[i]
-		for k, v := range m {
-			switch k {
-			case "manager", "operation", "apiVersion", "fieldsType", "subresource":
-				s, isString := v.(string)
-				if !isString {
-					return nil, false
-				}
-				switch k {
-				case "manager":
-					e.Manager = s
-				case "operation":
-					e.Operation = metav1.ManagedFieldsOperationType(s)
-				case "apiVersion":
-					e.APIVersion = s
-				case "fieldsType":
-					e.FieldsType = s
-				case "subresource":
-					e.Subresource = s
-				}
-			case "time":
-				s, isString := v.(string)
-				if !isString || !plainASCII(s) {
-					return nil, false
-				}
-				t, err := time.Parse(time.RFC3339, s) // metav1.Time's UnmarshalJSON
-				if err != nil {
-					return nil, false
-				}
-				e.Time = &metav1.Time{Time: t.Local()}
-			case "fieldsV1":
-				raw, ok := appendFieldsV1(nil, v, 0)
-				if !ok {
-					return nil, false
-				}
-				e.FieldsV1 = &metav1.FieldsV1{Raw: raw}
-			default: // the converter ignores unknown fields; this path does not guess
-				return nil, false
-			}
-		}
-	}
-	return entries, true
-}
-
 // appendFieldsV1 appends json.Marshal's encoding of v, a map whose values are all such maps,
 // none nil: keys sorted, each key as appendJSONKey writes it.
 func appendFieldsV1(dst []byte, v any, depth int) ([]byte, bool) {
@@ -340,43 +282,3 @@ var plainByte = func() (plain [256]bool) {
 	}
 	return plain
 }()
-
-// fromUnstructuredObject converts content into out as
-// runtime.DefaultUnstructuredConverter.FromUnstructured does, with the managedFields converted by
-// typedManagedFields when they can be: content is not changed (the rest is converted from a
-// copy of its top-level and metadata maps). When it cannot, ok is false and the caller converts
-// the whole; touched then says out was written to and must be replaced by a new one.
-func fromUnstructuredObject(content map[string]any, out runtime.Object) (ok, touched bool) {
-	md, isMap := content["metadata"].(map[string]any)
-	if !isMap {
-		return false, false
-	}
-	mf, has := md["managedFields"]
-	if !has {
-		return false, false
-	}
-	entries, ok := typedManagedFields(mf)
-	if !ok {
-		return false, false
-	}
-	acc, err := meta.Accessor(out)
-	if err != nil {
-		return false, false
-	}
-	rest := make(map[string]any, len(content))
-	for k, v := range content {
-		rest[k] = v
-	}
-	restMeta := make(map[string]any, len(md))
-	for k, v := range md {
-		if k != "managedFields" {
-			restMeta[k] = v
-		}
-	}
-	rest["metadata"] = restMeta
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(rest, out); err != nil {
-		return false, true
-	}
-	acc.SetManagedFields(entries)
-	return true, true
-}

@@ -122,19 +122,7 @@ func (c *ProtobufCodec) typed(obj runtime.Object) (runtime.Object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kube: no protobuf form for %v: %w", gvk, err)
 	}
-	if _, single := obj.(*unstructured.Unstructured); single {
-		converted, touched := fromUnstructuredObject(content, out)
-		if converted {
-			out.GetObjectKind().SetGroupVersionKind(gvk)
-			return out, nil
-		}
-		if touched { // a new one, without what the attempt left
-			if out, err = c.scheme.New(gvk); err != nil {
-				return nil, fmt.Errorf("kube: no protobuf form for %v: %w", gvk, err)
-			}
-		}
-	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, out); err != nil {
+	if err := FromUnstructured(content, out); err != nil {
 		// The converter is stricter than JSON in places; what kube-apiserver would have
 		// accepted is what JSON decoding accepts.
 		if err := intoJSON(content, out); err != nil {
