@@ -131,7 +131,8 @@ type bubble struct {
 	// when the controller's code runs inside a step, on the driver (a handler, its transform, an
 	// index function). checkLent runs after a step only if lentUnchecked or codeRan: at any
 	// other step nothing of the controller ran since the last comparison, so nothing it was lent
-	// can have changed.
+	// can have changed. When it runs, it first waits for what the step woke to block again
+	// (turn), so that it never reads memory a goroutine of the controller is writing.
 	woken, codeRan atomic.Bool
 	lentUnchecked  bool
 	// synced are the synced checkers handed to the controller, not done yet (readonly.go).
@@ -310,6 +311,14 @@ func (b *bubble) turn() (bool, error) {
 	case err == nil:
 		b.pollSynced()
 		if ranInStep := b.codeRan.Swap(false); b.lentUnchecked || ranInStep {
+			if b.woken.Swap(false) {
+				// The step woke goroutines of the controller (a handler's enqueue wakes a worker,
+				// a response its caller): they run now, beside the driver. The comparison waits
+				// until they are blocked again, so that it sees all they changed, whatever their
+				// pace: compared at once, a change they made was seen after this step or after
+				// the next one, as the race went.
+				b.quiesce()
+			}
 			b.lentUnchecked = false
 			b.checkLent()
 		}

@@ -9,3 +9,9 @@ func SetStuckAfter(d time.Duration) time.Duration {
 	stuckAfter = d
 	return old
 }
+
+// SetCheckByDeepEqual makes the read-only check compare every lent object by reflect.DeepEqual
+// alone (the check's definition) when on, and returns the previous setting.
+func SetCheckByDeepEqual(on bool) bool {
+	return checkByDeepEqual.Swap(on)
+}

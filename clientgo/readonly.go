@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/informersim/informersim/sim"
@@ -32,6 +33,11 @@ import (
 
 // lentRetention is how long (simulated) a handed-out object is compared with its copy.
 const lentRetention = 2 * time.Minute
+
+// checkByDeepEqual, set by tests only, makes every comparison reflect.DeepEqual of the object
+// with its copy, without snapshots: the check as defined, which the faster one must answer
+// alike, at the same step, with the same message (readonly_test.go).
+var checkByDeepEqual atomic.Bool
 
 // lentObject is one typed object an informer handed out, and its copy at that moment.
 type lentObject struct {
@@ -135,12 +141,18 @@ func (b *bubble) checkLent() {
 	b.lent = kept
 	for i := range b.lent {
 		l := &b.lent[i]
-		if l.snap != nil && l.snap.unchanged() {
-			continue
-		}
-		if reflect.DeepEqual(l.obj, l.copy) {
-			l.snap = snapshotOf(l.obj, l.copy)
-			continue
+		if checkByDeepEqual.Load() {
+			if reflect.DeepEqual(l.obj, l.copy) {
+				continue
+			}
+		} else {
+			if l.snap != nil && l.snap.unchanged() {
+				continue
+			}
+			if reflect.DeepEqual(l.obj, l.copy) {
+				l.snap = snapshotOf(l.obj, l.copy)
+				continue
+			}
 		}
 		b.s.Emit(ControllerActor, "read-only-violation", sim.F("informer", l.informer), sim.F("key", l.key), sim.F("rv", l.rv))
 		msg := fmt.Sprintf("the controller changed %T %s (resourceVersion %s), which informer %s handed out at %s to its handlers and lister: it differs in %s from what was delivered; copy an object before changing it (DeepCopy)",
