@@ -120,8 +120,8 @@ type bubble struct {
 	// before each turn of the driver (the controller's restarts).
 	hz     *hazards
 	onTurn func()
-	// lent are the typed objects the Env's informers handed out, with their copies
-	// (readonly.go); lentIndex has them by identity.
+	// lent are the typed objects the Env's informers handed out, with their copies, in the
+	// order they were handed out (readonly.go); lentIndex has them by identity.
 	lent      []lentObject
 	lentIndex map[any]bool
 	// When the controller's code can run, for the read-only check (readonly.go). woken is set

@@ -19,8 +19,8 @@ import (
 // objects: when an informer's transform makes a typed object, the harness keeps a deep copy of
 // it, and after every step of the world at which the controller's code can have run (see
 // bubble.turn: at the others nothing can have changed) compares each object handed out with its
-// copy: the first time by reflect.DeepEqual, later by a snapshot of the object's memory taken
-// when it was found equal, which answers as DeepEqual would at a fraction of its cost
+// copy: the first time as reflect.DeepEqual does, later by a snapshot of the object's memory
+// taken when it was found equal, which answers as DeepEqual would at a fraction of its cost
 // (readonly_snapshot.go). A change
 // (a controller that writes into a lister's object instead of a DeepCopy) fails the run with the
 // oracle's violation, about the object, naming the informer (its resource) that handed it out,
@@ -120,25 +120,24 @@ func (b *bubble) pollSynced() {
 // checkLent compares every object handed out within lentRetention with its copy, after a step
 // at which the controller's code may have run (bubble.turn); the first changed one fails the run
 // with a read-only-objects violation. An object whose memory still holds its snapshot's bytes is
-// unchanged; any other is compared by DeepEqual (the first comparison, or a block that moved),
-// and snapshotted again when equal.
+// unchanged; any other is compared with its copy as DeepEqual would (the first comparison, or a
+// block that moved: verifiedSnapshot, or reflect.DeepEqual itself where that cannot tell), and
+// snapshotted again when equal.
 func (b *bubble) checkLent() {
 	if len(b.lent) == 0 {
 		return
 	}
-	now := b.s.Now()
-	kept := b.lent[:0]
-	for _, l := range b.lent {
-		if now-l.at > lentRetention {
-			delete(b.lentIndex, l.obj)
-			continue
-		}
-		kept = append(kept, l)
+	// lent is in the order the objects were handed out, so those out of retention lead it.
+	now, expired := b.s.Now(), 0
+	for expired < len(b.lent) && now-b.lent[expired].at > lentRetention {
+		delete(b.lentIndex, b.lent[expired].obj)
+		expired++
 	}
-	for i := len(kept); i < len(b.lent); i++ {
-		b.lent[i] = lentObject{}
+	if expired > 0 {
+		n := copy(b.lent, b.lent[expired:])
+		clear(b.lent[n:])
+		b.lent = b.lent[:n]
 	}
-	b.lent = kept
 	for i := range b.lent {
 		l := &b.lent[i]
 		if checkByDeepEqual.Load() {
@@ -147,6 +146,9 @@ func (b *bubble) checkLent() {
 			}
 		} else {
 			if l.snap != nil && l.snap.unchanged() {
+				continue
+			}
+			if l.snap = verifiedSnapshot(l.obj, l.copy); l.snap != nil {
 				continue
 			}
 			if reflect.DeepEqual(l.obj, l.copy) {

@@ -10,18 +10,25 @@ import (
 // A memory snapshot of a lent object, so that the read-only check's comparisons after the first
 // cost a sweep over bytes instead of reflect.DeepEqual of the object with its copy (readonly.go).
 //
-// The check's first comparison of an object is reflect.DeepEqual with its copy, as it always was.
-// When they are equal, the harness records every block of memory the object reaches: the
-// object's struct, what its pointers point to, the elements of its slices, the bytes of its
-// strings, saving their contents. At a later comparison, if every block still holds the saved
-// bytes, the object is the very same graph of memory it was when it was equal to its copy, so it
-// still is: the answer DeepEqual would give, without walking two objects in step. The parts that
-// cannot be compared as bytes are maps and interfaces: a map[string]string (the labels and
-// annotations of every object) has its entries saved too, and is the same map when it has as
-// many entries and each saved key has its saved value; other maps and interfaces are compared
-// with the copy's by DeepEqual at each comparison. When any block differs, the comparison is DeepEqual again, so a change is reported
-// with the same message at the same step as before; a block that differs with an equal content
-// (a pointer replaced by one to an equal value) takes a new snapshot.
+// The check's first comparison of an object with its copy answers as reflect.DeepEqual, as it
+// always did. When they are equal, the harness records every block of memory the object
+// reaches: the object's struct, what its pointers point to, the elements of its slices, the
+// bytes of its strings, saving their contents. At a later comparison, if every block still
+// holds the saved bytes, the object is the very same graph of memory it was when it was equal
+// to its copy, so it still is: the answer DeepEqual would give, without walking two objects in
+// step. The parts that cannot be compared as bytes are maps and interfaces: a
+// map[string]string (the labels and annotations of every object) has its entries saved too,
+// and is the same map when it has as many entries and each saved key has its saved value;
+// other maps and interfaces are compared with the copy's by DeepEqual at each comparison. When
+// any block differs, the comparison is a first one again, so a change is reported with the
+// same message at the same step as before; a block that differs with an equal content (a
+// pointer replaced by one to an equal value) takes a new snapshot.
+//
+// The first comparison walks the object and its copy in step by the same plan, comparing what
+// DeepEqual compares and recording the blocks as it goes (verifiedSnapshot): about a tenth of
+// reflect.DeepEqual's cost. Where it cannot tell (a type that reaches a float, whose NaN is
+// unequal to itself, or a function; pointers deeper than the walk goes) or finds a difference,
+// reflect.DeepEqual decides, and gives the violation its message.
 //
 // Shared memory: what the object shares with its copy (the bytes of a string, which a generated
 // DeepCopy shares; a pointer or a slice a custom DeepCopy left shared, as time.Time's location) is
@@ -37,6 +44,15 @@ import (
 type memPlan struct {
 	size uintptr
 	deep []memField
+	// plain are the byte ranges of a value that hold neither a deep field nor padding
+	// (numbers, booleans...), in order, adjacent ones merged: what the first comparison of an
+	// object with its copy compares as bytes (verifiedSnapshot).
+	plain []byteRange
+	// inexactOnce computes inexact: whether a value can reach (through its fields, pointers,
+	// slices and arrays; maps and interfaces are compared by DeepEqual) a float, a complex or
+	// a function, whose bytes can be equal where DeepEqual is not (NaN; a non-nil function).
+	inexactOnce sync.Once
+	inexact     bool
 	// largest holds the lengths of the largest snapshot of the type taken so far in the
 	// process, the room a new one starts with: grown by append from nothing, a snapshot's
 	// slices allocated about twice what they kept.
@@ -45,7 +61,7 @@ type memPlan struct {
 
 // The parts of a snapshot that largest sizes.
 const (
-	partBlocks = iota // addrs and ends
+	partBlocks = iota
 	partSaved
 	partStringMaps
 	partStrs
@@ -62,6 +78,9 @@ const (
 	memArray                  // n elements inline, each by its plan
 	memOpaque                 // a map or an interface: compared with the copy's by DeepEqual
 )
+
+// byteRange is n bytes at off.
+type byteRange struct{ off, n uintptr }
 
 type memField struct {
 	kind memKind
@@ -106,7 +125,63 @@ func buildMemPlan(t reflect.Type, building map[reflect.Type]*memPlan) *memPlan {
 	p := &memPlan{size: t.Size()}
 	building[t] = p
 	p.deep = deepFields(t, 0, building)
+	p.plain = plainRanges(t, 0, nil)
 	return p
+}
+
+// plainRanges appends the ranges of a value of type t at offset off that are neither deep
+// fields nor padding, merging adjacent ones.
+func plainRanges(t reflect.Type, off uintptr, out []byteRange) []byteRange {
+	switch t.Kind() {
+	case reflect.String, reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+		return out
+	case reflect.Array:
+		for i := range uintptr(t.Len()) {
+			out = plainRanges(t.Elem(), off+i*t.Elem().Size(), out)
+		}
+		return out
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			out = plainRanges(f.Type, off+f.Offset, out)
+		}
+		return out
+	default:
+		if t.Size() == 0 {
+			return out
+		}
+		if n := len(out); n > 0 && out[n-1].off+out[n-1].n == off {
+			out[n-1].n += t.Size()
+			return out
+		}
+		return append(out, byteRange{off, t.Size()})
+	}
+}
+
+// isInexact reports memPlan.inexact of t's plan.
+func (p *memPlan) isInexact(t reflect.Type) bool {
+	p.inexactOnce.Do(func() { p.inexact = reachesInexact(t, map[reflect.Type]bool{}) })
+	return p.inexact
+}
+
+func reachesInexact(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return false // being looked at: what it holds is found there
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.Func:
+		return true
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return reachesInexact(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if reachesInexact(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // deepFields lists the fields of a value of type t at offset off that reach memory outside it.
@@ -148,11 +223,12 @@ const maxSnapshotDepth = 64
 
 // memSnapshot is a lent object's memory, saved when it was DeepEqual to its copy.
 type memSnapshot struct {
-	// The blocks: addrs[i] starts a block whose saved bytes are saved[ends[i-1]:ends[i]]. addrs
-	// holds the pointers, so the blocks stay allocated.
-	addrs []unsafe.Pointer
-	ends  []int
-	saved []byte
+	// The blocks, in the order they were saved, and their saved bytes: each block's from the
+	// word after the previous block's, so that both sides of a comparison are word-aligned
+	// (a block's memory is, but for a string's bytes). blocks holds the pointers, so the
+	// blocks stay allocated.
+	blocks []memBlock
+	saved  []uint64
 	// stringMaps are the non-nil map[string]string the object reaches: where each is (its
 	// pointer is in a block) and its entries when saved, keys and values in turn in
 	// strs[from:to].
@@ -161,6 +237,24 @@ type memSnapshot struct {
 	// opaque are the other maps and the interfaces, each with the copy's value at the same
 	// place.
 	opaque []opaquePair
+	// verify is set while a verifiedSnapshot walks.
+	verify bool
+}
+
+// samePlain reports whether the plain bytes of the values at p and q, of plan's type, are equal.
+func samePlain(p, q unsafe.Pointer, plan *memPlan) bool {
+	for _, r := range plan.plain {
+		if !sameMemory(unsafe.Add(p, r.off), unsafe.Add(q, r.off), r.n) {
+			return false
+		}
+	}
+	return true
+}
+
+// memBlock is n bytes of memory at p.
+type memBlock struct {
+	p unsafe.Pointer
+	n uintptr
 }
 
 type savedStringMap struct {
@@ -177,23 +271,47 @@ type opaquePair struct {
 // returns nil when obj is not a pointer or the two differ in shape (the check then keeps using
 // DeepEqual).
 func snapshotOf(obj, cp any) *memSnapshot {
+	return takeSnapshot(obj, cp, false)
+}
+
+// verifiedSnapshot is the first comparison of obj with its copy cp, and obj's snapshot, in one
+// walk: it returns the snapshot when it finds the two DeepEqual, and nil when they differ or it
+// cannot tell (a type that reaches floats or functions, pointers deeper than
+// maxSnapshotDepth, values not pointers to one type): the check then asks reflect.DeepEqual,
+// as it did for every first comparison (a tenth of the cost here). It compares what DeepEqual
+// compares: the plain bytes of each struct, pointee and slice element, strings by their bytes,
+// pointers and slices by nil-ness and length, then what they point to (equal at once when the
+// very same), maps and interfaces by DeepEqual (a map[string]string by its entries); padding
+// that differs only makes it unsure.
+func verifiedSnapshot(obj, cp any) *memSnapshot {
+	return takeSnapshot(obj, cp, true)
+}
+
+func takeSnapshot(obj, cp any, verify bool) *memSnapshot {
 	lv, cv := reflect.ValueOf(obj), reflect.ValueOf(cp)
 	if lv.Kind() != reflect.Pointer || lv.Type() != cv.Type() || lv.IsNil() || cv.IsNil() {
 		return nil
 	}
 	plan := memPlanFor(lv.Type().Elem())
+	if verify && plan.isInexact(lv.Type().Elem()) {
+		return nil
+	}
 	room := func(part int) int { return int(plan.largest[part].Load()) }
 	s := &memSnapshot{
-		addrs: make([]unsafe.Pointer, 0, room(partBlocks)), ends: make([]int, 0, room(partBlocks)),
-		saved: make([]byte, 0, room(partSaved)), stringMaps: make([]savedStringMap, 0, room(partStringMaps)),
+		blocks: make([]memBlock, 0, room(partBlocks)),
+		saved:  make([]uint64, 0, room(partSaved)), stringMaps: make([]savedStringMap, 0, room(partStringMaps)),
 		strs: make([]string, 0, room(partStrs)), opaque: make([]opaquePair, 0, room(partOpaque)),
 	}
 	live, c := lv.UnsafePointer(), cv.UnsafePointer()
+	s.verify = verify
+	if verify && !samePlain(live, c, plan) {
+		return nil
+	}
 	s.block(live, plan.size)
 	if !s.walk(live, c, plan, 0) {
 		return nil
 	}
-	for part, n := range [snapshotParts]int{len(s.addrs), len(s.saved), len(s.stringMaps), len(s.strs), len(s.opaque)} {
+	for part, n := range [snapshotParts]int{len(s.blocks), len(s.saved), len(s.stringMaps), len(s.strs), len(s.opaque)} {
 		raiseTo(&plan.largest[part], int64(n))
 	}
 	return s
@@ -213,13 +331,15 @@ func (s *memSnapshot) block(p unsafe.Pointer, n uintptr) {
 	if n == 0 {
 		return
 	}
-	s.addrs = append(s.addrs, p)
-	s.saved = append(s.saved, unsafe.Slice((*byte)(p), n)...)
-	s.ends = append(s.ends, len(s.saved))
+	s.blocks = append(s.blocks, memBlock{p, n})
+	at := len(s.saved)
+	s.saved = append(s.saved, make([]uint64, (n+7)/8)...)
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&s.saved[at])), n), unsafe.Slice((*byte)(p), n))
 }
 
 // walk saves the memory the value at live reaches by plan; c is the same value in the copy. It
-// reports false when the two differ in shape.
+// reports false when the two differ in shape, and, verifying, when they differ at all (or it
+// cannot tell).
 func (s *memSnapshot) walk(live, c unsafe.Pointer, plan *memPlan, depth int) bool {
 	for i := range plan.deep {
 		f := &plan.deep[i]
@@ -227,21 +347,30 @@ func (s *memSnapshot) walk(live, c unsafe.Pointer, plan *memPlan, depth int) boo
 		switch f.kind {
 		case memString:
 			str, cstr := *(*string)(lf), *(*string)(cf)
+			if s.verify && str != cstr {
+				return false
+			}
 			if unsafe.StringData(str) == unsafe.StringData(cstr) {
 				continue // the copy shares the bytes (see "Shared memory" above)
 			}
 			s.block(unsafe.Pointer(unsafe.StringData(str)), uintptr(len(str)))
 		case memPointer:
 			lp, cp := *(*unsafe.Pointer)(lf), *(*unsafe.Pointer)(cf)
-			if lp == nil || lp == cp {
+			if lp == cp {
 				continue
 			}
-			if cp == nil {
+			if lp == nil || cp == nil {
 				return false
 			}
 			if depth >= maxSnapshotDepth {
+				if s.verify {
+					return false
+				}
 				s.opaque = append(s.opaque, opaquePair{typ: f.typ, live: lf, copy: cf})
 				continue
+			}
+			if s.verify && !samePlain(lp, cp, f.elem) {
+				return false
 			}
 			s.block(lp, f.elem.size)
 			if !s.walk(lp, cp, f.elem, depth+1) {
@@ -249,14 +378,24 @@ func (s *memSnapshot) walk(live, c unsafe.Pointer, plan *memPlan, depth int) boo
 			}
 		case memSlice:
 			lh, ch := (*sliceHeader)(lf), (*sliceHeader)(cf)
-			if lh.len == 0 {
-				continue
+			if s.verify && (lh.data == nil) != (ch.data == nil) {
+				return false // nil and empty differ for DeepEqual
 			}
 			if ch.len != lh.len {
 				return false
 			}
+			if lh.len == 0 {
+				continue
+			}
 			if lh.data == ch.data {
 				continue
+			}
+			if s.verify {
+				for j := range uintptr(lh.len) {
+					if !samePlain(unsafe.Add(lh.data, j*f.elem.size), unsafe.Add(ch.data, j*f.elem.size), f.elem) {
+						return false
+					}
+				}
 			}
 			s.block(lh.data, uintptr(lh.len)*f.elem.size)
 			if len(f.elem.deep) == 0 {
@@ -278,7 +417,11 @@ func (s *memSnapshot) walk(live, c unsafe.Pointer, plan *memPlan, depth int) boo
 			}
 		case memOpaque:
 			if f.typ == stringMapType {
-				// Its entries now are the copy's (the whole object was DeepEqual to it).
+				// Its entries now are the copy's (the whole object was DeepEqual to it, or is
+				// found so here).
+				if s.verify && !stringMapsEqual(*(*map[string]string)(lf), *(*map[string]string)(cf)) {
+					return false
+				}
 				if m := *(*map[string]string)(lf); m != nil {
 					from := len(s.strs)
 					for k, v := range m {
@@ -288,7 +431,24 @@ func (s *memSnapshot) walk(live, c unsafe.Pointer, plan *memPlan, depth int) boo
 				}
 				continue
 			}
-			s.opaque = append(s.opaque, opaquePair{typ: f.typ, live: lf, copy: cf})
+			o := opaquePair{typ: f.typ, live: lf, copy: cf}
+			if s.verify && !o.equal() {
+				return false
+			}
+			s.opaque = append(s.opaque, o)
+		}
+	}
+	return true
+}
+
+// stringMapsEqual is reflect.DeepEqual of two map[string]string.
+func stringMapsEqual(a, b map[string]string) bool {
+	if (a == nil) != (b == nil) || len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
 		}
 	}
 	return true
@@ -303,13 +463,14 @@ type sliceHeader struct {
 // unchanged reports whether every block still holds its saved bytes and every map and interface
 // is DeepEqual to the copy's.
 func (s *memSnapshot) unchanged() bool {
-	start := 0
-	for i, p := range s.addrs {
-		end := s.ends[i]
-		if string(unsafe.Slice((*byte)(p), end-start)) != string(s.saved[start:end]) {
-			return false
+	if len(s.saved) > 0 {
+		saved, at := unsafe.Pointer(&s.saved[0]), uintptr(0)
+		for _, b := range s.blocks {
+			if !sameMemory(b.p, unsafe.Add(saved, at), b.n) {
+				return false
+			}
+			at += (b.n + 7) &^ 7
 		}
-		start = end
 	}
 	for _, sm := range s.stringMaps {
 		// The same number of entries, each saved key with its saved value: the same map.
@@ -332,6 +493,27 @@ func (s *memSnapshot) unchanged() bool {
 }
 
 var stringMapType = reflect.TypeFor[map[string]string]()
+
+// sameMemory reports whether the n bytes at p and q are equal; q is word-aligned. A small
+// block (a pointer's target, a slice of a few words: most of a snapshot's blocks) is compared
+// word by word in place, which costs a fraction of the call that compares a large one.
+func sameMemory(p, q unsafe.Pointer, n uintptr) bool {
+	if n > 64 || uintptr(p)%8 != 0 {
+		return unsafe.String((*byte)(p), n) == unsafe.String((*byte)(q), n)
+	}
+	i := uintptr(0)
+	for ; i+8 <= n; i += 8 {
+		if *(*uint64)(unsafe.Add(p, i)) != *(*uint64)(unsafe.Add(q, i)) {
+			return false
+		}
+	}
+	for ; i < n; i++ {
+		if *(*byte)(unsafe.Add(p, i)) != *(*byte)(unsafe.Add(q, i)) {
+			return false
+		}
+	}
+	return true
+}
 
 func (o opaquePair) equal() bool {
 	// Two nil maps, or nil interfaces, are equal; one map is equal to itself. (Both words of an

@@ -1,10 +1,13 @@
 package clientgo
 
 import (
+	"maps"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -125,7 +128,89 @@ func TestSnapshotAnswersAsDeepEqual(t *testing.T) {
 			if m.name == "nothing" && !s.unchanged() {
 				t.Errorf("the snapshot says changed, nothing was touched")
 			}
+
+			// The first comparison: the same change made before it, against a copy taken
+			// before the change.
+			d, cp = richDeployment(), nil
+			if m.name == "a string's bytes, in place" {
+				d.Status.Conditions[0].Message = string([]byte("ok"))
+				cp = d.DeepCopy()
+				cp.Status.Conditions[0].Message = strings.Clone(d.Status.Conditions[0].Message)
+			} else {
+				cp = d.DeepCopy()
+			}
+			m.change(d)
+			v := verifiedSnapshot(d, cp)
+			switch {
+			case v != nil && !deep:
+				t.Errorf("verifiedSnapshot finds the two equal, DeepEqual does not")
+			case v != nil && !v.unchanged():
+				t.Errorf("the verified snapshot says changed at once")
+			case v == nil && m.name == "nothing":
+				t.Errorf("verifiedSnapshot cannot tell an untouched object from its copy")
+			}
 		})
+	}
+}
+
+// TestVerifiedSnapshotAnswersAsDeepEqual: what DeepEqual tells apart by more than the bytes
+// (nil and empty slices and maps, a NaN, a function, a difference in a map, an interface or past
+// the depth limit) is never found equal by verifiedSnapshot.
+func TestVerifiedSnapshotAnswersAsDeepEqual(t *testing.T) {
+	type withFloat struct {
+		Name string
+		F    *float64
+	}
+	type withFunc struct{ F func() }
+	type shapes struct {
+		S []string
+		M map[string]string
+		N map[string]int
+		I any
+		P *chain
+	}
+	nan1, nan2 := math.NaN(), math.NaN()
+	f := func() {}
+	deepChain := func(last string) *chain {
+		head := &chain{}
+		c := head
+		for i := range 2 * maxSnapshotDepth {
+			c.Next = &chain{Name: strconv.Itoa(i)}
+			c = c.Next
+		}
+		c.Name = last
+		return head
+	}
+	for _, tc := range []struct {
+		name string
+		a, b any
+	}{
+		{"a NaN", &withFloat{F: &nan1}, &withFloat{F: &nan2}},
+		{"a function", &withFunc{F: f}, &withFunc{F: f}},
+		{"a nil and an empty slice", &shapes{S: nil}, &shapes{S: []string{}}},
+		{"an empty and a nil slice", &shapes{S: []string{}}, &shapes{S: nil}},
+		{"a nil and an empty string map", &shapes{M: nil}, &shapes{M: map[string]string{}}},
+		{"string maps, a value", &shapes{M: map[string]string{"a": "1"}}, &shapes{M: map[string]string{"a": "2"}}},
+		{"string maps, a key", &shapes{M: map[string]string{"a": "1"}}, &shapes{M: map[string]string{"b": "1"}}},
+		{"a nil and an empty map", &shapes{N: nil}, &shapes{N: map[string]int{}}},
+		{"maps, a value", &shapes{N: map[string]int{"a": 1}}, &shapes{N: map[string]int{"a": 2}}},
+		{"interfaces", &shapes{I: 1}, &shapes{I: int64(1)}},
+		{"a nil and a set pointer", &shapes{}, &shapes{P: &chain{}}},
+		{"past the depth limit", &shapes{P: deepChain("a")}, &shapes{P: deepChain("b")}},
+	} {
+		if reflect.DeepEqual(tc.a, tc.b) {
+			t.Fatalf("%s: the two are DeepEqual", tc.name)
+		}
+		if v := verifiedSnapshot(tc.a, tc.b); v != nil {
+			t.Errorf("%s: verifiedSnapshot finds the two equal, DeepEqual does not", tc.name)
+		}
+	}
+	// Equal ones are told equal, past what the bytes show: the same strings in other memory,
+	// equal maps and interfaces.
+	a := &shapes{S: []string{"x", strings.Clone("y")}, M: map[string]string{"k": "v"}, N: map[string]int{"n": 1}, I: "i", P: &chain{Name: "c"}}
+	b := &shapes{S: []string{"x", strings.Clone("y")}, M: map[string]string{"k": "v"}, N: map[string]int{"n": 1}, I: "i", P: &chain{Name: "c"}}
+	if v := verifiedSnapshot(a, b); v == nil || !v.unchanged() {
+		t.Errorf("verifiedSnapshot cannot tell two equal values equal")
 	}
 }
 
@@ -186,4 +271,69 @@ func TestSnapshotOfChainsCyclesAndInterfaces(t *testing.T) {
 			t.Errorf("%s: the snapshot says unchanged, DeepEqual says changed", tc.name)
 		}
 	}
+}
+
+// servedDeployment is a Deployment as the sample controller's informer hands it out: made by
+// the controller (labels, a selector, an owner reference, one container), then given its
+// metadata, managed fields and status by the apiserver and the control plane.
+func servedDeployment() *appsv1.Deployment {
+	labels := map[string]string{"app": "nginx", "controller": "foo-1"}
+	t := metav1.NewTime(time.Date(2026, 11, 26, 20, 0, 0, 0, time.UTC))
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "foo-1-deploy", Namespace: "default", UID: "2c3f8a52-7d0e-4c1b-9a57-5d1e0f6b3a21", ResourceVersion: "41",
+			Generation: 2, CreationTimestamp: t, Labels: maps.Clone(labels),
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "samplecontroller.k8s.io/v1alpha1", Kind: "Foo", Name: "foo-1",
+				UID: "0a1b2c3d-0000-4000-8000-000000000001", Controller: ptrTo(true), BlockOwnerDeletion: ptrTo(true)}},
+			ManagedFields: []metav1.ManagedFieldsEntry{{
+				Manager: "samplecontroller", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps/v1", Time: &t,
+				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{".":{},"f:app":{},"f:controller":{}},"f:ownerReferences":{".":{},"k:{\"uid\":\"0a1b2c3d-0000-4000-8000-000000000001\"}":{}}},"f:spec":{"f:replicas":{},"f:selector":{},"f:template":{"f:metadata":{"f:labels":{".":{},"f:app":{},"f:controller":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"nginx\"}":{".":{},"f:image":{},"f:name":{}}}}}}}`)},
+			}},
+		},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptrTo(int32(2)),
+			Selector: &metav1.LabelSelector{MatchLabels: maps.Clone(labels)},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:latest"}}},
+			},
+		},
+		Status: appsv1.DeploymentStatus{
+			ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2,
+			Conditions: []appsv1.DeploymentCondition{
+				{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable", Message: "Deployment has minimum availability.", LastUpdateTime: t, LastTransitionTime: t},
+				{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable", Message: `ReplicaSet "foo-1-deploy" has successfully progressed.`, LastUpdateTime: t, LastTransitionTime: t},
+			},
+		},
+	}
+}
+
+// BenchmarkSnapshotUnchanged is the read-only check's comparison of a served Deployment that
+// did not change (what almost every comparison of a run is), and the first comparison's
+// DeepEqual and snapshot, for scale.
+func BenchmarkSnapshotUnchanged(b *testing.B) {
+	d := servedDeployment()
+	cp := d.DeepCopy()
+	b.Run("unchanged", func(b *testing.B) {
+		s := snapshotOf(d, cp)
+		for b.Loop() {
+			if !s.unchanged() {
+				b.Fatal("changed")
+			}
+		}
+	})
+	b.Run("DeepEqual+snapshotOf", func(b *testing.B) {
+		for b.Loop() {
+			if !reflect.DeepEqual(d, cp) || snapshotOf(d, cp) == nil {
+				b.Fatal("changed")
+			}
+		}
+	})
+	b.Run("verifiedSnapshot", func(b *testing.B) {
+		for b.Loop() {
+			if verifiedSnapshot(d, cp) == nil {
+				b.Fatal("not verified")
+			}
+		}
+	})
 }
