@@ -124,6 +124,9 @@ type bubble struct {
 	// order they were handed out (readonly.go); lentIndex has them by identity.
 	lent      []lentObject
 	lentIndex map[any]bool
+	// conversions are the typed objects the Env's informers converted, by version
+	// (typedcache.go).
+	conversions convertedVersions
 	// When the controller's code can run, for the read-only check (readonly.go). woken is set
 	// when the driver wakes a goroutine of the controller (a response, a watch event, a call
 	// taken, a sleep letting its timers fire, a restart, a synced checker a step closed): it runs

@@ -136,7 +136,8 @@ func (f *Informers) build(obj runtime.Object) (*sharedIndexInformer, error) {
 		f.opts.TweakListOptions(&lo)
 	}
 	name := f.env.informerName(res.GVR, ns)
-	t := &typed{scheme: f.env.scheme, gvk: gvk, lend: func(obj any) { f.b.lend(name, obj) }, b: f.b}
+	t := &typed{scheme: f.env.scheme, gvk: gvk, b: f.b, versions: &f.b.conversions,
+		lend: func(obj any, pristine runtime.Object) runtime.Object { return f.b.lend(name, obj, pristine) }}
 	src, err := f.b.w.NewSource(name, world.InformerSpec{
 		Resource: res.GVR, Namespace: ns, LabelSelector: lo.LabelSelector, FieldSelector: lo.FieldSelector,
 		Transform: t.transform, TransformReadsOnly: t.readsOnly(),

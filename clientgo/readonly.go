@@ -51,21 +51,28 @@ type lentObject struct {
 	snap *memSnapshot
 }
 
-// lend records obj, made by informer's transform inside a step, to be compared after each step.
-func (b *bubble) lend(informer string, obj any) {
+// lend records obj, made by informer's transform inside a step, to be compared after each step
+// with a copy: pristine if not nil (a copy of obj the caller keeps and never changes, the typed
+// conversion's kept version, typedcache.go), else one made here. It returns the copy, which
+// nothing may change (the typed conversion keeps it), or nil when obj was not recorded.
+func (b *bubble) lend(informer string, obj any, pristine runtime.Object) runtime.Object {
 	o, ok := obj.(runtime.Object)
 	if !ok || o == nil {
-		return
+		return nil
 	}
 	if b.lentIndex == nil {
 		b.lentIndex = map[any]bool{}
 	}
 	if b.lentIndex[o] {
-		return // the transform ran again on an object it made (transforms are idempotent)
+		return nil // the transform ran again on an object it made (transforms are idempotent)
+	}
+	if pristine == nil {
+		pristine = o.DeepCopyObject()
 	}
 	key, _ := metaOf(o)
 	b.lentIndex[o] = true
-	b.lent = append(b.lent, lentObject{obj: o, copy: o.DeepCopyObject(), informer: informer, key: key, rv: rvOf(o), at: b.s.Now()})
+	b.lent = append(b.lent, lentObject{obj: o, copy: pristine, informer: informer, key: key, rv: rvOf(o), at: b.s.Now()})
+	return pristine
 }
 
 // controllerWoken notes that the driver woke a goroutine of the controller: the comparison after
