@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -311,14 +312,19 @@ func (ws *WorkloadStatus) write(ctx context.Context, k workloadKey, u *unstructu
 	}
 	passed := ws.deadlinePassed(k, now)
 	uid := u.GetUID()
+	// The write only reads the stored object: it is lent (LendTo), and the object written is a
+	// new top-level map around the stored one's fields with the status replaced, instead of a
+	// deep copy of the whole workload changed in place. The server takes a status write's status
+	// and keeps the rest of the stored object, so both write the same.
 	_, _, err := ws.srv.Resource(gvr).Namespace(k.ns).Mutate(ctx, k.name, fakeapi.Mutation{
-		Verb: fakeapi.VerbUpdateStatus, Subresource: "status",
+		Verb: fakeapi.VerbUpdateStatus, Subresource: "status", LendTo: ws.name,
 		Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 			if live.GetUID() != uid || live.GetGeneration() != k.generation {
 				return nil, apierrors.NewConflict(gvr.GroupResource(), k.name, fmt.Errorf("the object changed since it was read"))
 			}
-			live.Object["status"] = ws.desired(k.resource, live, now, stuck, passed)
-			return live, nil
+			next := &unstructured.Unstructured{Object: maps.Clone(live.Object)}
+			next.Object["status"] = ws.desired(k.resource, live, now, stuck, passed)
+			return next, nil
 		},
 	})
 	if apierrors.IsNotFound(err) {
