@@ -251,10 +251,10 @@ func samePlain(p, q unsafe.Pointer, plan *memPlan) bool {
 	return true
 }
 
-// memBlock is n bytes of memory at p.
+// memBlock is n bytes of memory at p, saved from the byte at of the snapshot's saved words.
 type memBlock struct {
-	p unsafe.Pointer
-	n uintptr
+	p     unsafe.Pointer
+	n, at uintptr
 }
 
 type savedStringMap struct {
@@ -331,8 +331,8 @@ func (s *memSnapshot) block(p unsafe.Pointer, n uintptr) {
 	if n == 0 {
 		return
 	}
-	s.blocks = append(s.blocks, memBlock{p, n})
 	at := len(s.saved)
+	s.blocks = append(s.blocks, memBlock{p, n, uintptr(at) * 8})
 	s.saved = append(s.saved, make([]uint64, (n+7)/8)...)
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&s.saved[at])), n), unsafe.Slice((*byte)(p), n))
 }
@@ -422,6 +422,14 @@ func (s *memSnapshot) walk(live, c unsafe.Pointer, plan *memPlan, depth int) boo
 				if s.verify && !stringMapsEqual(*(*map[string]string)(lf), *(*map[string]string)(cf)) {
 					return false
 				}
+				if header, group, ok := smallStringMap(*(*map[string]string)(lf)); ok {
+					// Its memory, as any other block's (readonly_maps.go).
+					s.block(header, mapHeaderSize)
+					if group != nil {
+						s.block(group, stringMapGroupSize)
+					}
+					continue
+				}
 				if m := *(*map[string]string)(lf); m != nil {
 					from := len(s.strs)
 					for k, v := range m {
@@ -434,6 +442,11 @@ func (s *memSnapshot) walk(live, c unsafe.Pointer, plan *memPlan, depth int) boo
 			o := opaquePair{typ: f.typ, live: lf, copy: cf}
 			if s.verify && !o.equal() {
 				return false
+			}
+			if o.isNil() {
+				// Nil in the object and so in its copy (the two are equal): the object's is in
+				// the enclosing block, and the copy's never changes.
+				continue
 			}
 			s.opaque = append(s.opaque, o)
 		}
@@ -464,12 +477,11 @@ type sliceHeader struct {
 // is DeepEqual to the copy's.
 func (s *memSnapshot) unchanged() bool {
 	if len(s.saved) > 0 {
-		saved, at := unsafe.Pointer(&s.saved[0]), uintptr(0)
+		saved := unsafe.Pointer(&s.saved[0])
 		for _, b := range s.blocks {
-			if !sameMemory(b.p, unsafe.Add(saved, at), b.n) {
+			if !sameMemory(b.p, unsafe.Add(saved, b.at), b.n) {
 				return false
 			}
-			at += (b.n + 7) &^ 7
 		}
 	}
 	for _, sm := range s.stringMaps {
@@ -513,6 +525,15 @@ func sameMemory(p, q unsafe.Pointer, n uintptr) bool {
 		}
 	}
 	return true
+}
+
+// isNil reports whether the live value is nil (a map or a pointer: one word; an interface:
+// both).
+func (o opaquePair) isNil() bool {
+	if o.typ.Kind() == reflect.Interface {
+		return *(*[2]unsafe.Pointer)(o.live) == [2]unsafe.Pointer{}
+	}
+	return *(*unsafe.Pointer)(o.live) == nil
 }
 
 func (o opaquePair) equal() bool {

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"math"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func richDeployment() *appsv1.Deployment {
 			Replicas: ptrTo(int32(3)),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}, Annotations: map[string]string{}},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{
 					Name: "web", Image: "nginx:1.27", Args: []string{"-g", "daemon off;"},
 					Env: []corev1.EnvVar{{Name: "MODE", Value: "prod"}},
@@ -74,6 +75,14 @@ func TestSnapshotAnswersAsDeepEqual(t *testing.T) {
 		{"a label deleted", func(d *appsv1.Deployment) { delete(d.Annotations, "note") }, false},
 		{"labels replaced by an equal map", func(d *appsv1.Deployment) { d.Labels = map[string]string{"app": "web", "tier": "front"} }, true},
 		{"labels emptied to nil", func(d *appsv1.Deployment) { d.Spec.Selector.MatchLabels = nil }, false},
+		{"labels cleared", func(d *appsv1.Deployment) { clear(d.Labels) }, false},
+		{"labels grown past a small map", func(d *appsv1.Deployment) {
+			for i := range 9 {
+				d.Labels["extra-"+strconv.Itoa(i)] = "x"
+			}
+		}, false},
+		{"a label set to its value", func(d *appsv1.Deployment) { d.Labels["tier"] = "front" }, true},
+		{"an entry in an empty map", func(d *appsv1.Deployment) { d.Spec.Template.Annotations["a"] = "b" }, false},
 		{"a top-level string", func(d *appsv1.Deployment) { d.ResourceVersion = "8" }, false},
 		{"a top-level number", func(d *appsv1.Deployment) { d.Status.Replicas = 4 }, false},
 		{"a pointer's target", func(d *appsv1.Deployment) { *d.Spec.Replicas = 5 }, false},
@@ -98,6 +107,9 @@ func TestSnapshotAnswersAsDeepEqual(t *testing.T) {
 			d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU] = resource.MustParse("2")
 		}, false},
 		{"a deep slice element", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Env[0].Value = "dev" }, false},
+		{"a nil map of structs set", func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+		}, false},
 		{"a nil pointer set", func(d *appsv1.Deployment) {
 			d.Spec.Template.Spec.Containers[0].Env[0].ValueFrom = &corev1.EnvVarSource{}
 		}, false},
@@ -253,6 +265,7 @@ func TestSnapshotOfChainsCyclesAndInterfaces(t *testing.T) {
 		{"a name beyond the depth", 100, false, func(c *chain) { nth(c, 90).Name = "z" }},
 		{"a name in a cycle", 3, true, func(c *chain) { nth(c, 2).Name = "z" }},
 		{"inside an interface", 3, true, func(c *chain) { c.Any.(map[string]any)["k"] = "w" }},
+		{"a nil interface set", 3, false, func(c *chain) { nth(c, 1).Any = "set" }},
 		{"an array element's string", 1, false, func(c *chain) { c.Arr[1].S = "y" }},
 	} {
 		a, b := build(tc.n, tc.cycle), build(tc.n, tc.cycle)
@@ -336,4 +349,23 @@ func BenchmarkSnapshotUnchanged(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestSmallMapLayout: the runtime's maps have the layout readonly_maps.go reads, so that the
+// snapshot compares a small map's memory; otherwise it falls back to looking each entry up,
+// which is as exact and slower, and this test says so.
+func TestSmallMapLayout(t *testing.T) {
+	if !smallMapLayout() {
+		t.Fatalf("the runtime's map[string]string is not laid out as readonly_maps.go expects (Go %s): snapshots look map entries up; update the layout", runtime.Version())
+	}
+	m := map[string]string{"a": "1", "b": "2"}
+	if _, _, ok := smallStringMap(m); !ok {
+		t.Errorf("a map of two entries is not found small")
+	}
+	for i := range 20 {
+		m[strconv.Itoa(i)] = "x"
+	}
+	if _, _, ok := smallStringMap(m); ok {
+		t.Errorf("a map of 22 entries is found small")
+	}
 }
