@@ -1,19 +1,24 @@
 package clientgo
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/informersim/informersim/kube"
+	"github.com/informersim/informersim/sim/world"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/cache"
 )
 
 // lentPair is what a typed conversion handed the read-only check: the object handed out and the
@@ -230,5 +235,79 @@ func TestConvertedVersionsNeedAFaithfulDeepCopy(t *testing.T) {
 	}
 	if copyTrust.has(reflect.TypeFor[*appsv1.Deployment]()) {
 		t.Fatal("a Deployment's generated DeepCopyObject was not trusted")
+	}
+}
+
+// relistMutator is a controller whose Deployment handler writes into the new object of an
+// update notification that repeats a version it already had (a relist's), if mutate.
+type relistMutator struct {
+	env     *Env
+	mutate  bool
+	repeats int
+}
+
+func (c *relistMutator) Run(ctx context.Context, _ int) error {
+	<-ctx.Done()
+	return nil
+}
+
+// Goal: an object handed out from a kept conversion is checked by the read-only check as any
+// other: a controller that writes into the objects a relist hands its handler (versions its
+// informer converted before) fails the run with the read-only-objects violation, and the same
+// run without the write passes, having handed out kept conversions. Fails when a kept version
+// is lent with the object handed out as its own copy.
+func TestKeptVersionsStayReadOnly(t *testing.T) {
+	for _, mutate := range []bool{false, true} {
+		c := &relistMutator{mutate: mutate}
+		cfg := Config{
+			Seed:    5,
+			World:   world.Config{DefaultResource: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}},
+			Workers: 1,
+			Setup: func(w *world.World) error {
+				for i := range 3 {
+					content := map[string]any{"spec": map[string]any{"replicas": int64(i + 1),
+						"selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
+						"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "web"}},
+							"spec": map[string]any{"containers": []any{map[string]any{"name": "web", "image": "nginx"}}}}}}
+					if err := w.Apply(world.Op{Kind: world.OpCreate, Name: fmt.Sprintf("web-%d", i), Content: content}); err != nil {
+						return err
+					}
+				}
+				_, err := w.Script(2*time.Second, world.Op{Kind: world.OpCloseWatches, Code: 410})
+				return err
+			},
+			New: func(ctx context.Context, env *Env) (Controller, error) {
+				c.env = env
+				_, err := env.KubeInformers.Apps().V1().Deployments().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+					UpdateFunc: func(oldObj, newObj any) {
+						o, n := oldObj.(*appsv1.Deployment), newObj.(*appsv1.Deployment)
+						if o.ResourceVersion != n.ResourceVersion || o == n {
+							return
+						}
+						c.repeats++
+						if c.mutate {
+							n.Labels = map[string]string{"touched": "yes"}
+						}
+					},
+				})
+				return c, err
+			},
+			FaultsFor: time.Minute,
+		}
+		_, err := Run(t, cfg)
+		if c.env == nil {
+			t.Fatalf("mutate=%v: the controller was never built: %v", mutate, err)
+		}
+		hits, _ := c.env.b.conversions.counts()
+		if c.repeats == 0 || hits == 0 {
+			t.Fatalf("mutate=%v: %d repeated versions notified, %d kept conversions handed out: the relist did not hand out kept versions", mutate, c.repeats, hits)
+		}
+		var v *world.Violation
+		switch {
+		case !mutate && err != nil:
+			t.Fatalf("without the write: %v", err)
+		case mutate && !(errors.As(err, &v) && v.Oracle == world.OracleReadOnlyObjects):
+			t.Fatalf("writing into a relisted object: %v, want the read-only-objects violation", err)
+		}
 	}
 }
