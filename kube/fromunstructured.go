@@ -129,39 +129,15 @@ func (b *planBuilder) plan(t reflect.Type) *typePlan {
 	}
 	switch t.Kind() {
 	case reflect.String:
-		p.decode = func(src any, dst reflect.Value) bool {
-			s, ok := src.(string)
-			if ok {
-				dst.SetString(s)
-			}
-			return ok
-		}
+		p.decode = decodeAs(reflect.Value.SetString)
 	case reflect.Bool:
-		p.decode = func(src any, dst reflect.Value) bool {
-			v, ok := src.(bool)
-			if ok {
-				dst.SetBool(v)
-			}
-			return ok
-		}
+		p.decode = decodeAs(reflect.Value.SetBool)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		// The converter converts an integer to any integer kind as Go does (wrapping); a float
 		// with an integral value too, which the plan leaves to it.
-		p.decode = func(src any, dst reflect.Value) bool {
-			v, ok := src.(int64)
-			if ok {
-				dst.SetInt(v)
-			}
-			return ok
-		}
+		p.decode = decodeAs(reflect.Value.SetInt)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		p.decode = func(src any, dst reflect.Value) bool {
-			v, ok := src.(int64)
-			if ok {
-				dst.SetUint(uint64(v))
-			}
-			return ok
-		}
+		p.decode = decodeAs(func(dst reflect.Value, v int64) { dst.SetUint(uint64(v)) })
 	case reflect.Float64:
 		p.decode = func(src any, dst reflect.Value) bool {
 			switch v := src.(type) {
@@ -175,13 +151,7 @@ func (b *planBuilder) plan(t reflect.Type) *typePlan {
 			return true
 		}
 	case reflect.Float32:
-		p.decode = func(src any, dst reflect.Value) bool {
-			v, ok := src.(float64) // an integer would be rounded once by Go, twice here
-			if ok {
-				dst.SetFloat(v)
-			}
-			return ok
-		}
+		p.decode = decodeAs(reflect.Value.SetFloat) // an integer would be rounded once by Go, twice here
 	case reflect.Interface:
 		if t.NumMethod() == 0 {
 			// The converter stores the unstructured value itself.
@@ -214,6 +184,18 @@ func (b *planBuilder) plan(t reflect.Type) *typePlan {
 	// Anything else (arrays, complex numbers, channels, functions, interfaces with methods) is
 	// left to the converter, which refuses most of them.
 	return p
+}
+
+// decodeAs is the plan of a simple kind whose values are JSON's T: set with them, anything else
+// left to the converter.
+func decodeAs[T any](set func(dst reflect.Value, v T)) decodeFunc {
+	return func(src any, dst reflect.Value) bool {
+		v, ok := src.(T)
+		if ok {
+			set(dst, v)
+		}
+		return ok
+	}
 }
 
 func (b *planBuilder) slice(t reflect.Type) decodeFunc {
