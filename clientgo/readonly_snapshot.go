@@ -390,7 +390,13 @@ func (s *memSnapshot) walk(live, c unsafe.Pointer, plan *memPlan, depth int) boo
 			if lh.data == ch.data {
 				continue
 			}
-			if s.verify {
+			switch {
+			case s.verify && len(f.elem.plain) == 1 && f.elem.plain[0] == byteRange{0, f.elem.size}:
+				// Elements all plain bytes (a []byte, a []int32): compared at once.
+				if !sameMemory(lh.data, ch.data, uintptr(lh.len)*f.elem.size) {
+					return false
+				}
+			case s.verify:
 				for j := range uintptr(lh.len) {
 					if !samePlain(unsafe.Add(lh.data, j*f.elem.size), unsafe.Add(ch.data, j*f.elem.size), f.elem) {
 						return false
@@ -506,11 +512,11 @@ func (s *memSnapshot) unchanged() bool {
 
 var stringMapType = reflect.TypeFor[map[string]string]()
 
-// sameMemory reports whether the n bytes at p and q are equal; q is word-aligned. A small
-// block (a pointer's target, a slice of a few words: most of a snapshot's blocks) is compared
-// word by word in place, which costs a fraction of the call that compares a large one.
+// sameMemory reports whether the n bytes at p and q are equal. A small block of aligned words
+// (a pointer's target, a slice of a few words: most of a snapshot's blocks) is compared word by
+// word in place, which costs a fraction of the call that compares a large one.
 func sameMemory(p, q unsafe.Pointer, n uintptr) bool {
-	if n > 64 || uintptr(p)%8 != 0 {
+	if n > 64 || (uintptr(p)|uintptr(q))%8 != 0 {
 		return unsafe.String((*byte)(p), n) == unsafe.String((*byte)(q), n)
 	}
 	i := uintptr(0)
