@@ -73,32 +73,38 @@ func newMirror(client kubernetes.Interface, cms coreinformers.ConfigMapInformer)
 }
 
 func (m *mirror) Run(ctx context.Context, workers int) error {
-	defer m.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), m.synced) {
-		return fmt.Errorf("mirror: caches did not sync")
+	return runWorkers(ctx, "mirror", m.queue, m.synced, workers, m.sync)
+}
+
+// runWorkers is a client-go controller's Run: once synced, workers goroutines take keys from
+// queue and sync them (a failed key again after the queue's backoff) until ctx ends.
+func runWorkers(ctx context.Context, name string, queue workqueue.TypedRateLimitingInterface[string], synced cache.InformerSynced,
+	workers int, sync func(ctx context.Context, key string) error) error {
+	defer queue.ShutDown()
+	if !cache.WaitForCacheSync(ctx.Done(), synced) {
+		return fmt.Errorf("%s: caches did not sync", name)
+	}
+	next := func(ctx context.Context) bool {
+		key, quit := queue.Get()
+		if quit {
+			return false
+		}
+		defer queue.Done(key)
+		if err := sync(ctx, key); err != nil {
+			queue.AddRateLimited(key)
+			return true
+		}
+		queue.Forget(key)
+		return true
 	}
 	for range workers {
 		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			for m.next(ctx) {
+			for next(ctx) {
 			}
 		}, time.Second)
 	}
 	<-ctx.Done()
 	return nil
-}
-
-func (m *mirror) next(ctx context.Context) bool {
-	key, quit := m.queue.Get()
-	if quit {
-		return false
-	}
-	defer m.queue.Done(key)
-	if err := m.sync(ctx, key); err != nil {
-		m.queue.AddRateLimited(key)
-		return true
-	}
-	m.queue.Forget(key)
-	return true
 }
 
 func (m *mirror) sync(ctx context.Context, key string) error {

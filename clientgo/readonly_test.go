@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
@@ -84,32 +83,7 @@ func newPlanter(client kubernetes.Interface, env *clientgo.Env, p plant) (*plant
 }
 
 func (c *planter) Run(ctx context.Context, workers int) error {
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
-		return fmt.Errorf("planter: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			for c.next(ctx) {
-			}
-		}, time.Second)
-	}
-	<-ctx.Done()
-	return nil
-}
-
-func (c *planter) next(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.sync(ctx, key); err != nil {
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
+	return runWorkers(ctx, "planter", c.queue, c.synced, workers, c.sync)
 }
 
 func (c *planter) sync(ctx context.Context, key string) error {
