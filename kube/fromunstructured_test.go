@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
@@ -533,6 +534,38 @@ func BenchmarkFromUnstructured(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			_ = d.DeepCopyObject()
+		}
+	})
+}
+
+// FuzzFromUnstructured: any JSON object, decoded into fakeapi's form, converts into a Deployment,
+// a Pod, an Event and the custom resource's type as by the converter: the same value or an error
+// when it errs.
+//
+//	cd kube && go test -run='^$' -fuzz=FuzzFromUnstructured -fuzztime=30s .
+func FuzzFromUnstructured(f *testing.F) {
+	f.Add([]byte(sampleDeployment))
+	f.Add([]byte(`{"metadata":{"name":"x","labels":{"a":null}},"spec":{"replicas":1.0,"template":{"spec":{"containers":[{"ports":[{"containerPort":80}],"resources":{"limits":{"cpu":"1"}}}]}}}}`))
+	f.Add([]byte(`{"eventTime":"2026-11-26T15:04:05.123456Z","odd":{"port":"http","size":2,"data":"aGk=","nested":[{"small":300}]}}`))
+	types := []reflect.Type{reflect.TypeFor[appsv1.Deployment](), reflect.TypeFor[corev1.Pod](), reflect.TypeFor[corev1.Event](), reflect.TypeFor[foo]()}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var content map[string]any
+		if err := utiljson.Unmarshal(data, &content); err != nil || content == nil {
+			return // integers as int64, as fakeapi holds them
+		}
+		for _, typ := range types {
+			before := deepCopyValue(content)
+			want, wantErr := byConverter(content, typ)
+			got, _, err := byPlan(content, typ)
+			if (err != nil) != (wantErr != nil) {
+				t.Fatalf("%v: error %v, the converter's %v", typ, err, wantErr)
+			}
+			if !reflect.DeepEqual(content, before) {
+				t.Fatalf("%v: the conversion changed its maps", typ)
+			}
+			if err == nil && !reflect.DeepEqual(got, want) {
+				t.Fatalf("%v:\ngot  %#v\nwant %#v", typ, got, want)
+			}
 		}
 	})
 }
