@@ -373,6 +373,10 @@ func fill(r *rand.Rand, v reflect.Value, depth int) {
 			m.SetMapIndex(k, e)
 		}
 		v.Set(m)
+	case reflect.Interface:
+		if v.NumMethod() == 0 && r.IntN(2) == 0 {
+			v.Set(reflect.ValueOf([]any{"s", int64(3), 1.5, true, map[string]any{"a": []any{int64(1), nil}}, []any{}}[r.IntN(6)]))
+		}
 	case reflect.Struct:
 		for i := range v.NumField() {
 			if v.Type().Field(i).IsExported() && r.IntN(5) > 0 {

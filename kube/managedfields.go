@@ -21,10 +21,14 @@ import (
 // encoding/json does for FromUnstructured (fromunstructured.go); any other form is left to the
 // converter.
 
-// toUnstructuredObject is runtime.DefaultUnstructuredConverter.ToUnstructured(obj), with obj's
-// managedFields converted by managedFieldsToUnstructured when it can. obj may be changed on
+// toUnstructuredObject is runtime.DefaultUnstructuredConverter.ToUnstructured(obj): by its Go
+// type's plan (tounstructured.go) when it can, else with obj's managedFields converted by
+// managedFieldsToUnstructured when it can. obj may be changed on
 // the way but is as it was when this returns.
 func toUnstructuredObject(obj runtime.Object) (map[string]any, error) {
+	if m, ok := toUnstructuredByPlan(obj); ok {
+		return m, nil
+	}
 	acc, err := meta.Accessor(obj)
 	if err != nil {
 		return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
