@@ -71,28 +71,50 @@ type typePlan struct {
 	decode decodeFunc
 }
 
-// plans holds the plan of each type converted so far: a type never changes, so its plan is kept
-// for the process. planMu serializes the making of plans.
-var (
-	plans  sync.Map // reflect.Type -> *typePlan
-	planMu sync.Mutex
-)
+// plans holds the plan of each type converted so far.
+var plans planCache[*typePlan]
 
 func planOf(t reflect.Type) *typePlan {
-	if p, ok := plans.Load(t); ok {
-		return p.(*typePlan)
+	return plans.get(t, func(made map[reflect.Type]*typePlan) *typePlan {
+		b := planBuilder{made: made}
+		return b.plan(t)
+	})
+}
+
+// planCache holds plans of one kind by Go type: a type never changes, so its plan is kept for the
+// process. The making of plans is serialized; a plan being made refers to the plans of the types
+// its values hold, made into the same map (which also holds a type being made when it holds
+// itself) and kept with it.
+type planCache[P any] struct {
+	m  sync.Map // reflect.Type -> P
+	mu sync.Mutex
+}
+
+// get is t's plan, made by build (into made) if it is not kept yet.
+func (c *planCache[P]) get(t reflect.Type, build func(made map[reflect.Type]P) P) P {
+	if p, ok := c.load(t); ok {
+		return p
 	}
-	planMu.Lock()
-	defer planMu.Unlock()
-	if p, ok := plans.Load(t); ok {
-		return p.(*typePlan)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.load(t); ok {
+		return p
 	}
-	b := planBuilder{made: map[reflect.Type]*typePlan{}}
-	p := b.plan(t)
-	for typ, made := range b.made {
-		plans.Store(typ, made)
+	made := map[reflect.Type]P{}
+	p := build(made)
+	for typ, mp := range made {
+		c.m.Store(typ, mp)
 	}
 	return p
+}
+
+func (c *planCache[P]) load(t reflect.Type) (P, bool) {
+	p, ok := c.m.Load(t)
+	if !ok {
+		var zero P
+		return zero, false
+	}
+	return p.(P), true
 }
 
 type planBuilder struct {
@@ -112,8 +134,8 @@ func (b *planBuilder) plan(t reflect.Type) *typePlan {
 	if p, ok := b.made[t]; ok {
 		return p
 	}
-	if p, ok := plans.Load(t); ok {
-		return p.(*typePlan)
+	if p, ok := plans.load(t); ok {
+		return p
 	}
 	p := &typePlan{}
 	b.made[t] = p // before the parts: a type may hold itself

@@ -88,6 +88,28 @@ type oddFields struct {
 	Array    [2]int `json:"array"`
 }
 
+// testTypes are the custom resource's type, then every Go type of client-go's scheme once, in
+// the order of their first kind's name.
+func testTypes() []reflect.Type {
+	types := []reflect.Type{reflect.TypeFor[foo]()}
+	known := scheme.Scheme.AllKnownTypes()
+	gvks := make([]string, 0, len(known))
+	byGVK := map[string]reflect.Type{}
+	for gvk, typ := range known {
+		gvks = append(gvks, gvk.String())
+		byGVK[gvk.String()] = typ
+	}
+	slices.Sort(gvks)
+	seen := map[reflect.Type]bool{}
+	for _, g := range gvks {
+		if typ := byGVK[g]; !seen[typ] {
+			seen[typ] = true
+			types = append(types, typ)
+		}
+	}
+	return types
+}
+
 // byConverter is apimachinery's converter into a new value of typ, a panic taken as an error.
 func byConverter(content map[string]any, typ reflect.Type) (out any, err error) {
 	defer func() {
@@ -122,22 +144,7 @@ func byPlan(content map[string]any, typ reflect.Type) (out any, fast bool, err e
 // (reflect.DeepEqual) or an error as the converter does, and leaves the maps as they were. The plan must have
 // converted many objects itself and left many to the converter.
 func TestFromUnstructuredAsTheConverter(t *testing.T) {
-	types := []reflect.Type{reflect.TypeFor[foo]()}
-	known := scheme.Scheme.AllKnownTypes()
-	gvks := make([]string, 0, len(known))
-	byGVK := map[string]reflect.Type{}
-	for gvk, typ := range known {
-		gvks = append(gvks, gvk.String())
-		byGVK[gvk.String()] = typ
-	}
-	slices.Sort(gvks)
-	seen := map[reflect.Type]bool{}
-	for _, g := range gvks {
-		if typ := byGVK[g]; !seen[typ] {
-			seen[typ] = true
-			types = append(types, typ)
-		}
-	}
+	types := testTypes()
 	r := rand.New(rand.NewPCG(25, 26))
 	cases, fast, slow, mangled, failed := 0, 0, 0, 0, 0
 	for round := range 6 {

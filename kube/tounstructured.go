@@ -5,7 +5,6 @@ import (
 	"math"
 	"reflect"
 	"strings"
-	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
@@ -32,10 +31,8 @@ type toPlan struct {
 	fill   func(sv reflect.Value, m map[string]any) bool
 }
 
-var (
-	toPlans  sync.Map // reflect.Type -> *toPlan
-	toPlanMu sync.Mutex
-)
+// toPlans holds the plan of each type converted so far.
+var toPlans planCache[*toPlan]
 
 // toUnstructuredByPlan is runtime.DefaultUnstructuredConverter.ToUnstructured(obj) for obj, a
 // non-nil pointer to a struct, when ok.
@@ -56,20 +53,7 @@ func toUnstructuredByPlan(obj any) (map[string]any, bool) {
 }
 
 func toPlanOf(t reflect.Type) *toPlan {
-	if p, ok := toPlans.Load(t); ok {
-		return p.(*toPlan)
-	}
-	toPlanMu.Lock()
-	defer toPlanMu.Unlock()
-	if p, ok := toPlans.Load(t); ok {
-		return p.(*toPlan)
-	}
-	made := map[reflect.Type]*toPlan{}
-	p := buildToPlan(t, made)
-	for typ, tp := range made {
-		toPlans.Store(typ, tp)
-	}
-	return p
+	return toPlans.get(t, func(made map[reflect.Type]*toPlan) *toPlan { return buildToPlan(t, made) })
 }
 
 // buildToPlan makes t's plan, and the plans of the types its values hold, into made.
@@ -77,8 +61,8 @@ func buildToPlan(t reflect.Type, made map[reflect.Type]*toPlan) *toPlan {
 	if p, ok := made[t]; ok {
 		return p
 	}
-	if p, ok := toPlans.Load(t); ok {
-		return p.(*toPlan)
+	if p, ok := toPlans.load(t); ok {
+		return p
 	}
 	p := &toPlan{}
 	made[t] = p // before the parts: a type may hold itself

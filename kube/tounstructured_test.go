@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
-	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // Goal: toUnstructuredByPlan gives the maps apimachinery's converter gives (reflect.DeepEqual)
@@ -19,22 +17,7 @@ import (
 // field, bytes not in base64, a nil pointer written as absent, a fieldsV1 or a time converted
 // otherwise.
 func TestToUnstructuredAsTheConverter(t *testing.T) {
-	types := []reflect.Type{reflect.TypeFor[foo]()}
-	known := scheme.Scheme.AllKnownTypes()
-	names := make([]string, 0, len(known))
-	byName := map[string]reflect.Type{}
-	for gvk, typ := range known {
-		names = append(names, gvk.String())
-		byName[gvk.String()] = typ
-	}
-	slices.Sort(names)
-	seen := map[reflect.Type]bool{}
-	for _, n := range names {
-		if typ := byName[n]; !seen[typ] {
-			seen[typ] = true
-			types = append(types, typ)
-		}
-	}
+	types := testTypes()
 	r := rand.New(rand.NewPCG(27, 28))
 	cases, byPlan, errs := 0, 0, 0
 	for range 6 {
