@@ -242,6 +242,12 @@ var plants = []plant{
 // object compared by reflect.DeepEqual with its copy at each check. Both runs must end alike:
 // the same violation (same step, same message: the error text names both) or the same trace
 // hash; and the plant must be caught, or not, as it says.
+//
+// Not a test for -race: a worker the bubble's clock wakes (a retry after its backoff) may write
+// into an object a check read before, and the race detector knows no edge from the driver's
+// read to that wake (synctest moves its clock only once every goroutine is blocked, the driver
+// included, which the detector does not model); the checks a step's wakes race with wait for
+// them (bubble.turn).
 func TestReadOnlyCheckAnswersAsDeepEqual(t *testing.T) {
 	seeds, err := world.Seeds(7, 4)
 	if err != nil {
