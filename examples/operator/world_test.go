@@ -16,11 +16,11 @@ import (
 	webappv1 "github.com/informersim/informersim/examples/operator/api/v1"
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/internal/invariant"
+	"github.com/informersim/informersim/kube"
 	"github.com/informersim/informersim/sim/world"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -59,7 +59,7 @@ func typedList[T any](srv *fakeapi.Server, gvr schema.GroupVersionResource) ([]*
 	var out []*T
 	for _, it := range list.Items {
 		obj := new(T)
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(it.Object, obj); err != nil {
+		if err := kube.FromUnstructured(it.Object, obj); err != nil {
 			return nil, err
 		}
 		out = append(out, obj)
