@@ -254,7 +254,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 func (h *Handler) writeObject(w http.ResponseWriter, t target, code int, u *unstructured.Unstructured, f format, shared bool) {
 	if f.rep == repObject {
 		if f.codec == nil {
-			item, err := h.item(nil, u, shared)
+			item, _, err := h.item(nil, u, shared)
 			if err != nil {
 				writeEncodingError(w, err)
 				return
@@ -264,7 +264,7 @@ func (h *Handler) writeObject(w http.ResponseWriter, t target, code int, u *unst
 			return
 		}
 		if ic, ok := f.codec.(ItemCodec); ok {
-			item, err := h.item(ic, u, shared)
+			item, _, err := h.item(ic, u, shared)
 			var body []byte
 			if err == nil {
 				body, err = ic.ItemBody(u.GroupVersionKind(), item)
@@ -461,23 +461,26 @@ func toTable(t target, items []unstructured.Unstructured, meta metav1.ListMeta, 
 	return tbl
 }
 
+// encodingOf names ic's encoding in the shared cache: its media type, "" for JSON (nil).
+func encodingOf(ic ItemCodec) string {
+	if ic == nil {
+		return ""
+	}
+	return ic.MediaType()
+}
+
 // item returns u's item (encache.go) in ic's encoding, or in JSON when ic is nil: from the
 // handler's shared cache when shared says u is a committed version, encoded and kept there when
-// it is not in it yet.
-func (h *Handler) item(ic ItemCodec, u *unstructured.Unstructured, shared bool) ([]byte, error) {
-	encoding := ""
-	if ic != nil {
-		encoding = ic.MediaType()
-	}
-	k, committed := versionKey(encoding, u)
+// it is not in it yet. committed says whether u is one by its key (versionKey), whatever shared
+// says.
+func (h *Handler) item(ic ItemCodec, u *unstructured.Unstructured, shared bool) (b []byte, committed bool, err error) {
+	k, committed := versionKey(encodingOf(ic), u)
 	shared = shared && committed
 	if shared {
 		if b, ok := h.items.get(k); ok {
-			return b, nil
+			return b, true, nil
 		}
 	}
-	var b []byte
-	var err error
 	if ic != nil {
 		b, err = ic.EncodeItem(u)
 	} else {
@@ -490,21 +493,18 @@ func (h *Handler) item(ic ItemCodec, u *unstructured.Unstructured, shared bool) 
 	if err == nil && shared {
 		h.items.put(k, b)
 	}
-	return b, err
+	return b, committed, err
 }
 
-// lentItem is item for u, an object the server lent (a watch event's), and a committed version
-// when it has a name and a resourceVersion: looked up by content first (contentKey).
+// lentItem is item for u, an object the server lent (a watch event's): looked up by content
+// first (contentKey), and kept by content too when it is a committed version.
 func (h *Handler) lentItem(ic ItemCodec, u *unstructured.Unstructured) ([]byte, error) {
-	encoding := ""
-	if ic != nil {
-		encoding = ic.MediaType()
-	}
+	encoding := encodingOf(ic)
 	if b, ok := h.items.getContent(encoding, u); ok {
 		return b, nil
 	}
-	b, err := h.item(ic, u, true)
-	if err == nil && u.GetName() != "" && u.GetResourceVersion() != "" { // as versionKey's committed
+	b, committed, err := h.item(ic, u, true)
+	if err == nil && committed {
 		h.items.putContent(encoding, u, b)
 	}
 	return b, err
@@ -515,10 +515,7 @@ func (h *Handler) lentItem(ic ItemCodec, u *unstructured.Unstructured) ([]byte, 
 // lent by the server (lent) are looked up by content first (contentKey), which reads nothing of
 // them.
 func (h *Handler) listItems(ic ItemCodec, objs []unstructured.Unstructured, lent bool) ([][]byte, error) {
-	encoding := ""
-	if ic != nil {
-		encoding = ic.MediaType()
-	}
+	encoding := encodingOf(ic)
 	items := make([][]byte, len(objs))
 	var rest []int // the objects not found by content
 	if lent {
@@ -544,7 +541,7 @@ func (h *Handler) listItems(ic ItemCodec, objs []unstructured.Unstructured, lent
 			items[i] = found[j]
 			continue
 		}
-		b, err := h.item(ic, &objs[i], false) // encoded here, stored below with the others
+		b, _, err := h.item(ic, &objs[i], false) // encoded here, stored below with the others
 		if err != nil {
 			return nil, err
 		}

@@ -183,11 +183,11 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 // response alone or shared read-only (an item of the encoding cache), and the reader only reads
 // it. The capacity is cut to the length so that a later Write copies rather than writing into
 // memory that may be shared. It reports whether it took the body; if not, the caller writes it.
+// The caller has written the header (handOver).
 func (w *responseWriter) adoptBody(body []byte) bool {
 	if w.streaming || len(w.buffered) > 0 {
 		return false
 	}
-	w.WriteHeader(http.StatusOK)
 	w.buffered = body[:len(body):len(body)]
 	return true
 }
