@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/informersim/informersim/internal/genmap"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -32,17 +33,16 @@ import (
 // with it (a hand-written DeepCopy that skipped a field or shared a map would otherwise hand a
 // controller's changes on as pristine); a type that fails is converted every time.
 
-// convertedVersions holds a run's kept conversions, in two generations of at most
-// keptConversions each: when the current one is full it becomes the old one and the older is
-// dropped, and a version found in the old one moves back. hits and misses count lookups.
+// convertedVersions holds a run's kept conversions, at most keptConversions in each of two
+// generations (internal/genmap). hits and misses count lookups.
 type convertedVersions struct {
 	mu           sync.Mutex
-	cur, old     map[versionKey]runtime.Object
+	kept         genmap.Map[versionKey, runtime.Object]
 	hits, misses int
 }
 
-// keptConversions bounds a generation of convertedVersions.
-const keptConversions = 1024
+// keptConversions bounds a generation of convertedVersions: the zero genmap.Map's.
+const keptConversions = genmap.DefaultLimit
 
 // versionKey names a committed version of an object and the Go type it was converted to.
 type versionKey struct {
@@ -71,13 +71,7 @@ func keyOf(gvk schema.GroupVersionKind, u *unstructured.Unstructured) (k version
 // none is kept (or its type's DeepCopyObject cannot be trusted).
 func (c *convertedVersions) copyOf(k versionKey) (handed, kept runtime.Object) {
 	c.mu.Lock()
-	kept, ok := c.cur[k]
-	if !ok {
-		if kept, ok = c.old[k]; ok {
-			delete(c.old, k)
-			c.putLocked(k, kept)
-		}
-	}
+	kept, ok := c.kept.Get(k)
 	if !ok {
 		c.misses++
 		c.mu.Unlock()
@@ -88,7 +82,7 @@ func (c *convertedVersions) copyOf(k versionKey) (handed, kept runtime.Object) {
 	handed = kept.DeepCopyObject()
 	if !copiesFaithfully(kept, handed) {
 		c.mu.Lock()
-		delete(c.cur, k)
+		c.kept.Delete(k)
 		c.mu.Unlock()
 		return nil, nil
 	}
@@ -102,17 +96,7 @@ func (c *convertedVersions) keep(k versionKey, obj runtime.Object) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.putLocked(k, obj)
-}
-
-func (c *convertedVersions) putLocked(k versionKey, obj runtime.Object) {
-	if c.cur == nil {
-		c.cur = map[versionKey]runtime.Object{}
-	}
-	if len(c.cur) >= keptConversions {
-		c.old, c.cur = c.cur, make(map[versionKey]runtime.Object, keptConversions)
-	}
-	c.cur[k] = obj
+	c.kept.Put(k, obj)
 }
 
 // counts reports the lookups that found a kept conversion and those that did not.

@@ -187,7 +187,7 @@ func TestConvertedVersionsBounded(t *testing.T) {
 			}
 		}
 	}
-	if n := len(c.cur) + len(c.old); n > 2*keptConversions {
+	if n := c.kept.Len(); n > 2*keptConversions {
 		t.Fatalf("%d conversions kept, more than %d", n, 2*keptConversions)
 	}
 	if handed, _ := c.copyOf(key(1)); handed != nil {

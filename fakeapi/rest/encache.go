@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/informersim/informersim/internal/genmap"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -68,47 +69,13 @@ func keyOfContent(encoding string, u *unstructured.Unstructured) contentKey {
 	return contentKey{content: reflect.ValueOf(u.Object).Pointer(), encoding: encoding}
 }
 
-// generations is a bounded map: entries go in a current generation; when that is full it
-// becomes the old one (the older dropped), and a hit in the old one moves the entry back to the
-// current. So an entry read again and again stays, and it never holds more than twice its limit.
-type generations[K comparable, V any] struct {
-	cur, old map[K]V
-	limit    int
-}
-
-func newGenerations[K comparable, V any](limit int) generations[K, V] {
-	return generations[K, V]{cur: map[K]V{}, old: map[K]V{}, limit: limit}
-}
-
-func (g *generations[K, V]) get(k K) (V, bool) {
-	if v, ok := g.cur[k]; ok {
-		return v, true
-	}
-	if v, ok := g.old[k]; ok {
-		delete(g.old, k)
-		g.put(k, v)
-		return v, true
-	}
-	var zero V
-	return zero, false
-}
-
-func (g *generations[K, V]) put(k K, v V) {
-	if len(g.cur) >= g.limit {
-		g.old, g.cur = g.cur, make(map[K]V, len(g.cur))
-	}
-	g.cur[k] = v
-}
-
-func (g *generations[K, V]) len() int { return len(g.cur) + len(g.old) }
-
 // encodingCache holds the item encodings of recent object versions, by version (encKey) and,
-// for lent objects, also by content (contentKey). Each is bounded (generations). Safe for
+// for lent objects, also by content (contentKey). Each is bounded (internal/genmap). Safe for
 // concurrent use: watch loops, lists and writes run on their own goroutines.
 type encodingCache struct {
 	mu        sync.Mutex
-	byVersion generations[encKey, []byte]
-	byContent generations[contentKey, contentItem]
+	byVersion genmap.Map[encKey, []byte]
+	byContent genmap.Map[contentKey, contentItem]
 	// hits and misses count lookups, for tests and benchmarks.
 	hits, misses uint64
 }
@@ -120,14 +87,14 @@ type encodingCache struct {
 const defaultEncodingCacheItems = 1 << 15
 
 func newEncodingCache(limit int) *encodingCache {
-	return &encodingCache{byVersion: newGenerations[encKey, []byte](limit), byContent: newGenerations[contentKey, contentItem](limit)}
+	return &encodingCache{byVersion: genmap.Map[encKey, []byte]{Limit: limit}, byContent: genmap.Map[contentKey, contentItem]{Limit: limit}}
 }
 
 // get returns the cached item of k.
 func (c *encodingCache) get(k encKey) ([]byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	b, ok := c.byVersion.get(k)
+	b, ok := c.byVersion.Get(k)
 	c.count(ok)
 	return b, ok
 }
@@ -148,7 +115,7 @@ func (c *encodingCache) getAll(keys []encKey, use []bool) [][]byte {
 	defer c.mu.Unlock()
 	for i, k := range keys {
 		if use[i] {
-			b, ok := c.byVersion.get(k)
+			b, ok := c.byVersion.Get(k)
 			c.count(ok)
 			out[i] = b
 		}
@@ -164,7 +131,7 @@ func (c *encodingCache) putAll(keys []encKey, items [][]byte, which []int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, i := range which {
-		c.byVersion.put(keys[i], items[i])
+		c.byVersion.Put(keys[i], items[i])
 	}
 }
 
@@ -172,7 +139,7 @@ func (c *encodingCache) putAll(keys []encKey, items [][]byte, which []int) {
 func (c *encodingCache) put(k encKey, b []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.byVersion.put(k, b)
+	c.byVersion.Put(k, b)
 }
 
 // getLent fills items[i] with the item of objs[i], lent objects, found by content, and returns
@@ -181,7 +148,7 @@ func (c *encodingCache) getLent(encoding string, objs []unstructured.Unstructure
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := range objs {
-		e, ok := c.byContent.get(keyOfContent(encoding, &objs[i]))
+		e, ok := c.byContent.Get(keyOfContent(encoding, &objs[i]))
 		c.count(ok)
 		if !ok {
 			missed = append(missed, i)
@@ -196,7 +163,7 @@ func (c *encodingCache) getLent(encoding string, objs []unstructured.Unstructure
 func (c *encodingCache) getContent(encoding string, u *unstructured.Unstructured) ([]byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.byContent.get(keyOfContent(encoding, u))
+	e, ok := c.byContent.Get(keyOfContent(encoding, u))
 	c.count(ok)
 	return e.item, ok
 }
@@ -205,7 +172,7 @@ func (c *encodingCache) getContent(encoding string, u *unstructured.Unstructured
 func (c *encodingCache) putContent(encoding string, u *unstructured.Unstructured, b []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.byContent.put(keyOfContent(encoding, u), contentItem{content: u.Object, item: b})
+	c.byContent.Put(keyOfContent(encoding, u), contentItem{content: u.Object, item: b})
 }
 
 // putLent stores items[i] as the item of lent objs[i]'s content for each i of which, under one
@@ -217,7 +184,7 @@ func (c *encodingCache) putLent(encoding string, objs []unstructured.Unstructure
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, i := range which {
-		c.byContent.put(keyOfContent(encoding, &objs[i]), contentItem{content: objs[i].Object, item: items[i]})
+		c.byContent.Put(keyOfContent(encoding, &objs[i]), contentItem{content: objs[i].Object, item: items[i]})
 	}
 }
 

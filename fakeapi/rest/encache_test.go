@@ -136,7 +136,7 @@ func TestEncodingCacheIsBounded(t *testing.T) {
 		if _, ok := c.get(key(0)); !ok {
 			t.Fatalf("entry 0, read after every put, was dropped at put %d", i)
 		}
-		if n := c.byVersion.len(); n > 8 {
+		if n := c.byVersion.Len(); n > 8 {
 			t.Fatalf("%d entries held with a limit of 4", n)
 		}
 	}
@@ -203,7 +203,7 @@ func TestLentItemsFollowTheirVersions(t *testing.T) {
 	if again, _ := h.items.stats(); again-hits < n {
 		t.Fatalf("the second LIST of %d unchanged objects found %d items in the cache", n, again-hits)
 	}
-	if got := h.items.byContent.len(); got != n {
+	if got := h.items.byContent.Len(); got != n {
 		t.Fatalf("%d items held by content after two LISTs of %d objects", got, n)
 	}
 	for i := 0; i < n; i += 3 {
