@@ -336,6 +336,9 @@ func runConfig(t *testing.T, s spec, seed uint64, workers int, bugs samplecontro
 // TestConverges runs the controller, unchanged, inside the world under each condition, for
 // several seeds: it converges (every cache equals the apiserver, every Foo has its Deployment and
 // status), and the run shows the condition happened.
+// Wired through the Env without a resync, the controller converges on these seeds, not on
+// every seed: TestMissedDeploymentNeedsResync shows one where only a resync heals a missed
+// Deployment.
 func TestConverges(t *testing.T) {
 	seeds, err := world.Seeds(1, 8)
 	if err != nil {
