@@ -54,7 +54,7 @@ func TestMissedDeploymentNeedsResync(t *testing.T) {
 			if created == 0 || created != deleted {
 				t.Fatalf("seed %d without resync: dep-4 created %d and deleted %d times, want as many deletes as creates", seed, created, deleted)
 			}
-			t.Logf("without resync: %v", err)
+			t.Logf("without resync (dep-4 created and deleted %d times): %v", created, err)
 
 			cfg := runConfig(t, s, seed, 2, samplecontroller.Bugs{}, &w)
 			cfg.New = newControllerResyncing(30 * time.Second)
