@@ -243,11 +243,15 @@ var plants = []plant{
 // the same violation (same step, same message: the error text names both) or the same trace
 // hash; and the plant must be caught, or not, as it says.
 //
-// Not a test for -race: a worker the bubble's clock wakes (a retry after its backoff) may write
-// into an object a check read before, and the race detector knows no edge from the driver's
-// read to that wake (synctest moves its clock only once every goroutine is blocked, the driver
-// included, which the detector does not model); the checks a step's wakes race with wait for
-// them (bubble.turn).
+// Not a test for -race. A planted write into a lent object is a data race by the Go memory
+// model: the object is shared with every reader of the cache, and the check is one of them. The
+// detector reports it when no happens-before edge leads from the check's earlier read to the
+// write, which is so when the writing worker was woken by a timer (a retry after its backoff:
+// synctest moves its clock only once every goroutine is blocked, but the detector, like the
+// memory model, takes no order from time). Measured with -race: "a status condition's message"
+// is reported (its sync follows a retry), the other plants and "nothing" are not. The checks a
+// step's wakes could race with wait for them (bubble.turn), so a run without a plant has no
+// report.
 func TestReadOnlyCheckAnswersAsDeepEqual(t *testing.T) {
 	seeds, err := world.Seeds(7, 4)
 	if err != nil {
