@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -180,6 +181,30 @@ func TestRunUntil(t *testing.T) {
 	idle := mustNew(t, Config{Seed: 2})
 	if err := idle.RunUntil(func() bool { return false }, time.Minute); !errors.Is(err, ErrIdle) {
 		t.Errorf("RunUntil on an idle run = %v, want ErrIdle", err)
+	}
+}
+
+// Goal: RunUntil's error, whose text is made only when asked for, says where the run stopped
+// when it returned, not where it stands when the text is read.
+func TestRunUntilErrorIsTheStop(t *testing.T) {
+	s := mustNew(t, Config{Seed: 7, Repro: "go test -run X"})
+	s.Clock().NewTicker(time.Second)
+	if err := s.RunFor(1500 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	steps := s.StepCount()
+	err := s.RunUntil(func() bool { return false }, 2*time.Second)
+	inCall := s.StepCount() - steps
+	want := fmt.Sprintf("%v: budget 2s from +1.500s, stopped at sim time +3.500s after %d steps (%d in this call); seed 7; go test -run X",
+		ErrBudget, s.StepCount(), inCall)
+	if err := s.RunFor(10 * time.Second); err != nil { // the run goes on before the text is read
+		t.Fatal(err)
+	}
+	if !errors.Is(err, ErrBudget) || err.Error() != want {
+		t.Errorf("RunUntil = %q, want %q (ErrBudget)", err, want)
+	}
+	if inCall != 2 {
+		t.Errorf("%d steps in the call, want 2 (ticks at 2s and 3s)", inCall)
 	}
 }
 
