@@ -52,12 +52,15 @@ type Change struct {
 // Only a consistent read of everything is answered this way: options (after Tweak) with no
 // resourceVersion, continue token, limit or selector. Any other options are an error, and no
 // request is made.
-func (lw *ListerWatcher) ListChangesLent(options metav1.ListOptions, since uint64) (*ListChanges, error) {
+//
+// The answer is a value, not a pointer: a read that finds nothing changed (most of a control
+// plane's, which reads every served resource at each scan) allocates nothing.
+func (lw *ListerWatcher) ListChangesLent(options metav1.ListOptions, since uint64) (ListChanges, error) {
 	if lw.Tweak != nil {
-		lw.Tweak(&options)
+		options = lw.tweak(options)
 	}
 	if err := consistentReadOfAll(options); err != nil {
-		return nil, err
+		return ListChanges{}, err
 	}
 	s := lw.srv
 	s.lock()
@@ -65,7 +68,7 @@ func (lw *ListerWatcher) ListChangesLent(options metav1.ListOptions, since uint6
 	// The steps of list_locked for a LIST without resourceVersion (§3.1 row 1).
 	rq := s.rec.newRequest(VerbList, lw.gvr, lw.ns, "", options, lw.Name)
 	c, err := s.listChanges_locked(lw, options, since, &rq)
-	if c != nil {
+	if err == nil {
 		rq.ListRV = FormatRV(c.Revision)
 	}
 	s.finishRequest_locked(&rq, err)
@@ -92,10 +95,10 @@ func consistentReadOfAll(o metav1.ListOptions) error {
 	return fmt.Errorf("fakeapi: ListChangesLent answers a consistent read of everything: the options have %s", what)
 }
 
-func (s *Server) listChanges_locked(lw *ListerWatcher, options metav1.ListOptions, since uint64, rq *RequestRecord) (*ListChanges, error) {
+func (s *Server) listChanges_locked(lw *ListerWatcher, options metav1.ListOptions, since uint64, rq *RequestRecord) (ListChanges, error) {
 	res, ns, req, err := s.readRequest_locked(VerbList, lw.gvr, lw.ns, options)
 	if err != nil {
-		return nil, err
+		return ListChanges{}, err
 	}
 	req.lendTo = lw.lendName()
 	rq.Replica = s.route_locked(lw.Replica).index
@@ -104,9 +107,9 @@ func (s *Server) listChanges_locked(lw *ListerWatcher, options metav1.ListOption
 	// can be told what changed since; one that read earlier, or nothing, gets everything.
 	if since == 0 || since < s.kept || since > rev {
 		page := s.page_locked(res, ns, &req, rev, nil, 0)
-		return &ListChanges{Revision: rev, Full: true, Items: page.Items}, nil
+		return ListChanges{Revision: rev, Full: true, Items: page.Items}, nil
 	}
-	c := &ListChanges{Revision: rev}
+	c := ListChanges{Revision: rev}
 	for i := s.logIndexAfter(since); i < s.log.len(); i++ {
 		e := s.log.at(i)
 		h := e.h

@@ -164,7 +164,7 @@ func TestListChangesLentAsListLent(t *testing.T) {
 						}
 					}
 				}
-				r.view.apply(t, c)
+				r.view.apply(t, &c)
 				if got, want := FormatRV(c.Revision), la.GetResourceVersion(); got != want {
 					t.Fatalf("seed %d op %d reader %d: revision %s, list's %s", seed, op, ri, got, want)
 				}
@@ -241,5 +241,40 @@ func TestListChangesLentRefusesWhatItDoesNotAnswer(t *testing.T) {
 	lw.Tweak = func(o *metav1.ListOptions) { o.LabelSelector = "x=y" }
 	if _, err := lw.ListChangesLent(metav1.ListOptions{}, 0); err == nil {
 		t.Error("a Tweak's selector was answered")
+	}
+}
+
+// TestListChangesLentOfNothingAllocatesNothing: a read that finds nothing changed, most of a
+// control plane's (one per served resource at each scan), makes its request and its record
+// without allocating (the record log's chunks aside, one per recordChunk records), with a Tweak
+// or without.
+func TestListChangesLentOfNothingAllocatesNothing(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	lw := s.ListerWatcher(cmGVR, "")
+	lw.Name = "scan"
+	for _, tweak := range []func(*metav1.ListOptions){nil, func(*metav1.ListOptions) {}} {
+		lw.Tweak = tweak
+		first, err := lw.ListChangesLent(metav1.ListOptions{}, 0)
+		if err != nil || !first.Full || len(first.Items) != 1 {
+			t.Fatalf("first read: %+v, %v", first, err)
+		}
+		before := len(s.Requests())
+		allocs := testing.AllocsPerRun(100, func() {
+			c, err := lw.ListChangesLent(metav1.ListOptions{}, first.Revision)
+			if err != nil || c.Full || len(c.Changes) != 0 || c.Revision != first.Revision {
+				t.Fatalf("read of nothing: %+v, %v", c, err)
+			}
+		})
+		if n := len(s.Requests()) - before; n != 101 {
+			t.Errorf("%d reads recorded, want 101", n)
+		}
+		want := 0.0
+		if tweak != nil {
+			want = 1 // the options Tweak edits
+		}
+		if allocs > want {
+			t.Errorf("a read of nothing (Tweak %v) allocates %v, want %v", tweak != nil, allocs, want)
+		}
 	}
 }

@@ -430,7 +430,7 @@ func (lw *ListerWatcher) ListLent(options metav1.ListOptions) (*unstructured.Uns
 // lendTo when it is set.
 func (lw *ListerWatcher) list(options metav1.ListOptions, lendTo string) (*unstructured.UnstructuredList, error) {
 	if lw.Tweak != nil {
-		lw.Tweak(&options)
+		options = lw.tweak(options)
 	}
 	s := lw.srv
 	s.lock()
@@ -442,6 +442,14 @@ func (lw *ListerWatcher) list(options metav1.ListOptions, lendTo string) (*unstr
 // objects are the server's committed objects, lent as ListLent lends list items.
 func (lw *ListerWatcher) OpenWatchLent(options metav1.ListOptions) (*Watcher, error) {
 	return lw.openWatch(options, lw.lendName())
+}
+
+// tweak returns options as Tweak edits them. Tweak edits a copy of its own: options whose
+// address a request took would be moved to the heap at every request, with Tweak or without
+// (a control plane's scan makes one LIST per served resource).
+func (lw *ListerWatcher) tweak(options metav1.ListOptions) metav1.ListOptions {
+	lw.Tweak(&options)
+	return options
 }
 
 // lendName is the name a lent object's record gives its consumer.
@@ -471,7 +479,7 @@ func (lw *ListerWatcher) OpenWatch(options metav1.ListOptions) (*Watcher, error)
 // is set.
 func (lw *ListerWatcher) openWatch(options metav1.ListOptions, lendTo string) (*Watcher, error) {
 	if lw.Tweak != nil {
-		lw.Tweak(&options)
+		options = lw.tweak(options)
 	}
 	s := lw.srv
 	s.lock()
