@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/informersim/informersim/fakeapi"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -282,3 +283,7 @@ func (cp *ControlPlane) Settle(ctx context.Context, now time.Time, budget int) e
 	}
 	return fmt.Errorf("%w after %d steps", ErrNotSettled, budget)
 }
+
+// notFound is apierrors.IsNotFound without its allocation for a nil error (it takes the address
+// of a variable for errors.As whatever the error): a scan asks it of every list's outcome.
+func notFound(err error) bool { return err != nil && apierrors.IsNotFound(err) }

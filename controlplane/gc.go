@@ -400,7 +400,7 @@ func (gc *GarbageCollector) confirmDangling(ctx context.Context, g *graph, n *no
 	}
 	live, err := c.Get(ctx, ref.Name, metav1.GetOptions{})
 	switch {
-	case apierrors.IsNotFound(err):
+	case notFound(err):
 		return dangling, nil
 	case err != nil:
 		return dangling, err
@@ -427,7 +427,7 @@ func (gc *GarbageCollector) delete(ctx context.Context, n *node, policy metav1.D
 		PropagationPolicy: &policy,
 		Preconditions:     &metav1.Preconditions{UID: &uid},
 	})
-	if apierrors.IsNotFound(err) {
+	if notFound(err) {
 		return nil // gone already: nothing was to do
 	}
 	if err == nil {
@@ -449,7 +449,7 @@ func (gc *GarbageCollector) mutate(ctx context.Context, n *node, compute func(li
 			return live, nil
 		},
 	})
-	if apierrors.IsNotFound(err) {
+	if notFound(err) {
 		return nil
 	}
 	return err
@@ -505,7 +505,7 @@ func (gc *GarbageCollector) warnInvalidNamespace(ctx context.Context, n *node, r
 		"count":   int64(1),
 	}}
 	_, err := gc.srv.Resource(schema.GroupVersionResource{Version: "v1", Resource: "events"}).Namespace(evNS).Create(ctx, ev, metav1.CreateOptions{})
-	if apierrors.IsNotFound(err) {
+	if notFound(err) {
 		return nil // events not served
 	}
 	return err

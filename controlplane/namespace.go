@@ -65,7 +65,7 @@ func (nc *NamespaceController) Step(ctx context.Context, now time.Time) (string,
 	nc.beginScan()
 	rev := nc.srv.Revision()
 	if err := refresh(&nc.base, &nc.namespaces, terminatingHooks); err != nil {
-		if apierrors.IsNotFound(err) { // namespaces not served: nothing ever to do
+		if notFound(err) { // namespaces not served: nothing ever to do
 			nc.done(now, rev)
 			return "", nil
 		}
@@ -118,7 +118,7 @@ func (nc *NamespaceController) finish(ctx context.Context, ns *unstructured.Unst
 				PropagationPolicy: &bg, Preconditions: &metav1.Preconditions{UID: &uid},
 			})
 			switch {
-			case apierrors.IsNotFound(err):
+			case notFound(err):
 				err = nil
 			case err == nil:
 				nc.stats.Deletes++
@@ -161,7 +161,7 @@ func (nc *NamespaceController) mutateNamespace(ctx context.Context, ns *unstruct
 			return live, nil
 		},
 	})
-	if apierrors.IsNotFound(err) {
+	if notFound(err) {
 		return nil
 	}
 	return err

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/informersim/informersim/fakeapi"
@@ -53,6 +54,8 @@ type WorkloadStatus struct {
 	views []view[workloadItem]
 	hooks []viewHooks[workloadItem]
 	seen  map[workloadKey]*unstructured.Unstructured
+	// printer compares statuses (statusEqual) in buffers kept between scans.
+	printer statusPrinter
 }
 
 // workloadItem is what a scan reads of a workload, taken once per version.
@@ -201,7 +204,7 @@ func (ws *WorkloadStatus) Step(ctx context.Context, now time.Time) (string, erro
 	for i, gvr := range workloadGVRs {
 		v := &ws.views[i]
 		err := refresh(&ws.base, v, ws.hooks[i])
-		if apierrors.IsNotFound(err) {
+		if notFound(err) {
 			continue // not served
 		}
 		if err != nil {
@@ -220,7 +223,7 @@ func (ws *WorkloadStatus) Step(ctx context.Context, now time.Time) (string, erro
 			if prev, ok := ws.upToDate[k]; ok && prev == r {
 				continue
 			}
-			if statusEqual(u, ws.desired(gvr.Resource, u, now, stuck, exceeded)) {
+			if statusEqual(&ws.printer, u, ws.desired(gvr.Resource, u, now, stuck, exceeded)) {
 				ws.upToDate[k] = r
 				continue
 			}
@@ -327,7 +330,7 @@ func (ws *WorkloadStatus) write(ctx context.Context, k workloadKey, u *unstructu
 			return next, nil
 		},
 	})
-	if apierrors.IsNotFound(err) {
+	if notFound(err) {
 		return nil
 	}
 	return err
@@ -394,11 +397,92 @@ func (ws *WorkloadStatus) desired(resource string, u *unstructured.Unstructured,
 	return st
 }
 
-// statusEqual compares u's status with want, ignoring the conditions' timestamps. u may be a
-// lent object: its status is read in place, never changed.
-func statusEqual(u *unstructured.Unstructured, want map[string]any) bool {
+// statusEqual compares u's status with want, ignoring the conditions' timestamps: each
+// condition counts by its type, status and reason only, and the two statuses are equal when
+// they then print alike (fmt.Sprint; DeepEqual values print alike). u may be a lent object:
+// its status is read in place, never changed.
+//
+// The statuses are printed into kept buffers by p when they have the shapes the stand-in and
+// the server give them (statusPrinter), else with fmt as statusEqualByPrint does.
+func statusEqual(p *statusPrinter, u *unstructured.Unstructured, want map[string]any) bool {
 	st, _, _ := unstructured.NestedFieldNoCopy(u.Object, "status")
 	have, _ := st.(map[string]any)
+	var okHave, okWant bool
+	p.have, okHave = p.print(p.have[:0], have)
+	p.want, okWant = p.print(p.want[:0], want)
+	if okHave && okWant {
+		return string(p.have) == string(p.want)
+	}
+	return statusEqualByPrint(have, want)
+}
+
+// statusPrinter prints a status as fmt.Sprint prints it once statusEqualByPrint has reduced
+// its conditions to the print of their type, status and reason ("map[conditions:[AvailableTrue
+// MinimumReplicasAvailable] observedGeneration:2 replicas:3]"): keys in order, string, int64
+// and bool fields, and conditions whose type, status and reason are strings (fmt.Sprint puts
+// no space between string operands). Any other shape is not printed, and statusEqual asks
+// fmt. Its buffers are kept between scans: comparing a status allocates nothing, where fmt's
+// prints and the reduced copies were most of a scan's allocations.
+type statusPrinter struct {
+	keys       []string
+	have, want []byte
+}
+
+// print appends st's print to b, or reports false when st has a shape it does not print. A nil
+// st prints as an empty map, as statusEqualByPrint's reduced copy of it does.
+func (p *statusPrinter) print(b []byte, st map[string]any) ([]byte, bool) {
+	keys := p.keys[:0]
+	for k := range st {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // fmt prints a map's string keys in this order
+	p.keys = keys
+	b = append(b, "map["...)
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, k...)
+		b = append(b, ':')
+		v := st[k]
+		if k == "conditions" {
+			// Reduced to a list of prints, nil (printed "[]") unless v is a non-empty []any.
+			list, _ := v.([]any)
+			b = append(b, '[')
+			for j, c := range list {
+				m, _ := c.(map[string]any)
+				typ, ok1 := m["type"].(string)
+				status, ok2 := m["status"].(string)
+				reason, ok3 := m["reason"].(string)
+				if !ok1 || !ok2 || !ok3 {
+					return b, false
+				}
+				if j > 0 {
+					b = append(b, ' ')
+				}
+				b = append(append(append(b, typ...), status...), reason...)
+			}
+			b = append(b, ']')
+			continue
+		}
+		switch v := v.(type) {
+		case string:
+			b = append(b, v...)
+		case int64:
+			b = strconv.AppendInt(b, v, 10)
+		case bool:
+			b = strconv.AppendBool(b, v)
+		default:
+			return b, false
+		}
+	}
+	return append(b, ']'), true
+}
+
+// statusEqualByPrint is statusEqual by fmt: have and want reduced (each condition replaced by
+// the print of its type, status and reason), then compared by DeepEqual or, when they differ,
+// by their prints.
+func statusEqualByPrint(have, want map[string]any) bool {
 	strip := func(st map[string]any) map[string]any {
 		out := map[string]any{}
 		for k, v := range st {

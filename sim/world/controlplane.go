@@ -27,13 +27,16 @@ type controlActor struct {
 	c    controlplane.Component
 	clk  *sim.Clock
 	name string
+	// run is a.sync, made once: a method value taken at each offer is an allocation, and the
+	// engine asks a pending component for its action at every step.
+	run func()
 }
 
 func (a *controlActor) Name() string { return a.name }
 
 func (a *controlActor) Actions(add func(sim.Action)) {
 	if a.c.Pending(a.clk.Now()) {
-		add(sim.Action{Name: narration.StepSync, Run: a.sync})
+		add(sim.Action{Name: narration.StepSync, Run: a.run})
 	}
 }
 
@@ -68,6 +71,7 @@ func (w *World) startControlPlane(cfg controlplane.Config) error {
 	clk := w.s.ClockFor("controlplane")
 	for _, c := range cp.Components() {
 		a := &controlActor{w: w, c: c, clk: clk, name: c.Name()}
+		a.run = a.sync
 		if err := w.AddActor(a); err != nil {
 			return err
 		}
