@@ -82,9 +82,36 @@ func (e Event) String() string { return string(e.AppendText(nil)) }
 // characters, empty), so a line splits back into its fields.
 func appendValue(b []byte, v string) []byte {
 	if v == "" || !plainValue(v) {
-		return strconv.AppendQuote(b, v)
+		return appendQuoted(b, v)
 	}
 	return append(b, v...)
+}
+
+// appendQuoted appends strconv.Quote(v). A value of printable ASCII (a control plane's "status
+// of deployments default/web at generation 2", an error's text: most quoted values) is quoted
+// here, byte by byte: strconv decodes and classifies each rune, which made the quoting most of
+// the cost of hashing and narrating those events. Anything else goes to strconv.
+func appendQuoted(b []byte, v string) []byte {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e {
+			return strconv.AppendQuote(b, v)
+		}
+	}
+	b = append(b, '"')
+	for i := 0; i < len(v); {
+		// The longest run without a byte to escape goes at once.
+		j := i
+		for j < len(v) && v[j] != '"' && v[j] != '\\' {
+			j++
+		}
+		b = append(b, v[i:j]...)
+		if j == len(v) {
+			break
+		}
+		b = append(b, '\\', v[j])
+		i = j + 1
+	}
+	return append(b, '"')
 }
 
 // plainValue reports whether v needs no quotes: printable ASCII without '=', '"' or '\\' (space,
@@ -99,17 +126,20 @@ func plainValue(v string) bool {
 	return true
 }
 
+// spaces pads the trace's columns (the widest is 14).
+const spaces = "                "
+
 func appendPadLeft(b, s []byte, width int) []byte {
-	for n := len(s); n < width; n++ {
-		b = append(b, ' ')
+	if n := width - len(s); n > 0 {
+		b = append(b, spaces[:n]...)
 	}
 	return append(b, s...)
 }
 
 func appendPadRight(b []byte, s string, width int) []byte {
 	b = append(b, s...)
-	for n := len(s); n < width; n++ {
-		b = append(b, ' ')
+	if n := width - len(s); n > 0 {
+		b = append(b, spaces[:n]...)
 	}
 	return b
 }
@@ -126,6 +156,10 @@ func appendSimTime(b []byte, d time.Duration) []byte {
 	b = strconv.AppendInt(b, int64(d/time.Second), 10)
 	b = append(b, '.')
 	frac := int64(d % time.Second)
+	if frac%int64(time.Millisecond) == 0 { // whole milliseconds, most of a run's times
+		ms := frac / int64(time.Millisecond)
+		return append(b, byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 's')
+	}
 	var digits [9]byte
 	for i := 8; i >= 0; i-- {
 		digits[i] = byte('0' + frac%10)
@@ -161,6 +195,9 @@ type Trace struct {
 	fields  []Field
 	total   int64
 	dropped int64
+	// keptBytes is the size of the kept events' canonical lines while none was dropped: more
+	// than their narration (Narrate), whose line of an event is at least seven bytes shorter.
+	keptBytes int
 }
 
 // fieldChunk is the most fields a chunk of the field arena holds (an event with more fields
@@ -200,6 +237,7 @@ func (t *Trace) record(e *Event) {
 		kept.Fields = t.fields[from:len(t.fields):len(t.fields)]
 	}
 	t.events.Append(kept)
+	t.keptBytes += len(t.line)
 	if t.events.Len() > t.max {
 		t.events.DropOldest(1)
 		t.dropped++
@@ -292,27 +330,36 @@ func Narrate(events []Event) string {
 		for i := range events {
 			f(&events[i])
 		}
-	})
+	}, 0)
 }
 
-// Narrate returns Narrate(t.Events()) without copying the kept events.
-func (t *Trace) Narrate() string { return narrate(t.events.Each) }
+// Narrate returns Narrate(t.Events()) without copying the kept events. While no event was
+// dropped, the narration is formatted once, into a buffer of the kept lines' size (keptBytes):
+// a harness run narrates every trace it keeps, and counting the narration's bytes first was
+// formatting it twice.
+func (t *Trace) Narrate() string {
+	if t.dropped == 0 {
+		return narrate(t.events.Each, t.keptBytes)
+	}
+	return narrate(t.events.Each, 0)
+}
 
-// narrate renders the events each hands its argument, in order, as Narrate does. It formats
-// them twice, first to count the bytes, so that the text is written once into a buffer of its
-// size: a narration grown by append and copied into a string allocated three times its size,
-// and a harness run narrates every trace it keeps.
-func narrate(each func(func(*Event))) string {
+// narrate renders the events each hands its argument, in order, as Narrate does, into a buffer
+// of size bytes when size is at least the narration's size. With size 0 it formats them twice,
+// first to count the bytes, so that the text is still written once into a buffer of its size:
+// a narration grown by append and copied into a string allocated three times its size.
+func narrate(each func(func(*Event)), size int) string {
 	var line []byte
-	size := 0
 	var n narrator
-	each(func(e *Event) {
-		line = n.appendLine(line[:0], e)
-		size += len(line)
-	})
+	if size == 0 {
+		each(func(e *Event) {
+			line = n.appendLine(line[:0], e)
+			size += len(line)
+		})
+		n = narrator{}
+	}
 	var sb strings.Builder
 	sb.Grow(size)
-	n = narrator{}
 	each(func(e *Event) {
 		line = n.appendLine(line[:0], e)
 		sb.Write(line)

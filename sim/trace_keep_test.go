@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strconv"
 	"strings"
@@ -111,4 +112,40 @@ func firstDiff(a, b []Event) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// Goal: Trace.Narrate writes the narration once, into a buffer of the kept lines' size, which
+// holds it: the kept events' canonical lines are longer than their narration. Method: random
+// events (actors and kinds from empty to wider than their columns, steps of one to four
+// events, fields with quoted values, times of any width) recorded without a drop; the narration
+// must be Narrate's of the events and no longer than the lines counted.
+func TestNarrationFitsTheKeptLines(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	name := func() string { return strings.Repeat("x", rnd.IntN(22)) }
+	for run := range 200 {
+		tr := newTrace(TraceFull, 1000)
+		step := int64(0)
+		for range rnd.IntN(300) {
+			if rnd.IntN(3) == 0 {
+				step += int64(rnd.IntN(3))
+			}
+			var fields []Field
+			for range rnd.IntN(4) {
+				v := name()
+				if rnd.IntN(3) == 0 {
+					v += ` "q" `
+				}
+				fields = append(fields, F(name(), v))
+			}
+			e := Event{Step: step, Time: time.Duration(rnd.Int64N(1 << 50)), Actor: name(), Kind: name(), Fields: fields}
+			tr.record(&e)
+		}
+		got := tr.Narrate()
+		if want := Narrate(tr.Events()); got != want {
+			t.Fatalf("run %d: Narrate differs from the events' narration", run)
+		}
+		if len(got) > tr.keptBytes {
+			t.Fatalf("run %d: the narration has %d bytes, the kept lines %d", run, len(got), tr.keptBytes)
+		}
+	}
 }
