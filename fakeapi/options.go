@@ -59,6 +59,20 @@ var (
 //
 // It returns the request by value: a LIST, most of a run's requests, keeps it on its stack.
 func parseRequest(res *resourceStore, opts metav1.ListOptions, isWatch bool) (request, error) {
+	if !isWatch && opts == (metav1.ListOptions{}) {
+		// A LIST of everything, the current state: what the steps below make of it, without
+		// the defaults and the validation that cannot change it (a control plane's scan makes
+		// one such request per served resource; TestParseRequestOfNothing compares).
+		return listAllRequest, nil
+	}
+	return parseOptions(res, opts, isWatch)
+}
+
+// listAllRequest is what parseOptions makes of a LIST without options.
+var listAllRequest = request{label: everyLabel, field: everyField, rvKind: rvUnset, noSelector: true}
+
+// parseOptions is parseRequest without its shortcut.
+func parseOptions(res *resourceStore, opts metav1.ListOptions, isWatch bool) (request, error) {
 	// Most requests select nothing: labels.Everything is what labels.Parse("") gives (an empty
 	// selector), without its three allocations.
 	ls, err := everyLabel, error(nil)
