@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 func TestStatusEqualAsByPrint(t *testing.T) {
 	ws := &WorkloadStatus{}
 	var p statusPrinter
+	scratch := newStatusScratch()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	resources := []string{"deployments", "replicasets", "statefulsets"}
 	answers, printed := map[bool]int{}, map[bool]int{}
@@ -27,7 +29,15 @@ func TestStatusEqualAsByPrint(t *testing.T) {
 			"spec":     map[string]any{"replicas": rnd.Int64N(3)},
 		}}
 		res := resources[rnd.IntN(len(resources))]
-		want := ws.desired(res, u, now, rnd.IntN(3) == 0, rnd.IntN(2) == 0)
+		stuck, exceeded := rnd.IntN(3) == 0, rnd.IntN(2) == 0
+		want := ws.desired(res, u, now, stuck, exceeded, nil)
+		// The status built only to be compared, in a scratch the previous seeds filled: what a
+		// comparison reads of it is the written status's.
+		compared := ws.desired(res, u, now, stuck, exceeded, &scratch)
+		if got, exp := reduced(compared), reduced(want); !reflect.DeepEqual(got, exp) {
+			t.Fatalf("seed %d: the status compared is %v, the one written %v", seed, got, exp)
+		}
+		written := want
 		if rnd.IntN(3) == 0 { // two statuses a controller might write
 			want = randomStatus(rnd, want)
 		}
@@ -35,7 +45,7 @@ func TestStatusEqualAsByPrint(t *testing.T) {
 		switch rnd.IntN(4) {
 		case 0: // none yet
 		case 1: // written at another time, maybe of another generation or state
-			other := ws.desired(res, u, now.Add(time.Duration(rnd.IntN(2))*time.Hour), rnd.IntN(3) == 0, rnd.IntN(2) == 0)
+			other := ws.desired(res, u, now.Add(time.Duration(rnd.IntN(2))*time.Hour), rnd.IntN(3) == 0, rnd.IntN(2) == 0, nil)
 			have = other
 		default: // written by someone else, in parts
 			have = randomStatus(rnd, want)
@@ -44,6 +54,14 @@ func TestStatusEqualAsByPrint(t *testing.T) {
 		got := statusEqual(&p, u, want)
 		if exp := statusEqualByPrint(have, want); got != exp {
 			t.Fatalf("seed %d: statusEqual(%v, %v) = %v, by fmt %v", seed, have, want, got, exp)
+		}
+		if !reflect.DeepEqual(want, written) { // compared is written's unless want was replaced
+			compared = ws.desired(res, u, now, stuck, exceeded, &scratch)
+			if statusEqual(&p, u, compared) != statusEqualByPrint(have, compared) {
+				t.Fatalf("seed %d: statusEqual with a compared status differs from fmt's", seed)
+			}
+		} else if statusEqual(&p, u, compared) != got {
+			t.Fatalf("seed %d: the status compared and the one written compare differently with %v", seed, have)
 		}
 		_, okHave := p.print(nil, have)
 		_, okWant := p.print(nil, want)
@@ -86,6 +104,24 @@ func TestStatusEqualAsByPrint(t *testing.T) {
 	if answers[true] < 100 || answers[false] < 100 || printed[true] < 100 || printed[false] < 100 {
 		t.Errorf("too few of a kind: answers %v, printed without fmt %v", answers, printed)
 	}
+}
+
+// reduced is st as statusEqual reads it: its conditions' type, status and reason only.
+func reduced(st map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range st {
+		if k != "conditions" {
+			out[k] = v
+			continue
+		}
+		var conds []any
+		for _, c := range v.([]any) {
+			m := c.(map[string]any)
+			conds = append(conds, [3]any{m["type"], m["status"], m["reason"]})
+		}
+		out[k] = conds
+	}
+	return out
 }
 
 // randomStatus returns a status made of want's fields, each kept, dropped or changed, and

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/informersim/informersim/fakeapi"
@@ -54,8 +55,10 @@ type WorkloadStatus struct {
 	views []view[workloadItem]
 	hooks []viewHooks[workloadItem]
 	seen  map[workloadKey]*unstructured.Unstructured
-	// printer compares statuses (statusEqual) in buffers kept between scans.
+	// printer compares statuses (statusEqual) in buffers kept between scans, and scratch
+	// holds the desired status compared.
 	printer statusPrinter
+	scratch statusScratch
 }
 
 // workloadItem is what a scan reads of a workload, taken once per version.
@@ -109,7 +112,7 @@ func NewWorkloadStatus(srv *fakeapi.Server, rnd *rand.Rand, cfg WorkloadConfig) 
 	}
 	cfg.Stuck = slices.Clone(cfg.Stuck)
 	ws := &WorkloadStatus{base: b, rnd: rnd, cfg: cfg, due: map[workloadKey]time.Time{}, stuck: map[workloadKey]time.Time{}, exceeded: map[workloadKey]bool{},
-		upToDate: map[workloadKey]reported{}, seen: map[workloadKey]*unstructured.Unstructured{}}
+		upToDate: map[workloadKey]reported{}, seen: map[workloadKey]*unstructured.Unstructured{}, scratch: newStatusScratch()}
 	for _, gvr := range workloadGVRs {
 		ws.views = append(ws.views, newView[workloadItem](&ws.base, gvr))
 		ws.hooks = append(ws.hooks, viewHooks[workloadItem]{
@@ -159,6 +162,9 @@ func (ws *WorkloadStatus) NextTimer() (time.Time, bool) {
 func (ws *WorkloadStatus) ownTimer() (time.Time, bool) {
 	var at time.Time
 	for _, m := range []map[workloadKey]time.Time{ws.due, ws.stuck} {
+		if len(m) == 0 {
+			continue // most of the time: starting to range over a map costs more than this test
+		}
 		for _, t := range m {
 			if at.IsZero() || t.Before(at) {
 				at = t
@@ -223,7 +229,7 @@ func (ws *WorkloadStatus) Step(ctx context.Context, now time.Time) (string, erro
 			if prev, ok := ws.upToDate[k]; ok && prev == r {
 				continue
 			}
-			if statusEqual(&ws.printer, u, ws.desired(gvr.Resource, u, now, stuck, exceeded)) {
+			if statusEqual(&ws.printer, u, ws.desired(gvr.Resource, u, now, stuck, exceeded, &ws.scratch)) {
 				ws.upToDate[k] = r
 				continue
 			}
@@ -326,7 +332,7 @@ func (ws *WorkloadStatus) write(ctx context.Context, k workloadKey, u *unstructu
 				return nil, apierrors.NewConflict(gvr.GroupResource(), k.name, fmt.Errorf("the object changed since it was read"))
 			}
 			next := &unstructured.Unstructured{Object: maps.Clone(live.Object)}
-			next.Object["status"] = ws.desired(k.resource, live, now, stuck, passed)
+			next.Object["status"] = ws.desired(k.resource, live, now, stuck, passed, nil)
 			return next, nil
 		},
 	})
@@ -339,7 +345,11 @@ func (ws *WorkloadStatus) write(ctx context.Context, k workloadKey, u *unstructu
 // desired is the status the workload's controller writes for u at now: every replica updated,
 // ready and available, or, stuck, none ready or available (and, past a Deployment's progress
 // deadline, its Progressing condition False).
-func (ws *WorkloadStatus) desired(resource string, u *unstructured.Unstructured, now time.Time, stuck, exceeded bool) map[string]any {
+//
+// With a scratch, the status is only to be compared (statusEqual): it is built in the
+// scratch's maps, kept between scans, and its conditions have only what statusEqual reads of
+// them (type, status and reason), without the times and messages a write sends.
+func (ws *WorkloadStatus) desired(resource string, u *unstructured.Unstructured, now time.Time, stuck, exceeded bool, scratch *statusScratch) map[string]any {
 	replicas, found, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
 	if !found {
 		replicas = 1
@@ -348,53 +358,87 @@ func (ws *WorkloadStatus) desired(resource string, u *unstructured.Unstructured,
 	if stuck {
 		ready = 0
 	}
-	ts := now.UTC().Format(time.RFC3339)
-	cond := func(typ, status, reason, msg string) map[string]any {
-		return map[string]any{"type": typ, "status": status, "reason": reason, "message": msg, "lastUpdateTime": ts, "lastTransitionTime": ts}
-	}
-	st := map[string]any{"observedGeneration": u.GetGeneration(), "replicas": replicas}
 	name := u.GetName()
+	var st map[string]any
+	var conds []any
+	var ts string
+	if scratch != nil {
+		clear(scratch.status)
+		st, conds = scratch.status, scratch.conds[:0]
+	} else {
+		st = map[string]any{}
+		ts = now.UTC().Format(time.RFC3339)
+	}
+	// cond appends a condition; msg formats its message (given the workload's name), which a
+	// status only compared leaves out.
+	cond := func(typ, status, reason, msg string) {
+		if scratch != nil {
+			c := scratch.cond[len(conds)]
+			clear(c)
+			c["type"], c["status"], c["reason"] = typ, status, reason
+			conds = append(conds, c)
+			return
+		}
+		if strings.Contains(msg, "%q") {
+			msg = fmt.Sprintf(msg, name)
+		}
+		conds = append(conds, map[string]any{"type": typ, "status": status, "reason": reason, "message": msg, "lastUpdateTime": ts, "lastTransitionTime": ts})
+	}
+	// Zero counts are omitted, as the API's omitempty does.
+	count := func(k string, n int64) {
+		if n != 0 {
+			st[k] = n
+		}
+	}
+	st["observedGeneration"] = u.GetGeneration()
+	count("replicas", replicas)
 	switch resource {
 	case "deployments":
-		st["updatedReplicas"] = replicas
-		st["readyReplicas"] = ready
-		st["availableReplicas"] = ready
-		if replicas-ready > 0 {
-			st["unavailableReplicas"] = replicas - ready
-		}
-		var conds []any
+		count("updatedReplicas", replicas)
+		count("readyReplicas", ready)
+		count("availableReplicas", ready)
+		count("unavailableReplicas", max(replicas-ready, 0))
 		if stuck {
-			conds = append(conds, cond("Available", "False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability."))
+			cond("Available", "False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability.")
 			if exceeded {
-				conds = append(conds, cond("Progressing", "False", "ProgressDeadlineExceeded", fmt.Sprintf("ReplicaSet %q has timed out progressing.", name)))
+				cond("Progressing", "False", "ProgressDeadlineExceeded", "ReplicaSet %q has timed out progressing.")
 			} else {
-				conds = append(conds, cond("Progressing", "True", "ReplicaSetUpdated", fmt.Sprintf("ReplicaSet %q is progressing.", name)))
+				cond("Progressing", "True", "ReplicaSetUpdated", "ReplicaSet %q is progressing.")
 			}
 		} else {
-			conds = append(conds,
-				cond("Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability."),
-				cond("Progressing", "True", "NewReplicaSetAvailable", fmt.Sprintf("ReplicaSet %q has successfully progressed.", name)))
+			cond("Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability.")
+			cond("Progressing", "True", "NewReplicaSetAvailable", "ReplicaSet %q has successfully progressed.")
 		}
 		st["conditions"] = conds
 	case "replicasets":
-		st["fullyLabeledReplicas"] = replicas
-		st["readyReplicas"] = ready
-		st["availableReplicas"] = ready
+		count("fullyLabeledReplicas", replicas)
+		count("readyReplicas", ready)
+		count("availableReplicas", ready)
 	case "statefulsets":
-		rev := fmt.Sprintf("%s-%d", name, u.GetGeneration())
-		st["readyReplicas"] = ready
-		st["availableReplicas"] = ready
-		st["currentReplicas"] = replicas
-		st["updatedReplicas"] = replicas
+		count("readyReplicas", ready)
+		count("availableReplicas", ready)
+		count("currentReplicas", replicas)
+		count("updatedReplicas", replicas)
+		rev := name + "-" + strconv.FormatInt(u.GetGeneration(), 10)
 		st["currentRevision"] = rev
 		st["updateRevision"] = rev
 	}
-	for k, v := range st { // zero counts are omitted, as the API's omitempty does
-		if n, ok := v.(int64); ok && n == 0 && k != "observedGeneration" {
-			delete(st, k)
-		}
+	if scratch != nil {
+		scratch.conds = conds
 	}
 	return st
+}
+
+// statusScratch holds a status built only to be compared (desired with a scratch): its map,
+// its conditions' list and their maps, refilled in place at each comparison.
+type statusScratch struct {
+	status map[string]any
+	conds  []any
+	cond   [2]map[string]any
+}
+
+func newStatusScratch() statusScratch {
+	return statusScratch{status: map[string]any{}, cond: [2]map[string]any{{}, {}}}
 }
 
 // statusEqual compares u's status with want, ignoring the conditions' timestamps: each
