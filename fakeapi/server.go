@@ -220,14 +220,17 @@ func (s *Server) Config() Config {
 
 // Revision returns the current global revision: the revision of the last write or burn.
 func (s *Server) Revision() uint64 {
-	s.lock()
+	// Not lock: a pure read, which leaves the epoch and the OnStateChange observers alone (the
+	// control plane asks after every step whether the server was written, and each ask made the
+	// world's driver ask NextDeadline again).
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.rev
 }
 
 // CompactedRevision returns the compaction floor: reads below it get 410.
 func (s *Server) CompactedRevision() uint64 {
-	s.lock()
+	s.mu.Lock() // not lock: a pure read
 	defer s.mu.Unlock()
 	return s.floor
 }
