@@ -127,8 +127,11 @@ func (sameVersion) Convert(in, out, context any) error {
 	return errors.New("kube: conversion between types is not supported")
 }
 
+// ConvertToVersion returns in, or the Unstructured of a managedObject (track's objects): the
+// field manager converts the result to its typed form, and its type converters take only an
+// *unstructured.Unstructured as unstructured content.
 func (sameVersion) ConvertToVersion(in runtime.Object, _ runtime.GroupVersioner) (runtime.Object, error) {
-	return in, nil
+	return unwrapManaged(in), nil
 }
 
 func (sameVersion) ConvertFieldLabel(_ schema.GroupVersionKind, label, value string) (string, string, error) {

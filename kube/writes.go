@@ -161,7 +161,9 @@ func (w *writer) track(k Kind, live, obj *unstructured.Unstructured, manager str
 	if base == nil {
 		base = newObject(k.GVK)
 	}
-	out := fm.UpdateNoErrors(base, obj, manager)
+	// The field manager reads and writes managedFields through the objects' accessors:
+	// managedObject's take the fast paths (managedobject.go).
+	out := unwrapManaged(fm.UpdateNoErrors(&managedObject{base}, &managedObject{obj}, manager))
 	u, ok := out.(*unstructured.Unstructured)
 	if !ok {
 		return nil, apierrors.NewInternalError(fmt.Errorf("kube: the field manager returned a %T", out))
