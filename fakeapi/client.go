@@ -62,7 +62,7 @@ func ctxErr(ctx context.Context) error {
 
 // Create implements POST (fakeapi.md §5.1). No subresource can be created.
 func (c *ResourceClient) Create(ctx context.Context, obj *unstructured.Unstructured, options metav1.CreateOptions, subresources ...string) (*unstructured.Unstructured, error) {
-	return c.create(ctx, obj, options, subresources, copyWriteAnswer)
+	return c.create(ctx, obj, options, subresources, false, copyWriteAnswer)
 }
 
 // CreateLent is Create for a caller that only reads the answer, as an HTTP front that encodes
@@ -73,7 +73,26 @@ func (c *ResourceClient) CreateLent(ctx context.Context, obj *unstructured.Unstr
 	if lendTo == "" {
 		return nil, fmt.Errorf("fakeapi: CreateLent: empty lendTo")
 	}
-	return c.create(ctx, obj, options, nil, func(u *unstructured.Unstructured) *unstructured.Unstructured {
+	return c.createLent(ctx, obj, options, lendTo, false)
+}
+
+// CreateHandedOver is CreateLent for an object the caller hands over to the server with
+// everything in it, as an HTTP front hands over the object it decoded from a request body: the
+// server stores obj's maps and lists themselves, checked and converted in place, instead of a
+// copy of them (see "Ownership of objects" in the package documentation). The caller must hold
+// no other reference to any of them, and must neither read nor change obj afterwards; the
+// answer, lent, is what it may read. Values obj shares with committed objects (which are never
+// changed) are allowed. A caller that keeps obj must use Create or CreateLent, which copy it.
+func (c *ResourceClient) CreateHandedOver(ctx context.Context, obj *unstructured.Unstructured, options metav1.CreateOptions, lendTo string) (*unstructured.Unstructured, error) {
+	if lendTo == "" {
+		return nil, fmt.Errorf("fakeapi: CreateHandedOver: empty lendTo")
+	}
+	return c.createLent(ctx, obj, options, lendTo, true)
+}
+
+// createLent is CreateLent and CreateHandedOver.
+func (c *ResourceClient) createLent(ctx context.Context, obj *unstructured.Unstructured, options metav1.CreateOptions, lendTo string, handedOver bool) (*unstructured.Unstructured, error) {
+	return c.create(ctx, obj, options, nil, handedOver, func(u *unstructured.Unstructured) *unstructured.Unstructured {
 		s := c.srv
 		if res, ok := s.lookup_locked(c.gvr); ok && len(options.DryRun) == 0 {
 			if h := res.keys[objKey{metaStr(u, "namespace"), metaStr(u, "name")}]; h != nil && h.latest() == u {
@@ -90,7 +109,7 @@ func (c *ResourceClient) CreateLent(ctx context.Context, obj *unstructured.Unstr
 // effects and record, without building the copy of the object that Create returns. Writers
 // that discard Create's answer, such as a simulator's workload, save a deep copy per write.
 func (c *ResourceClient) CreateRV(ctx context.Context, obj *unstructured.Unstructured, options metav1.CreateOptions) (name, resourceVersion string, err error) {
-	_, err = c.create(ctx, obj, options, nil, func(u *unstructured.Unstructured) *unstructured.Unstructured {
+	_, err = c.create(ctx, obj, options, nil, false, func(u *unstructured.Unstructured) *unstructured.Unstructured {
 		name, resourceVersion = metaStr(u, "name"), metaStr(u, "resourceVersion")
 		return nil
 	})
@@ -98,7 +117,8 @@ func (c *ResourceClient) CreateRV(ctx context.Context, obj *unstructured.Unstruc
 }
 
 // create is Create and CreateRV: out turns the server's object into the answer (under the lock).
-func (c *ResourceClient) create(ctx context.Context, obj *unstructured.Unstructured, options metav1.CreateOptions, subresources []string, out func(*unstructured.Unstructured) *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+// handedOver says obj is handed over (CreateHandedOver).
+func (c *ResourceClient) create(ctx context.Context, obj *unstructured.Unstructured, options metav1.CreateOptions, subresources []string, handedOver bool, out func(*unstructured.Unstructured) *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	name := ""
 	if obj != nil && obj.Object != nil {
 		name, _ = metaString(obj, "name")
@@ -108,7 +128,7 @@ func (c *ResourceClient) create(ctx context.Context, obj *unstructured.Unstructu
 		if err := ctxErr(ctx); err != nil {
 			return nil, err
 		}
-		u, err := c.srv.create_locked(c.gvr, c.ns, obj, options, subresources)
+		u, err := c.srv.create_locked(c.gvr, c.ns, obj, options, subresources, handedOver)
 		if err != nil {
 			return nil, err
 		}
@@ -333,16 +353,18 @@ func (c *ResourceClient) Patch(ctx context.Context, name string, pt types.PatchT
 			return nil, err
 		}
 		if md, ok := u.Object["metadata"].(map[string]any); ok {
+			// md is adopted by input, not copied: it is written through setField (objects.go).
 			if _, has := md["resourceVersion"]; !has {
-				md["resourceVersion"] = cur.GetResourceVersion()
+				setField(md, "resourceVersion", cur.GetResourceVersion())
 			}
 			// Name and namespace come from the URL; a patch cannot move an object.
-			md["name"], md["namespace"] = key.name, cur.GetNamespace()
+			setField(md, "name", key.name)
+			setField(md, "namespace", cur.GetNamespace())
 			if key.ns == "" {
 				delete(md, "namespace")
 			}
 		}
-		in, err := s.input(res, key.ns, u, cur)
+		in, err := s.input(res, key.ns, u, cur, true) // PatchObject's result: the server's own
 		if err != nil {
 			return nil, err
 		}

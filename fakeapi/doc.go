@@ -138,7 +138,14 @@
 //     copies nothing: Delete and DeleteCollection read the deleted object's resourceVersion, and
 //     CreateRV and UpdateRV, for callers that discard the written object, return only that.
 //     TestConsumersNeverReachStoredObjects checks the rule by scribbling over everything a
-//     consumer receives.
+//     consumer receives, TestCallersKeepWhatTheyPassIn over everything callers pass in.
+//   - The one exception on the way in is an object handed over (CreateHandedOver,
+//     Mutation.HandOver): a caller that built the object for this write alone and keeps no
+//     reference to it, as the REST front with the object it decoded from a request body, gives
+//     it to the server with everything in it. The server then adopts its maps and lists, checked
+//     and converted in place, instead of normalising a copy (adoptObject; the same content and
+//     the same sharing with the stored object as normalizeObject, TestAdoptObjectIsNormalizeObject),
+//     and never writes into a metadata map the object shares with a stored one.
 //   - The one exception is lending, which a consumer asks for explicitly
 //     (ListerWatcher.ListLent and OpenWatchLent; the world's own informers use them; and
 //     Mutation.LendTo, the REST front's updates): list items, watch events, a Mutation's live

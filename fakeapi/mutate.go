@@ -49,6 +49,15 @@ type Mutation struct {
 	// a change is a MutationError (Lending.Mutation). A dry run's answer, never committed, is
 	// still a copy.
 	LendTo string
+	// HandOver says that Compute hands the object it returns over to the server with everything
+	// in it, as an HTTP front hands over the object it decoded from a request body: the server
+	// stores its maps and lists themselves, checked and converted in place, instead of a copy of
+	// them (see "Ownership of objects" in the package documentation). Compute must hold no other
+	// reference to any of them and must not read or change them once it returned. Values shared
+	// with live, which the server never changes, are allowed; the object's top-level map must
+	// not be live's (a 500 with LendTo; without it, live is a copy anyway). Without HandOver the
+	// result is copied, and Compute may keep it.
+	HandOver bool
 }
 
 // Mutate performs m on the object name and returns the object written (a copy, or lent with
@@ -136,7 +145,7 @@ func (c *ResourceClient) Mutate(ctx context.Context, name string, m Mutation) (*
 			if m.DryRun {
 				opts.DryRun = []string{metav1.DryRunAll}
 			}
-			w, err := s.insert_locked(res, key.ns, u, opts)
+			w, err := s.insert_locked(res, key.ns, u, opts, m.HandOver)
 			if err != nil {
 				return nil, err
 			}
@@ -146,7 +155,7 @@ func (c *ResourceClient) Mutate(ctx context.Context, name string, m Mutation) (*
 		if verb == VerbPatch && metaValue(u, "resourceVersion") == nil {
 			setMeta(u, "resourceVersion", cur.GetResourceVersion()) // unconditional, as a patch
 		}
-		in, err := s.input(res, key.ns, u, cur)
+		in, err := s.input(res, key.ns, u, cur, m.HandOver)
 		if err != nil {
 			return nil, err
 		}

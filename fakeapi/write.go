@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -165,11 +167,127 @@ func normalizeShared(v, old any, depth int) (any, error) {
 	return normalize(v, depth)
 }
 
+// adoptObject is normalizeObject for an object handed over to the server (Mutation.HandOver,
+// ResourceClient.CreateHandedOver): nobody else holds any of its maps and lists, so they become
+// the stored object's own, checked and converted in place, instead of being copied. The result
+// is obj itself (or a copy, see below), holding exactly what normalizeObject(obj, old) returns: the same values, the
+// same ones shared with old (a map or list equal to old's at the same place becomes old's), and
+// the same errors. Only what normalize would build anew is replaced: a value of another type
+// than the normalised ones (an int, a map[string]string), and a nil map or list (normalize makes
+// it empty, which JSON encodes as {} or [], not null). obj's top-level and metadata maps are
+// written by the write in progress, so they must not be old's: obj being old is copied as
+// normalizeObject copies it, a metadata map that is old's is replaced by a copy.
+func adoptObject(obj, old map[string]any) (map[string]any, error) {
+	if old != nil && sameMap(obj, old) {
+		return normalizeObject(obj, old)
+	}
+	if err := adoptEntries(obj, old, 1, true); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// replacement is a value adoptEntries puts into a map once it has walked the map.
+type replacement struct {
+	key   string
+	value any
+}
+
+// adoptEntries checks and converts in place the values of m, found at depth-1 (their depth is
+// depth, as in normalize): each of m's maps and lists is walked, and a value normalize would
+// build anew is replaced. share, when not nil, holds the stored values m's may be replaced by
+// (normalizeShared): a top-level map's are old's, metadata's are old's metadata's. top says m is
+// the object's top-level map, whose metadata is walked against old's metadata. m is written only
+// once it has been walked (a map must not be written while it is iterated), through setField.
+func adoptEntries(m, share map[string]any, depth int, top bool) error {
+	var room [4]replacement // most maps need no replacement: none allocated for a few
+	repl := room[:0]
+	for k, v := range m {
+		var o any
+		if share != nil && isComposite(v) { // as normalizeObject: no lookup for scalars
+			o = share[k]
+		}
+		if md, isMap := v.(map[string]any); top && isMap && k == "metadata" {
+			oldMD, _ := o.(map[string]any)
+			switch {
+			case md == nil:
+				md = map[string]any{}
+				repl = append(repl, replacement{k, md})
+			case oldMD != nil && sameMap(md, oldMD):
+				md = maps.Clone(md) // the write sets metadata fields: never into old's
+				repl = append(repl, replacement{k, md})
+			}
+			if err := adoptEntries(md, oldMD, depth+1, false); err != nil {
+				return err
+			}
+			continue
+		}
+		if isComposite(v) && isComposite(o) && jsonvalue.Equal(v, o) {
+			if !sameComposite(v, o) {
+				repl = append(repl, replacement{k, o})
+			}
+			continue
+		}
+		n, replaced, err := adoptValue(v, depth)
+		if err != nil {
+			return err
+		}
+		if replaced {
+			repl = append(repl, replacement{k, n})
+		}
+	}
+	for _, r := range repl {
+		setField(m, r.key, r.value)
+	}
+	return nil
+}
+
+// adoptValue checks v, a value handed over at depth, as normalize(v, depth) would check it: v
+// itself, with its maps and lists converted in place, or, with replaced set, the new value
+// normalize builds for it (see adoptObject).
+func adoptValue(v any, depth int) (n any, replaced bool, err error) {
+	if depth > 64 {
+		return nil, false, fmt.Errorf("object nested deeper than 64 levels")
+	}
+	switch x := v.(type) {
+	case nil, string, bool, int64, float64:
+		return v, false, nil
+	case map[string]any:
+		if x == nil {
+			return map[string]any{}, true, nil
+		}
+		return v, false, adoptEntries(x, nil, depth+1, false)
+	case []any:
+		if x == nil {
+			return []any{}, true, nil
+		}
+		for i, e := range x {
+			n, replaced, err := adoptValue(e, depth+1)
+			if err != nil {
+				return nil, false, err
+			}
+			if replaced {
+				x[i] = n
+			}
+		}
+		return v, false, nil
+	}
+	n, err = normalize(v, depth) // another type: normalize converts it, or says what is wrong
+	return n, err == nil, err
+}
+
+// sameMap reports whether a and b are the very same map.
+func sameMap(a, b map[string]any) bool {
+	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
 // input validates and copies a caller's object for a write: JSON-like content, the resource's
 // apiVersion and kind (filled in when empty), and the namespace of the request path. old, if
 // not nil, is a stored object the write may replace: equal parts are shared with it
-// (normalizeObject), so the result must not leave the package without DeepCopy.
-func (s *Server) input(res *resourceStore, ns string, obj, old *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+// (normalizeObject), so the result must not leave the package without DeepCopy. An object
+// handedOver (Mutation.HandOver, CreateHandedOver) is not copied but adopted (adoptObject): the
+// result holds obj's maps.
+func (s *Server) input(res *resourceStore, ns string, obj, old *unstructured.Unstructured, handedOver bool) (*unstructured.Unstructured, error) {
 	if obj == nil || obj.Object == nil {
 		return nil, apierrors.NewBadRequest("fakeapi: no object in the request body")
 	}
@@ -177,11 +295,17 @@ func (s *Server) input(res *resourceStore, ns string, obj, old *unstructured.Uns
 	if old != nil {
 		oldMap = old.Object
 	}
-	m, err := normalizeObject(obj.Object, oldMap)
+	var m map[string]any
+	var err error
+	if handedOver {
+		m, err = adoptObject(obj.Object, oldMap)
+	} else {
+		m, err = normalizeObject(obj.Object, oldMap)
+	}
 	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("fakeapi: invalid object: %v", err))
 	}
-	u := &unstructured.Unstructured{Object: m}
+	u := &unstructured.Unstructured{Object: m} // the server's own, even around adopted maps
 	if _, ok := u.Object["metadata"]; ok {
 		if _, isMap := u.Object["metadata"].(map[string]any); !isMap {
 			return nil, apierrors.NewBadRequest("fakeapi: metadata must be an object")
@@ -398,7 +522,9 @@ func (s *Server) now_locked() string {
 // create_locked implements POST (fakeapi.md §5.1). Like every *_locked write, it returns the
 // written object as the server holds it (stored, or private and sharing with what is stored):
 // what is handed out is copyObject of it (see "Ownership of objects").
-func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured, opts metav1.CreateOptions, subresources []string) (*unstructured.Unstructured, error) {
+// handedOver says obj is handed over to the server (ResourceClient.CreateHandedOver): it is
+// adopted, not copied (input).
+func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured, opts metav1.CreateOptions, subresources []string, handedOver bool) (*unstructured.Unstructured, error) {
 	res, ok := s.lookup_locked(gvr)
 	if !ok || len(subresources) > 0 {
 		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
@@ -406,14 +532,14 @@ func (s *Server) create_locked(gvr schema.GroupVersionResource, ns string, obj *
 	if err := s.takeFailure_locked(VerbCreate, gvr); err != nil {
 		return nil, err
 	}
-	return s.insert_locked(res, ns, obj, opts)
+	return s.insert_locked(res, ns, obj, opts, handedOver)
 }
 
 // insert_locked is create_locked once the resource is known and the injected failures were
 // taken: [ResourceClient.Mutate] creates through it under the failures of its own verb.
-func (s *Server) insert_locked(res *resourceStore, ns string, obj *unstructured.Unstructured, opts metav1.CreateOptions) (*unstructured.Unstructured, error) {
+func (s *Server) insert_locked(res *resourceStore, ns string, obj *unstructured.Unstructured, opts metav1.CreateOptions, handedOver bool) (*unstructured.Unstructured, error) {
 	gvr := res.info.GVR
-	u, err := s.input(res, ns, obj, nil)
+	u, err := s.input(res, ns, obj, nil, handedOver)
 	if err != nil {
 		return nil, err
 	}
@@ -509,7 +635,7 @@ func (s *Server) update_locked(gvr schema.GroupVersionResource, ns string, obj *
 		return nil, err
 	}
 	replaced := s.replaced_locked(res, ns, obj)
-	u, err := s.input(res, ns, obj, replaced)
+	u, err := s.input(res, ns, obj, replaced, false)
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,9 @@ type Codec interface {
 	// Decode decodes a request body into into: an *unstructured.Unstructured whose kind must be
 	// gvk (it is filled with the object's JSON form), or a meta.k8s.io options type
 	// (*metav1.DeleteOptions). A body that is not a valid encoding is an error; the front answers
-	// it 400.
+	// it 400. What it puts into into belongs to into alone: the front hands the object over to the
+	// fake apiserver, which stores its maps and lists without copying them, so a codec must keep
+	// no reference to any of them.
 	Decode(body []byte, gvk schema.GroupVersionKind, into runtime.Object) error
 	// EncodeWatchEvent returns one event of a watch stream, framed as the stream needs it (for
 	// protobuf, a length-prefixed metav1.WatchEvent). obj is as for Encode.

@@ -30,7 +30,12 @@ import (
 // servers.
 type FieldTracker interface {
 	// Track returns req.Object with its managedFields updated for the write. An error is the
-	// request's answer: a Status as it is, any other error as a 400.
+	// request's answer: a Status as it is, any other error as a 400. What it returns is handed
+	// over to the fake apiserver, which stores its maps and lists without copying them
+	// (fakeapi.Mutation's HandOver): the tracker must keep no reference to any of them, nor put
+	// in values it keeps or changes later. (It may share values with req.Live, which the server
+	// never changes.) Should a tracker change one later, the server reports it as a change of an
+	// object lent to the front (a fakeapi.MutationError), as the answer is lent to the front.
 	Track(ctx context.Context, req *TrackRequest) (*unstructured.Unstructured, error)
 }
 
@@ -108,8 +113,11 @@ func asStatus(err error) error {
 	return apierrors.NewBadRequest(err.Error())
 }
 
-// create stores obj (POST), recording its managedFields first when a FieldTracker is set. The
-// answer is only encoded, so it is the stored object lent (createLender), not a copy.
+// create stores obj (POST), recording its managedFields first when a FieldTracker is set. obj
+// is the request's own (readRequest decoded it from the body) and then the tracker's result,
+// which is the request's too (FieldTracker), so it is handed over to the server, not copied
+// (fakeapi.ResourceClient.CreateHandedOver). The answer is only encoded, so it is the stored
+// object lent (createLender), not a copy.
 func (h *Handler) create(r *http.Request, t target, obj *unstructured.Unstructured, opts metav1.CreateOptions) (*unstructured.Unstructured, error) {
 	if errs := validation.ValidateCreateOptions(&opts); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "CreateOptions"}, "", errs)
@@ -127,12 +135,13 @@ func (h *Handler) create(r *http.Request, t target, obj *unstructured.Unstructur
 		}
 		obj = tracked
 	}
-	return rc.CreateLent(r.Context(), obj, opts, createLender)
+	return rc.CreateHandedOver(r.Context(), obj, opts, createLender)
 }
 
 // update replaces the object (PUT), recording its managedFields under the server's lock when a
 // FieldTracker is set. The tracker only reads the stored object and the answer is only encoded,
-// so both are lent, not copied (updateLender names the front in a MutationError).
+// so both are lent, not copied (updateLender names the front in a MutationError); the object
+// written, the request's own as in create, is handed over.
 func (h *Handler) update(r *http.Request, t target, obj *unstructured.Unstructured, opts metav1.UpdateOptions, subs []string) (*unstructured.Unstructured, error) {
 	if errs := validation.ValidateUpdateOptions(&opts); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "UpdateOptions"}, "", errs)
@@ -147,7 +156,7 @@ func (h *Handler) update(r *http.Request, t target, obj *unstructured.Unstructur
 	}
 	wr := h.writeOf(r, t, opts.FieldManager)
 	out, _, err := rc.Mutate(r.Context(), t.name, fakeapi.Mutation{
-		Verb: verb, Subresource: t.sub, DryRun: len(opts.DryRun) > 0, LendTo: updateLender,
+		Verb: verb, Subresource: t.sub, DryRun: len(opts.DryRun) > 0, LendTo: updateLender, HandOver: true,
 		Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 			wr.Now = h.now()
 			// obj is this request's own (decoded from its body), and Compute runs once.
@@ -184,14 +193,15 @@ func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.Patch
 		wr.Manager = opts.FieldManager // required for apply, never derived
 	}
 	// fakeapi's own JSON and merge patches read live (PatchObject patches a copy of it) and the
-	// tracker only reads it, so those borrow it and their answer; a Patcher is promised a private
-	// copy (PatchRequest.Current).
+	// tracker only reads it, so those borrow it and their answer, and hand over the patched
+	// object, the request's own (as the tracker's result is); a Patcher is promised a private
+	// copy (PatchRequest.Current), and its result is copied.
 	lendTo := ""
 	if p == nil {
 		lendTo = patchLender
 	}
 	out, created, err := rc.Mutate(r.Context(), t.name, fakeapi.Mutation{
-		Verb: fakeapi.VerbPatch, Subresource: t.sub, Create: apply, DryRun: len(opts.DryRun) > 0, LendTo: lendTo,
+		Verb: fakeapi.VerbPatch, Subresource: t.sub, Create: apply, DryRun: len(opts.DryRun) > 0, LendTo: lendTo, HandOver: p == nil,
 		Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 			wr.Now = h.now()
 			if p != nil {
