@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"slices"
 	"strconv"
@@ -465,13 +464,15 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var body []byte
 	if req.Body != nil {
 		var err error
-		body, err = io.ReadAll(req.Body)
+		body, err = readBody(req.Body, req.ContentLength)
 		_ = req.Body.Close()
 		if err != nil {
 			return nil, err
 		}
 	}
-	inner := req.Clone(req.Context())
+	// The front never changes a request (fakerest.Transport says so too), so a shallow copy is
+	// enough: Clone copied the header and URL of every request.
+	inner := req.WithContext(req.Context())
 	inner.Body = io.NopCloser(bytes.NewReader(body))
 	inner.RequestURI = req.URL.RequestURI()
 	inner.RemoteAddr = "127.0.0.1:0"
@@ -517,21 +518,21 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 					Before: current(t.b.w.Server(), gvr, ns, name)}
 			}
 		}
-		rec := httptest.NewRecorder()
+		rec := newRecorder()
 		t.handler.ServeHTTP(rec, inner)
 		resp = rec.Result()
 		if wr != nil {
-			wr.Code = rec.Code
-			if wr.Name == "" && req.Method == http.MethodPost && rec.Code < 300 {
-				if key, err := createdName(rec.Body.Bytes(), rec.Header().Get("Content-Type")); err == nil {
+			wr.Code = resp.StatusCode
+			if wr.Name == "" && req.Method == http.MethodPost && resp.StatusCode < 300 {
+				if key, err := createdName(rec.body, resp.Header.Get("Content-Type")); err == nil {
 					wr.Name = key
 				}
 			}
 			wr.After = current(t.b.w.Server(), wr.Resource, wr.Namespace, wr.Name)
 			t.b.checkWrite(*wr)
 		}
-		if req.Method == http.MethodGet && rec.Code == http.StatusOK {
-			listed = t.b.noteList(req, rec.Body.Bytes(), rec.Header().Get("Content-Type"))
+		if req.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
+			listed = t.b.noteList(req, rec.body, resp.Header.Get("Content-Type"))
 		}
 		t.b.s.Emit(ControllerActor, "response", sim.F("request", req.Method+" "+req.URL.RequestURI()), sim.F("code", strconv.Itoa(resp.StatusCode)))
 	})
@@ -554,4 +555,27 @@ func goroutineID() uint64 {
 		}
 	}
 	return 0
+}
+
+// readBody reads a request's body whole, as io.ReadAll does, into one slice of the body's size
+// when the request says it (client-go sets ContentLength on every body it sends), instead of
+// ReadAll's 512 bytes grown by doubling.
+func readBody(r io.Reader, size int64) ([]byte, error) {
+	if size <= 0 || size > 1<<30 {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, size+1) // one byte more: the read that finds the end needs no growth
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) { // longer than it said: grow as ReadAll does
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }

@@ -162,9 +162,16 @@ func writeEncodedBody(w http.ResponseWriter, code int, c Codec, body []byte) {
 	handOver(w, code, body)
 }
 
-// bodyAdopter is the in-process transport's response writer (transport.go), which can take a
-// whole body without copying it.
-type bodyAdopter interface{ adoptBody([]byte) bool }
+// A BodyAdopter is an http.ResponseWriter that can take a whole response body without
+// copying it, as an in-process transport's can (Transport's, and clientgo's harness's): the
+// front hands it the bodies it never writes again (a codec's result, an item of its encoding
+// cache; handOver). AdoptBody takes body as the whole response body, once the header is written
+// and when nothing was written yet, or reports false, and the front then writes body as usual.
+// The writer and whoever reads the response may only read body.
+type BodyAdopter interface {
+	http.ResponseWriter
+	AdoptBody(body []byte) bool
+}
 
 // handOver writes body with its Content-Length and code. body must never be written again by
 // anyone (a codec's result, or an item of the shared cache): the in-process transport then
@@ -173,7 +180,7 @@ type bodyAdopter interface{ adoptBody([]byte) bool }
 func handOver(w http.ResponseWriter, code int, body []byte) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(code)
-	if a, ok := w.(bodyAdopter); ok && a.adoptBody(body) {
+	if a, ok := w.(BodyAdopter); ok && a.AdoptBody(body) {
 		return
 	}
 	_, _ = w.Write(body)

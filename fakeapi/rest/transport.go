@@ -178,13 +178,13 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// adoptBody takes body as the whole response, without the copy Write makes, when nothing was
-// written yet and the response will not stream: a LIST's body is megabytes, built for this
-// response alone or shared read-only (an item of the encoding cache), and the reader only reads
-// it. The capacity is cut to the length so that a later Write copies rather than writing into
+// AdoptBody implements BodyAdopter: it takes body as the whole response, without the copy
+// Write makes, when nothing was written yet and the response will not stream: a LIST's body is
+// megabytes, built for this response alone or shared read-only (an item of the encoding cache),
+// and the reader only reads it. The capacity is cut to the length so that a later Write copies rather than writing into
 // memory that may be shared. It reports whether it took the body; if not, the caller writes it.
 // The caller has written the header (handOver).
-func (w *responseWriter) adoptBody(body []byte) bool {
+func (w *responseWriter) AdoptBody(body []byte) bool {
 	if w.streaming || len(w.buffered) > 0 {
 		return false
 	}

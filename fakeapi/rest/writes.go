@@ -90,6 +90,9 @@ func managerOrUserAgent(manager, userAgent string) string {
 		return manager
 	}
 	product, _, _ := strings.Cut(userAgent, "/")
+	if len(product) <= validation.FieldManagerMaxLength && printableASCII(product) {
+		return product // the common case, which the loop below would copy as it is
+	}
 	var b bytes.Buffer
 	for _, c := range product {
 		if !unicode.IsPrint(c) {
@@ -101,6 +104,17 @@ func managerOrUserAgent(manager, userAgent string) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// printableASCII says s holds only printable ASCII characters (space to tilde), each of which
+// unicode.IsPrint takes and utf8 encodes in one byte.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // asStatus answers a Patcher's or tracker's error: API statuses as they are, anything else as
