@@ -41,7 +41,17 @@ type ProtobufCodec struct {
 	enc    *protobuf.Serializer    // enveloped: bodies and the objects inside watch events
 	raw    *protobuf.RawSerializer // bare: the watch events themselves
 	lists  sync.Map                // list kinds' listFieldNumbers, by GroupVersionKind
+
+	// supported holds Supports' answers: the front asks for every request with a body or an
+	// Accept header, and each answer made a new object of the kind (a Deployment is a kilobyte).
+	// The scheme is never changed once built, so an answer never changes.
+	mu        sync.RWMutex
+	supported map[schema.GroupVersionKind]bool
 }
+
+// maxSupported bounds the answers Supports keeps: the front asks about the kinds it serves, but
+// the scheme answers for its unversioned kinds (Status, ...) in any group and version.
+const maxSupported = 4096
 
 var _ rest.Codec = (*ProtobufCodec)(nil)
 
@@ -80,6 +90,26 @@ func (c *ProtobufCodec) Supports(gvk schema.GroupVersionKind) bool {
 	if gvk.Kind == "" {
 		return false
 	}
+	c.mu.RLock()
+	ok, known := c.supported[gvk]
+	c.mu.RUnlock()
+	if known {
+		return ok
+	}
+	ok = c.supports(gvk)
+	c.mu.Lock()
+	if len(c.supported) < maxSupported {
+		if c.supported == nil {
+			c.supported = map[schema.GroupVersionKind]bool{}
+		}
+		c.supported[gvk] = ok
+	}
+	c.mu.Unlock()
+	return ok
+}
+
+// supports is Supports, asking the scheme.
+func (c *ProtobufCodec) supports(gvk schema.GroupVersionKind) bool {
 	obj, err := c.scheme.New(gvk)
 	if err != nil {
 		return false
