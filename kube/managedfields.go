@@ -58,6 +58,12 @@ func toUnstructuredObject(obj runtime.Object) (map[string]any, error) {
 // for entries with a zero time or a fieldsV1 that is not a JSON object of objects
 // (parseFieldsV1).
 func managedFieldsToUnstructured(entries []metav1.ManagedFieldsEntry) (items []any, ok bool) {
+	return managedFieldsToUnstructuredWith(entries, parseFieldsV1)
+}
+
+// managedFieldsToUnstructuredWith is managedFieldsToUnstructured with parse, parseFieldsV1 or
+// one that gives what it gives, decoding each fieldsV1.
+func managedFieldsToUnstructuredWith(entries []metav1.ManagedFieldsEntry, parse func([]byte) (map[string]any, bool)) (items []any, ok bool) {
 	if len(entries) == 0 {
 		return nil, false
 	}
@@ -80,7 +86,7 @@ func managedFieldsToUnstructured(entries []metav1.ManagedFieldsEntry) (items []a
 			m["time"] = e.Time.UTC().Format(time.RFC3339)
 		}
 		if e.FieldsV1 != nil {
-			fields, ok := parseFieldsV1(e.FieldsV1.Raw)
+			fields, ok := parse(e.FieldsV1.Raw)
 			if !ok {
 				return nil, false
 			}

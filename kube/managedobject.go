@@ -1,6 +1,9 @@
 package kube
 
 import (
+	"sync"
+
+	"github.com/informersim/informersim/internal/genmap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -52,7 +55,7 @@ func (o *managedObject) SetManagedFields(entries []metav1.ManagedFieldsEntry) {
 		o.Unstructured.SetManagedFields(entries)
 		return
 	}
-	items, ok := managedFieldsToUnstructured(entries)
+	items, ok := managedFieldsToUnstructuredWith(entries, parseStoredFieldsV1)
 	if !ok {
 		o.Unstructured.SetManagedFields(entries)
 		return
@@ -67,4 +70,34 @@ func unwrapManaged(obj runtime.Object) runtime.Object {
 		return m.Unstructured
 	}
 	return obj
+}
+
+// storedFields keeps the fieldsV1 maps parseStoredFieldsV1 decoded, by their JSON. A sample
+// controller's writes set the same fields again and again (every Deployment it creates, every
+// status it writes), and decoding each fieldsV1 into its dozens of maps was a twentieth of a
+// run's allocations.
+var storedFields struct {
+	mu sync.Mutex
+	m  genmap.Map[string, map[string]any]
+}
+
+// parseStoredFieldsV1 is parseFieldsV1 for the managedFields track writes: its maps are shared
+// by every object whose fieldsV1 has the same JSON, so they must never be changed. They are not:
+// track's result is the object the REST front hands to the fake apiserver (rest.FieldTracker),
+// which stores it, and a stored object is never changed (fakeapi's "Ownership of objects").
+func parseStoredFieldsV1(data []byte) (map[string]any, bool) {
+	key := string(data)
+	storedFields.mu.Lock()
+	m, ok := storedFields.m.Get(key)
+	storedFields.mu.Unlock()
+	if ok {
+		return m, true
+	}
+	if m, ok = parseFieldsV1(data); !ok {
+		return nil, false
+	}
+	storedFields.mu.Lock()
+	storedFields.m.Put(key, m)
+	storedFields.mu.Unlock()
+	return m, true
 }
