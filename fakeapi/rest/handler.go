@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/informersim/informersim/fakeapi"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -63,6 +64,12 @@ type Handler struct {
 	openWatch  func(r *http.Request, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error)
 	// items are the encodings of committed object versions shared between responses (encache.go).
 	items *encodingCache
+	// bodyStrings are the strings JSON request bodies repeat (decodeObjectWith), held under mu
+	// for the whole decoding of a body.
+	bodyStrings struct {
+		mu    sync.Mutex
+		table stringTable
+	}
 }
 
 type groupVersion struct {

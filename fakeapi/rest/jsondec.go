@@ -18,7 +18,15 @@ import (
 // Unmarshal validates the whole body, then decodes it by reflection; decoding request bodies
 // was the front's largest own cost on writes.
 func decodeObject(data []byte) (map[string]any, bool) {
-	d := decoder{data: data}
+	return decodeObjectWith(data, nil)
+}
+
+// decodeObjectWith is decodeObject, taking its short strings from strs, a table of strings
+// already decoded (nil for none): request bodies repeat the same keys, kinds, names, managers
+// and field paths, and each decoded string was two allocations (its bytes, and its box as an
+// interface value). Strings are immutable, so objects may share them.
+func decodeObjectWith(data []byte, strs *stringTable) (map[string]any, bool) {
+	d := decoder{data: data, strs: strs}
 	d.space()
 	if d.off >= len(d.data) || d.data[d.off] != '{' {
 		return nil, false
@@ -41,6 +49,38 @@ const maxDecodeDepth = 200
 type decoder struct {
 	data []byte
 	off  int
+	strs *stringTable // nil: every string decoded anew
+}
+
+// stringTable is a table of decoded strings, boxed as the interface values a decoded object
+// holds, by their text. It is bounded: once full, it starts again empty. It is not safe for
+// concurrent use: its user holds a lock around each decoding (Handler.bodyStrings).
+type stringTable struct {
+	m map[string]any
+}
+
+// Bounds of a stringTable: the strings it keeps (at most maxStrings, of at most
+// maxStringLen bytes: longer ones are seldom repeated).
+const (
+	maxStrings   = 4096
+	maxStringLen = 64
+)
+
+// get returns raw as a string in an interface value, the one kept if there is one.
+func (t *stringTable) get(raw []byte) any {
+	if len(raw) > maxStringLen {
+		return string(raw)
+	}
+	if v, ok := t.m[string(raw)]; ok { // (a lookup by string(raw) does not allocate)
+		return v
+	}
+	if t.m == nil || len(t.m) >= maxStrings {
+		t.m = make(map[string]any, 256)
+	}
+	s := string(raw)
+	v := any(s)
+	t.m[s] = v
+	return v
 }
 
 // space skips JSON whitespace.
@@ -227,6 +267,9 @@ func (d *decoder) string() (any, bool) {
 			raw := d.data[start:d.off]
 			d.off++
 			if plain && utf8.Valid(raw) {
+				if d.strs != nil {
+					return d.strs.get(raw), true
+				}
 				return string(raw), true
 			}
 			return unquote(raw)

@@ -2,19 +2,38 @@ package rest
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
+	"unsafe"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
+// checkStrings is the table of strings decodeObjectWith takes its strings from in every
+// checkDecode, so that later bodies find the strings of earlier ones (and fill it, so that it
+// starts again).
+var checkStrings struct {
+	sync.Mutex
+	table stringTable
+}
+
 // checkDecode fails the test if decodeObject accepts data and decodes it differently from
-// utiljson.Unmarshal (or accepts what Unmarshal refuses). It reports whether it accepted.
+// utiljson.Unmarshal (or accepts what Unmarshal refuses), or if decodeObjectWith, with the
+// strings of the bodies checked before, answers differently from decodeObject. It reports
+// whether it accepted.
 func checkDecode(t *testing.T, data []byte) bool {
 	t.Helper()
 	got, ok := decodeObject(data)
+	checkStrings.Lock()
+	withStrings, okWith := decodeObjectWith(data, &checkStrings.table)
+	checkStrings.Unlock()
+	if okWith != ok || !reflect.DeepEqual(withStrings, got) {
+		t.Fatalf("%q: decodeObjectWith %#v, %v; decodeObject %#v, %v", data, withStrings, okWith, got, ok)
+	}
 	if !ok {
 		return false
 	}
@@ -130,4 +149,35 @@ func FuzzDecodeObject(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { checkDecode(t, data) })
+}
+
+// TestDecodedStringsAreShared checks the table of decoded strings: a string decoded again is
+// the very interface value kept the first time, a long one is not kept, and the table starts
+// again once full, never holding more than maxStrings.
+func TestDecodedStringsAreShared(t *testing.T) {
+	var table stringTable
+	body := []byte(`{"kind":"Foo","metadata":{"name":"a","annotations":{"long":"` + strings.Repeat("x", maxStringLen+1) + `"}}}`)
+	first, ok := decodeObjectWith(body, &table)
+	second, ok2 := decodeObjectWith(body, &table)
+	if !ok || !ok2 || !reflect.DeepEqual(first, second) {
+		t.Fatalf("%v %v\n%#v\n%#v", ok, ok2, first, second)
+	}
+	same := func(a, b any) bool { // the same boxed string, not merely an equal one
+		return (*[2]uintptr)(unsafe.Pointer(&a))[1] == (*[2]uintptr)(unsafe.Pointer(&b))[1]
+	}
+	if !same(first["kind"], second["kind"]) {
+		t.Error("a string decoded again is a new one")
+	}
+	long := func(m map[string]any) any {
+		return m["metadata"].(map[string]any)["annotations"].(map[string]any)["long"]
+	}
+	if same(long(first), long(second)) {
+		t.Error("a string longer than maxStringLen was kept")
+	}
+	for i := range 3 * maxStrings {
+		table.get([]byte(fmt.Sprint(i)))
+		if len(table.m) > maxStrings {
+			t.Fatalf("%d strings kept, at most %d", len(table.m), maxStrings)
+		}
+	}
 }

@@ -318,7 +318,9 @@ func (h *Handler) readRequest(r *http.Request, t target, opts runtime.Object) (*
 		}
 		return u, nil
 	}
-	m, ok := decodeObject(body)
+	h.bodyStrings.mu.Lock()
+	m, ok := decodeObjectWith(body, &h.bodyStrings.table)
+	h.bodyStrings.mu.Unlock()
 	if !ok {
 		// Not a plain object decodeObject takes: Unmarshal decodes it or says what is wrong.
 		if err := utiljson.Unmarshal(body, &m); err != nil || m == nil {
