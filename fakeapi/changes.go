@@ -71,7 +71,7 @@ func (lw *ListerWatcher) ListChangesLent(options metav1.ListOptions, since uint6
 	if err == nil {
 		rq.ListRV = FormatRV(c.Revision)
 	}
-	s.finishRequest_locked(&rq, err)
+	s.finishRequestOf_locked(&rq, err, &lw.target)
 	return c, err
 }
 
@@ -96,7 +96,7 @@ func consistentReadOfAll(o metav1.ListOptions) error {
 }
 
 func (s *Server) listChanges_locked(lw *ListerWatcher, options metav1.ListOptions, since uint64, rq *RequestRecord) (ListChanges, error) {
-	res, ns, req, err := s.readRequest_locked(VerbList, lw.gvr, lw.ns, options)
+	res, ns, req, err := s.readRequestOf_locked(VerbList, lw.gvr, lw.ns, options, &lw.target)
 	if err != nil {
 		return ListChanges{}, err
 	}

@@ -410,6 +410,8 @@ type ListerWatcher struct {
 	// Tweak, if set, edits the options of every request (selectors, for example), as
 	// client-go's TweakListOptionsFunc does.
 	Tweak func(*metav1.ListOptions)
+	// target keeps what ListChangesLent's requests look up about gvr (under the server's lock).
+	target requestTarget
 }
 
 // ListerWatcher returns a list/watch adapter for gvr in namespace ns ("" for all).

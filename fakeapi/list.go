@@ -138,8 +138,14 @@ func (s *Server) listInner_locked(gvr schema.GroupVersionResource, ns string, op
 // resource is looked up (404), its scope applied, an injected failure taken, and the options
 // parsed and validated.
 func (s *Server) readRequest_locked(verb Verb, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (*resourceStore, string, request, error) {
+	return s.readRequestOf_locked(verb, gvr, ns, opts, nil)
+}
+
+// readRequestOf_locked is readRequest_locked for a client that keeps what its requests look up
+// about their resource in t (nil: none).
+func (s *Server) readRequestOf_locked(verb Verb, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, t *requestTarget) (*resourceStore, string, request, error) {
 	s.advance_locked()
-	res, ok := s.lookup_locked(gvr)
+	res, ok := t.store(s, gvr)
 	if !ok {
 		return nil, "", request{}, apierrors.NewNotFound(gvr.GroupResource(), "")
 	}

@@ -153,6 +153,12 @@ func (s *Server) WatchEvents() []WatchEvent {
 }
 
 func (s *Server) finishRequest_locked(rq *RequestRecord, err error) {
+	s.finishRequestOf_locked(rq, err, nil)
+}
+
+// finishRequestOf_locked is finishRequest_locked for a client that keeps what its requests look
+// up about their resource in t (nil: none).
+func (s *Server) finishRequestOf_locked(rq *RequestRecord, err error, t *requestTarget) {
 	if err != nil {
 		rq.Err = err.Error()
 		if st, ok := err.(apierrors.APIStatus); ok {
@@ -164,7 +170,7 @@ func (s *Server) finishRequest_locked(rq *RequestRecord, err error) {
 	}
 	s.rec.seq++
 	rq.Seq, rq.Time = s.rec.seq, s.clk.Now()
-	s.rec.requests.append(s.rec.entry(rq), s.rec.max)
+	s.rec.requests.append(s.rec.entryOf(rq, t.recorded(&s.rec, rq.Resource)), s.rec.max)
 	if s.rec.observer != nil {
 		c := *rq
 		s.rec.observer(Record{Request: &c})
@@ -250,8 +256,13 @@ type requestOutcome struct {
 
 // entry returns rq as the log keeps it.
 func (r *recorder) entry(rq *RequestRecord) requestEntry {
+	return r.entryOf(rq, r.resource(rq.Resource))
+}
+
+// entryOf is entry with resource, the records' copy of rq.Resource, already found.
+func (r *recorder) entryOf(rq *RequestRecord, resource *schema.GroupVersionResource) requestEntry {
 	e := requestEntry{seq: rq.Seq, time: rq.Time, client: rq.Client, verb: rq.Verb, replica: rq.Replica,
-		resource: r.resource(rq.Resource), namespace: rq.Namespace, name: rq.Name, listRV: rq.ListRV, objectRV: rq.ObjectRV}
+		resource: resource, namespace: rq.Namespace, name: rq.Name, listRV: rq.ListRV, objectRV: rq.ObjectRV}
 	if rq.Options != (metav1.ListOptions{}) {
 		opts := rq.Options
 		e.options = &opts
@@ -295,6 +306,38 @@ func (r *recorder) resource(gvr schema.GroupVersionResource) *schema.GroupVersio
 }
 
 const maxSharedResources = 1024
+
+// requestTarget is what a client's requests look up about the one resource they name, kept
+// from the first: the resource's store (the server's table of resources never changes) and
+// the records' copy of its name. A control plane's scan makes one LIST per served resource,
+// and the two map lookups by a group, version and resource were a fifth of each.
+type requestTarget struct {
+	res    *resourceStore
+	record *schema.GroupVersionResource
+}
+
+// store returns gvr's store, looked up once by a target (t may be nil: looked up each time).
+func (t *requestTarget) store(s *Server, gvr schema.GroupVersionResource) (*resourceStore, bool) {
+	if t != nil && t.res != nil {
+		return t.res, true
+	}
+	res, ok := s.lookup_locked(gvr)
+	if ok && t != nil {
+		t.res = res
+	}
+	return res, ok
+}
+
+// recorded returns r's copy of gvr for the records, looked up once by a target (t may be nil).
+func (t *requestTarget) recorded(r *recorder, gvr schema.GroupVersionResource) *schema.GroupVersionResource {
+	if t == nil {
+		return r.resource(gvr)
+	}
+	if t.record == nil {
+		t.record = r.resource(gvr)
+	}
+	return t.record
+}
 
 // recordLog keeps the newest records, up to a bound, in a chunklog.Log: records are large (a
 // request's holds its list options), and a slice grown by append, copying every record each time
