@@ -149,7 +149,11 @@ type Env struct {
 	// custom resource: versioned.NewForConfig(env.RESTConfig)).
 	RESTConfig *rest.Config
 	// KubeInformers is client-go's informers.SharedInformerFactory (all namespaces, no resync):
-	// KubeInformers.Apps().V1().Deployments().Lister() reads an informer of the world.
+	// KubeInformers.Apps().V1().Deployments().Lister() reads an informer of the world. A
+	// controller whose main builds its factory with a resync (sample-controller's: 30s) should
+	// get one from NewKubeInformerFactory with FactoryOptions.ResyncPeriod instead: without it, a
+	// change its informer never saw (made and undone while it relisted) is never healed
+	// (examples/samplecontroller's TestMissedDeploymentNeedsResync).
 	KubeInformers informers.SharedInformerFactory
 	// World is the world, for a test's own use (Setup already had it); a controller must not
 	// touch it.
