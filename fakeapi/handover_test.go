@@ -61,31 +61,6 @@ func nested(n int) map[string]any {
 	return m
 }
 
-// deepCopyOdd copies what oddValue draws, keeping its types.
-func deepCopyOdd(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		if x == nil {
-			return x
-		}
-		c := make(map[string]any, len(x))
-		for k, e := range x {
-			c[k] = deepCopyOdd(e)
-		}
-		return c
-	case []any:
-		if x == nil {
-			return x
-		}
-		c := make([]any, len(x))
-		for i, e := range x {
-			c[i] = deepCopyOdd(e)
-		}
-		return c
-	}
-	return v // scalars, and the map[string]string and []string oddValue never changes
-}
-
 // TestAdoptObjectIsNormalizeObject checks adoptObject against normalizeObject on random objects
 // handed over (with values to convert, nil maps and lists, values normalize rejects, nesting
 // past its limit) and stored objects they may replace: the same content and the same errors,
@@ -126,14 +101,14 @@ func TestAdoptObjectIsNormalizeObject(t *testing.T) {
 		}
 		for k, v := range obj { // some values of old equal obj's, as in an update
 			if r.IntN(2) == 0 {
-				oldRaw[k] = deepCopyOdd(v)
+				oldRaw[k] = copyValue(v)
 			}
 		}
 		if md, ok := obj["metadata"].(map[string]any); ok && md != nil && r.IntN(2) == 0 {
 			omd := map[string]any{}
 			for k, v := range md {
 				if r.IntN(3) > 0 {
-					omd[k] = deepCopyOdd(v)
+					omd[k] = copyValue(v)
 				}
 			}
 			oldRaw["metadata"] = omd

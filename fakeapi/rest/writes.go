@@ -84,15 +84,21 @@ func (h *Handler) writeOf(r *http.Request, t target, fieldManager string) Write 
 
 // managerOrUserAgent is kube-apiserver's default field manager: the fieldManager parameter if
 // set (validated before), else the User-Agent's product ("kubectl" for "kubectl/v1.32 ..."),
-// its unprintable characters dropped, cut to the longest valid manager.
+// as productManager makes it.
 func managerOrUserAgent(manager, userAgent string) string {
 	if manager != "" {
 		return manager
 	}
 	product, _, _ := strings.Cut(userAgent, "/")
 	if len(product) <= validation.FieldManagerMaxLength && printableASCII(product) {
-		return product // the common case, which the loop below would copy as it is
+		return product // the common case, which productManager would copy as it is
 	}
+	return productManager(product)
+}
+
+// productManager is the manager a User-Agent's product names: its unprintable characters
+// dropped, cut to the longest valid manager.
+func productManager(product string) string {
 	var b bytes.Buffer
 	for _, c := range product {
 		if !unicode.IsPrint(c) {
