@@ -477,6 +477,10 @@ func selfDecoding(t reflect.Type) decodeFunc {
 		}
 	case fieldsV1Type:
 		return func(src any, dst reflect.Value) bool {
+			if raw, ok := storedFieldsV1Raw(src); ok { // a map the field manager's writes share
+				dst.Addr().Interface().(*metav1.FieldsV1).SetRawBytes(raw)
+				return true
+			}
 			raw, ok := appendFieldsV1(nil, src, 0)
 			if !ok {
 				return unmarshalJSON(src, dst)

@@ -1,7 +1,10 @@
 package kube
 
 import (
+	"bytes"
+	"reflect"
 	"sync"
+	"unsafe"
 
 	"github.com/informersim/informersim/internal/genmap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -72,13 +75,23 @@ func unwrapManaged(obj runtime.Object) runtime.Object {
 	return obj
 }
 
-// storedFields keeps the fieldsV1 maps parseStoredFieldsV1 decoded, by their JSON. A sample
-// controller's writes set the same fields again and again (every Deployment it creates, every
-// status it writes), and decoding each fieldsV1 into its dozens of maps was a twentieth of a
-// run's allocations.
+// storedFields keeps the fieldsV1 maps parseStoredFieldsV1 decoded, by their JSON and by
+// their identity. A sample controller's writes set the same fields again and again (every
+// Deployment it creates, every status it writes), and decoding each fieldsV1 made dozens of
+// maps; reading one back into the Go type (FromUnstructured: the field manager's
+// GetManagedFields, the harness's typed objects) encoded its JSON again. Both generations'
+// entries hold their maps, so the address of a map names it for as long as it is kept.
 var storedFields struct {
-	mu sync.Mutex
-	m  genmap.Map[string, map[string]any]
+	mu     sync.Mutex
+	byJSON genmap.Map[string, *storedFieldsV1]
+	byMap  genmap.Map[unsafe.Pointer, *storedFieldsV1]
+}
+
+// storedFieldsV1 is a fieldsV1 parseStoredFieldsV1 decoded: m, never changed, and raw, the
+// bytes appendFieldsV1 writes for it, made when first asked for.
+type storedFieldsV1 struct {
+	m   map[string]any
+	raw []byte
 }
 
 // parseStoredFieldsV1 is parseFieldsV1 for the managedFields track writes: its maps are shared
@@ -88,16 +101,42 @@ var storedFields struct {
 func parseStoredFieldsV1(data []byte) (map[string]any, bool) {
 	key := string(data)
 	storedFields.mu.Lock()
-	m, ok := storedFields.m.Get(key)
+	e, ok := storedFields.byJSON.Get(key)
 	storedFields.mu.Unlock()
 	if ok {
-		return m, true
+		return e.m, true
 	}
-	if m, ok = parseFieldsV1(data); !ok {
+	m, ok := parseFieldsV1(data)
+	if !ok {
+		return nil, false
+	}
+	e = &storedFieldsV1{m: m}
+	storedFields.mu.Lock()
+	storedFields.byJSON.Put(key, e)
+	storedFields.byMap.Put(reflect.ValueOf(m).UnsafePointer(), e)
+	storedFields.mu.Unlock()
+	return m, true
+}
+
+// storedFieldsV1Raw returns a new copy of what appendFieldsV1 writes for src when src is a map
+// parseStoredFieldsV1 made (and still keeps): made once per map, as the map never changes.
+func storedFieldsV1Raw(src any) ([]byte, bool) {
+	m, isMap := src.(map[string]any)
+	if !isMap || m == nil {
 		return nil, false
 	}
 	storedFields.mu.Lock()
-	storedFields.m.Put(key, m)
-	storedFields.mu.Unlock()
-	return m, true
+	defer storedFields.mu.Unlock()
+	e, ok := storedFields.byMap.Get(reflect.ValueOf(m).UnsafePointer())
+	if !ok {
+		return nil, false
+	}
+	if e.raw == nil {
+		raw, ok := appendFieldsV1(nil, m, 0)
+		if !ok {
+			return nil, false
+		}
+		e.raw = raw
+	}
+	return bytes.Clone(e.raw), true
 }

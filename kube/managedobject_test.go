@@ -133,3 +133,42 @@ func TestManagedObjectAccessorsAsUnstructured(t *testing.T) {
 		t.Fatalf("%d reads and %d writes of 3000 by the fast paths, %d reads reported an error: each must be seen often", fastGets, fastSets, withReports)
 	}
 }
+
+// TestStoredFieldsV1ReadBackAsEncoded checks that a fieldsV1 map of the managedFields track
+// writes (parseStoredFieldsV1) reads back into the Go type (FromUnstructured) as any equal map
+// does, from its kept encoding: on random fieldsV1 texts (spaces, duplicate and unsorted keys,
+// escapes: the encoding is appendFieldsV1's, not the text parsed), each read twice, and the
+// bytes read are the reader's own to change.
+func TestStoredFieldsV1ReadBackAsEncoded(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 8))
+	kept := 0
+	for i := range 2000 {
+		text := randomFieldsV1(r, 0)
+		m, ok := parseStoredFieldsV1([]byte(text))
+		if !ok {
+			continue
+		}
+		entry := func(fields any) map[string]any {
+			return map[string]any{"manager": "m", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": fields}
+		}
+		var want metav1.ManagedFieldsEntry
+		if err := FromUnstructured(entry(runtime.DeepCopyJSONValue(m)), &want); err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		for range 2 {
+			var got metav1.ManagedFieldsEntry
+			if err := FromUnstructured(entry(m), &got); err != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("case %d: %s read back as %s, %v; want %s", i, text, got.FieldsV1.Raw, err, want.FieldsV1.Raw)
+			}
+			for j := range got.FieldsV1.Raw {
+				got.FieldsV1.Raw[j] = 'x'
+			}
+		}
+		if _, ok := storedFieldsV1Raw(m); ok {
+			kept++
+		}
+	}
+	if kept < 1000 {
+		t.Fatalf("%d of 2000 maps read from their kept encoding", kept)
+	}
+}
