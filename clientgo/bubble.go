@@ -474,7 +474,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// enough: Clone copied the header and URL of every request.
 	inner := req.WithContext(req.Context())
 	inner.Body = io.NopCloser(bytes.NewReader(body))
-	inner.RequestURI = req.URL.RequestURI()
+	uri := req.URL.RequestURI()
+	inner.RequestURI = uri
 	inner.RemoteAddr = "127.0.0.1:0"
 	if inner.Host == "" {
 		inner.Host = req.URL.Host
@@ -482,11 +483,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if isStatic(req) {
 		return t.serveStatic(req, inner), nil
 	}
-	if w := req.URL.Query().Get("watch"); req.Method == http.MethodGet && (w == "true" || w == "1") {
+	if w := queryValue(req.URL.RawQuery, "watch"); req.Method == http.MethodGet && (w == "true" || w == "1") {
 		return t.serveWatch(req, inner)
 	}
 	var resp *http.Response
-	key := req.Method + " " + req.URL.RequestURI() + " " + req.Header.Get("Accept") + " " + string(body)
+	request := req.Method + " " + uri // the call's key starts with it, and its trace events name it
+	key := request + " " + req.Header.Get("Accept") + " " + string(body)
 	var latency func() time.Duration
 	listed := "" // the view a LIST refreshed
 	if t.latency != nil {
@@ -502,13 +504,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if isUpdate(req.Method) {
 			if gvr, _, name, ok := objectPath(req.URL.Path); ok && name != "" && t.b.take(HazardConflict, sim.F("request", req.Method+" "+req.URL.Path)) {
 				resp = conflict(req, gvr, name)
-				t.b.s.Emit(ControllerActor, "response", sim.F("request", req.Method+" "+req.URL.RequestURI()), sim.F("code", strconv.Itoa(resp.StatusCode)))
+				t.b.s.Emit(ControllerActor, "response", sim.F("request", request), sim.F("code", strconv.Itoa(resp.StatusCode)))
 				return
 			}
 		}
 		if isCacheList(req) && t.b.hz != nil && t.b.hz.armed[HazardStaleRead] > 0 {
 			if err := t.b.w.Server().Replicas().RouteNext(t.b.hz.staleReplica); err == nil {
-				t.b.take(HazardStaleRead, sim.F("request", req.Method+" "+req.URL.RequestURI()), sim.F("replica", strconv.Itoa(t.b.hz.staleReplica)))
+				t.b.take(HazardStaleRead, sim.F("request", request), sim.F("replica", strconv.Itoa(t.b.hz.staleReplica)))
 			}
 		}
 		var wr *Write
@@ -534,7 +536,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if req.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
 			listed = t.b.noteList(req, rec.body, resp.Header.Get("Content-Type"))
 		}
-		t.b.s.Emit(ControllerActor, "response", sim.F("request", req.Method+" "+req.URL.RequestURI()), sim.F("code", strconv.Itoa(resp.StatusCode)))
+		t.b.s.Emit(ControllerActor, "response", sim.F("request", request), sim.F("code", strconv.Itoa(resp.StatusCode)))
 	})
 	if err != nil {
 		return nil, err

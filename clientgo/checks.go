@@ -3,7 +3,6 @@ package clientgo
 import (
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/sim"
@@ -42,7 +41,8 @@ type checks struct {
 // objectPath parses a path naming one object (or its subresource): the collection, then the
 // name.
 func objectPath(path string) (gvr schema.GroupVersionResource, ns, name string, ok bool) {
-	parts := strings.Split(strings.Trim(path, "/"), "/")
+	var buf [maxPathSegments]string
+	parts := pathSegments(path, &buf)
 	switch {
 	case len(parts) >= 3 && parts[0] == "api":
 		gvr.Version, parts = parts[1], parts[2:]

@@ -270,14 +270,13 @@ func isCacheList(req *http.Request) bool {
 	if req.Method != http.MethodGet {
 		return false
 	}
-	q := req.URL.Query()
-	if w := q.Get("watch"); w == "true" || w == "1" {
+	if w := queryValue(req.URL.RawQuery, "watch"); w == "true" || w == "1" {
 		return false
 	}
 	if _, _, ok := collectionOf(req.URL.Path); !ok {
 		return false
 	}
-	return q.Get("resourceVersion") == "0"
+	return queryValue(req.URL.RawQuery, "resourceVersion") == "0"
 }
 
 // staleList takes an armed stale read for a LIST an Env informer sends (world.Informer's

@@ -26,7 +26,8 @@ func isStatic(req *http.Request) bool {
 	if path == "" {
 		return true
 	}
-	segs := strings.Split(path, "/")
+	var buf [maxPathSegments]string
+	segs := pathSegments(path, &buf)
 	switch segs[0] {
 	case "version", "healthz", "livez", "readyz":
 		return len(segs) == 1

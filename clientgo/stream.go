@@ -482,7 +482,8 @@ func (b *bubble) noteList(req *http.Request, body []byte, contentType string) st
 // collectionOf parses a collection's path: /api/v1[/namespaces/NS]/RESOURCE or
 // /apis/GROUP/VERSION[/namespaces/NS]/RESOURCE.
 func collectionOf(path string) (schema.GroupVersionResource, string, bool) {
-	parts := strings.Split(strings.Trim(path, "/"), "/")
+	var buf [maxPathSegments]string
+	parts := pathSegments(path, &buf)
 	var gvr schema.GroupVersionResource
 	switch {
 	case len(parts) >= 3 && parts[0] == "api":
