@@ -714,19 +714,55 @@ func (s *Sim) RunUntil(cond func() bool, budget time.Duration) error {
 		if ran {
 			continue
 		}
-		why := ErrBudget
-		switch {
-		case len(s.timers) == 0:
-			why = ErrIdle
-		case end < start+budget:
-			why = ErrMaxSimTime
-		default:
-			s.setNow(end) // the budget passed, as with RunFor, so a retry continues from here
-		}
-		return &stoppedError{why: why, budget: budget, start: start, now: s.now, steps: s.step, inCall: s.step - startStep,
-			seed: s.cfg.Seed, repro: s.cfg.Repro}
+		return s.stopped(s.stopWhy(start, budget, end), budget, start, startStep)
 	}
 	return nil
+}
+
+// StepWithin runs one step if one is enabled now or becomes enabled within budget of simulated
+// time, and reports whether it ran: what RunUntil does with a condition that holds once a step
+// has run, without making the error that says why nothing ran. A host that steps one at a time
+// and finds nothing due at most of its calls (clientgo's driver) made one error at each.
+// When nothing ran and a timer is pending, the clock stands at the budget's end, as after
+// RunUntil's ErrBudget; when no timer is pending at all (RunUntil's ErrIdle) it stays where it
+// was; both are (false, nil). A budget whose end lies past Config.MaxSimTime, with nothing due
+// by that limit, is RunUntil's ErrMaxSimTime error; a failed step or a step limit is its error
+// too. A negative budget is an error.
+func (s *Sim) StepWithin(budget time.Duration) (bool, error) {
+	if budget < 0 {
+		return false, fmt.Errorf("sim: StepWithin: negative budget %v", budget)
+	}
+	start, startStep := s.now, s.step
+	end := min(s.now+budget, s.cfg.MaxSimTime)
+	ran, err := s.stepUntil(end)
+	if ran || err != nil {
+		return ran, err
+	}
+	if why := s.stopWhy(start, budget, end); why == ErrMaxSimTime {
+		return false, s.stopped(why, budget, start, startStep)
+	}
+	return false, nil
+}
+
+// stopWhy is why a run from start with budget stops when nothing is due by end (its budget's
+// end, or Config.MaxSimTime if earlier): ErrIdle when no timer is pending, ErrMaxSimTime when
+// the limit cut the budget short, else ErrBudget, and the clock moves to end (the budget
+// passed, as with RunFor, so a retry continues from there).
+func (s *Sim) stopWhy(start, budget, end time.Duration) error {
+	switch {
+	case len(s.timers) == 0:
+		return ErrIdle
+	case end < start+budget:
+		return ErrMaxSimTime
+	}
+	s.setNow(end)
+	return ErrBudget
+}
+
+// stopped is the error of a run stopped for why, started at start and step startStep.
+func (s *Sim) stopped(why error, budget, start time.Duration, startStep int64) error {
+	return &stoppedError{why: why, budget: budget, start: start, now: s.now, steps: s.step, inCall: s.step - startStep,
+		seed: s.cfg.Seed, repro: s.cfg.Repro}
 }
 
 // stoppedError is RunUntil's error when the condition is still false: why (ErrBudget, ErrIdle,

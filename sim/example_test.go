@@ -62,6 +62,22 @@ func ExampleSim_RunUntil() {
 	// <nil> +90.000s
 }
 
+// StepWithin takes one step at a time, each within a budget of simulated time: a host that
+// interleaves the simulation with work of its own (clientgo's driver) asks for the steps due by
+// its own clock.
+func ExampleSim_StepWithin() {
+	s, _ := sim.New(sim.Config{Seed: 1})
+	s.AfterFunc(2*time.Second, "cache", "synced", func() {})
+	for range 3 {
+		ran, err := s.StepWithin(time.Second)
+		fmt.Println(ran, err, sim.FormatSimTime(s.Now()))
+	}
+	// Output:
+	// false <nil> +1.000s
+	// true <nil> +2.000s
+	// false <nil> +2.000s
+}
+
 // Actions of an actor and timers on the simulated clock interleave step by step.
 func ExampleClock() {
 	s, _ := sim.New(sim.Config{Seed: 1, Policy: sim.PolicyFIFO})
