@@ -3,7 +3,6 @@ package world
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/internal/deepequal"
 	"github.com/informersim/informersim/internal/invariant"
 	"github.com/informersim/informersim/internal/jsonvalue"
 	"github.com/informersim/informersim/sim"
@@ -270,7 +270,9 @@ func sameContent(a, b any) bool {
 		// every cached object.
 		return jsonvalue.MapsEqual(ua.Object, ub.Object)
 	}
-	return reflect.DeepEqual(a, b)
+	// reflect.DeepEqual's answer from a plan per type: the objects of a typed informer (the
+	// Env's, converted to Go types) are compared with the apiserver's, converted, at every check.
+	return deepequal.Equal(a, b)
 }
 
 var errNilFunc = errors.New("nil func")
