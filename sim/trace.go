@@ -153,13 +153,37 @@ func appendSimTime(b []byte, d time.Duration) []byte {
 	} else {
 		b = append(b, '+')
 	}
+	if d < 0 { // math.MinInt64, its own negation: printed as it always was
+		return appendSimTimeSigned(b, d)
+	}
+	b = strconv.AppendUint(b, uint64(d/time.Second), 10)
+	frac := uint32(d % time.Second)
+	ms, rest := frac/1e6, frac%1e6
+	if rest == 0 { // whole milliseconds
+		return append(b, '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 's')
+	}
+	// Nine digits in three groups without a loop (most of a run's times are drawn to the
+	// nanosecond), then the trailing zeros cut: the last six digits are not all zeros, so the
+	// millisecond's three stay.
+	us, ns := rest/1000, rest%1000
+	digits := [11]byte{'.',
+		byte('0' + ms/100), byte('0' + ms/10%10), byte('0' + ms%10),
+		byte('0' + us/100), byte('0' + us/10%10), byte('0' + us%10),
+		byte('0' + ns/100), byte('0' + ns/10%10), byte('0' + ns%10), 's'}
+	n := 10
+	for digits[n-1] == '0' {
+		n--
+	}
+	digits[n] = 's'
+	return append(b, digits[:n+1]...)
+}
+
+// appendSimTimeSigned is appendSimTime's digits of a d that stayed negative after the sign was
+// written (math.MinInt64), by the signed arithmetic appendSimTime always used for it.
+func appendSimTimeSigned(b []byte, d time.Duration) []byte {
 	b = strconv.AppendInt(b, int64(d/time.Second), 10)
 	b = append(b, '.')
 	frac := int64(d % time.Second)
-	if frac%int64(time.Millisecond) == 0 { // whole milliseconds, most of a run's times
-		ms := frac / int64(time.Millisecond)
-		return append(b, byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 's')
-	}
 	var digits [9]byte
 	for i := 8; i >= 0; i-- {
 		digits[i] = byte('0' + frac%10)

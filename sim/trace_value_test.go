@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -90,6 +91,24 @@ func TestAppendSimTimeAsItsDigits(t *testing.T) {
 		}
 		if got, want := FormatSimTime(d), byDigits(d); got != want {
 			t.Fatalf("FormatSimTime(%d) = %s, want %s", int64(d), got, want)
+		}
+	}
+}
+
+// TestAppendSimTimeExtremes: the limits of a Duration print as they always did, the most
+// negative one (its own negation) included.
+func TestAppendSimTimeExtremes(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		math.MinInt64:     "--9223372036.(+,))+(0(s",
+		math.MaxInt64:     "+9223372036.854775807s",
+		math.MinInt64 + 1: "-9223372036.854775807s",
+		-1:                "-0.000000001s",
+		0:                 "+0.000s",
+		time.Microsecond:  "+0.000001s",
+		100 * time.Second: "+100.000s",
+	} {
+		if got := FormatSimTime(d); got != want {
+			t.Errorf("FormatSimTime(%d) = %s, want %s", int64(d), got, want)
 		}
 	}
 }
