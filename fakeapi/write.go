@@ -311,14 +311,14 @@ func (s *Server) input(res *resourceStore, ns string, obj, old *unstructured.Uns
 			return nil, apierrors.NewBadRequest("fakeapi: metadata must be an object")
 		}
 	}
-	wantAV := res.info.GVR.GroupVersion().String()
+	gv := res.info.GVR.GroupVersion()
 	av, _ := u.Object["apiVersion"].(string)
 	kind, _ := u.Object["kind"].(string)
 	switch {
 	case av == "":
-		setField(u.Object, "apiVersion", wantAV)
-	case av != wantAV:
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", av, wantAV))
+		setField(u.Object, "apiVersion", gv.String())
+	case !isAPIVersion(av, gv):
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", av, gv.String()))
 	}
 	switch {
 	case kind == "":
@@ -340,6 +340,16 @@ func (s *Server) input(res *resourceStore, ns string, obj, old *unstructured.Uns
 		setMeta(u, "namespace", ns)
 	}
 	return u, nil
+}
+
+// isAPIVersion reports whether av is gv.String() without building that string: the version for
+// the legacy core group, group/version for any other.
+func isAPIVersion(av string, gv schema.GroupVersion) bool {
+	if gv.Group == "" {
+		return av == gv.Version
+	}
+	return len(av) == len(gv.Group)+1+len(gv.Version) && av[len(gv.Group)] == '/' &&
+		av[:len(gv.Group)] == gv.Group && av[len(gv.Group)+1:] == gv.Version
 }
 
 func metaString(u *unstructured.Unstructured, field string) (string, error) {

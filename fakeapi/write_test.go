@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -628,5 +629,22 @@ func TestUpdateValidatesChangedMetadata(t *testing.T) {
 	}
 	if _, err := rc.Patch(bg, "a", types.MergePatchType, []byte(`{"data":{"k":"w"}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatalf("patch keeping valid metadata: %v", err)
+	}
+}
+
+// TestIsAPIVersion checks isAPIVersion against GroupVersion.String on every split of a few
+// strings into a group and a version, and on the apiVersions near them.
+func TestIsAPIVersion(t *testing.T) {
+	avs := []string{"", "v1", "apps/v1", "apps.v1", "apps/v1beta1", "/v1", "apps/", "a/b/c", "appsv1", "apps/v2", "v1/", "x.io/v1"}
+	for _, s := range []string{"v1", "apps/v1", "appsv1", "x.io/v1", "a/b/c", "/"} {
+		for i := 0; i <= len(s); i++ {
+			for _, gv := range []schema.GroupVersion{{Group: s[:i], Version: s[i:]}, {Version: s}, {Group: s}} {
+				for _, av := range append(avs, s, gv.String()) {
+					if got, want := isAPIVersion(av, gv), av == gv.String(); got != want {
+						t.Fatalf("isAPIVersion(%q, %#v) = %v, want %v", av, gv, got, want)
+					}
+				}
+			}
+		}
 	}
 }

@@ -248,6 +248,9 @@ var queryCodec = func() runtime.ParameterCodec {
 // decodeQuery decodes the query string into one of metav1's option types, answering a bad
 // parameter (limit=x, watch=maybe) with 400 as kube-apiserver does.
 func decodeQuery(r *http.Request, into runtime.Object) error {
+	if r.URL.RawQuery == "" {
+		return nil // DecodeParameters leaves into as it is for no parameters; Query makes a map
+	}
 	if err := queryCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, into); err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
