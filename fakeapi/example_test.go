@@ -196,6 +196,26 @@ func ExampleResourceClient_CreateLent() {
 	// a my-front noticed by Lending.Check
 }
 
+// CreateHandedOver is CreateLent for an object built for this write alone, as an HTTP front
+// decodes one from a request body: the server stores its maps themselves (converting what is
+// not in its normal form, here an int) instead of a copy, so the caller lets go of it.
+func ExampleResourceClient_CreateHandedOver() {
+	srv, _ := newServer()
+	cms := srv.Resource(configmaps).Namespace("default")
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "a"},
+		"data":     map[string]any{"k": "v"},
+		"replicas": 3, // an int: stored as an int64, as a copying write stores it
+	}}
+	// obj is handed over: from here on the caller reads only the answer, lent to it.
+	out, err := cms.CreateHandedOver(context.Background(), obj, metav1.CreateOptions{}, "my-front")
+	fmt.Println(out.GetName(), out.GetResourceVersion(), err)
+	fmt.Printf("%T %v\n", out.Object["replicas"], out.Object["data"])
+	// Output:
+	// a 2 <nil>
+	// int64 map[k:v]
+}
+
 // A frozen replica's watch cache stops at the revision it had: a resourceVersion="0" list,
 // which its cache serves, reads the old state until the replica resumes, while a consistent
 // list reads the store (fakeapi.md §3.4, §6 F-2).
