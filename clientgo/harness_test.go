@@ -137,7 +137,8 @@ func (m *mirror) sync(ctx context.Context, key string) error {
 
 // mirrorCheck says every source has a mirror with its data, and every mirror a source.
 func mirrorCheck(srv *fakeapi.Server) error {
-	list, err := srv.Snapshot(cmsGVR, "", metav1.ListOptions{})
+	// Lent, not copied: the check only reads the objects (their data, printed).
+	list, err := srv.Lending().Snapshot(cmsGVR, "", metav1.ListOptions{}, "mirrorCheck")
 	if err != nil {
 		return err
 	}
