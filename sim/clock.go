@@ -151,6 +151,7 @@ func (s *Sim) setNow(d time.Duration) {
 		return
 	}
 	s.now = d
+	s.nowTime = epoch.Add(d)
 }
 
 // fire runs a due timer: sends to its channel without blocking, or calls its function, then
@@ -215,7 +216,9 @@ type Clock struct {
 var _ clock.WithTickerAndDelayedExecution = (*Clock)(nil)
 
 // Now returns the simulated time: Epoch plus the engine's time.
-func (c *Clock) Now() time.Time { return epoch.Add(c.s.now) }
+// The components of a world ask it at every step, some several times: it is made once per
+// instant (Sim.setNow).
+func (c *Clock) Now() time.Time { return c.s.nowTime }
 
 // Since returns the simulated time elapsed since t.
 func (c *Clock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }

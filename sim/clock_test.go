@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -223,4 +224,34 @@ func TestSleepPanics(t *testing.T) {
 	if !errors.As(err, &v) {
 		t.Errorf("RunError does not unwrap to the invariant.Violation: %v", err)
 	}
+}
+
+// TestClockNowIsEpochPlusNow: the time the clock keeps per instant is the engine's, at every
+// step and after every way the engine moves its clock (a due timer, RunFor, RunUntil's budget).
+func TestClockNowIsEpochPlusNow(t *testing.T) {
+	s := timerWorld(t, 5)
+	c := s.Clock()
+	check := func(when string) {
+		t.Helper()
+		if got, want := c.Now(), Epoch().Add(s.Now()); !got.Equal(want) || got != want {
+			t.Fatalf("%s: Clock.Now() = %v, want Epoch()+%v = %v", when, got, s.Now(), want)
+		}
+	}
+	check("at the start")
+	for i := 0; ; i++ {
+		ran, err := s.StepWithin(700 * time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("after call %d", i))
+		if !ran && s.PendingTimers() == 0 {
+			break
+		}
+	}
+	if err := s.RunFor(1500 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	check("after RunFor")
+	_ = s.RunUntil(func() bool { return false }, 2*time.Second)
+	check("after RunUntil's budget")
 }

@@ -99,6 +99,7 @@ type Sim struct {
 	sched   *rand.Rand
 
 	now      time.Duration // simulated time since Epoch; the clock's only source
+	nowTime  time.Time     // Epoch plus now, what Clock.Now returns: made once per instant, not at each call
 	timers   timerHeap
 	due      []*Timer // deadline reached, in (deadline, seq) order
 	timerSeq uint64
@@ -177,6 +178,7 @@ func New(cfg Config) (*Sim, error) {
 		sites:    make(map[string]*faultSite),
 
 		checkCached: invariant.Thorough(),
+		nowTime:     epoch,
 	}
 	s.add = s.addAction
 	for _, name := range standardStreams {
