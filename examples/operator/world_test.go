@@ -51,8 +51,10 @@ func apiConfig() fakeapi.Config {
 	return fakeapi.Config{Resources: []fakeapi.Resource{clientgo.CustomResource(webappGVK, "webapps", true, true)}}
 }
 
+// typedList reads every object of gvr from the server as T, lent (Lending.Snapshot) rather than
+// deep-copied: kube.FromUnstructured only reads them.
 func typedList[T any](srv *fakeapi.Server, gvr schema.GroupVersionResource) ([]*T, error) {
-	list, err := srv.Snapshot(gvr, "", metav1.ListOptions{})
+	list, err := srv.Lending().Snapshot(gvr, "", metav1.ListOptions{}, "converged")
 	if err != nil {
 		return nil, err
 	}
