@@ -66,6 +66,7 @@ const (
 	partStringMaps
 	partStrs
 	partOpaque
+	partWords
 	snapshotParts
 )
 
@@ -229,6 +230,11 @@ type memSnapshot struct {
 	// blocks stay allocated.
 	blocks []memBlock
 	saved  []uint64
+	// words are the small blocks (smallBlockWords aligned words at most: a pointer's target, a
+	// short slice; most of an object's blocks), kept word by word with the address of each: a
+	// comparison reads them in one loop, without a block's own set-up (smallBlock). A word's
+	// address keeps its block allocated, as blocks do.
+	words []savedWord
 	// stringMaps are the non-nil map[string]string the object reaches: where each is (its
 	// pointer is in a block) and its entries when saved, keys and values in turn in
 	// strs[from:to].
@@ -249,6 +255,21 @@ func samePlain(p, q unsafe.Pointer, plan *memPlan) bool {
 		}
 	}
 	return true
+}
+
+// savedWord is the aligned word at p and the value it held.
+type savedWord struct {
+	p unsafe.Pointer
+	v uint64
+}
+
+// smallBlockWords is the size, in words, of the largest block kept word by word: a larger one
+// costs less compared at once (sameMemory).
+const smallBlockWords = 8
+
+// smallBlock reports whether the n bytes at p are whole aligned words, at most smallBlockWords.
+func smallBlock(p unsafe.Pointer, n uintptr) bool {
+	return n <= smallBlockWords*8 && n%8 == 0 && uintptr(p)%8 == 0
 }
 
 // memBlock is n bytes of memory at p, saved from the byte at of the snapshot's saved words.
@@ -301,6 +322,7 @@ func takeSnapshot(obj, cp any, verify bool) *memSnapshot {
 		blocks: make([]memBlock, 0, room(partBlocks)),
 		saved:  make([]uint64, 0, room(partSaved)), stringMaps: make([]savedStringMap, 0, room(partStringMaps)),
 		strs: make([]string, 0, room(partStrs)), opaque: make([]opaquePair, 0, room(partOpaque)),
+		words: make([]savedWord, 0, room(partWords)),
 	}
 	live, c := lv.UnsafePointer(), cv.UnsafePointer()
 	s.verify = verify
@@ -311,7 +333,7 @@ func takeSnapshot(obj, cp any, verify bool) *memSnapshot {
 	if !s.walk(live, c, plan, 0) {
 		return nil
 	}
-	for part, n := range [snapshotParts]int{len(s.blocks), len(s.saved), len(s.stringMaps), len(s.strs), len(s.opaque)} {
+	for part, n := range [snapshotParts]int{len(s.blocks), len(s.saved), len(s.stringMaps), len(s.strs), len(s.opaque), len(s.words)} {
 		raiseTo(&plan.largest[part], int64(n))
 	}
 	return s
@@ -329,6 +351,13 @@ func raiseTo(l *atomic.Int64, n int64) {
 
 func (s *memSnapshot) block(p unsafe.Pointer, n uintptr) {
 	if n == 0 {
+		return
+	}
+	if smallBlock(p, n) {
+		for i := uintptr(0); i < n; i += 8 {
+			w := unsafe.Add(p, i)
+			s.words = append(s.words, savedWord{w, *(*uint64)(w)})
+		}
 		return
 	}
 	at := len(s.saved)
@@ -482,6 +511,11 @@ type sliceHeader struct {
 // unchanged reports whether every block still holds its saved bytes and every map and interface
 // is DeepEqual to the copy's.
 func (s *memSnapshot) unchanged() bool {
+	for _, w := range s.words {
+		if *(*uint64)(w.p) != w.v {
+			return false
+		}
+	}
 	if len(s.saved) > 0 {
 		saved := unsafe.Pointer(&s.saved[0])
 		for _, b := range s.blocks {
