@@ -75,23 +75,47 @@ const (
 // are mostly names, timestamps and uids of 10 to 40 bytes, and a byte at a time was a quarter of
 // the fingerprints' cost. Each word is folded in by a full 128-bit multiply whose halves are
 // combined, so that a change in any bit reaches every bit of the state (a plain 64-bit multiply
-// only carries changes upwards, and two one-bit changes in consecutive words could cancel); the
-// tail goes byte by byte as FNV-1a does. The length goes in first, so strings that differ only by
-// trailing zero bytes differ.
+// only carries changes upwards, and two one-bit changes in consecutive words could cancel). The
+// last word is the string's last eight bytes, overlapping the one before when the length is not
+// a multiple of eight, and a string shorter than eight bytes is one word made of two
+// overlapping halves (four to seven bytes) or of its first, middle and last bytes (one to
+// three): every byte is read, at a fixed cost instead of a loop over the tail. The length goes
+// in first, so that among strings of one length these words differ when the strings do, and
+// strings that differ only by trailing zero bytes differ.
 func hashString(s string) uint64 {
-	h := uint64(fnvOffset) ^ uint64(len(s))*wordPrime
-	for len(s) >= 8 {
-		// The compiler turns these byte reads into one 8-byte load.
-		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-		hi, lo := bits.Mul64(h^w, wordPrime)
-		h = hi ^ lo
-		s = s[8:]
-	}
-	for i := 0; i < len(s); i++ {
-		h = (h ^ uint64(s[i])) * fnvPrime
+	n := len(s)
+	h := uint64(fnvOffset) ^ uint64(n)*wordPrime
+	switch {
+	case n >= 8:
+		for t := s; len(t) > 8; t = t[8:] {
+			h = foldWord(h, load64(t))
+		}
+		h = foldWord(h, load64(s[n-8:]))
+	case n >= 4:
+		h = foldWord(h, uint64(load32(s))|uint64(load32(s[n-4:]))<<32)
+	case n > 0:
+		h = foldWord(h, uint64(s[0])|uint64(s[n/2])<<8|uint64(s[n-1])<<16)
 	}
 	return mix(h)
+}
+
+// foldWord folds w into h by a full 128-bit multiply whose halves are combined.
+func foldWord(h, w uint64) uint64 {
+	hi, lo := bits.Mul64(h^w, wordPrime)
+	return hi ^ lo
+}
+
+// load64 and load32 read the first eight and four bytes of s, little-endian; the compiler
+// turns the byte reads into one load.
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+func load32(s string) uint32 {
+	_ = s[3]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 // mix is the finaliser of MurmurHash3: it spreads every input bit over the output, so that sums
