@@ -31,6 +31,10 @@ func fingerprint(v any) uint64 {
 				}
 				return mix(sum)
 			}
+			entries := uint64(0)
+			if walkBigMap(x, func(k string, e any) { entries += fingerprintEntry(k, e) }) {
+				return mix(sum + entries)
+			}
 		}
 		for k, e := range x {
 			sum += fingerprintEntry(k, e)

@@ -7,7 +7,7 @@ import (
 	"unsafe"
 )
 
-// The entries of a small map[string]any read from its memory, for fingerprint: most maps of a
+// The entries of a map[string]any read from its memory, for fingerprint: most maps of a
 // stored object hold a handful of entries (a fieldsV1 tree of managedFields is dozens of maps of
 // one or two), and ranging over one costs the runtime's iterator set-up (a random starting
 // point, an iterator to fill) and a call per entry: about half of what fingerprinting an object
@@ -17,10 +17,11 @@ import (
 // Go's maps (swiss tables, Go 1.24 and later) keep a map of at most eight entries as a header
 // (its count of entries, hash seed, and a pointer to its one group) and one group: a word of
 // control bytes, one per slot, whose high bit is clear for a full slot, then the eight slots,
-// each the key and the value in place. The layout is the runtime's, not a promise of the
-// language: smallAnyMapLayout checks it once per process on maps of its own, and when it is not
-// as expected, or a map's full slots do not number its count, fingerprint ranges over the map
-// as before.
+// each the key and the value in place. A bigger map has a directory of tables, each an array of
+// such groups (walkBigMap): an object's metadata, a Deployment's spec. The layout is the
+// runtime's, not a promise of the language: smallAnyMapLayout checks it once per process on
+// maps of its own, small and big, and when it is not as expected, or a map's full slots do not
+// number its count, fingerprint ranges over the map as before.
 
 const (
 	// anyMapDirPtrOffset and anyMapDirLenOffset locate in the header (internal/runtime/maps.Map:
@@ -34,6 +35,15 @@ const (
 	anyMapSlotSize = 32
 	// ctrlHighBits selects the high bit of each control byte, set for an empty or deleted slot.
 	ctrlHighBits = 0x8080808080808080
+	// A big map's directory (at dirPtr, dirLen entries) points to its tables, a table taking
+	// consecutive entries from the one its index names; a table
+	// (internal/runtime/maps.table: used, capacity, growthLeft, localDepth, index, groups) has
+	// its index and its groups (an array of groups, and the array's length less one) at these
+	// offsets. Each group is laid out as a small map's.
+	anyMapTableIndexOffset  = 8
+	anyMapTableGroupsOffset = 16
+	anyMapTableMaskOffset   = 24
+	anyMapGroupSize         = 8 + anyMapGroupSlots*anyMapSlotSize
 )
 
 // smallAnyMapLayout says whether the runtime's map[string]any has the layout above, checked
@@ -62,6 +72,39 @@ func smallMapGroup(m map[string]any) (group unsafe.Pointer, full uint64, ok bool
 	return group, full, uint64(bits.OnesCount64(full)) == used
 }
 
+// walkBigMap calls visit with each entry of m, a big map (not smallMapGroup's), read from its
+// tables' groups, and reports whether the entries it found number m's count; false means the
+// layout is not the one expected (what visit was given then is no answer).
+func walkBigMap(m map[string]any, visit func(k string, v any)) bool {
+	header := *(*unsafe.Pointer)(unsafe.Pointer(&m))
+	dir := *(*unsafe.Pointer)(unsafe.Add(header, anyMapDirPtrOffset))
+	dirLen := *(*int)(unsafe.Add(header, anyMapDirLenOffset))
+	if dir == nil || dirLen <= 0 {
+		return false
+	}
+	found := uint64(0)
+	for i := range dirLen {
+		table := *(*unsafe.Pointer)(unsafe.Add(dir, uintptr(i)*unsafe.Sizeof(dir)))
+		if table == nil {
+			return false
+		}
+		if *(*int)(unsafe.Add(table, anyMapTableIndexOffset)) != i {
+			continue // a later entry of a table already walked
+		}
+		groups := *(*unsafe.Pointer)(unsafe.Add(table, anyMapTableGroupsOffset))
+		mask := *(*uint64)(unsafe.Add(table, anyMapTableMaskOffset))
+		for g := uint64(0); g <= mask; g++ {
+			group := unsafe.Add(groups, uintptr(g)*anyMapGroupSize)
+			full := ^*(*uint64)(group) & ctrlHighBits
+			found += uint64(bits.OnesCount64(full))
+			for ; full != 0; full &= full - 1 {
+				visit(anyMapSlot(group, bits.TrailingZeros64(full)))
+			}
+		}
+	}
+	return found == *(*uint64)(header)
+}
+
 // anyMapSlot returns the key and the value in the slot of group whose control byte's high bit
 // is bit (a bit of smallMapGroup's full).
 func anyMapSlot(group unsafe.Pointer, bit int) (string, any) {
@@ -71,7 +114,8 @@ func anyMapSlot(group unsafe.Pointer, bit int) (string, any) {
 
 // checkSmallAnyMapLayout finds, in maps of 0 to 8 entries made by inserts and deletes, each
 // entry once in a full slot where the layout says, and as many full slots as the count in the
-// header; and in a map of 9 entries, a directory.
+// header; in a map of 9 entries, a directory; and in big maps with deletes, each entry once
+// in their tables' groups (walkBigMap).
 func checkSmallAnyMapLayout() bool {
 	entries := func(n int) map[string]any {
 		m := map[string]any{}
@@ -112,5 +156,31 @@ func checkSmallAnyMapLayout() bool {
 	if _, _, ok := smallMapGroup(entries(anyMapGroupSlots + 1)); ok {
 		return false
 	}
+	// Big maps: each entry once where the layout says, as many as the count, as the map grows
+	// and after deletes (which leave tombstones). A map of more than 896 entries has several
+	// tables: TestSmallAnyMapLayout checks one (here, at every process's start, it would cost
+	// a third of a millisecond); its count guards it meanwhile.
+	for _, n := range []int{9, 17, 60, 200} {
+		if !bigMapWalkedAsRanged(entries(n)) {
+			return false
+		}
+	}
 	return true
+}
+
+// bigMapWalkedAsRanged deletes every third entry of m, a big map of entries "key-N", and
+// reports whether walkBigMap then finds each entry once, as many as the count.
+func bigMapWalkedAsRanged(m map[string]any) bool {
+	for i := 0; i < len(m); i += 3 {
+		delete(m, "key-"+strconv.Itoa(i))
+	}
+	seen := make(map[string]bool, len(m))
+	bad := false
+	ok := walkBigMap(m, func(k string, v any) {
+		if w, in := m[k]; !in || w != v || seen[k] {
+			bad = true
+		}
+		seen[k] = true
+	})
+	return ok && !bad && len(seen) == len(m)
 }

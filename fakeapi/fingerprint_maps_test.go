@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"testing"
+	"unsafe"
 )
 
 // TestSmallAnyMapLayout: the layout fingerprint reads small maps by is the runtime's (else every
@@ -12,6 +14,24 @@ import (
 func TestSmallAnyMapLayout(t *testing.T) {
 	if !smallAnyMapLayout {
 		t.Fatal("the runtime's map[string]any does not have the layout fingerprint_maps.go expects")
+	}
+	// A map of several tables, which the check at start-up leaves out, grown until one table
+	// takes two entries of the directory (one table split, not the other).
+	m := map[string]any{}
+	for i := 0; ; i++ {
+		if i == 20000 {
+			t.Fatal("no map of up to 20,000 entries has a table at two entries of its directory")
+		}
+		m["key-"+strconv.Itoa(i)] = int64(i)
+		header := *(*unsafe.Pointer)(unsafe.Pointer(&m))
+		dir := *(*unsafe.Pointer)(unsafe.Add(header, anyMapDirPtrOffset))
+		dirLen := *(*int)(unsafe.Add(header, anyMapDirLenOffset))
+		if dirLen >= 2 && *(*unsafe.Pointer)(dir) == *(*unsafe.Pointer)(unsafe.Add(dir, unsafe.Sizeof(dir))) {
+			break
+		}
+	}
+	if !bigMapWalkedAsRanged(m) {
+		t.Fatal("walkBigMap does not find the entries of a map of several tables")
 	}
 }
 
@@ -36,7 +56,7 @@ func rangedFingerprint(v any) uint64 {
 }
 
 // TestFingerprintOfMapsAsRanged compares fingerprint with rangedFingerprint on maps of every
-// size around the small maps' eight entries, built by inserts, overwrites, deletes, clears, and
+// size around the small maps' eight entries and up to 40 (big maps, read from their tables), built by inserts, overwrites, deletes, clears, and
 // growth past eight then deletes back under it (a map that grew stays big), nested.
 func TestFingerprintOfMapsAsRanged(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
@@ -54,8 +74,12 @@ func TestFingerprintOfMapsAsRanged(t *testing.T) {
 		default:
 			m = map[string]any{}
 		}
-		for range r.IntN(14) {
-			k := fmt.Sprint("k", r.IntN(12))
+		keys, ops := 12, 14
+		if depth == 0 && r.IntN(4) == 0 { // big maps too, grown past eight entries or made so
+			keys, ops = 40, 60
+		}
+		for range r.IntN(ops) {
+			k := fmt.Sprint("k", r.IntN(keys))
 			switch op := r.IntN(10); {
 			case op < 5:
 				var v any = int64(r.IntN(5))
