@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/informersim/informersim/internal/swissmap"
 )
 
 // A memory snapshot of a lent object, so that the read-only check's comparisons after the first
@@ -459,9 +461,9 @@ func (s *memSnapshot) walk(live, c unsafe.Pointer, plan *memPlan, depth int) boo
 				}
 				if header, group, ok := smallStringMap(*(*map[string]string)(lf)); ok {
 					// Its memory, as any other block's (readonly_maps.go).
-					s.block(header, mapHeaderSize)
+					s.block(header, swissmap.HeaderSize)
 					if group != nil {
-						s.block(group, stringMapGroupSize)
+						s.block(group, swissmap.GroupSize)
 					}
 					continue
 				}

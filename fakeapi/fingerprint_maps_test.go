@@ -6,7 +6,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
-	"unsafe"
+
+	"github.com/informersim/informersim/internal/swissmap"
 )
 
 // TestSmallAnyMapLayout: the layout fingerprint reads small maps by is the runtime's (else every
@@ -23,10 +24,7 @@ func TestSmallAnyMapLayout(t *testing.T) {
 			t.Fatal("no map of up to 20,000 entries has a table at two entries of its directory")
 		}
 		m["key-"+strconv.Itoa(i)] = int64(i)
-		header := *(*unsafe.Pointer)(unsafe.Pointer(&m))
-		dir := *(*unsafe.Pointer)(unsafe.Add(header, anyMapDirPtrOffset))
-		dirLen := *(*int)(unsafe.Add(header, anyMapDirLenOffset))
-		if dirLen >= 2 && *(*unsafe.Pointer)(dir) == *(*unsafe.Pointer)(unsafe.Add(dir, unsafe.Sizeof(dir))) {
+		if dir := swissmap.Directory(swissmap.Header(m)); len(dir) >= 2 && dir[0] == dir[1] {
 			break
 		}
 	}
