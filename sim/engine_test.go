@@ -184,8 +184,8 @@ func TestRunUntil(t *testing.T) {
 	}
 }
 
-// Goal: RunUntil's error, whose text is made only when asked for, says where the run stopped
-// when it returned, not where it stands when the text is read.
+// Goal: RunUntil's error says where the run stopped when it returned, not where it stands when
+// the text is read.
 func TestRunUntilErrorIsTheStop(t *testing.T) {
 	s := mustNew(t, Config{Seed: 7, Repro: "go test -run X"})
 	s.Clock().NewTicker(time.Second)
