@@ -145,7 +145,7 @@ func TestAdoptObjectIsNormalizeObject(t *testing.T) {
 		if print(got) != print(want) {
 			t.Fatalf("case %d: adoptObject = %s,\nnormalizeObject = %s", i, print(got), print(want))
 		}
-		if !sameMap(got, obj) {
+		if !sameComposite(got, obj) {
 			t.Fatalf("case %d: adoptObject did not return obj itself", i)
 		}
 		shared := func(m, o map[string]any, k string) bool { return sameComposite(m[k], o[k]) }
@@ -160,7 +160,7 @@ func TestAdoptObjectIsNormalizeObject(t *testing.T) {
 		gmd, _ := got["metadata"].(map[string]any)
 		wmd, _ := want["metadata"].(map[string]any)
 		omd, _ := old["metadata"].(map[string]any)
-		if gmd != nil && omd != nil && sameMap(gmd, omd) {
+		if sameComposite(gmd, omd) {
 			t.Fatalf("case %d: the adopted metadata is old's", i)
 		}
 		for k := range wmd {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -178,7 +177,7 @@ func normalizeShared(v, old any, depth int) (any, error) {
 // written by the write in progress, so they must not be old's: obj being old is copied as
 // normalizeObject copies it, a metadata map that is old's is replaced by a copy.
 func adoptObject(obj, old map[string]any) (map[string]any, error) {
-	if old != nil && sameMap(obj, old) {
+	if sameComposite(obj, old) {
 		return normalizeObject(obj, old)
 	}
 	if err := adoptEntries(obj, old, 1, true); err != nil {
@@ -213,7 +212,7 @@ func adoptEntries(m, share map[string]any, depth int, top bool) error {
 			case md == nil:
 				md = map[string]any{}
 				repl = append(repl, replacement{k, md})
-			case oldMD != nil && sameMap(md, oldMD):
+			case sameComposite(md, oldMD):
 				md = maps.Clone(md) // the write sets metadata fields: never into old's
 				repl = append(repl, replacement{k, md})
 			}
@@ -274,11 +273,6 @@ func adoptValue(v any, depth int) (n any, replaced bool, err error) {
 	}
 	n, err = normalize(v, depth) // another type: normalize converts it, or says what is wrong
 	return n, err == nil, err
-}
-
-// sameMap reports whether a and b are the very same map.
-func sameMap(a, b map[string]any) bool {
-	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // input validates and copies a caller's object for a write: JSON-like content, the resource's
