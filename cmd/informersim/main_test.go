@@ -260,3 +260,42 @@ func TestScenarioFileAsRegressionTest(t *testing.T) {
 		t.Errorf("the oracles block does not show the violation:\n%s", b)
 	}
 }
+
+// Goal: a run whose --seed (or --policy) replaces the file's own is not compared with the
+// file's expected blocks (the command says so and exits 0), and its page says the same: the
+// header and the record say passed, and that the blocks were not compared, rather than
+// "failed" over blocks that belong to another seed. This failed before the record knew a
+// comparison could be skipped: the header said failed while the command exited 0.
+func TestRunWithSeedPageSaysPassed(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "run.html")
+	var o, e strings.Builder
+	if code := run([]string{"run", "05-tombstone", "--seed", "7", "--html", page}, &o, &e); code != 0 {
+		t.Fatalf("run --seed 7 --html: exit %d, stderr %q", code, e.String())
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	_, header, _ := strings.Cut(html, `<p class="meta">scenario `)
+	header, _, _ = strings.Cut(header, "</p>")
+	if !strings.Contains(header, `<span class="verdict-ok">passed</span>`) || strings.Contains(header, "failed") {
+		t.Errorf("the page of a passing run with --seed 7 says, in its header: %s", header)
+	}
+	if !strings.Contains(header, "expected blocks not compared") {
+		t.Errorf("the header does not say the expected blocks were not compared: %s", header)
+	}
+	_, data, _ := strings.Cut(html, `<script id="run-data" type="application/json">`)
+	data, _, _ = strings.Cut(data, "</script>")
+	var doc struct {
+		Passed     bool     `json:"passed"`
+		Compared   *bool    `json:"compared"`
+		Mismatches []string `json:"mismatches"`
+	}
+	if err := json.Unmarshal([]byte(data), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !doc.Passed || doc.Compared == nil || *doc.Compared || len(doc.Mismatches) != 0 {
+		t.Errorf("the record of run --seed 7: passed %v, compared %v, mismatches %q; want passed, not compared, none", doc.Passed, doc.Compared, doc.Mismatches)
+	}
+}
