@@ -79,6 +79,10 @@ func runScenario(cmd string, args []string, stdout, stderr io.Writer, explain bo
 			fmt.Fprintf(stderr, "informersim %s: %v\n", cmd, err)
 			return 1
 		}
+		if replaced {
+			// As below: the file's blocks belong to its own seed and policy.
+			rec.NotCompared()
+		}
 		if *htmlOut != "" {
 			if err := writeFile(*htmlOut, rec.WriteHTML); err != nil {
 				fmt.Fprintf(stderr, "informersim %s: --html: %v\n", cmd, err)

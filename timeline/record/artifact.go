@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/informersim/informersim/sim/world"
@@ -40,11 +41,21 @@ func Path(w *world.World) (string, error) {
 // and returns the path. The page is a pure function of the run: the same seed gives the same
 // bytes.
 func WriteFile(w *world.World, failure error, verdicts ...oracle.Verdict) (string, error) {
+	return WriteFileFrom(w, Source{Verdicts: verdicts, Failure: failure})
+}
+
+// WriteFileFrom is WriteFile with the record's source given: its Scenario.Title names the page
+// (a spec's name; "" is the test the replay command runs, TitleFromRepro), its Report is what the
+// host printed for the failure.
+func WriteFileFrom(w *world.World, src Source) (string, error) {
 	path, err := Path(w)
 	if err != nil {
 		return "", err
 	}
-	r, err := FromWorld(w, Source{Scenario: Scenario{Title: "a spec's run, drawn by worldtest"}, Verdicts: verdicts, Failure: failure})
+	if src.Scenario.Title == "" {
+		src.Scenario.Title = TitleFromRepro(w.Sim().Config().Repro)
+	}
+	r, err := FromWorld(w, src)
 	if err != nil {
 		return "", err
 	}
@@ -61,6 +72,24 @@ func WriteFile(w *world.World, failure error, verdicts ...oracle.Verdict) (strin
 	return path, nil
 }
 
+// runPattern finds the test a replay command runs: go test's -run pattern, and a Ginkgo focus.
+var (
+	runPattern   = regexp.MustCompile(`-run[= ]'?\^?([^'$\s]+)\$?'?`)
+	focusPattern = regexp.MustCompile(`-ginkgo\.focus='\(\^\| \)(.*)\$'`)
+)
+
+// TitleFromRepro names a world's run from its replay command: the spec a Ginkgo focus selects,
+// else the test go test's -run selects, else "a world's run".
+func TitleFromRepro(repro string) string {
+	if m := focusPattern.FindStringSubmatch(repro); m != nil {
+		return strings.ReplaceAll(regexp.MustCompile(`\\(.)`).ReplaceAllString(m[1], "$1"), `'\''`, "'")
+	}
+	if m := runPattern.FindStringSubmatch(repro); m != nil {
+		return m[1]
+	}
+	return "a world's run"
+}
+
 // Explain is World.Explain(err) with the run's timeline written (WriteFile) and its path
 // on the line after the replay command: what to print for a failed run outside an assertion,
 // e.g. in a seed loop. A nil err renders "" and writes nothing.
@@ -73,10 +102,19 @@ func Explain(w *world.World, err error) string {
 
 // WithTimeline writes the run's timeline and names it ("timeline: PATH") right after msg's
 // replay line, or at its end when it has none. A timeline that cannot be written never fails
-// the spec on its own: the line says why instead.
+// the spec on its own: the line says why instead. The page's failure report is msg.
 func WithTimeline(msg string, w *world.World, failure error, verdicts []oracle.Verdict) string {
+	return WithTimelineFrom(msg, w, Source{Failure: failure, Verdicts: verdicts})
+}
+
+// WithTimelineFrom is WithTimeline with the record's source given (its title: the spec's name);
+// an empty src.Report is msg.
+func WithTimelineFrom(msg string, w *world.World, src Source) string {
+	if src.Report == "" {
+		src.Report = msg
+	}
 	line := ""
-	if path, err := WriteFile(w, failure, verdicts...); err != nil {
+	if path, err := WriteFileFrom(w, src); err != nil {
 		line = fmt.Sprintf("timeline: not written (%v)\n", err)
 	} else {
 		line = "timeline: " + path + "\n"

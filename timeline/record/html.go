@@ -25,23 +25,45 @@ type page struct {
 	Pipeline template.HTML
 	Style    template.CSS
 	Script   template.JS
-	// Lesson, when set, makes the page a course page.
+	// Heading is the page's title on a page that is not a lesson's.
+	Heading string
+	// Paragraphs are the scenario's concept text, Narration its narrated directives.
+	Paragraphs []string
+	Narration  []section
+	// Lesson, when set, makes the page a course page; Try are its replay commands.
 	Lesson *lesson
+	Try    []string
 }
 
 type lesson struct {
 	Number     string
-	Paragraphs []string
 	Prev, Next string // file names of the neighbouring lessons, "" at the ends
 	PrevTitle  string
 	NextTitle  string
-	Narration  []section
 }
 
-// section is a caption and the narration up to the next caption.
+// section is a caption and the narration's lines up to the next caption.
 type section struct {
-	Caption string
-	Text    string
+	Caption   string
+	Directive int // the caption's own directive, -1 before the first caption
+	Lines     []narrationLine
+}
+
+// narrationLine is one directive as the command line narrates it: its line, then its output.
+type narrationLine struct {
+	Directive int
+	Line      string
+	Output    string
+}
+
+// TryIt are the commands a lesson page prints to replay it, run from the repository's root of a
+// fresh clone (Go and make are all it needs: the command is a nested module, cmd/informersim).
+func TryIt(name string) []string {
+	return []string{
+		"go run -C cmd/informersim . explain " + name,
+		"go run -C cmd/informersim . run " + name + " --seed 7 --html \"$PWD/run.html\"",
+		"go run -C cmd/informersim . run " + name + " --json > run.json",
+	}
 }
 
 var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
@@ -58,25 +80,27 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <nav class="nav"><a href="index.html">↑ the course</a>{{if .Prev}}<a href="{{.Prev}}" rel="prev">← {{.PrevTitle}}</a>{{end}}{{if .Next}}<a href="{{.Next}}" rel="next">{{.NextTitle}} →</a>{{end}}</nav>
 <h1>Lesson {{.Number}}: {{$.Run.Scenario.Title}}</h1>
 {{- else}}
-<h1>{{.Run.Scenario.Name}}{{if .Run.Scenario.Title}}: {{.Run.Scenario.Title}}{{end}}</h1>
+<h1>{{.Heading}}</h1>
 {{- end}}
-<p class="meta">scenario <code>{{.Run.Scenario.Name}}</code> · seed {{.Run.Seed}} · policy {{.Run.Policy}} · {{len .Run.Events}} trace events · trace sha256 <code>{{.Run.Trace.Hash}}</code> · {{if .Run.Passed}}<span class="verdict-ok">passed</span>{{else}}<span class="verdict-bad">failed</span>{{end}}</p>
-{{- with .Lesson}}
+<p class="meta">scenario <code>{{.Run.Scenario.Name}}</code> · seed {{.Run.Seed}} · policy {{.Run.Policy}} · {{len .Run.Events}} trace events · trace sha256 <code>{{.Run.Trace.Hash}}</code> · {{if .Run.Passed}}<span class="verdict-ok">passed</span>{{else}}<span class="verdict-bad">failed</span>{{end}}{{if not .Run.Compared}} (expected blocks not compared: the seed or policy replaced the file's own){{end}}</p>
+{{- if .Paragraphs}}
 <section class="concept">{{range .Paragraphs}}<p>{{.}}</p>{{end}}</section>
 {{- end}}
 {{- with .Run.Failure}}
-<div class="failure"><strong>{{if .Oracle}}oracle {{.Oracle}} violated{{else}}the run failed{{end}}:</strong> {{.Message}}<details><summary>the failure report</summary><pre>{{.Report}}</pre></details></div>
+<div class="failure"><strong>{{if .Oracle}}oracle {{.Oracle}} violated{{else if .Check}}check “{{.Check}}” failed{{else}}the run failed{{end}}:</strong> {{.Message}}
+{{- if or .Actor .Object}}<div class="about">{{if .Actor}}found at <code>{{.Actor}}</code>'s event, step {{.Step}}{{else}}found at step {{.Step}}{{end}}{{if .Object}}; about <code>{{.Object}}</code>, followed in the timeline below{{end}}</div>{{end}}
+<details open><summary>the failure report, as the terminal printed it</summary><pre class="failure-report">{{.Report}}</pre></details></div>
 {{- end}}
 {{- with .Lesson}}
 <h2>The pipeline{{if $.Run.Scenario.Pipeline}} (this lesson is about the highlighted parts){{end}}</h2>
 {{$.Pipeline}}
 <h2>Try it</h2>
-<div class="try"><pre>informersim explain {{$.Run.Scenario.Name}}
-informersim run {{$.Run.Scenario.Name}} --seed 7 --html run.html   # another interleaving, as a timeline
-informersim run {{$.Run.Scenario.Name}} --json                      # the complete record (docs/run.schema.json)</pre></div>
+<p class="meta">From the root of a clone of the repository (Go is all it needs):</p>
+<div class="try"><pre>{{range $.Try}}{{.}}
+{{end}}</pre></div>
 {{- end}}
 <h2>Timeline</h2>
-<p class="meta">One lane per component. Hover over an event for its narration line; click one (or pick an object) to follow that object through every lane; zoom with − / + / fit or ctrl+wheel.</p>
+<p class="meta">One lane per component; faults, errors, the violation and the followed object's events keep their labels; bars are durations; the strip above the lanes is the whole run (drag it to pan). Click an event (or Tab to it and press Enter) to follow its object through every lane{{if .Run.Directives}} and to find its narration line below; click a narration line to find its events{{end}}; click a box of the pipeline to light its lanes. Zoom with − / + / fit or ctrl+wheel; switch the time axis between compressed and linear.</p>
 <div id="timeline" class="tl"></div>
 {{- if not .Lesson}}
 <h2>Legend: the pipeline, by client-go's names</h2>
@@ -84,10 +108,14 @@ informersim run {{$.Run.Scenario.Name}} --json                      # the comple
 {{- end}}
 <h2>Verdicts</h2>
 <ul class="verdicts">{{range .Run.Verdicts}}<li>{{if .OK}}<span class="verdict-ok">ok</span>{{else}}<span class="verdict-bad">violated</span>{{end}} <code>{{.Oracle}}</code> ({{.Kind}}): {{.Doc}}{{if .Violation}} — <strong>{{.Violation}}</strong>{{end}}</li>{{end}}</ul>
-{{- with .Lesson}}
+{{- if .Narration}}
 <h2>The narrated run</h2>
-{{range .Narration}}{{if .Caption}}<h3>{{.Caption}}</h3>{{end}}<pre class="narration">{{.Text}}</pre>
-{{end}}
+<div class="narration-box">
+{{- range .Narration}}{{if .Caption}}<h3 class="nl" data-directive="{{.Directive}}" tabindex="0">{{.Caption}}</h3>{{end}}
+{{- range .Lines}}<div class="nl" data-directive="{{.Directive}}" tabindex="0"><span class="cmd">&gt; {{.Line}}</span>{{if .Output}}
+{{.Output}}{{end}}</div>{{end}}
+{{- end}}
+</div>
 {{- end}}
 <p class="meta">Replay: <code>{{.Run.Replay}}</code></p>
 </main>
@@ -110,14 +138,25 @@ func (r *Run) writePage(w io.Writer, l *lesson) error {
 	if err != nil {
 		return err
 	}
-	title := r.Scenario.Name + " · informersim timeline"
+	heading := r.Scenario.Name
+	if r.Scenario.Title != "" {
+		heading += ": " + r.Scenario.Title
+	}
+	if r.Scenario.Name == WorldName && r.Scenario.Title != "" {
+		// A spec's run: its name is the spec's.
+		heading = r.Scenario.Title
+	}
+	title := heading + " · informersim timeline"
+	var try []string
 	if l != nil {
 		title = fmt.Sprintf("Lesson %s: %s · informersim course", l.Number, r.Scenario.Title)
+		try = TryIt(r.Scenario.Name)
 	}
 	var b bytes.Buffer
 	err = pageTemplate.Execute(&b, page{
-		Title: title, Run: r, Data: template.JS(data), Pipeline: template.HTML(PipelineSVG(r.Scenario.Pipeline)),
-		Style: template.CSS(styleSheet), Script: template.JS(script), Lesson: l,
+		Title: title, Heading: heading, Run: r, Data: template.JS(data), Pipeline: template.HTML(PipelineSVG(r.Scenario.Pipeline)),
+		Style: template.CSS(styleSheet), Script: template.JS(script), Lesson: l, Try: try,
+		Paragraphs: paragraphs(r.Scenario.Concept), Narration: narratedSections(r),
 	})
 	if err != nil {
 		return err
@@ -137,29 +176,23 @@ func paragraphs(text string) []string {
 	return out
 }
 
-// narratedSections renders the run's directives as the command line's narration, cut at its captions.
+// narratedSections renders the run's directives as the command line's narration, cut at its
+// captions, each line knowing its directive (the page links it with the directive's events).
 func narratedSections(r *Run) []section {
 	var out []section
-	var b strings.Builder
-	caption := ""
-	flush := func() {
-		if t := strings.TrimRight(b.String(), "\n"); t != "" || caption != "" {
-			out = append(out, section{Caption: caption, Text: t})
-		}
-		b.Reset()
-	}
-	for _, d := range r.Directives {
+	cur := section{Directive: -1}
+	for i, d := range r.Directives {
 		if d.Cmd == "caption" {
-			flush()
-			caption = d.Caption
+			if cur.Caption != "" || len(cur.Lines) > 0 {
+				out = append(out, cur)
+			}
+			cur = section{Caption: d.Caption, Directive: i}
 			continue
 		}
-		fmt.Fprintf(&b, "> %s\n", d.Line)
-		if d.Output != "" {
-			b.WriteString(d.Output)
-			b.WriteByte('\n')
-		}
+		cur.Lines = append(cur.Lines, narrationLine{Directive: i, Line: d.Line, Output: d.Output})
 	}
-	flush()
+	if cur.Caption != "" || len(cur.Lines) > 0 {
+		out = append(out, cur)
+	}
 	return out
 }

@@ -65,7 +65,7 @@ func PipelineSVG(highlight []string) string {
 	const w, h, gap, top = 146, 46, 20, 34
 	width := len(boxes)*(w+gap) - gap + 20
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="pipeline" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d 118" width="%d" height="118" role="img" aria-label="client-go's informer pipeline">`, width, width)
+	fmt.Fprintf(&b, `<svg class="pipeline" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d 150" width="%d" height="150" role="img" aria-label="client-go's informer pipeline">`, width, width)
 	b.WriteString(`<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>`)
 	// The SharedIndexInformer's frame: from the Reflector to the processorListeners.
 	fx := 10 + (w + gap) - 8
@@ -102,7 +102,14 @@ func PipelineSVG(highlight []string) string {
 			fmt.Fprintf(&b, `<line class="flow" x1="%d" y1="%d" x2="%d" y2="%d" marker-end="url(#arrow)"/>`, x-gap+1, top+h/2, x-2, top+h/2)
 		}
 	}
-	fmt.Fprintf(&b, `<text class="caption" x="10" y="110">LIST/WATCH → Deltas queued → cache written → notifications distributed → each handler's own buffer → your handler → your workqueue</text>`)
+	// The worker reads the object back from the Indexer by its key (a lister's Get): it acts on
+	// the cache's latest state, not on the event that queued the key. That is what makes a
+	// controller level-triggered (docs/informer.md), and it closes the loop.
+	ix, wx := 10+3*(w+gap)+w/2, 10+6*(w+gap)+w/2
+	yb, yl := top+h, top+h+22
+	fmt.Fprintf(&b, `<path class="readback" data-parts="%s %s" d="M%d,%d L%d,%d L%d,%d L%d,%d" marker-end="url(#arrow)"/>`, StageWorker, StageIndexer, wx, yb+1, wx, yl, ix, yl, ix, yb+3)
+	fmt.Fprintf(&b, `<text class="readback-label" x="%d" y="%d">worker: lister Get(key) reads the Indexer's latest object, not the event (level-triggered)</text>`, ix+10, yl+14)
+	fmt.Fprintf(&b, `<text class="caption" x="10" y="144">LIST/WATCH → Deltas queued → cache written → notifications distributed → each handler's own buffer → your handler → your workqueue</text>`)
 	b.WriteString(`</svg>`)
 	return b.String()
 }

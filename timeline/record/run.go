@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
@@ -15,6 +18,10 @@ import (
 
 // SchemaID names the document's format; docs/run.schema.json describes it.
 const SchemaID = "informersim.run/v1"
+
+// WorldName is the scenario name of a world's run driven by Go code (a spec's): FromWorld's
+// when the source names none. Its page is titled with the scenario's Title, the spec's name.
+const WorldName = "world"
 
 // Run is the complete record of one run of a scenario: what --json prints, and what the HTML
 // page draws.
@@ -28,8 +35,12 @@ type Run struct {
 	Trace  Trace  `json:"trace"`
 	// Passed says the run ended without a failure and every directive printed its file's
 	// expected block (Mismatches lists those that did not).
-	Passed     bool        `json:"passed"`
-	Mismatches []string    `json:"mismatches"`
+	Passed     bool     `json:"passed"`
+	Mismatches []string `json:"mismatches"`
+	// Compared says the directives' outputs were compared with the file's expected blocks:
+	// false when the run's seed or policy replaced the file's own (informersim run --seed),
+	// whose blocks then do not apply (NotCompared). A world's run, which has none, is compared.
+	Compared   bool        `json:"compared"`
 	Components []Component `json:"components"`
 	Directives []Directive `json:"directives"`
 	Events     []Event     `json:"events"`
@@ -123,12 +134,20 @@ type Verdict struct {
 
 // Failure is what stopped the run. Event is the Seq of the event at which the oracle found its
 // violation, null when the failure has no event in the kept trace (a run error, or a check made
-// between events); TimeNS is when it was found.
+// between events); TimeNS and Step are when it was found. Object is the key of the object it is
+// about, Actor the component whose event it was found at (a handler, a queue), Check the
+// spec's named check (World.AddCheck) that failed, each "" when the failure names none. Report
+// is what the terminal printed for it: the failure, the seed, the replay line, the object's
+// history and the trace before the failure.
 type Failure struct {
 	Message string `json:"message"`
 	Oracle  string `json:"oracle,omitempty"`
+	Check   string `json:"check,omitempty"`
+	Object  string `json:"object,omitempty"`
+	Actor   string `json:"actor,omitempty"`
 	Event   *int64 `json:"event"`
 	TimeNS  int64  `json:"time_ns"`
+	Step    int64  `json:"step"`
 	Report  string `json:"report"`
 }
 
@@ -146,6 +165,9 @@ type Source struct {
 	Verdicts []oracle.Verdict
 	// Failure is what stopped the run (a *world.Violation marks its event), nil if nothing did.
 	Failure error
+	// Report is what the host printed for the failure (a matcher's message: the failure, the
+	// replay line, the trace before it); "" is World.Explain's.
+	Report string
 }
 
 // FromWorld builds the record of w's run so far. It has no directives (Directives is empty and
@@ -157,7 +179,7 @@ func FromWorld(w *world.World, src Source) (*Run, error) {
 	}
 	sc := src.Scenario
 	if sc.Name == "" {
-		sc.Name = "world"
+		sc.Name = WorldName
 	}
 	if err := CheckStages(sc.Pipeline); err != nil {
 		return nil, fmt.Errorf("%w (scenario %s's pipeline: line)", err, sc.Name)
@@ -185,6 +207,7 @@ func FromWorld(w *world.World, src Source) (*Run, error) {
 		Replay:     replay,
 		Trace:      Trace{Hash: hash, Len: tr.Len(), Dropped: tr.Dropped()},
 		Mismatches: []string{},
+		Compared:   true,
 		Directives: []Directive{},
 		Verdicts:   []Verdict{},
 	}
@@ -217,7 +240,11 @@ func FromWorld(w *world.World, src Source) (*Run, error) {
 		r.Verdicts = append(r.Verdicts, vd)
 	}
 	if src.Failure != nil {
-		r.Failure = newFailure(src.Failure, replay, r.Events)
+		report := src.Report
+		if report == "" {
+			report = w.Explain(src.Failure)
+		}
+		r.Failure = newFailure(src.Failure, report, r.Events, evs)
 	}
 	r.Passed = src.Failure == nil
 	return r, nil
@@ -280,21 +307,47 @@ func markOf(e *sim.Event) string {
 	return ""
 }
 
+// checkName reads the name of a spec's check from World.RunUntilConverged's error
+// ("world: check "NAME" failed: ...").
+var checkName = regexp.MustCompile(`(?:^|: )check "((?:[^"\\]|\\.)*)" failed`)
+
 // newFailure describes the failure and marks the violating event, found in the trace by its
 // step, time, actor, kind and fields (the last such event: the oracle reads as the trace grows).
-func newFailure(failure error, replay string, evs []Event) *Failure {
-	f := &Failure{Message: failure.Error(), Report: "replay: " + replay}
+// report is what the host printed; a violation about an object whose history it lacks gets the
+// object's history from the kept trace (sim events evs) appended.
+func newFailure(failure error, report string, out []Event, evs []sim.Event) *Failure {
+	f := &Failure{Message: failure.Error(), Report: report}
+	if n := len(out); n > 0 {
+		f.TimeNS, f.Step = out[n-1].TimeNS, out[n-1].Step
+	}
 	var v *world.Violation
 	if !errors.As(failure, &v) {
-		if n := len(evs); n > 0 {
-			f.TimeNS = evs[n-1].TimeNS
+		if m := checkName.FindStringSubmatch(f.Message); m != nil {
+			if name, err := strconv.Unquote(`"` + m[1] + `"`); err == nil {
+				f.Check = name
+			}
 		}
 		return f
 	}
-	f.Oracle, f.Message, f.TimeNS, f.Report = v.Oracle, v.Message, int64(v.Event.Time), v.Report()
+	f.Oracle, f.Message, f.TimeNS, f.Object = v.Oracle, v.Message, int64(v.Event.Time), v.Key
+	if v.Event.Actor != "" {
+		f.Step, f.Actor = v.Event.Step, v.Event.Actor
+	}
+	if f.Object == "" {
+		f.Object = world.EventObject(v.Event)
+	}
+	if v.Key != "" && len(v.History) == 0 && !strings.Contains(report, "history of "+v.Key) {
+		// A matcher's own violation (HaveObservedInOrder) names its object without its history.
+		var b strings.Builder
+		fmt.Fprintf(&b, "history of %s (every event about it, oldest first):\n", v.Key)
+		for _, e := range world.ObjectHistory(evs, v.Key) {
+			b.WriteString("  " + e.String() + "\n")
+		}
+		f.Report = strings.TrimRight(report, "\n") + "\n" + b.String()
+	}
 	want := v.Event.String()
-	for i := len(evs) - 1; i >= 0; i-- {
-		e := &evs[i]
+	for i := len(out) - 1; i >= 0; i-- {
+		e := &out[i]
 		if e.Step == v.Event.Step && e.TimeNS == int64(v.Event.Time) && e.Actor == v.Event.Actor && e.Kind == v.Event.Kind && e.raw == want {
 			seq := e.Seq
 			f.Event = &seq
@@ -303,6 +356,15 @@ func newFailure(failure error, replay string, evs []Event) *Failure {
 		}
 	}
 	return f
+}
+
+// NotCompared says the run's directives were not compared with the file's expected blocks (its
+// seed or policy replaced the file's own, whose blocks then do not apply): no mismatch is
+// counted, and the run passed if nothing failed.
+func (r *Run) NotCompared() {
+	r.Compared = false
+	r.Mismatches = []string{}
+	r.Passed = r.Failure == nil
 }
 
 // WriteJSON writes the document, indented, with a final newline.

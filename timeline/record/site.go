@@ -28,7 +28,7 @@ func WriteSite(dir string, runs []*Run) ([]string, error) {
 		return os.WriteFile(p, b, 0o644)
 	}
 	for i, r := range runs {
-		l := &lesson{Number: LessonNumber(r.Scenario.Name), Paragraphs: paragraphs(r.Scenario.Concept), Narration: narratedSections(r)}
+		l := &lesson{Number: LessonNumber(r.Scenario.Name)}
 		if i > 0 {
 			l.Prev, l.PrevTitle = runs[i-1].Scenario.Name+".html", runs[i-1].Scenario.Title
 		}
@@ -83,8 +83,9 @@ var indexTemplate = template.Must(template.New("index").Funcs(template.FuncMap{"
 <p>Each lesson teaches one behavior of client-go's informer with a deterministic run of the
 simulator: the concept, the pipeline with the parts the lesson is about highlighted, a timeline of
 the run (one lane per component, every event on simulated time) and the narrated run, checked on
-every build. Replay any lesson with <code>informersim explain NAME</code> or
-<code>informersim run NAME --seed N --html FILE</code>.</p>
+every build. Replay any lesson from the root of a clone of the repository with
+<code>go run -C cmd/informersim . explain NAME</code>, or draw another seed's run with
+<code>go run -C cmd/informersim . run NAME --seed N --html "$PWD/run.html"</code>.</p>
 <h2>The pipeline</h2>
 {{.Pipeline}}
 <p class="meta">The narration's short names: <code>inf/reflector</code> is the Reflector,
