@@ -1,10 +1,13 @@
 package browser
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/informersim/informersim/scenarios"
 	"github.com/informersim/informersim/sim/world"
@@ -76,3 +79,23 @@ func artifacts(t *testing.T) string {
 	}
 	return dir
 }
+
+type timelineRun = timeline.Run
+
+// decodeRecord returns the record a page embeds (its run-data script).
+func decodeRecord(t *testing.T, page string) *timeline.Run {
+	t.Helper()
+	_, rest, _ := strings.Cut(page, `<script id="run-data" type="application/json">`)
+	embedded, _, ok := strings.Cut(rest, "</script>")
+	if !ok {
+		t.Fatal("the page embeds no record")
+	}
+	var r timeline.Run
+	if err := json.Unmarshal([]byte(embedded), &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
+// chromedpEval runs a script in the page for its effect.
+func chromedpEval(js string) chromedp.Action { return chromedp.Evaluate(js, nil) }

@@ -325,6 +325,19 @@ func newFailure(failure error, report string, out []Event, evs []sim.Event) *Fai
 		if m := checkName.FindStringSubmatch(f.Message); m != nil {
 			if name, err := strconv.Unquote(`"` + m[1] + `"`); err == nil {
 				f.Check = name
+				// The banner names the check: the message is what it said, without the run's
+				// seed and replay command (the report has them).
+				_, said, _ := strings.Cut(f.Message, m[0]+": ")
+				if i := strings.LastIndex(said, " (seed "); i >= 0 {
+					said = said[:i]
+				}
+				if said != "" {
+					f.Message = said
+				}
+			}
+			f.Object = namedObject(f.Message, out)
+			if f.Object != "" && !strings.Contains(report, "history of "+f.Object) {
+				f.Report = strings.TrimRight(report, "\n") + "\n" + historyText(f.Object, evs)
 			}
 		}
 		return f
@@ -338,12 +351,7 @@ func newFailure(failure error, report string, out []Event, evs []sim.Event) *Fai
 	}
 	if v.Key != "" && len(v.History) == 0 && !strings.Contains(report, "history of "+v.Key) {
 		// A matcher's own violation (HaveObservedInOrder) names its object without its history.
-		var b strings.Builder
-		fmt.Fprintf(&b, "history of %s (every event about it, oldest first):\n", v.Key)
-		for _, e := range world.ObjectHistory(evs, v.Key) {
-			b.WriteString("  " + e.String() + "\n")
-		}
-		f.Report = strings.TrimRight(report, "\n") + "\n" + b.String()
+		f.Report = strings.TrimRight(report, "\n") + "\n" + historyText(v.Key, evs)
 	}
 	want := v.Event.String()
 	for i := len(out) - 1; i >= 0; i-- {
@@ -356,6 +364,51 @@ func newFailure(failure error, report string, out []Event, evs []sim.Event) *Fai
 		}
 	}
 	return f
+}
+
+// historyText is the object's history as the terminal prints a violation's.
+func historyText(key string, evs []sim.Event) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "history of %s (every event about it, oldest first):\n", key)
+	for _, e := range world.ObjectHistory(evs, key) {
+		b.WriteString("  " + e.String() + "\n")
+	}
+	return b.String()
+}
+
+// namedObject is the object a check's message is about: of the objects of the trace that it
+// names, the one it names least often (in a "got [a b], want [a]" message, the one in only one
+// list), the latest in the trace on a tie; "" when it names none.
+func namedObject(msg string, out []Event) string {
+	last := map[string]int{}
+	for i, e := range out {
+		if e.Object != "" {
+			last[e.Object] = i
+		}
+	}
+	best, bestN, bestLast := "", 0, -1
+	for key, at := range last {
+		n := 0
+		for rest := msg; ; {
+			i := strings.Index(rest, key)
+			if i < 0 {
+				break
+			}
+			end := i + len(key)
+			if (i == 0 || !objectChar(rest[i-1])) && (end == len(rest) || !objectChar(rest[end])) {
+				n++
+			}
+			rest = rest[end:]
+		}
+		if n > 0 && (best == "" || n < bestN || (n == bestN && at > bestLast)) {
+			best, bestN, bestLast = key, n, at
+		}
+	}
+	return best
+}
+
+func objectChar(c byte) bool {
+	return c == '-' || c == '.' || c == '/' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // NotCompared says the run's directives were not compared with the file's expected blocks (its

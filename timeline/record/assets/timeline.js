@@ -14,7 +14,7 @@
   var LANE_H = 30, MARK_Y = 3, MARK_H = 15, BAR_Y = 21, BAR_H = 6, AXIS_H = 46;
   // Events of one lane closer than AGG_PX are one block; the part drawn reaches MARGIN px past
   // each side of the window.
-  var AGG_PX = 5, MARGIN = 300, LABEL_PX = 6.1;
+  var AGG_PX = 5, MARGIN = 300, LABEL_PX = 6.1, MIN_ZOOM = 1e-4;
   // The lanes of the user's code: their scheduler steps are drawn (the step is all they narrate).
   var USER_ROLES = { user: true, worker: true, workqueue: true, controller: true };
 
@@ -293,12 +293,16 @@
     if (this.mode === "linear") {
       var t0 = n ? ev[0].time_ns : 0, span = n ? Math.max(ev[n - 1].time_ns - t0, 1) : 1;
       var scale = (vw - 120) / span * zoom, lx = new Float64Array(this.run.components.length).fill(-1e18);
+      var lt = new Float64Array(this.run.components.length).fill(-1);
       this.col = 4; this.t0 = t0; this.scale = scale;
       var maxX = 8;
       for (var i = 0; i < n; i++) {
         var li = this.laneOf[i], x = 8 + (ev[i].time_ns - t0) * scale;
-        if (x < lx[li] + 3) x = lx[li] + 3;
-        xs[i] = x; lx[li] = x; if (x > maxX) maxX = x;
+        // Events of one lane at one instant stand 3 px apart, so each can be clicked; the
+        // next instant of the lane is drawn no earlier than the last of them (the drift ends
+        // where time moves on by more than the burst's width).
+        if (ev[i].time_ns === lt[li]) x = lx[li] + 3; else if (x < lx[li] + 0.01) x = lx[li] + 0.01;
+        xs[i] = x; lx[li] = x; lt[li] = ev[i].time_ns; if (x > maxX) maxX = x;
       }
       this.markW = 4;
       this.width = Math.ceil(maxX + 360);
@@ -391,7 +395,9 @@
       var lbl = (f.oracle ? "oracle " + f.oracle + " violated" : f.check ? 'check "' + f.check + '" failed' : "run failed") +
         (f.actor ? " at " + f.actor : "") + (f.object ? " · " + f.object : "") + " · step " + f.step;
       out.push('<line class="viol-line" x1="' + vx + '" x2="' + vx + '" y1="16" y2="' + height + '"/>');
-      out.push('<text class="viol-label" x="' + (vx + 4) + '" y="' + (AXIS_H - 4) + '">' + esc(lbl) + "</text>");
+      // The label reads away from the window's nearer edge.
+      var right = vx - sl < vw / 2;
+      out.push('<text class="viol-label" text-anchor="' + (right ? "start" : "end") + '" x="' + (right ? vx + 4 : vx - 4) + '" y="' + (AXIS_H - 4) + '">' + esc(lbl) + "</text>");
     }
     out.push("</g>");
     this.svg.innerHTML = out.join("");
@@ -523,9 +529,9 @@
     });
     // Labels right of their marks: the key ones first, always; the others where they fit
     // before the next mark and clear of the labels already placed.
-    var placed = [];
-    var fits = function (x0, x1) {
-      for (var k = 0; k < placed.length; k++) if (x0 < placed[k][1] && x1 > placed[k][0]) return false;
+    var placed = [], placed2 = [];
+    var fits = function (list, x0, x1) {
+      for (var k = 0; k < list.length; k++) if (x0 < list[k][1] && x1 > list[k][0]) return false;
       return true;
     };
     var text = [];
@@ -533,17 +539,17 @@
       for (var k = 0; k < labels.length; k++) {
         var l = labels[k];
         if (l.key !== keyPass) continue;
-        var lx = l.end + 2, lw = l.text.length * LABEL_PX;
+        var lx = l.end + 2, lw = l.text.length * LABEL_PX, row = 0;
         if (!keyPass) {
           var next = k + 1 < labels.length ? labels[k + 1].x : Infinity;
-          if (lx + lw > next - 1 || !fits(lx, lx + lw)) continue;
-        } else if (!fits(lx, lx + lw)) {
-          // A key label that collides goes above its mark's row, if that is free; else it is
-          // still drawn (a key event is never unlabelled), over the others.
-          lw = Math.min(lw, 2000);
+          if (lx + lw > next - 1 || !fits(placed, lx, lx + lw)) continue;
+        } else if (!fits(placed, lx, lx + lw)) {
+          // A key label that collides goes to the lane's second row (the bars'), if that is
+          // free there; else it is still drawn (a key event is never unlabelled), over others.
+          if (fits(placed2, lx, lx + lw)) row = 1;
         }
-        placed.push([lx, lx + lw]);
-        text.push('<text class="ev-label' + (l.key ? " key" : "") + (l.cls || "") + '" x="' + lx + '" y="' + (y + MARK_Y + 11.5) + '">' + esc(l.text) + "</text>");
+        (row ? placed2 : placed).push([lx, lx + lw]);
+        text.push('<text class="ev-label' + (l.key ? " key" : "") + (l.cls || "") + '" x="' + lx + '" y="' + (y + (row ? LANE_H - 2 : MARK_Y + 11.5)) + '">' + esc(l.text) + "</text>");
       }
     });
     return out.join("") + text.join("");
@@ -629,14 +635,14 @@
   };
 
   Timeline.prototype.setZoom = function (z) {
-    this.zoom = Math.min(Math.max(z, 0.02), 40);
+    this.zoom = Math.min(Math.max(z, MIN_ZOOM), 40);
     this.redraw(0.5);
   };
   Timeline.prototype.setMode = function (m) {
     this.mode = m;
     this.zoom = 1;
     this.redraw(0.5);
-    if (this.width < (this.scroll.clientWidth || 800)) this.fit();
+    if (m === "compressed" && this.width < (this.scroll.clientWidth || 800)) this.fit();
   };
   // zoomAround zooms in on a block of events (by its first event's seq) so that it spreads.
   Timeline.prototype.zoomAround = function (seq) {
@@ -649,9 +655,9 @@
 
   // fit picks the largest zoom (at most 6) at which the whole run fits the window's width.
   Timeline.prototype.fit = function () {
-    var avail = this.scroll.clientWidth || 800, lo = 0.02, hi = 6;
-    for (var i = 0; i < 24; i++) {
-      var mid = (lo + hi) / 2;
+    var avail = this.scroll.clientWidth || 800, lo = MIN_ZOOM, hi = 6;
+    for (var i = 0; i < 20; i++) {
+      var mid = Math.sqrt(lo * hi);
       this.zoom = mid; this.layout();
       if (this.width <= avail) lo = mid; else hi = mid;
     }
