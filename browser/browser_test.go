@@ -416,8 +416,85 @@ func TestCourseSiteInChromium(t *testing.T) {
 		if want := fmt.Sprintf("Lesson %s: %s", timeline.LessonNumber(sc.Name), sc.Title); title != want {
 			t.Errorf("%s: the page's title is %q, want %q", sc.Name, title, want)
 		}
-		if sc.Name == "12a-deltafifo-grouping" {
-			b.screenshot(t, "lesson-"+sc.Name)
+		// One legend swatch per role and client-go part (lesson 12: a DeltaFIFO and a RealFIFO),
+		// and every lane coloured (lesson 30: the control plane's controllers).
+		legend := eval[[]string](t, b, `Array.from(document.querySelectorAll('.tl-legend span')).map(s => s.textContent)`)
+		for _, c := range r.Components {
+			if want := c.Role + " (" + c.ClientGo + ")"; !slices.Contains(legend, want) {
+				t.Errorf("%s: lane %s has no legend swatch %q (legend: %q)", sc.Name, c.ID, want, legend)
+			}
 		}
+		uncoloured := eval[[]string](t, b, `Array.from(document.querySelectorAll('.tl-labels .lane-label, .tl-legend span')).filter(e => {
+			const c = getComputedStyle(e).getPropertyValue('--c').trim(); return c === '' || c === '#000' || c === 'black'; }).map(e => e.textContent)`)
+		if len(uncoloured) > 0 {
+			t.Errorf("%s: lanes or swatches without a colour: %q", sc.Name, uncoloured)
+		}
+		if try := eval[string](t, b, `document.querySelector('.try pre').textContent`); !strings.Contains(try, "go run -C cmd/informersim . run "+sc.Name+" --seed 7") {
+			t.Errorf("%s: the Try it commands are not run from a clone: %q", sc.Name, try)
+		}
+		switch sc.Name {
+		case "12a-deltafifo-grouping", "12-deltafifo-vs-realfifo", "30-cascading-deletion", "14-paged-lists":
+			b.screenshot(t, "lesson-"+sc.Name)
+		case "24-controller":
+			b.screenshot(t, "lesson-24-default-zoom")
+			checkLinks(t, b, r)
+		}
+	}
+}
+
+// checkLinks checks that the narration and the marks follow each other: clicking a narration
+// line highlights exactly its directive's events, and clicking an event (or pressing Enter on
+// it: every event takes the keyboard's focus) makes its directive's line the current one.
+func checkLinks(t *testing.T, b *browser, r *timeline.Run) {
+	t.Helper()
+	// The first directive with a drawn event about an object.
+	di := -1
+	var seqs []int64
+	for _, e := range drawnEvents(r) {
+		if di < 0 && e.Object != "" && r.Directives[e.Directive].Cmd != "caption" {
+			di = e.Directive
+		}
+		if di >= 0 && e.Directive == di {
+			seqs = append(seqs, e.Seq)
+		}
+	}
+	if di < 0 {
+		t.Fatalf("%s: no directive with events", r.Scenario.Name)
+	}
+	b.run(t, chromedpEval(`informersimTimeline.fit()`))
+	b.run(t, chromedp.Click(fmt.Sprintf(`.nl[data-directive="%d"]`, di), chromedp.ByQuery))
+	got := eval[[]int64](t, b, `Array.from(document.querySelectorAll('rect.ev.dsel')).map(r => +r.dataset.seq)`)
+	slices.Sort(got)
+	if !slices.Equal(got, seqs) {
+		t.Errorf("%s: clicking narration line %d highlights events %v, its events are %v", r.Scenario.Name, di, got, seqs)
+	}
+	// The reverse: a later directive's event, clicked, makes its line current.
+	var other timeline.Event
+	for _, e := range drawnEvents(r) {
+		if e.Directive > di && r.Directives[e.Directive].Cmd != "caption" {
+			other = e
+			break
+		}
+	}
+	b.run(t, chromedpEval(fmt.Sprintf(`informersimTimeline.reveal(%d)`, other.Seq)))
+	b.run(t, chromedp.Click(fmt.Sprintf(`rect.ev[data-seq="%d"]`, other.Seq), chromedp.ByQuery))
+	if cur := eval[[]string](t, b, `Array.from(document.querySelectorAll('.nl.current')).map(l => l.dataset.directive)`); !slices.Equal(cur, []string{fmt.Sprint(other.Directive)}) {
+		t.Errorf("%s: clicking event %d (directive %d) makes narration lines %q current", r.Scenario.Name, other.Seq, other.Directive, cur)
+	}
+	// The keyboard: focus an event about an object, press Enter, its object is followed.
+	var keyed timeline.Event
+	for _, e := range drawnEvents(r) {
+		if e.Object != "" && e.Object != eval[string](t, b, `informersimTimeline.followed`) {
+			keyed = e
+			break
+		}
+	}
+	b.run(t, chromedpEval(fmt.Sprintf(`informersimTimeline.reveal(%d); document.querySelector('rect.ev[data-seq="%d"]').focus()`, keyed.Seq, keyed.Seq)))
+	if f := eval[string](t, b, `document.activeElement.dataset.seq || ''`); f != fmt.Sprint(keyed.Seq) {
+		t.Errorf("%s: event %d does not take the focus (the focus is on %q)", r.Scenario.Name, keyed.Seq, f)
+	}
+	b.run(t, chromedp.KeyEvent("\r"))
+	if f := eval[string](t, b, `informersimTimeline.followed`); f != keyed.Object {
+		t.Errorf("%s: Enter on event %d follows %q, want %s", r.Scenario.Name, keyed.Seq, f, keyed.Object)
 	}
 }

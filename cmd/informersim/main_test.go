@@ -2,11 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"html"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/informersim/informersim/scenarios"
+	"github.com/informersim/informersim/timeline/record"
 )
 
 // Goal: the demo prints the header and trace, replays byte for byte, and bad input exits 2 with
@@ -297,5 +301,67 @@ func TestRunWithSeedPageSaysPassed(t *testing.T) {
 	}
 	if !doc.Passed || doc.Compared == nil || *doc.Compared || len(doc.Mismatches) != 0 {
 		t.Errorf("the record of run --seed 7: passed %v, compared %v, mismatches %q; want passed, not compared, none", doc.Passed, doc.Compared, doc.Mismatches)
+	}
+}
+
+// Goal: the commands a lesson page prints under "Try it" work as printed from the root of a
+// fresh clone: each is `go run -C cmd/informersim . ARGS` (the command is that nested module),
+// and its ARGS, run here, exit 0 and write what they say (the page, the record); explain
+// --html writes the lesson's concept text on its page.
+func TestTryItCommandsAsPrinted(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const prefix = "go run -C cmd/informersim . "
+	if _, err := os.Stat(filepath.Join(root, "cmd/informersim/go.mod")); err != nil {
+		t.Fatalf("-C cmd/informersim from the repository's root: %v", err)
+	}
+	pwd := t.TempDir()
+	sc, ok := scenarios.Lookup("24-controller")
+	if !ok {
+		t.Fatal("no lesson 24-controller")
+	}
+	for _, line := range record.TryIt(sc.Name) {
+		rest, ok := strings.CutPrefix(line, prefix)
+		if !ok {
+			t.Errorf("%q does not start with %q", line, prefix)
+			continue
+		}
+		// The shell's part: $PWD, quotes and a redirection.
+		rest, redirect, _ := strings.Cut(strings.ReplaceAll(rest, `"$PWD/`, `"`+pwd+"/"), " > ")
+		var args []string
+		for _, f := range strings.Fields(rest) {
+			args = append(args, strings.Trim(f, `"`))
+		}
+		var o, e strings.Builder
+		if code := run(args, &o, &e); code != 0 {
+			t.Errorf("%s: exit %d, stderr %q", line, code, e.String())
+			continue
+		}
+		if redirect != "" && !strings.HasPrefix(o.String(), `{`) {
+			t.Errorf("%s: prints %.40q, not the record", line, o.String())
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(pwd, "run.html"))
+	if err != nil {
+		t.Fatalf("the Try it --html command wrote no page: %v", err)
+	}
+	if !strings.Contains(string(page), `<span class="verdict-ok">passed</span>`) {
+		t.Errorf("the Try it page (--seed 7) does not say passed")
+	}
+	// explain --html: the concept text is on the page.
+	explained := filepath.Join(pwd, "explain.html")
+	var o, e strings.Builder
+	if code := run([]string{"explain", sc.Name, "--html", explained}, &o, &e); code != 0 {
+		t.Fatalf("explain --html: exit %d, %s", code, e.String())
+	}
+	b, err := os.ReadFile(explained)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := strings.Join(strings.Fields(strings.SplitN(sc.Concept, ".", 2)[0]), " ")
+	if !strings.Contains(html.UnescapeString(string(b)), first) {
+		t.Errorf("explain --html wrote no concept text (want %q on the page)", first)
 	}
 }

@@ -127,6 +127,18 @@
         }
       }
     }
+    // A handler's call lasts from its OnAdd, OnUpdate or OnDelete to the listener's "done"
+    // step (a scheduler step, not drawn itself), when the handler's calls take time.
+    var calling = {};
+    run.events.forEach(function (e) {
+      var li = this.laneIndex[e.lane], c = run.components[li];
+      if (!c || c.role !== "handler") return;
+      if (!e.scheduler && /^On(Add|Update|Delete)$/.test(e.kind)) calling[e.lane] = this.idxOfSeq[e.seq];
+      else if (e.scheduler && e.kind === "done" && e.lane in calling) {
+        var k = calling[e.lane]; delete calling[e.lane];
+        if (e.time_ns > ev[k].time_ns) bars.push({ lane: li, i0: k, i1: -1, t1: e.time_ns, label: ev[k].kind + " " + fmtDur(e.time_ns - ev[k].time_ns) });
+      }
+    }, this);
     // A watch still open at the run's end lasts to its end.
     var last = ev.length ? ev[ev.length - 1].time_ns : 0;
     Object.keys(openWatch).sort().forEach(function (lane) {
@@ -745,7 +757,8 @@
   Timeline.prototype.open = function () {
     this.layout();
     var vw = this.scroll.clientWidth || 800;
-    if (this.width < vw) { this.fit(); return; }
+    // Up to a screen and a half is fitted (a lesson reads whole); longer runs open at zoom 1.
+    if (this.width < vw * 1.6) { this.fit(); return; }
     var target = -1;
     if (this.run.failure) {
       var vx = this.violationX();
