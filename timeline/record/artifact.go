@@ -75,6 +75,7 @@ func WriteFileFrom(w *world.World, src Source) (string, error) {
 // runPattern finds the test a replay command runs: go test's -run pattern, and a Ginkgo focus.
 var (
 	runPattern   = regexp.MustCompile(`-run[= ]'?\^?([^'$\s]+)\$?'?`)
+	regexQuoted  = regexp.MustCompile(`\\(.)`)
 	focusPattern = regexp.MustCompile(`-ginkgo\.focus='\(\^\| \)(.*)\$'`)
 )
 
@@ -82,7 +83,7 @@ var (
 // else the test go test's -run selects, else "a world's run".
 func TitleFromRepro(repro string) string {
 	if m := focusPattern.FindStringSubmatch(repro); m != nil {
-		return strings.ReplaceAll(regexp.MustCompile(`\\(.)`).ReplaceAllString(m[1], "$1"), `'\''`, "'")
+		return regexQuoted.ReplaceAllString(strings.ReplaceAll(m[1], `'\''`, "'"), "$1")
 	}
 	if m := runPattern.FindStringSubmatch(repro); m != nil {
 		return m[1]
