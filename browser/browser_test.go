@@ -481,6 +481,25 @@ func checkLinks(t *testing.T, b *browser, r *timeline.Run) {
 	if cur := eval[[]string](t, b, `Array.from(document.querySelectorAll('.nl.current')).map(l => l.dataset.directive)`); !slices.Equal(cur, []string{fmt.Sprint(other.Directive)}) {
 		t.Errorf("%s: clicking event %d (directive %d) makes narration lines %q current", r.Scenario.Name, other.Seq, other.Directive, cur)
 	}
+	// The pipeline: the clicked event's part is the current box; a box clicked lights the lanes
+	// of its parts.
+	stage := map[string]string{}
+	for _, c := range r.Components {
+		stage[c.ID] = c.Stage
+	}
+	if box := eval[[]string](t, b, `Array.from(document.querySelectorAll('svg.pipeline g.current')).map(g => g.dataset.parts)`); len(box) != 1 || !slices.Contains(strings.Fields(box[0]), stage[other.Lane]) {
+		t.Errorf("%s: clicking event %d in lane %s (%s) makes boxes %q current", r.Scenario.Name, other.Seq, other.Lane, stage[other.Lane], box)
+	}
+	b.run(t, chromedp.Click(`svg.pipeline g.stage[data-stage="Indexer"]`, chromedp.ByQuery))
+	var wantLanes []string
+	for _, c := range r.Components {
+		if c.Stage == "Indexer" {
+			wantLanes = append(wantLanes, c.ID)
+		}
+	}
+	if lit := eval[[]string](t, b, `Array.from(document.querySelectorAll('g.lane.lane-sel')).map(g => g.dataset.lane)`); len(wantLanes) == 0 || !slices.Equal(lit, wantLanes) {
+		t.Errorf("%s: clicking the Indexer's box lights lanes %q, want %q", r.Scenario.Name, lit, wantLanes)
+	}
 	// The keyboard: focus an event about an object, press Enter, its object is followed.
 	var keyed timeline.Event
 	for _, e := range drawnEvents(r) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -194,6 +195,26 @@ func TestFailingGinkgoSpecPage(t *testing.T) {
 	viol := eval[string](t, b, `document.querySelector('.viol-label').textContent`)
 	if !strings.HasPrefix(viol, `check "the controller knows every pod" failed`) || !strings.Contains(viol, object) {
 		t.Errorf("the violation's mark is labelled %q", viol)
+	}
+	// The report's lines link to their events, and the reverse: the OnDelete line picks the
+	// handler's OnDelete, and clicking the worker's last sync makes its report line current.
+	var onDelete, lastSync int64 = -1, -1
+	for _, e := range drawnEvents(r) {
+		if e.Kind == "OnDelete" && e.Object == object {
+			onDelete = e.Seq
+		}
+		if e.Actor == "ctrl/worker" {
+			lastSync = e.Seq
+		}
+	}
+	b.run(t, chromedp.Click(`.failure-report .rep-line[data-seq="`+fmt.Sprint(onDelete)+`"]`, chromedp.ByQuery))
+	if picked := eval[[]int64](t, b, `Array.from(document.querySelectorAll('rect.ev.picked')).map(r => +r.dataset.seq)`); !slices.Equal(picked, []int64{onDelete}) {
+		t.Errorf("clicking the report's OnDelete line picks events %v, want %d", picked, onDelete)
+	}
+	b.run(t, chromedpEval(fmt.Sprintf(`informersimTimeline.reveal(%d)`, lastSync)))
+	b.run(t, chromedp.Click(fmt.Sprintf(`rect.ev[data-seq="%d"]`, lastSync), chromedp.ByQuery))
+	if cur := eval[[]string](t, b, `Array.from(document.querySelectorAll('.rep-line.current')).map(l => l.dataset.seq)`); !slices.Equal(cur, []string{fmt.Sprint(lastSync)}) {
+		t.Errorf("clicking the worker's sync %d makes report lines %q current", lastSync, cur)
 	}
 	// The mark stands at the step the check found it: after the last event of that step.
 	last := r.Events[len(r.Events)-1]

@@ -289,6 +289,7 @@
     if (e.object) this.follow(e.object === this.followed ? "" : e.object, true);
     if (this.run.directives.length) this.selectDirective(e.directive, false, true);
     var c = this.run.components[this.laneOf[i]];
+    this.picked = e.seq;
     this.root.dispatchEvent(new CustomEvent("tl-event", { detail: { seq: e.seq, lane: e.lane, stage: c.stage || "", directive: e.directive } }));
     this.render();
   };
@@ -372,7 +373,7 @@
   };
 
   Timeline.prototype.isKey = function (e, i) {
-    return !!e.mark || (this.followed !== "" && e.object === this.followed) || (this.selDir >= 0 && e.directive === this.selDir) || i === this.failIdx;
+    return !!e.mark || e.seq === this.picked || (this.followed !== "" && e.object === this.followed) || (this.selDir >= 0 && e.directive === this.selDir) || i === this.failIdx;
   };
 
   // render draws the part of the run in view (and MARGIN around it).
@@ -409,7 +410,7 @@
       out.push('<line class="viol-line" x1="' + vx + '" x2="' + vx + '" y1="16" y2="' + height + '"/>');
       // The label reads away from the window's nearer edge.
       var right = vx - sl < vw / 2;
-      out.push('<text class="viol-label" text-anchor="' + (right ? "start" : "end") + '" x="' + (right ? vx + 4 : vx - 4) + '" y="' + (AXIS_H - 4) + '">' + esc(lbl) + "</text>");
+      out.push('<text class="viol-label" text-anchor="' + (right ? "start" : "end") + '" x="' + (right ? vx + 4 : vx - 4) + '" y="25">' + esc(lbl) + "</text>");
     }
     out.push("</g>");
     this.svg.innerHTML = out.join("");
@@ -534,7 +535,7 @@
         return;
       }
       var e = ev[it.i];
-      var cls = "ev role-" + role + (e.mark ? " mark-" + e.mark : "") + (self.followed && e.object === self.followed ? " hl" : "") + (self.selDir >= 0 && e.directive === self.selDir ? " dsel" : "");
+      var cls = "ev role-" + role + (e.mark ? " mark-" + e.mark : "") + (self.followed && e.object === self.followed ? " hl" : "") + (self.selDir >= 0 && e.directive === self.selDir ? " dsel" : "") + (e.seq === self.picked ? " picked" : "");
       out.push('<rect class="' + cls + '" x="' + it.x + '" y="' + (y + MARK_Y) + '" width="' + w + '" height="' + MARK_H + '" rx="2" tabindex="0" role="button" data-i="' + it.i + '" data-seq="' + e.seq + '"' +
         (e.object ? ' data-object="' + esc(e.object) + '"' : "") + ' aria-label="' + esc(e.text) + '"/>');
       labels.push({ x: it.x, end: it.x + w, text: labelOf(e), key: it.key, cls: e.mark ? " lbl-" + e.mark : (self.followed && e.object === self.followed ? " lbl-hl" : "") });
@@ -552,19 +553,31 @@
         var l = labels[k];
         if (l.key !== keyPass) continue;
         var lx = l.end + 2, lw = l.text.length * LABEL_PX, row = 0;
+        var next = k + 1 < labels.length ? labels[k + 1].x : Infinity;
         if (!keyPass) {
-          var next = k + 1 < labels.length ? labels[k + 1].x : Infinity;
           if (lx + lw > next - 1 || !fits(placed, lx, lx + lw)) continue;
-        } else if (!fits(placed, lx, lx + lw)) {
-          // A key label that collides goes to the lane's second row (the bars'), if that is
-          // free there; else it is still drawn (a key event is never unlabelled), over others.
+        } else if (!fits(placed, lx, lx + lw) || lx + lw > next - 1) {
+          // A key label that would cover a label or the next mark goes to the lane's second
+          // row (the bars'), if that is free there; else it stays on the first row if that
+          // is free; else it is still drawn (a key event is never unlabelled), over others.
           if (fits(placed2, lx, lx + lw)) row = 1;
+          else if (!fits(placed, lx, lx + lw)) {
+            // Both rows are taken here: the label joins the one it collides with on the first
+            // row ("MODIFIED b · DELETED b"), which grows to hold it.
+            var host = null;
+            for (var h = 0; h < placed.length; h++) if (lx < placed[h][1] && lx + lw > placed[h][0] && placed[h][2] >= 0) host = placed[h];
+            if (host) {
+              text[host[2]].t += " · " + l.text;
+              host[1] += (l.text.length + 3) * LABEL_PX;
+              continue;
+            }
+          }
         }
-        (row ? placed2 : placed).push([lx, lx + lw]);
-        text.push('<text class="ev-label' + (l.key ? " key" : "") + (l.cls || "") + '" x="' + lx + '" y="' + (y + (row ? LANE_H - 2 : MARK_Y + 11.5)) + '">' + esc(l.text) + "</text>");
+        (row ? placed2 : placed).push([lx, lx + lw, text.length]);
+        text.push({ t: l.text, s: '<text class="ev-label' + (l.key ? " key" : "") + (l.cls || "") + '" x="' + lx + '" y="' + (y + (row ? LANE_H - 2 : MARK_Y + 11.5)) + '">' });
       }
     });
-    return out.join("") + text.join("");
+    return out.join("") + text.map(function (l) { return l.s + esc(l.t) + "</text>"; }).join("");
   };
 
   // drawArrows draws the followed object's path: an arrow from each of its events to its next
@@ -678,10 +691,12 @@
     this.drawOverview(); this.render(); this.updateStatus();
   };
 
-  // reveal scrolls the event seq into the middle of the window and draws it.
-  Timeline.prototype.reveal = function (seq) {
+  // reveal scrolls the event seq into the middle of the window and draws it; pick also marks it
+  // as the one picked (from a line of the history or of the failure report).
+  Timeline.prototype.reveal = function (seq, pick) {
     var i = this.idxOfSeq[seq];
     if (i === undefined) return;
+    if (pick) this.picked = seq;
     this.scroll.scrollLeft = this.xs[i] - (this.scroll.clientWidth || 1000) / 2;
     this.render();
   };
@@ -707,7 +722,7 @@
         s.textContent = e.text; pre.appendChild(s);
         if (k + 1 < lines.length) pre.appendChild(document.createTextNode("\n"));
       });
-      pre.addEventListener("click", function (ev) { var s = ev.target.closest(".hist-line"); if (s) self.reveal(+s.dataset.seq); });
+      pre.addEventListener("click", function (ev) { var s = ev.target.closest(".hist-line"); if (s) self.reveal(+s.dataset.seq, true); });
       this.followedBox.appendChild(h); this.followedBox.appendChild(pre);
       this.followedBox.style.display = "block";
     } else {
@@ -809,6 +824,57 @@
       });
     });
     tl.root.addEventListener("tl-event", function (ev) { setBox(ev.detail.stage); tl.selectStages(ev.detail.stage ? [ev.detail.stage] : null); });
+    linkReport(tl);
+  }
+
+  // linkReport makes each line of the failure report that is a drawn event ("  STEP  +TIME
+  // ACTOR KIND FIELDS", ">" on the violating one) a link to it, and the reverse: clicking an
+  // event makes its report line the current one.
+  function linkReport(tl) {
+    var pre = document.querySelector(".failure-report");
+    if (!pre) return;
+    var byKey = {};
+    tl.ev.forEach(function (e, i) {
+      var k = e.step + "|" + e.actor + "|" + e.kind;
+      (byKey[k] = byKey[k] || []).push(i);
+    });
+    var norm = function (s) { return s.trim().split(/\s+/).join(" "); };
+    var text = pre.textContent, lines = text.split("\n");
+    pre.textContent = "";
+    lines.forEach(function (line, n) {
+      var span = document.createElement("span"); span.textContent = line;
+      var m = /^\s*>?\s*(\d+)\s+\+\S+\s+(\S+)\s+(\S+)(.*)$/.exec(line);
+      var cands = m ? byKey[m[1] + "|" + m[2] + "|" + m[3]] : null;
+      if (cands) {
+        // Of the step's events of that actor and kind, the one with these fields.
+        var pick = cands[0], fields = norm(m[4]);
+        cands.forEach(function (i) {
+          var e = tl.ev[i], at = e.text.indexOf(": " + e.kind);
+          if (at >= 0 && norm(e.text.slice(at + 2 + e.kind.length)) === fields) pick = i;
+        });
+        span.className = "rep-line"; span.dataset.seq = tl.ev[pick].seq;
+        span.title = "click to see this event in the timeline";
+      }
+      pre.appendChild(span);
+      if (n + 1 < lines.length) pre.appendChild(document.createTextNode("\n"));
+    });
+    pre.addEventListener("click", function (ev) {
+      var s = ev.target.closest(".rep-line");
+      if (!s) return;
+      pre.querySelectorAll(".rep-line.current").forEach(function (c) { c.classList.remove("current"); });
+      s.classList.add("current");
+      tl.reveal(+s.dataset.seq, true);
+      document.getElementById("timeline").scrollIntoView({ block: "nearest" });
+    });
+    tl.root.addEventListener("tl-event", function (ev) {
+      var cur = null;
+      pre.querySelectorAll(".rep-line").forEach(function (c) {
+        var on = +c.dataset.seq === ev.detail.seq;
+        c.classList.toggle("current", on);
+        if (on) cur = c;
+      });
+      if (cur) pre.scrollTop = cur.offsetTop - pre.offsetTop - pre.clientHeight / 3;
+    });
   }
 
   function start() {
