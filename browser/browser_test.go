@@ -236,7 +236,7 @@ func checkTimeline(t *testing.T, b *browser, r *timeline.Run, topo world.Topolog
 	// At fit every event is in the window: each drawn on its own or counted in a block of its
 	// lane (a block never holds a marked event: those are drawn on their own).
 	b.run(t, chromedp.Evaluate(`informersimTimeline.fit()`, nil))
-	got := eval[[]drawn](t, b, `Array.from(document.querySelectorAll('rect.ev, rect.ev-agg')).flatMap(r => (r.dataset.seqs ? r.dataset.seqs.split(' ') : [r.dataset.seq]).map(s => ({seq: +s, lane: r.parentNode.dataset.lane,
+	got := eval[[]drawn](t, b, `Array.from(document.querySelectorAll('rect.ev, rect.ev-agg')).flatMap(r => (r.dataset.b ? informersimTimeline.blockSeqs(+r.dataset.b) : [+r.dataset.seq]).map(s => ({seq: s, lane: r.parentNode.dataset.lane,
 		mark: ['fault','error','violation'].find(m => r.classList.contains('mark-' + m)) || ''})))`)
 	var wantDrawn []drawn
 	byText := map[int64]string{}

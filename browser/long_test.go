@@ -102,11 +102,14 @@ func TestLongRunInChromium(t *testing.T) {
 		for (let i = 0; i < 8; i++) out.push(step(tl.zoom * 1.5));
 		const t0 = performance.now(); tl.setMode('linear'); document.body.getBoundingClientRect(); out.push(performance.now() - t0);
 		const t1 = performance.now(); tl.setMode('compressed'); document.body.getBoundingClientRect(); out.push(performance.now() - t1);
+		const t2 = performance.now(); tl.setMode('linear'); document.body.getBoundingClientRect(); out.push(performance.now() - t2);
+		const t3 = performance.now(); tl.setZoom(tl.zoom * 1.5); document.body.getBoundingClientRect(); out.push(performance.now() - t3);
+		const t4 = performance.now(); tl.setMode('compressed'); document.body.getBoundingClientRect(); out.push(performance.now() - t4);
 		return out; })()`)
 	sorted := slices.Clone(steps[:16])
 	slices.Sort(sorted)
-	t.Logf("zoom step at %d events: median %.1f ms, max %.1f ms over 16 steps (%v ms); axis switch to linear %.1f ms, back %.1f ms",
-		len(drawnEvents(r)), sorted[8], sorted[15], roundAll(steps[:16]), steps[16], steps[17])
+	t.Logf("zoom step at %d events: median %.1f ms, max %.1f ms over 16 steps (%v ms); axis switched to linear %.1f ms, back %.1f ms, to linear again %.1f ms, a linear zoom step %.1f ms, back %.1f ms",
+		len(drawnEvents(r)), sorted[8], sorted[15], roundAll(steps[:16]), steps[16], steps[17], steps[18], steps[19], steps[20])
 	parts := eval[[]float64](t, b, `(() => {
 		const tl = informersimTimeline, out = [];
 		for (const m of ['linear', 'compressed']) {

@@ -187,7 +187,7 @@ func TestFailingGinkgoSpecPage(t *testing.T) {
 			syncs = append(syncs, e.Seq)
 		}
 	}
-	drawnSyncs := eval[[]int64](t, b, `Array.from(document.querySelectorAll('g.lane[data-lane="ctrl/worker"] rect.ev, g.lane[data-lane="ctrl/worker"] rect.ev-agg')).flatMap(r => (r.dataset.seqs || r.dataset.seq).split(' ').map(Number))`)
+	drawnSyncs := eval[[]int64](t, b, `Array.from(document.querySelectorAll('g.lane[data-lane="ctrl/worker"] rect.ev, g.lane[data-lane="ctrl/worker"] rect.ev-agg')).flatMap(r => r.dataset.b ? informersimTimeline.blockSeqs(+r.dataset.b) : [+r.dataset.seq])`)
 	slices.Sort(drawnSyncs)
 	if len(syncs) == 0 || !slices.Equal(drawnSyncs, syncs) {
 		t.Errorf("the worker's lane draws %v, the trace has its steps %v", drawnSyncs, syncs)

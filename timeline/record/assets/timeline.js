@@ -14,7 +14,7 @@
   var LANE_H = 30, MARK_Y = 3, MARK_H = 15, BAR_Y = 21, BAR_H = 6, AXIS_H = 46;
   // Events of one lane closer than AGG_PX are one block; the part drawn reaches MARGIN px past
   // each side of the window.
-  var AGG_PX = 5, MARGIN = 300, LABEL_PX = 6.1, MIN_ZOOM = 1e-4;
+  var AGG_PX = 5, MARGIN = 120, LABEL_PX = 6.1, MIN_ZOOM = 1e-4;
   // The lanes of the user's code: their scheduler steps are drawn (the step is all they narrate).
   var USER_ROLES = { user: true, worker: true, workqueue: true, controller: true };
 
@@ -239,9 +239,9 @@
     svg.addEventListener("mousemove", function (ev) {
       var e = evAt(ev.target);
       if (!e) {
-        var seqs = ev.target.getAttribute && ev.target.getAttribute("data-seqs");
-        if (!seqs) { self.tip.style.display = "none"; return; }
-        self.showTip(ev.target.getAttribute("data-tip"), ev.clientX, ev.clientY);
+        var bi = ev.target.getAttribute && ev.target.getAttribute("data-b");
+        if (!bi) { self.tip.style.display = "none"; return; }
+        self.showTip(self.blockTip(+bi), ev.clientX, ev.clientY);
         return;
       }
       self.showTip(self.tipText(e), ev.clientX, ev.clientY);
@@ -250,8 +250,8 @@
     svg.addEventListener("click", function (ev) {
       var e = evAt(ev.target);
       if (e) { self.activate(e); return; }
-      var first = ev.target.getAttribute && ev.target.getAttribute("data-first");
-      if (first) { self.zoomAround(+first); return; }
+      var bi = ev.target.getAttribute && ev.target.getAttribute("data-b");
+      if (bi) { self.zoomAround(self.ev[self.blocks[+bi][0]].seq); return; }
       var di = ev.target.getAttribute && ev.target.getAttribute("data-directive");
       if (di) self.selectDirective(+di, true);
     });
@@ -267,6 +267,20 @@
       var e = evAt(ev.target);
       if (e && (ev.key === "Enter" || ev.key === " ")) { ev.preventDefault(); self.activate(e); }
     });
+  };
+
+  // blockSeqs are the seqs of the events drawn as block b; blockTip what hovering it says.
+  Timeline.prototype.blockSeqs = function (b) {
+    var ev = this.ev;
+    return (this.blocks[b] || []).map(function (i) { return ev[i].seq; });
+  };
+  Timeline.prototype.blockTip = function (b) {
+    var g = this.blocks[b] || [], ev = this.ev;
+    if (!g.length) return "";
+    var kinds = {};
+    g.forEach(function (i) { kinds[ev[i].kind] = (kinds[ev[i].kind] || 0) + 1; });
+    return g.length + " events, " + fmtTime(ev[g[0]].time_ns) + " to " + fmtTime(ev[g[g.length - 1]].time_ns) + ": " +
+      Object.keys(kinds).sort().map(function (k) { return kinds[k] + " " + k; }).join(", ") + "\nclick to zoom in here";
   };
 
   Timeline.prototype.tipText = function (e) {
@@ -372,8 +386,10 @@
     return x;
   };
 
+  // isKey says an event is drawn on its own and keeps its label: a fault, an error, the
+  // violation, a tombstone, the picked event, the followed object's and the selected directive's.
   Timeline.prototype.isKey = function (e, i) {
-    return !!e.mark || e.seq === this.picked || (this.followed !== "" && e.object === this.followed) || (this.selDir >= 0 && e.directive === this.selDir) || i === this.failIdx;
+    return !!e.mark || e.seq === this.picked || e.fields.tombstone === true || !!(e.fields.obj && e.fields.obj.tombstone) || (this.followed !== "" && e.object === this.followed) || (this.selDir >= 0 && e.directive === this.selDir) || i === this.failIdx;
   };
 
   // render draws the part of the run in view (and MARGIN around it).
@@ -387,6 +403,7 @@
     this.svg.setAttribute("data-width", this.width);
     this.svg.setAttribute("data-zoom", this.zoom);
     var out = [];
+    this.blocks = [];
     out.push('<g transform="translate(' + (-sl) + ',0)">');
     // Lanes.
     out.push('<g class="lanes">');
@@ -513,6 +530,8 @@
       group.push(i);
     }
     flush();
+    // Labels already placed on the lane's two rows (marks' labels first, bars' on the second).
+    var placed = [], placed2 = [];
     // Durations: the bars that overlap the window.
     for (var b = 0; b < this.bars.length; b++) {
       var bar = this.bars[b];
@@ -521,16 +540,20 @@
       if (x1 < lo || x0 > hi) continue;
       var bw = Math.max(x1 - x0, 2);
       out.push('<rect class="bar role-' + role + '" x="' + x0 + '" y="' + (y + BAR_Y) + '" width="' + bw + '" height="' + BAR_H + '"><title>' + esc(bar.label) + "</title></rect>");
-      if (bw > bar.label.length * 5.4 + 6) out.push('<text class="bar-label" x="' + (x0 + 3) + '" y="' + (y + BAR_Y + BAR_H + 1) + '">' + esc(bar.label) + "</text>");
+      if (bw > bar.label.length * 5.4 + 6) {
+        out.push('<text class="bar-label" x="' + (x0 + 3) + '" y="' + (y + BAR_Y + BAR_H + 1) + '">' + esc(bar.label) + "</text>");
+        placed2.push([x0 + 3, x0 + 3 + bar.label.length * 5.4, -1]);
+      }
     }
     // Marks.
     var labels = [];
     items.forEach(function (it) {
       if (it.group) {
-        var g = it.group, first = ev[g[0]], same = true, seqs = [];
-        for (var q = 0; q < g.length; q++) { seqs.push(ev[g[q]].seq); if (ev[g[q]].kind !== first.kind) same = false; }
-        var tip = g.length + " events, " + fmtTime(first.time_ns) + " to " + fmtTime(ev[g[g.length - 1]].time_ns) + (same ? ", each " + first.kind : "") + "\nclick to zoom in here";
-        out.push('<rect class="ev-agg role-' + role + '" x="' + it.x + '" y="' + (y + MARK_Y) + '" width="' + Math.max(it.x1 - it.x, w) + '" height="' + MARK_H + '" data-first="' + first.seq + '" data-seqs="' + seqs.join(" ") + '" data-tip="' + esc(tip) + '"/>');
+        // A block: its events stay in this.blocks (the page holds only its index).
+        var g = it.group, first = ev[g[0]], same = true;
+        for (var q = 1; q < g.length; q++) if (ev[g[q]].kind !== first.kind) { same = false; break; }
+        out.push('<rect class="ev-agg role-' + role + '" x="' + it.x + '" y="' + (y + MARK_Y) + '" width="' + Math.max(it.x1 - it.x, w) + '" height="' + MARK_H + '" data-b="' + self.blocks.length + '"/>');
+        self.blocks.push(g);
         labels.push({ x: it.x, end: Math.max(it.x1, it.x + w), text: "×" + g.length + (same ? " " + first.kind : ""), key: false });
         return;
       }
@@ -542,7 +565,6 @@
     });
     // Labels right of their marks: the key ones first, always; the others where they fit
     // before the next mark and clear of the labels already placed.
-    var placed = [], placed2 = [];
     var fits = function (list, x0, x1) {
       for (var k = 0; k < list.length; k++) if (x0 < list[k][1] && x1 > list[k][0]) return false;
       return true;
