@@ -122,6 +122,11 @@ type Resource struct {
 	// the REST front: the paths of the replica counts and of the label selector in the object,
 	// as a CustomResourceDefinition declares them (fakeapi.md §5.8).
 	Scale *ScaleSubresource
+	// DeleteFinalizers are finalizers the first delete of an object adds before it marks the
+	// object deleting, so that it stays until someone removes them: kube-apiserver's storage of
+	// CustomResourceDefinitions adds customresourcecleanup.apiextensions.k8s.io, which its
+	// finalizer removes once the custom resources are gone.
+	DeleteFinalizers []string
 }
 
 // ScaleSubresource locates what a Scale reads and writes in an object, as JSON paths of the
@@ -228,6 +233,14 @@ type Config struct {
 	RequireNamespaces bool
 }
 
+// CustomResourceDefinitionsGVR is the resource of CustomResourceDefinitions, which the fake
+// apiserver stores as any other; the REST front (fakeapi/rest) serves what they define.
+var CustomResourceDefinitionsGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// CustomResourceCleanupFinalizer is the finalizer a CustomResourceDefinition's delete adds: it
+// stays until the definition's custom resources are deleted.
+const CustomResourceCleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
+
 // BuiltinResources returns the built-in resource table, a fresh copy on each call.
 func BuiltinResources() []Resource {
 	core := func(r string) schema.GroupVersionResource {
@@ -258,6 +271,8 @@ func BuiltinResources() []Resource {
 			"reason", "reportingComponent", "type"}},
 		{GVR: schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}, Kind: "Event", Namespaced: true,
 			FieldLabels: []string{"regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid", "reason", "type"}},
+		{GVR: CustomResourceDefinitionsGVR, Kind: "CustomResourceDefinition", Status: true, Generation: true,
+			DeleteFinalizers: []string{CustomResourceCleanupFinalizer}},
 	}
 }
 
@@ -317,19 +332,9 @@ func (c Config) validated() (Config, error) {
 	// Merge the resource table: user entries replace built-ins of the same GVR.
 	table := BuiltinResources()
 	for _, r := range c.Resources {
-		if r.GVR.Resource == "" || r.GVR.Version == "" || r.Kind == "" {
-			return c, fmt.Errorf("fakeapi: resource %v needs a resource, a version and a kind", r.GVR)
-		}
-		if r.Names == 0 {
-			r.Names = NameSubdomain
-		}
-		r.FieldLabels = append([]string(nil), r.FieldLabels...)
-		if r.Scale != nil {
-			sc := *r.Scale
-			if err := sc.validate(); err != nil {
-				return c, fmt.Errorf("fakeapi: resource %v: %w", r.GVR, err)
-			}
-			r.Scale = &sc
+		r, err := r.validated()
+		if err != nil {
+			return c, err
 		}
 		replaced := false
 		for i := range table {
@@ -348,6 +353,30 @@ func (c Config) validated() (Config, error) {
 	}
 	c.Resources = table
 	return c, nil
+}
+
+// validated returns a copy of r that shares nothing with it, its defaults filled in, or an error
+// naming what is missing or malformed.
+func (r Resource) validated() (Resource, error) {
+	if r.GVR.Resource == "" || r.GVR.Version == "" || r.Kind == "" {
+		return r, fmt.Errorf("fakeapi: resource %v needs a resource, a version and a kind", r.GVR)
+	}
+	if r.Names == 0 {
+		r.Names = NameSubdomain
+	}
+	if r.Names < NameSubdomain || r.Names > NameLabel1035 {
+		return r, fmt.Errorf("fakeapi: resource %v: unknown %v", r.GVR, r.Names)
+	}
+	r.FieldLabels = append([]string(nil), r.FieldLabels...)
+	r.DeleteFinalizers = append([]string(nil), r.DeleteFinalizers...)
+	if r.Scale != nil {
+		sc := *r.Scale
+		if err := sc.validate(); err != nil {
+			return r, fmt.Errorf("fakeapi: resource %v: %w", r.GVR, err)
+		}
+		r.Scale = &sc
+	}
+	return r, nil
 }
 
 // validate checks the paths of a scale subresource: each of the form ".a.b", the two counts

@@ -866,6 +866,13 @@ func (s *Server) delete_locked(res *resourceStore, key objKey, opts metav1.Delet
 		return cur, nil
 	}
 	finalizers := gcFinalizers(cur.GetFinalizers(), opts, res.info.OrphanByDefault)
+	if cur.GetDeletionTimestamp() == nil {
+		for _, f := range res.info.DeleteFinalizers {
+			if !slices.Contains(finalizers, f) {
+				finalizers = append(finalizers, f)
+			}
+		}
+	}
 	if isNamespaces(res) {
 		return s.deleteNamespace_locked(res, key, cur, finalizers)
 	}

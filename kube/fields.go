@@ -7,10 +7,12 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apiextensions-apiserver/pkg/client/applyconfiguration"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/applyconfigurations"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -31,6 +33,14 @@ type Kind struct {
 	Status bool
 	// Subresource is "" or "status".
 	Subresource string
+	// Definition and Generation name the CustomResourceDefinition of a custom resource the
+	// front serves for one (rest.Write.Definition): its version's schema is the kind's, and a
+	// new generation of the definition a new schema.
+	Definition types.UID
+	Generation int64
+	// def is that definition, read only when the field manager is built; it is not part of the
+	// field manager's key (the definition and generation are).
+	def *unstructured.Unstructured
 }
 
 // fieldManagers builds kube-apiserver's field manager (apimachinery's managedfields) for each
@@ -48,6 +58,12 @@ type fieldManagers struct {
 // each REST front built its own. It is only read once built.
 var builtinTypeConverter = sync.OnceValue(func() managedfields.TypeConverter {
 	return applyconfigurations.NewTypeConverter(scheme.Scheme)
+})
+
+// definitionTypeConverter is the type converter of CustomResourceDefinitions, whose schema is
+// apiextensions-apiserver's (client-go's scheme lacks the kind).
+var definitionTypeConverter = sync.OnceValue(func() managedfields.TypeConverter {
+	return applyconfiguration.NewTypeConverter(extensionsScheme)
 })
 
 func newFieldManagers(schemas map[schema.GroupVersionKind]managedfields.TypeConverter) *fieldManagers {
@@ -69,15 +85,24 @@ var statusResetPaths = []fieldpath.Path{
 	fieldpath.MakePathOrDie("metadata", "ownerReferences"),
 }
 
+// maxFieldManagers bounds the field managers kept (one per kind, subresource and generation of
+// a definition).
+const maxFieldManagers = 4096
+
 // get returns the field manager of k.
 func (m *fieldManagers) get(k Kind) (*managedfields.FieldManager, error) {
 	if k.Subresource != "" && (k.Subresource != "status" || !k.Status) {
 		return nil, fmt.Errorf("kube: no field manager for subresource %q of %v", k.Subresource, k.GVK)
 	}
+	def := k.def
+	k.def = nil
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if fm := m.built[k]; fm != nil {
 		return fm, nil
+	}
+	if len(m.built) >= maxFieldManagers {
+		clear(m.built) // definitions changed many times: build again what is used
 	}
 	var reset map[fieldpath.APIVersion]fieldpath.Filter
 	if k.Status {
@@ -93,6 +118,14 @@ func (m *fieldManagers) get(k Kind) (*managedfields.FieldManager, error) {
 	var fm *managedfields.FieldManager
 	var err error
 	switch tc, hasSchema := m.schemas[k.GVK]; {
+	case def != nil && versionSchema(def, k.GVK.Version) != "":
+		tc, err = structuralConverter(k.GVK, []byte(versionSchema(def, k.GVK.Version)))
+		if err != nil {
+			return nil, err
+		}
+		fm, err = managedfields.NewDefaultCRDFieldManager(tc, sameVersion{}, noDefaults{}, unstructuredCreater{}, k.GVK, gv, k.Subresource, reset)
+	case k.GVK == crdGVK:
+		fm, err = managedfields.NewDefaultFieldManager(definitionTypeConverter(), sameVersion{}, noDefaults{}, unstructuredCreater{}, k.GVK, gv, k.Subresource, reset)
 	case k.Builtin:
 		fm, err = managedfields.NewDefaultFieldManager(m.builtin, sameVersion{}, noDefaults{}, unstructuredCreater{}, k.GVK, gv, k.Subresource, reset)
 	case hasSchema:

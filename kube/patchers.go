@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/informersim/informersim/fakeapi/rest"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,7 +20,34 @@ func addWrites(opts *rest.Options, w *writer) {
 }
 
 func kindOf(wr rest.Write) Kind {
-	return Kind{GVK: wr.GVK, Builtin: wr.Builtin, Status: wr.Status, Subresource: wr.Subresource}
+	k := Kind{GVK: wr.GVK, Builtin: wr.Builtin, Status: wr.Status, Subresource: wr.Subresource}
+	if d := wr.Definition; d != nil {
+		k.Definition, k.Generation = d.GetUID(), d.GetGeneration()
+		k.def = d
+	}
+	return k
+}
+
+// versionSchema is the openAPIV3Schema of version in the CustomResourceDefinition d, in JSON, or
+// "" if it has none.
+func versionSchema(d *unstructured.Unstructured, version string) string {
+	versions, _, _ := unstructured.NestedSlice(d.Object, "spec", "versions")
+	for _, v := range versions {
+		m, ok := v.(map[string]any)
+		if !ok || m["name"] != version {
+			continue
+		}
+		s, found, _ := unstructured.NestedFieldNoCopy(m, "schema", "openAPIV3Schema")
+		if !found {
+			return ""
+		}
+		b, err := json.Marshal(s)
+		if err != nil {
+			return ""
+		}
+		return string(b)
+	}
+	return ""
 }
 
 // strategicPatcher answers application/strategic-merge-patch+json.

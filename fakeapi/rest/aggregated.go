@@ -32,20 +32,21 @@ func wantsAggregated(accept string) bool {
 // aggregatedDiscovery answers /api (legacy true: the core group) or /apis (the named groups) in
 // the aggregated format, built from the same resource lists as the legacy documents.
 func (h *Handler) aggregatedDiscovery(w http.ResponseWriter, legacy bool) {
+	tb := h.table()
 	var groups []string
 	if legacy {
 		groups = []string{""}
 	} else {
-		groups = h.groups
+		groups = tb.groups
 	}
 	items := []any{}
 	for _, name := range groups {
 		var versions []any
-		for _, v := range h.versionsOf(name) {
-			g := h.byGV[schema.GroupVersion{Group: name, Version: v.Version}]
+		for _, v := range tb.versionsOf(name) {
+			g := tb.byGV[schema.GroupVersion{Group: name, Version: v.Version}]
 			versions = append(versions, map[string]any{
 				"version":   v.Version,
-				"resources": aggregatedResources(g.gv, h.apiResourceList(g).APIResources),
+				"resources": aggregatedResources(g.gv, apiResourceList(g).APIResources),
 				"freshness": "Current",
 			})
 		}

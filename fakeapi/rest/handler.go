@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/informersim/informersim/fakeapi"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,6 +45,11 @@ type Options struct {
 	// feeds the returned watch.Interface itself. r is the request being served; an error is
 	// answered as the server's are (a Status, before the stream starts).
 	Watch func(r *http.Request, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error)
+	// Admission, if set, admits every object written through the front before it is stored, as
+	// kube-apiserver's decoding and registry strategies do (kube.RESTOptions gives one that
+	// validates, defaults and prunes with k8s.io/apiextensions-apiserver's libraries). None: the
+	// objects are stored as fakeapi takes them.
+	Admission Admission
 }
 
 // Handler serves the Kubernetes REST API of one *fakeapi.Server. It is safe for concurrent use.
@@ -51,10 +57,13 @@ type Handler struct {
 	srv     *fakeapi.Server
 	clock   clock.PassiveClock // the server's
 	maxBody int64
-	// byGV indexes the served resources; groups lists the group names in discovery order (the
-	// legacy core group "" excluded). Both are fixed at construction.
-	byGV   map[schema.GroupVersion]*groupVersion
-	groups []string
+	// tab is the resource table served now: fixed at construction, then replaced whole (never
+	// changed in place) when CustomResourceDefinitions change what is served (crd.go).
+	tab atomic.Pointer[table]
+	// crds is the state of the CustomResourceDefinitions the front serves (crd.go).
+	crds crdState
+	// admission is Options.Admission, fixed at construction.
+	admission Admission
 	// codecs are Options.Codecs by media type, codecOrder their media types in the order given;
 	// patchers is Options.Patchers. All fixed at construction.
 	codecs     map[string]Codec
@@ -72,6 +81,13 @@ type Handler struct {
 	}
 }
 
+// table is one immutable snapshot of what the front serves: byGV indexes the resources, groups
+// lists the group names in discovery order (the legacy core group "" excluded).
+type table struct {
+	byGV   map[schema.GroupVersion]*groupVersion
+	groups []string
+}
+
 type groupVersion struct {
 	gv        schema.GroupVersion
 	resources map[string]*resource
@@ -83,6 +99,9 @@ type resource struct {
 	// builtin says the GVR is one of fakeapi.BuiltinResources: kube-apiserver supports strategic
 	// merge patch for those (fakeapi answers it 405) and answers it 415 for custom resources.
 	builtin bool
+	// defined is set for a resource a CustomResourceDefinition defines: the definition and the
+	// names discovery shows.
+	defined *definedResource
 }
 
 // NewHandler returns the REST front of srv, serving every resource of srv.Config().Resources.
@@ -100,9 +119,9 @@ func NewHandler(srv *fakeapi.Server, opts Options) (*Handler, error) {
 		return nil, err
 	}
 	cfg := srv.Config()
-	h := &Handler{srv: srv, clock: cfg.Clock, maxBody: opts.MaxRequestBodyBytes, byGV: map[schema.GroupVersion]*groupVersion{},
+	h := &Handler{srv: srv, clock: cfg.Clock, maxBody: opts.MaxRequestBodyBytes,
 		codecs: map[string]Codec{}, patchers: map[types.PatchType]Patcher{}, tracker: opts.Tracker, openWatch: opts.Watch,
-		items: newEncodingCache(defaultEncodingCacheItems)}
+		admission: opts.Admission, items: newEncodingCache(defaultEncodingCacheItems)}
 	for _, c := range opts.Codecs {
 		h.codecs[c.MediaType()] = c
 		h.codecOrder = append(h.codecOrder, c.MediaType())
@@ -110,29 +129,45 @@ func NewHandler(srv *fakeapi.Server, opts Options) (*Handler, error) {
 	for pt, p := range opts.Patchers {
 		h.patchers[pt] = p
 	}
+	h.tab.Store(newTable(cfg.Resources, nil))
+	h.watchDefinitions()
+	return h, nil
+}
+
+// newTable builds the table of the resources given, those a CustomResourceDefinition defines
+// described by defined.
+func newTable(resources []fakeapi.Resource, defined map[schema.GroupVersionResource]*definedResource) *table {
 	builtin := map[schema.GroupVersionResource]bool{}
 	for _, r := range fakeapi.BuiltinResources() {
 		builtin[r.GVR] = true
 	}
-	for _, r := range cfg.Resources {
+	tb := &table{byGV: map[schema.GroupVersion]*groupVersion{}}
+	for _, r := range resources {
 		gv := r.GVR.GroupVersion()
-		g := h.byGV[gv]
+		g := tb.byGV[gv]
 		if g == nil {
 			g = &groupVersion{gv: gv, resources: map[string]*resource{}}
-			h.byGV[gv] = g
-			if gv.Group != "" && !slices.Contains(h.groups, gv.Group) {
-				h.groups = append(h.groups, gv.Group)
+			tb.byGV[gv] = g
+			if gv.Group != "" && !slices.Contains(tb.groups, gv.Group) {
+				tb.groups = append(tb.groups, gv.Group)
 			}
 		}
-		res := &resource{Resource: r, builtin: builtin[r.GVR]}
+		res := &resource{Resource: r, builtin: builtin[r.GVR], defined: defined[r.GVR]}
 		g.resources[r.GVR.Resource] = res
 		g.ordered = append(g.ordered, res)
 	}
-	for _, g := range h.byGV {
+	for _, g := range tb.byGV {
 		slices.SortFunc(g.ordered, func(a, b *resource) int { return strings.Compare(a.GVR.Resource, b.GVR.Resource) })
 	}
-	slices.Sort(h.groups)
-	return h, nil
+	slices.Sort(tb.groups)
+	return tb
+}
+
+// table returns the table served now, after bringing it up to date with the
+// CustomResourceDefinitions written since it was built.
+func (h *Handler) table() *table {
+	h.syncDefinitions()
+	return h.tab.Load()
 }
 
 // target is what a resource path names.
@@ -202,10 +237,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				h.aggregatedDiscovery(w, false)
 				return
 			}
-			h.discovery(w, r, h.apiGroupList())
+			h.discovery(w, r, h.table().apiGroupList())
 			return
 		case 2:
-			if g, ok := h.apiGroup(segs[1]); ok {
+			if g, ok := h.table().apiGroup(segs[1]); ok {
 				h.discovery(w, r, g)
 				return
 			}
@@ -219,13 +254,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveGroupVersion serves the discovery document of gv (rest empty) or one of its resources.
 func (h *Handler) serveGroupVersion(w http.ResponseWriter, r *http.Request, gv schema.GroupVersion, rest []string) {
-	g := h.byGV[gv]
+	g := h.table().byGV[gv]
 	if g == nil {
 		writeError(w, errNotFound())
 		return
 	}
 	if len(rest) == 0 {
-		h.discovery(w, r, h.apiResourceList(g))
+		h.discovery(w, r, apiResourceList(g))
 		return
 	}
 	t, ok := g.parse(rest)
@@ -286,7 +321,7 @@ func (h *Handler) apiVersions(r *http.Request) *metav1.APIVersions {
 		TypeMeta:                   metav1.TypeMeta{Kind: "APIVersions"},
 		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host}},
 	}
-	for gv := range h.byGV {
+	for gv := range h.table().byGV {
 		if gv.Group == "" {
 			v.Versions = append(v.Versions, gv.Version)
 		}
@@ -296,9 +331,9 @@ func (h *Handler) apiVersions(r *http.Request) *metav1.APIVersions {
 }
 
 // versionsOf returns the versions served for group, preferred (highest, Kubernetes-aware) first.
-func (h *Handler) versionsOf(group string) []metav1.GroupVersionForDiscovery {
+func (tb *table) versionsOf(group string) []metav1.GroupVersionForDiscovery {
 	var vs []metav1.GroupVersionForDiscovery
-	for gv := range h.byGV {
+	for gv := range tb.byGV {
 		if gv.Group == group {
 			vs = append(vs, metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version})
 		}
@@ -309,8 +344,8 @@ func (h *Handler) versionsOf(group string) []metav1.GroupVersionForDiscovery {
 	return vs
 }
 
-func (h *Handler) apiGroup(name string) (*metav1.APIGroup, bool) {
-	vs := h.versionsOf(name)
+func (tb *table) apiGroup(name string) (*metav1.APIGroup, bool) {
+	vs := tb.versionsOf(name)
 	if name == "" || len(vs) == 0 {
 		return nil, false
 	}
@@ -322,10 +357,10 @@ func (h *Handler) apiGroup(name string) (*metav1.APIGroup, bool) {
 	}, true
 }
 
-func (h *Handler) apiGroupList() *metav1.APIGroupList {
+func (tb *table) apiGroupList() *metav1.APIGroupList {
 	l := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{}}
-	for _, name := range h.groups {
-		g, _ := h.apiGroup(name)
+	for _, name := range tb.groups {
+		g, _ := tb.apiGroup(name)
 		g.TypeMeta = metav1.TypeMeta{}
 		l.Groups = append(l.Groups, *g)
 	}
@@ -351,7 +386,7 @@ var (
 	}
 )
 
-func (h *Handler) apiResourceList(g *groupVersion) *metav1.APIResourceList {
+func apiResourceList(g *groupVersion) *metav1.APIResourceList {
 	l := &metav1.APIResourceList{
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 		GroupVersion: g.gv.String(),
@@ -365,9 +400,12 @@ func (h *Handler) apiResourceList(g *groupVersion) *metav1.APIResourceList {
 			Kind:         res.Kind,
 			Verbs:        allVerbs,
 		}
-		if res.builtin {
+		switch {
+		case res.builtin:
 			gr := res.GVR.GroupResource().String()
 			ar.ShortNames, ar.Categories = builtinShortNames[gr], builtinCategories[gr]
+		case res.defined != nil:
+			ar.SingularName, ar.ShortNames, ar.Categories = res.defined.singular, res.defined.shortNames, res.defined.categories
 		}
 		l.APIResources = append(l.APIResources, ar)
 		if res.Scale != nil {

@@ -29,7 +29,7 @@ func (h *Handler) serveOpenAPI(w http.ResponseWriter, r *http.Request, rest []st
 	}
 	if len(rest) == 0 {
 		paths := map[string]any{}
-		for gv := range h.byGV {
+		for gv := range h.table().byGV {
 			p := openAPIPath(gv)
 			paths[p] = map[string]any{"serverRelativeURL": "/openapi/v3/" + p}
 		}
@@ -37,7 +37,7 @@ func (h *Handler) serveOpenAPI(w http.ResponseWriter, r *http.Request, rest []st
 		return
 	}
 	want := strings.Join(rest, "/")
-	for gv, g := range h.byGV {
+	for gv, g := range h.table().byGV {
 		if openAPIPath(gv) != want {
 			continue
 		}

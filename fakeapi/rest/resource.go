@@ -218,7 +218,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, t target, subs [
 		writeError(w, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "", errs))
 		return
 	}
-	if p := h.patchers[pt]; p != nil || (h.tracker != nil && (pt == types.JSONPatchType || pt == types.MergePatchType)) {
+	if p := h.patchers[pt]; p != nil || ((h.tracker != nil || h.admission != nil) && (pt == types.JSONPatchType || pt == types.MergePatchType)) {
 		code, out, err := h.patchWith(r, t, p, pt, body, opts)
 		h.respond(w, r, t, code, out, err, f)
 		return

@@ -66,6 +66,36 @@ type Write struct {
 	Manager string
 	// Now is the fake apiserver's clock at the write (managedFields timestamps).
 	Now time.Time
+	// Definition is the CustomResourceDefinition that defines the kind, as the front serves it
+	// (read-only: the server's own), or nil for a kind the configuration declares (a built-in
+	// kind, or a custom resource given as a fakeapi.Resource).
+	Definition *unstructured.Unstructured
+	// FieldValidation is the request's fieldValidation parameter: "Strict", "Warn", "Ignore" or
+	// "" (kube-apiserver's default, Warn).
+	FieldValidation string
+}
+
+// An Admission admits an object on its way to storage, as kube-apiserver's decoding (pruning and
+// defaulting of custom resources) and its registry strategies (validation) do: it returns the
+// object to store, or the request's answer as an error (a 422 Invalid Status for an invalid
+// object; an error that is not a Status is answered 400). It is called for every create, update
+// and patch the front serves, status writes included, after the patch is computed and before
+// managedFields are recorded; updates and patches under the fake apiserver's lock (through
+// fakeapi.Mutation), so, as a Patcher, it must not call back into the server. Its methods are
+// called concurrently.
+type Admission interface {
+	Admit(ctx context.Context, req *AdmitRequest) (*unstructured.Unstructured, error)
+}
+
+// AdmitRequest is one write handed to an Admission.
+type AdmitRequest struct {
+	// Write says what the object's kind is, who writes it, and the definition of a custom
+	// resource.
+	Write
+	// Old is the object as stored, nil for a create, read-only. Object is what the write will
+	// store, the request's own: Admit may change it in place and return it, and must keep no
+	// reference to it (it is handed over to the server as a FieldTracker's result is).
+	Old, Object *unstructured.Unstructured
 }
 
 // writeOf describes a write to t by the request r.
@@ -79,7 +109,31 @@ func (h *Handler) writeOf(r *http.Request, t target, fieldManager string) Write 
 		Subresource: t.sub,
 		Manager:     managerOrUserAgent(fieldManager, r.UserAgent()),
 		Now:         h.now(),
+		Definition:  t.res.definition(),
 	}
+}
+
+// definition is the CustomResourceDefinition of a resource it defines, or nil.
+func (r *resource) definition() *unstructured.Unstructured {
+	if r.defined == nil {
+		return nil
+	}
+	return r.defined.crd
+}
+
+// admit runs the Admission, if any, on obj (old nil for a create).
+func (h *Handler) admit(ctx context.Context, wr Write, old, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if h.admission == nil {
+		return obj, nil
+	}
+	out, err := h.admission.Admit(ctx, &AdmitRequest{Write: wr, Old: old, Object: obj})
+	if err != nil {
+		return nil, asStatus(err)
+	}
+	if out == nil {
+		return nil, apierrors.NewInternalError(errors.New("rest: the admission returned no object"))
+	}
+	return out, nil
 }
 
 // managerOrUserAgent is kube-apiserver's default field manager: the fieldManager parameter if
@@ -143,12 +197,25 @@ func (h *Handler) create(r *http.Request, t target, obj *unstructured.Unstructur
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "CreateOptions"}, "", errs)
 	}
 	rc := h.srv.Resource(t.res.GVR).Namespace(t.namespace)
-	if h.tracker != nil {
-		// The tracker needs the object's kind; fakeapi would fill in the same.
+	if t.res.defined != nil && t.res.defined.terminating {
+		return nil, apierrors.NewForbidden(t.res.GVR.GroupResource(), obj.GetName(), errors.New("create not allowed while custom resource definition is terminating"))
+	}
+	if h.admission != nil || h.tracker != nil {
+		// The admission and the tracker need the object's kind; fakeapi would fill in the same.
 		if obj.GetAPIVersion() == "" && obj.GetKind() == "" {
 			obj.SetGroupVersionKind(t.res.GVR.GroupVersion().WithKind(t.res.Kind))
 		}
-		wr := h.writeOf(r, t, opts.FieldManager)
+	}
+	if h.admission != nil && t.res.Namespaced && obj.GetNamespace() == "" {
+		obj.SetNamespace(t.namespace) // as kube-apiserver's create handler fills it in first
+	}
+	wr := h.writeOf(r, t, opts.FieldManager)
+	wr.FieldValidation = opts.FieldValidation
+	obj, err := h.admit(r.Context(), wr, nil, obj)
+	if err != nil {
+		return nil, err
+	}
+	if h.tracker != nil {
 		tracked, err := h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Object: obj})
 		if err != nil {
 			return nil, asStatus(err)
@@ -167,7 +234,7 @@ func (h *Handler) update(r *http.Request, t target, obj *unstructured.Unstructur
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "UpdateOptions"}, "", errs)
 	}
 	rc := h.srv.Resource(t.res.GVR).Namespace(t.namespace)
-	if h.tracker == nil {
+	if h.tracker == nil && h.admission == nil {
 		return rc.Update(r.Context(), obj, opts, subs...)
 	}
 	verb := fakeapi.VerbUpdate
@@ -175,11 +242,19 @@ func (h *Handler) update(r *http.Request, t target, obj *unstructured.Unstructur
 		verb = fakeapi.VerbUpdateStatus
 	}
 	wr := h.writeOf(r, t, opts.FieldManager)
+	wr.FieldValidation = opts.FieldValidation
 	out, _, err := rc.Mutate(r.Context(), t.name, fakeapi.Mutation{
 		Verb: verb, Subresource: t.sub, DryRun: len(opts.DryRun) > 0, LendTo: updateLender, HandOver: true,
 		Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 			wr.Now = h.now()
 			// obj is this request's own (decoded from its body), and Compute runs once.
+			if h.admission != nil && t.res.Namespaced && obj.GetNamespace() == "" {
+				obj.SetNamespace(t.namespace)
+			}
+			obj, err := h.admit(r.Context(), wr, live, obj)
+			if err != nil || h.tracker == nil {
+				return obj, err
+			}
 			tracked, err := h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: live, Object: obj})
 			if err != nil {
 				return nil, asStatus(err)
@@ -208,6 +283,7 @@ const (
 func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.PatchType, body []byte, opts metav1.PatchOptions) (int, *unstructured.Unstructured, error) {
 	rc := h.srv.Resource(t.res.GVR).Namespace(t.namespace)
 	wr := h.writeOf(r, t, opts.FieldManager)
+	wr.FieldValidation = opts.FieldValidation
 	apply := pt == types.ApplyYAMLPatchType || pt == types.ApplyCBORPatchType
 	if apply {
 		wr.Manager = opts.FieldManager // required for apply, never derived
@@ -225,6 +301,11 @@ func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.Patch
 		Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 			wr.Now = h.now()
 			if p != nil {
+				// The Patcher may change live, its private copy; the admission needs it as stored.
+				old := live
+				if h.admission != nil && live != nil {
+					old = live.DeepCopy()
+				}
 				out, err := p.Patch(r.Context(), &PatchRequest{Write: wr, Type: pt, Current: live, Patch: body, Options: opts})
 				if err == nil && out == nil {
 					err = errNilObject
@@ -235,7 +316,10 @@ func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.Patch
 				if err := h.checkType(t.res.GVR.GroupVersion().WithKind(t.res.Kind), out, true); err != nil {
 					return nil, err
 				}
-				return out, nil
+				if h.admission != nil && t.res.Namespaced && out.GetNamespace() == "" {
+					out.SetNamespace(t.namespace) // an apply that creates
+				}
+				return h.admit(r.Context(), wr, old, out)
 			}
 			patched, err := fakeapi.PatchObject(t.res.GVR.GroupResource(), t.name, live, pt, body)
 			if err != nil {
@@ -247,8 +331,9 @@ func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.Patch
 			// As fakeapi's own patch: the URL names the object, a patch cannot move it.
 			patched.SetName(t.name)
 			patched.SetNamespace(live.GetNamespace())
-			if h.tracker == nil {
-				return patched, nil
+			patched, err = h.admit(r.Context(), wr, live, patched)
+			if err != nil || h.tracker == nil {
+				return patched, err
 			}
 			// patched shares nothing with live (PatchObject patched a copy of it), which the
 			// tracker only reads.

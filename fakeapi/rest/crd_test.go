@@ -1,0 +1,125 @@
+package rest
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// crdBody is a CustomResourceDefinition of gadgets.example.org with a status subresource.
+func crdBody(plural, kind string, shortNames ...string) string {
+	short, _ := json.Marshal(shortNames)
+	return `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+"metadata":{"name":"` + plural + `.example.org"},
+"spec":{"group":"example.org","scope":"Namespaced",
+ "names":{"plural":"` + plural + `","singular":"` + strings.ToLower(kind) + `","kind":"` + kind + `","listKind":"` + kind + `List","shortNames":` + string(short) + `,"categories":["all"]},
+ "versions":[{"name":"v1","served":true,"storage":true,"subresources":{"status":{}},
+  "schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+}
+
+// getObject GETs path and decodes the object, failing on any other answer than 200.
+func getObject(t *testing.T, h http.Handler, path string) *unstructured.Unstructured {
+	t.Helper()
+	w := do(h, call{method: "GET", path: path})
+	if w.Code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, w.Code, w.Body.String())
+	}
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal(w.Body.Bytes(), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func conditionsOf(u *unstructured.Unstructured) map[string]string {
+	out := map[string]string{}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m := c.(map[string]any)
+		out[m["type"].(string)] = m["status"].(string) + "/" + m["reason"].(string)
+	}
+	return out
+}
+
+// TestDefinitionLifecycle follows a CustomResourceDefinition through the front with no
+// Admission plugged in: created, it is named and established on the next request and its
+// resource is served with its names in discovery; a second definition claiming the same plural
+// is not accepted and not served; deleting the first deletes its objects, then the definition,
+// and its resource stops being served.
+func TestDefinitionLifecycle(t *testing.T) {
+	_, h := newHandler(t)
+	const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	if w := do(h, call{method: "POST", path: crds, body: crdBody("gadgets", "Gadget", "gd")}); w.Code != http.StatusCreated {
+		t.Fatalf("create CRD: %d %s", w.Code, w.Body.String())
+	}
+	crd := getObject(t, h, crds+"/gadgets.example.org")
+	if got, want := conditionsOf(crd), map[string]string{"NamesAccepted": "True/NoConflicts", "Established": "True/InitialNamesAccepted"}; !equalJSON(toAny(got), toAny(want)) {
+		t.Errorf("conditions %v, want %v", got, want)
+	}
+	if kind, _, _ := unstructured.NestedString(crd.Object, "status", "acceptedNames", "kind"); kind != "Gadget" {
+		t.Errorf("acceptedNames.kind %q", kind)
+	}
+	var list metav1.APIResourceList
+	w := do(h, call{method: "GET", path: "/apis/example.org/v1"})
+	if err := json.Unmarshal(w.Body.Bytes(), &list); err != nil || w.Code != http.StatusOK {
+		t.Fatalf("discovery: %d %s", w.Code, w.Body.String())
+	}
+	i := slices.IndexFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == "gadgets" })
+	if i < 0 || !slices.Equal(list.APIResources[i].ShortNames, []string{"gd"}) || !slices.Equal(list.APIResources[i].Categories, []string{"all"}) ||
+		list.APIResources[i].SingularName != "gadget" || !list.APIResources[i].Namespaced {
+		t.Errorf("discovery of example.org/v1: %+v", list.APIResources)
+	}
+	if !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == "gadgets/status" }) {
+		t.Errorf("no gadgets/status in discovery: %+v", list.APIResources)
+	}
+	if w := do(h, call{method: "GET", path: "/apis"}); !strings.Contains(w.Body.String(), `"example.org"`) {
+		t.Errorf("/apis lacks example.org: %s", w.Body.String())
+	}
+	const gadgets = "/apis/example.org/v1/namespaces/default/gadgets"
+	if w := do(h, call{method: "POST", path: gadgets, body: `{"apiVersion":"example.org/v1","kind":"Gadget","metadata":{"name":"g1"},"spec":{"a":1}}`}); w.Code != http.StatusCreated {
+		t.Fatalf("create gadget: %d %s", w.Code, w.Body.String())
+	}
+
+	// A second definition of the group claiming the plural: NamesAccepted False, not served.
+	if w := do(h, call{method: "POST", path: crds, body: strings.Replace(crdBody("gadgets", "Gizmo"), `"name":"gadgets.example.org"`, `"name":"gizmos.example.org"`, 1)}); w.Code != http.StatusCreated {
+		t.Fatalf("create second CRD: %d %s", w.Code, w.Body.String())
+	}
+	second := getObject(t, h, crds+"/gizmos.example.org")
+	if got := conditionsOf(second); got["NamesAccepted"] != "False/PluralConflict" || got["Established"] != "False/NotAccepted" {
+		t.Errorf("conflicting definition's conditions %v", got)
+	}
+
+	if w := do(h, call{method: "DELETE", path: crds + "/gadgets.example.org"}); w.Code != http.StatusOK {
+		t.Fatalf("delete CRD: %d %s", w.Code, w.Body.String())
+	}
+	if w := do(h, call{method: "GET", path: gadgets + "/g1"}); w.Code != http.StatusNotFound {
+		t.Errorf("gadget after its definition's deletion: %d %s", w.Code, w.Body.String())
+	}
+	if w := do(h, call{method: "GET", path: crds + "/gadgets.example.org"}); w.Code != http.StatusNotFound {
+		t.Errorf("definition after deletion: %d %s", w.Code, w.Body.String())
+	}
+	// The plural is free again: the second definition is accepted and served, without the
+	// first's objects.
+	if w := do(h, call{method: "GET", path: gadgets}); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"items":[],"kind":"GizmoList"`) {
+		t.Errorf("list of gadgets after deletion: %d %s", w.Code, w.Body.String())
+	}
+	if got := conditionsOf(getObject(t, h, crds+"/gizmos.example.org")); got["NamesAccepted"] != "True/NoConflicts" || got["Established"] != "True/InitialNamesAccepted" {
+		t.Errorf("second definition once the plural is free: %v", got)
+	}
+	if w := do(h, call{method: "POST", path: gadgets, body: `{"apiVersion":"example.org/v1","kind":"Gizmo","metadata":{"name":"g2"}}`}); w.Code != http.StatusCreated {
+		t.Fatalf("create gizmo: %d %s", w.Code, w.Body.String())
+	}
+}
+
+func toAny(m map[string]string) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
