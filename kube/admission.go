@@ -133,6 +133,10 @@ func admitDefinition(ctx context.Context, req *rest.AdmitRequest) (*unstructured
 	return out, nil
 }
 
+// maxGeneratedNameBaseLength is how much of generateName kube-apiserver's name generator keeps
+// before its five random characters (names.SimpleNameGenerator: 63 - 5).
+const maxGeneratedNameBaseLength = 58
+
 // maxDefinitions bounds the definitions compiled and kept; beyond it the cache starts again.
 const maxDefinitions = 256
 
@@ -266,29 +270,62 @@ func (d *definition) admit(ctx context.Context, req *rest.AdmitRequest) (*unstru
 	if obj.GetAPIVersion() == "" && obj.GetKind() == "" {
 		obj.SetGroupVersionKind(d.gvk)
 	}
+	// As kube-apiserver's decoding of a custom resource: the root's apiVersion, kind and
+	// metadata are set aside (metadata as an ObjectMeta: fields it lacks are dropped), the rest
+	// pruned and coerced by the schema, and the three put back.
+	strict := strings.EqualFold(req.FieldValidation, metav1.FieldValidationStrict)
+	apiVersion, kind := obj.GetAPIVersion(), obj.GetKind()
+	meta, hasMeta, unknown, err := schemaobjectmeta.GetObjectMetaWithOptions(obj.Object, schemaobjectmeta.ObjectMetaOptions{ReturnUnknownFieldPaths: strict})
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
 	if d.structural != nil {
-		strict := strings.EqualFold(req.FieldValidation, metav1.FieldValidationStrict)
 		if !d.preserveUnknown {
-			unknown := structuralpruning.PruneWithOptions(obj.Object, d.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: strict})
-			if strict && len(unknown) > 0 {
-				msgs := make([]string, len(unknown))
-				for i, p := range unknown {
-					msgs[i] = fmt.Sprintf("unknown field %q", p)
-				}
-				return nil, apierrors.NewBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
-			}
+			unknown = append(unknown, structuralpruning.PruneWithOptions(obj.Object, d.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: strict})...)
 			structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj.Object, d.structural)
 		}
-		if err, _ := schemaobjectmeta.CoerceWithOptions(nil, obj.Object, d.structural, false, schemaobjectmeta.CoerceOptions{}); err != nil {
+		err, paths := schemaobjectmeta.CoerceWithOptions(nil, obj.Object, d.structural, false, schemaobjectmeta.CoerceOptions{ReturnUnknownFieldPaths: strict})
+		if err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
+		unknown = append(unknown, paths...)
+	}
+	obj.SetAPIVersion(apiVersion)
+	obj.SetKind(kind)
+	if hasMeta {
+		if err := schemaobjectmeta.SetObjectMeta(obj.Object, meta); err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+	}
+	if strict && len(unknown) > 0 {
+		msgs := make([]string, len(unknown))
+		for i, p := range unknown {
+			msgs[i] = fmt.Sprintf("unknown field %q", p)
+		}
+		return nil, apierrors.NewBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
+	}
+	if d.structural != nil {
 		structuraldefaulting.Default(obj.Object, d.structural)
 	}
 	var errs field.ErrorList
 	switch {
 	case req.Old == nil:
 		d.strategy.PrepareForCreate(ctx, obj)
+		// kube-apiserver generates the name of an object with generateName before it validates
+		// it; fakeapi generates it after (with its seeded source). The validation sees a name of
+		// the length the generated one will have, in the generator's alphabet.
+		placeholder := obj.GetName() == "" && obj.GetGenerateName() != ""
+		if placeholder {
+			base := obj.GetGenerateName()
+			if len(base) > maxGeneratedNameBaseLength {
+				base = base[:maxGeneratedNameBaseLength]
+			}
+			obj.SetName(base + "bbbbb")
+		}
 		errs = d.strategy.Validate(ctx, obj)
+		if placeholder {
+			obj.SetName("")
+		}
 	case req.Subresource == "status":
 		d.status.PrepareForUpdate(ctx, obj, req.Old)
 		errs = d.status.ValidateUpdate(ctx, obj, req.Old)

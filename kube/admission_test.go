@@ -114,6 +114,12 @@ func TestCustomResourceAdmission(t *testing.T) {
 	if _, ok := body["status"]; ok {
 		t.Errorf("a create set status: %v", body["status"])
 	}
+	// generateName: validated with the name it will have (kube-apiserver generates it first).
+	code, body = send(t, h, request{method: "POST", path: cronTabs, body: `{"apiVersion":"stable.example.org/v1","kind":"CronTab",
+		"metadata":{"generateName":"c-"},"spec":{"cronSpec":"* * * * *"}}`})
+	if name, _, _ := unstructured.NestedString(body, "metadata", "name"); code != http.StatusCreated || !strings.HasPrefix(name, "c-") || len(name) != 7 {
+		t.Errorf("create with generateName: %d %v", code, body)
+	}
 
 	for _, tt := range []struct {
 		name, spec, query string

@@ -17,6 +17,7 @@ import (
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/fakeapi/rest"
 	"github.com/informersim/informersim/kube"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 )
@@ -29,16 +30,29 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	return serveUntil(ctx, args, stdout, stderr)
 }
 
-// crdFlags collects -crd values: GROUP/VERSION/KIND/PLURAL[,cluster][,status][,schema=FILE].
+// crdFlags collects -crd values: a CRD manifest (a file or a directory of them), or
+// GROUP/VERSION/KIND/PLURAL[,cluster][,status][,schema=FILE].
 type crdFlags struct {
 	resources []fakeapi.Resource
 	// schemas are the structural schemas read from schema=FILE, for server-side apply.
 	schemas map[schema.GroupVersionKind][]byte
+	// definitions are the CustomResourceDefinitions of the manifests named, installed at start.
+	definitions []*unstructured.Unstructured
 }
 
-func (c *crdFlags) String() string { return fmt.Sprint(len(c.resources)) }
+func (c *crdFlags) String() string { return fmt.Sprint(len(c.resources) + len(c.definitions)) }
 
 func (c *crdFlags) Set(v string) error {
+	if !strings.Contains(v, ",") {
+		if _, err := os.Stat(v); err == nil {
+			defs, err := kube.ReadDefinitions(v)
+			if err != nil {
+				return err
+			}
+			c.definitions = append(c.definitions, defs...)
+			return nil
+		}
+	}
 	spec, opts, _ := strings.Cut(v, ",")
 	parts := strings.Split(spec, "/")
 	if len(parts) != 4 || slicesContainEmpty(parts) {
@@ -61,6 +75,19 @@ func (c *crdFlags) Set(v string) error {
 			raw, err := os.ReadFile(file)
 			if err != nil {
 				return fmt.Errorf("the schema of %q: %w", v, err)
+			}
+			if defs, err := kube.ReadDefinitions(file); err == nil {
+				// A CRD manifest: the schema of its version of this kind.
+				raw = nil
+				for _, d := range defs {
+					gvk, s, err := kube.DefinitionSchema(d, r.GVR.Version)
+					if err == nil && gvk == r.GVR.GroupVersion().WithKind(r.Kind) {
+						raw = s
+					}
+				}
+				if raw == nil {
+					return fmt.Errorf("the schema of %q: no definition in %s gives %s a schema", v, file, r.GVR.GroupVersion().WithKind(r.Kind))
+				}
 			}
 			if c.schemas == nil {
 				c.schemas = map[schema.GroupVersionKind][]byte{}
@@ -88,7 +115,7 @@ func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: informersim serve [-addr=127.0.0.1:PORT] [-kubeconfig=FILE] [-seed=N] [-crd=G/V/KIND/PLURAL[,cluster][,status][,schema=FILE]]...
+		fmt.Fprint(stderr, `usage: informersim serve [-addr=127.0.0.1:PORT] [-kubeconfig=FILE] [-seed=N] [-crd=CRD-MANIFEST|G/V/KIND/PLURAL[,cluster][,status][,schema=FILE]]...
                          [-controllers=false] [-status-latency=D] [-stuck=NAMESPACE/NAME]...
 
 Serves the Kubernetes API of an in-memory fake apiserver (fakeapi) over plain HTTP, without
@@ -99,6 +126,11 @@ It speaks JSON and, for the built-in kinds, protobuf (client-go's and kubectl's 
 starts with the namespaces kube-apiserver creates (default, kube-node-lease, kube-public,
 kube-system); a write into any other namespace before it is created is refused as
 kube-apiserver refuses it (404 namespaces "x" not found).
+
+It serves apiextensions.k8s.io/v1 CustomResourceDefinitions as kube-apiserver does: a client
+(kubectl apply -f config/crd/bases, envtest's installer) creates one and its resource is served,
+its objects validated, defaulted and pruned by its schema (CEL rules included). -crd=PATH
+installs the definitions of a manifest file or directory at start.
 
 It runs stand-ins for kube-controller-manager (docs/controlplane.md) unless -controllers=false:
 the garbage collector (ownerReferences: kubectl delete --cascade=background|foreground|orphan),
@@ -113,7 +145,7 @@ without pods, so kubectl rollout status finishes; -stuck names a rollout that ne
 	kubeconfig := fs.String("kubeconfig", "", "also write the kubeconfig to this file")
 	seed := fs.Uint64("seed", 1, "seed of the server's random source (UIDs, generated names, watch timeouts)")
 	var crds crdFlags
-	fs.Var(&crds, "crd", "serve a custom resource GROUP/VERSION/KIND/PLURAL, namespaced unless ,cluster; ,status adds the status subresource; ,schema=FILE gives its structural schema (a CRD version's openAPIV3Schema, YAML or JSON) for server-side apply (repeatable)")
+	fs.Var(&crds, "crd", "install the CustomResourceDefinitions of a manifest file or directory (config/crd/bases), or serve a custom resource GROUP/VERSION/KIND/PLURAL, namespaced unless ,cluster; ,status adds the status subresource; ,schema=FILE gives its structural schema (a CRD manifest, or a CRD version's openAPIV3Schema, YAML or JSON) for server-side apply (repeatable)")
 	controllers := fs.Bool("controllers", true, "run the garbage collector, the namespace controller and workload status stand-ins")
 	latency := fs.Duration("status-latency", 0, "workload status is written after a seeded latency drawn in [0, D]")
 	var stuck stringsFlag
@@ -168,6 +200,10 @@ without pods, so kubectl rollout status finishes; -stuck names a rollout that ne
 	if err != nil {
 		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
 		return 1
+	}
+	if err := kube.InstallDefinitions(h, crds.definitions); err != nil {
+		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
+		return 2
 	}
 	l, err := rest.Listen(*addr, h)
 	if err != nil {

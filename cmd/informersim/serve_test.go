@@ -200,3 +200,83 @@ func TestServeControllers(t *testing.T) {
 		}
 	}
 }
+
+// crdManifest is a CustomResourceDefinition as kubebuilder writes one into config/crd/bases.
+const crdManifest = `---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.example.org
+spec:
+  group: example.org
+  names: {kind: Gadget, listKind: GadgetList, plural: gadgets, singular: gadget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          apiVersion: {type: string}
+          kind: {type: string}
+          metadata: {type: object}
+          spec:
+            type: object
+            properties:
+              size: {type: integer, minimum: 1, default: 2}
+`
+
+// Goal: -crd=DIR installs the definitions of a directory of manifests as a client would, so their
+// resources are served and their objects defaulted and validated at once; schema=FILE takes a
+// CRD manifest; a definition kube-apiserver would refuse stops serve with exit 2 and its message.
+func TestServeCRDManifests(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "example.org_gadgets.yaml"), []byte(crdManifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.txt"), []byte("not a manifest"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	url, _, code := startServing(t, ctx, cancel, "-addr=127.0.0.1:0", "-crd="+dir)
+	post := func(spec string) (int, string) {
+		resp, err := http.Post(url+"/apis/example.org/v1/namespaces/default/gadgets", "application/json",
+			strings.NewReader(`{"apiVersion":"example.org/v1","kind":"Gadget","metadata":{"generateName":"g-"},"spec":`+spec+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if c, body := post(`{}`); c != 201 || !strings.Contains(body, `"spec":{"size":2}`) {
+		t.Errorf("a gadget with the default: %d %s", c, body)
+	}
+	if c, body := post(`{"size":0}`); c != 422 || !strings.Contains(body, "spec.size in body should be greater than or equal to 1") {
+		t.Errorf("an invalid gadget: %d %s", c, body)
+	}
+	cancel()
+	if c := <-code; c != 0 {
+		t.Errorf("serve exit %d", c)
+	}
+
+	// schema=FILE with the manifest.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	_, _, code = startServing(t, ctx, cancel, "-addr=127.0.0.1:0", "-crd=example.org/v1/Gadget/gadgets,status,schema="+filepath.Join(dir, "example.org_gadgets.yaml"))
+	cancel()
+	<-code
+
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte(strings.Replace(crdManifest, "scope: Namespaced", "scope: Sideways", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var o, e syncBuffer
+	if c := serveUntil(context.Background(), []string{"-addr=127.0.0.1:0", "-crd=" + bad}, &o, &e); c != 2 || !strings.Contains(e.String(), `spec.scope: Unsupported value: "Sideways"`) {
+		t.Errorf("serve with an invalid definition = exit %d, stderr %q", c, e.String())
+	}
+}
