@@ -17,6 +17,14 @@
 // applyconfigurations carry; custom resources with a deduced schema). The front runs them under
 // the fake apiserver's lock (fakeapi.Mutation), so they are atomic and take its faults.
 //
+// The Admission (admission.go, docs/fakeapi.md §5.9) admits CustomResourceDefinitions and the
+// custom resources they define with k8s.io/apiextensions-apiserver's own libraries: the
+// definition's registry strategy and validation; for custom resources, pruning, defaulting,
+// metadata coercion, the schema's validation and CEL rules, as kube-apiserver's custom resource
+// handler runs them. Those libraries are this module's dependencies only, never the main
+// module's. ReadDefinitions and InstallDefinitions take CRD manifests (a file or a directory such
+// as config/crd/bases) and install them through a front as a client would.
+//
 // FromUnstructured converts an object from fakeapi's unstructured form to its Go type exactly as
 // apimachinery's runtime.DefaultUnstructuredConverter does, several times faster (a plan made once
 // per Go type instead of a walk by reflection and a JSON round trip for each time and fieldsV1);

@@ -19,6 +19,9 @@
 //     column, ages on the server's clock) and PartialObjectMetadata (metadata clients), and in
 //     the media type of any Codec plugged in (protobuf), chosen from Accept in quality order
 //     (fakeapi.md §5.8);
+//   - CustomResourceDefinitions (crd.go, docs/fakeapi.md §5.9): a definition written by any
+//     client is named, established and served (discovery included) at the start of the next
+//     request, and deleting it deletes its objects, then stops serving its resource;
 //   - EnsureNamespaces, which creates the namespaces kube-apiserver starts with, and a
 //     namespace created through the front Active, finalized and labelled as kube-apiserver makes
 //     it.
@@ -39,7 +42,9 @@
 // Options (the seam, seam.go): a Codec serves a media type (protobuf) for the kinds it supports,
 // chosen from Accept (in quality order) and Content-Type, and a Patcher computes a patch type
 // (strategic merge, apply) as a read-modify-write with the resourceVersion read as precondition.
-// The nested module kube/ fills both (kube.RESTOptions); `informersim serve` and the clientgo
+// An Admission admits every written object on its way to storage (validation, defaulting,
+// pruning of custom resources with their definition's schema).
+// The nested module kube/ fills all three (kube.RESTOptions); `informersim serve` and the clientgo
 // module use it. Without them the front is JSON only: other media types get 406 (Accept) or 415
 // (Content-Type, DeleteOptions bodies included), strategic merge patch and apply patches
 // fakeapi's 405 for built-in kinds, and strategic merge 415 for custom resources, as from
