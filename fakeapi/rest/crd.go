@@ -37,9 +37,10 @@ import (
 // created a definition finds it established and served on its next request, as envtest's
 // installer and `kubectl apply` expect.
 //
-// Simplifications: only the storage version of a definition is served (a request to another
-// served version is a 404), and the status conditions are written in one write where the naming
-// and establishing controllers write two.
+// Every served version is served: the storage version is the fakeapi resource that holds the
+// objects, each other version a view of it (resource.store) whose objects differ only by their
+// apiVersion, as with a definition's conversion strategy None. Simplification: the status
+// conditions are written in one write where the naming and establishing controllers write two.
 
 // definedResource is what the front knows of a resource a CustomResourceDefinition defines.
 type definedResource struct {
@@ -51,6 +52,9 @@ type definedResource struct {
 	categories  []string
 	terminating bool
 	version     string
+	// views are the definition's other served versions, served from the storage version's
+	// objects.
+	views []fakeapi.Resource
 }
 
 // crdState is the front's part of the definitions' lifecycle.
@@ -347,22 +351,35 @@ func servedResource(crd *unstructured.Unstructured) (fakeapi.Resource, *definedR
 	if group == "" || plural == "" || kind == "" || version == "" {
 		return fakeapi.Resource{}, nil, false
 	}
-	r := fakeapi.Resource{
-		GVR:                    schema.GroupVersionResource{Group: group, Version: version, Resource: plural},
-		Kind:                   kind,
-		Namespaced:             scope != "Cluster",
-		Generation:             true,
-		RequireResourceVersion: true,
+	// of is the description of one version, with that version's subresources.
+	of := func(m map[string]any) fakeapi.Resource {
+		name, _ := m["name"].(string)
+		r := fakeapi.Resource{
+			GVR:                    schema.GroupVersionResource{Group: group, Version: name, Resource: plural},
+			Kind:                   kind,
+			Namespaced:             scope != "Cluster",
+			Generation:             true,
+			RequireResourceVersion: true,
+		}
+		subs, _ := m["subresources"].(map[string]any)
+		if _, ok := subs["status"].(map[string]any); ok {
+			r.Status = true
+		}
+		if sc, ok := subs["scale"].(map[string]any); ok {
+			spec, _ := sc["specReplicasPath"].(string)
+			status, _ := sc["statusReplicasPath"].(string)
+			sel, _ := sc["labelSelectorPath"].(string)
+			r.Scale = &fakeapi.ScaleSubresource{SpecReplicasPath: spec, StatusReplicasPath: status, LabelSelectorPath: sel}
+		}
+		return r
 	}
-	subs, _ := storage["subresources"].(map[string]any)
-	if _, ok := subs["status"].(map[string]any); ok {
-		r.Status = true
-	}
-	if sc, ok := subs["scale"].(map[string]any); ok {
-		spec, _ := sc["specReplicasPath"].(string)
-		status, _ := sc["statusReplicasPath"].(string)
-		sel, _ := sc["labelSelectorPath"].(string)
-		r.Scale = &fakeapi.ScaleSubresource{SpecReplicasPath: spec, StatusReplicasPath: status, LabelSelectorPath: sel}
+	r := of(storage)
+	var views []fakeapi.Resource
+	for _, v := range versions {
+		m, ok := v.(map[string]any)
+		if name, _ := m["name"].(string); ok && m["served"] == true && name != "" && name != version {
+			views = append(views, of(m))
+		}
 	}
 	singular, _ := names["singular"].(string)
 	if singular == "" {
@@ -375,6 +392,7 @@ func servedResource(crd *unstructured.Unstructured) (fakeapi.Resource, *definedR
 		categories:  stringsOf(names["categories"]),
 		terminating: crd.GetDeletionTimestamp() != nil,
 		version:     version,
+		views:       views,
 	}
 	return r, d, true
 }

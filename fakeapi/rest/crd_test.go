@@ -1,14 +1,18 @@
 package rest
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // crdBody is a CustomResourceDefinition of gadgets.example.org with a status subresource.
@@ -122,4 +126,51 @@ func toAny(m map[string]string) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// TestDefinitionVersions: every served version of a definition is served, from one set of
+// objects (conversion None): an object created in one version is read, listed and watched in the
+// other with that version's apiVersion, and stored in the storage version's.
+func TestDefinitionVersions(t *testing.T) {
+	srv, h := newHandler(t)
+	const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	body := strings.Replace(crdBody("gadgets", "Gadget"), `"versions":[`, `"versions":[{"name":"v1beta1","served":true,"storage":false,
+  "schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}},`, 1)
+	if w := do(h, call{method: "POST", path: crds, body: body}); w.Code != http.StatusCreated {
+		t.Fatalf("create CRD: %d %s", w.Code, w.Body.String())
+	}
+	var group metav1.APIGroup
+	decode(t, do(h, call{method: "GET", path: "/apis/example.org"}), &group)
+	if len(group.Versions) != 2 || group.PreferredVersion.Version != "v1" || group.Versions[1].Version != "v1beta1" {
+		t.Errorf("group example.org: %+v", group)
+	}
+	const beta, v1 = "/apis/example.org/v1beta1/namespaces/default/gadgets", "/apis/example.org/v1/namespaces/default/gadgets"
+	w := do(h, call{method: "POST", path: beta, body: `{"apiVersion":"example.org/v1beta1","kind":"Gadget","metadata":{"name":"g1"},"spec":{"a":1}}`})
+	if w.Code != http.StatusCreated || !strings.Contains(w.Body.String(), `"apiVersion":"example.org/v1beta1"`) {
+		t.Fatalf("create in v1beta1: %d %s", w.Code, w.Body.String())
+	}
+	if got := getObject(t, h, v1+"/g1"); got.GetAPIVersion() != "example.org/v1" {
+		t.Errorf("read in v1: apiVersion %q", got.GetAPIVersion())
+	}
+	stored, err := srv.Snapshot(schema.GroupVersionResource{Group: "example.org", Version: "v1", Resource: "gadgets"}, "", metav1.ListOptions{})
+	if err != nil || len(stored.Items) != 1 || stored.Items[0].GetAPIVersion() != "example.org/v1" {
+		t.Errorf("stored: %v %v", stored, err)
+	}
+	if w := do(h, call{method: "GET", path: beta}); !strings.Contains(w.Body.String(), `"items":[{"apiVersion":"example.org/v1beta1"`) ||
+		!strings.Contains(w.Body.String(), `"apiVersion":"example.org/v1beta1","items"`) {
+		t.Errorf("list in v1beta1: %s", w.Body.String())
+	}
+	if w := do(h, call{method: "PATCH", path: beta + "/g1", contentType: "application/merge-patch+json", body: `{"spec":{"a":2}}`}); w.Code != http.StatusOK ||
+		!strings.Contains(w.Body.String(), `"apiVersion":"example.org/v1beta1"`) || !strings.Contains(w.Body.String(), `"a":2`) {
+		t.Errorf("patch in v1beta1: %d %s", w.Code, w.Body.String())
+	}
+	// A watch from the start, which the request's context ends once it has had its events.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	r := httptest.NewRequest("GET", beta+"?watch=true&resourceVersion=1", nil).WithContext(ctx)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	if !strings.Contains(rec.Body.String(), `{"type":"ADDED","object":{"apiVersion":"example.org/v1beta1"`) {
+		t.Errorf("watch in v1beta1: %s", rec.Body.String())
+	}
 }

@@ -259,6 +259,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 // writeObject writes one object in the negotiated format. shared says u is a committed version
 // of the object (not a dry run's answer), whose encoding may be shared (encache.go).
 func (h *Handler) writeObject(w http.ResponseWriter, t target, code int, u *unstructured.Unstructured, f format, shared bool) {
+	u = t.fromStore(u)
 	if f.rep == repObject {
 		if f.codec == nil {
 			item, _, err := h.item(nil, u, shared)
@@ -309,6 +310,18 @@ func (h *Handler) writeObject(w http.ResponseWriter, t target, code int, u *unst
 // LIST of many objects is the hot path of informer start-up.
 // lent says l's items are the server's own objects, lent (Handler.list).
 func (h *Handler) writeList(w http.ResponseWriter, t target, l *unstructured.UnstructuredList, f format, lent bool) {
+	if t.res.view() {
+		// A view's list: the items as the view serves them, no longer the server's own.
+		v := &unstructured.UnstructuredList{Object: map[string]any{}, Items: make([]unstructured.Unstructured, len(l.Items))}
+		for k, x := range l.Object {
+			v.Object[k] = x
+		}
+		v.SetAPIVersion(t.res.GVR.GroupVersion().String())
+		for i := range l.Items {
+			v.Items[i] = *t.fromStore(&l.Items[i])
+		}
+		l, lent = v, false
+	}
 	meta := listMeta(l.GetResourceVersion(), l.GetContinue())
 	meta.RemainingItemCount = l.GetRemainingItemCount()
 	if ic, ok := f.codec.(ItemCodec); ok && f.rep == repObject {

@@ -102,7 +102,22 @@ type resource struct {
 	// defined is set for a resource a CustomResourceDefinition defines: the definition and the
 	// names discovery shows.
 	defined *definedResource
+	// store, when set, is the resource whose objects this one serves: a version of a custom
+	// resource other than its definition's storage version (a view), whose objects are those of
+	// the storage version with their apiVersion rewritten both ways (conversion None).
+	store schema.GroupVersionResource
 }
+
+// storeGVR is the fakeapi resource that holds r's objects.
+func (r *resource) storeGVR() schema.GroupVersionResource {
+	if r.store.Resource != "" {
+		return r.store
+	}
+	return r.GVR
+}
+
+// view says r serves another resource's objects under its own version.
+func (r *resource) view() bool { return r.store.Resource != "" }
 
 // NewHandler returns the REST front of srv, serving every resource of srv.Config().Resources.
 func NewHandler(srv *fakeapi.Server, opts Options) (*Handler, error) {
@@ -142,8 +157,8 @@ func newTable(resources []fakeapi.Resource, defined map[schema.GroupVersionResou
 		builtin[r.GVR] = true
 	}
 	tb := &table{byGV: map[schema.GroupVersion]*groupVersion{}}
-	for _, r := range resources {
-		gv := r.GVR.GroupVersion()
+	add := func(res *resource) {
+		gv := res.GVR.GroupVersion()
 		g := tb.byGV[gv]
 		if g == nil {
 			g = &groupVersion{gv: gv, resources: map[string]*resource{}}
@@ -152,9 +167,21 @@ func newTable(resources []fakeapi.Resource, defined map[schema.GroupVersionResou
 				tb.groups = append(tb.groups, gv.Group)
 			}
 		}
-		res := &resource{Resource: r, builtin: builtin[r.GVR], defined: defined[r.GVR]}
-		g.resources[r.GVR.Resource] = res
+		if g.resources[res.GVR.Resource] != nil {
+			return // a view that would shadow a resource of the configuration
+		}
+		g.resources[res.GVR.Resource] = res
 		g.ordered = append(g.ordered, res)
+	}
+	for _, r := range resources {
+		add(&resource{Resource: r, builtin: builtin[r.GVR], defined: defined[r.GVR]})
+	}
+	for _, r := range resources {
+		if d := defined[r.GVR]; d != nil {
+			for _, v := range d.views {
+				add(&resource{Resource: v, defined: d, store: r.GVR})
+			}
+		}
 	}
 	for _, g := range tb.byGV {
 		slices.SortFunc(g.ordered, func(a, b *resource) int { return strings.Compare(a.GVR.Resource, b.GVR.Resource) })

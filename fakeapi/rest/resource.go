@@ -30,7 +30,7 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target
 		h.serveScale(w, r, t, f)
 		return
 	}
-	rc := h.srv.Resource(t.res.GVR).Namespace(t.namespace)
+	rc := h.srv.Resource(t.res.storeGVR()).Namespace(t.namespace)
 	ctx := r.Context()
 	var subs []string
 	if t.sub != "" {
@@ -139,7 +139,7 @@ func (h *Handler) list(r *http.Request, rc *fakeapi.ResourceClient, t target, op
 		l, err = rc.List(r.Context(), opts)
 		return l, false, err
 	}
-	l, err = h.srv.ListerWatcher(t.res.GVR, t.namespace).ListLent(opts)
+	l, err = h.srv.ListerWatcher(t.res.storeGVR(), t.namespace).ListLent(opts)
 	return l, true, err
 }
 
@@ -223,7 +223,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, t target, subs [
 		h.respond(w, r, t, code, out, err, f)
 		return
 	}
-	out, err := h.srv.Resource(t.res.GVR).Namespace(t.namespace).Patch(r.Context(), t.name, pt, body, opts, subs...)
+	out, err := h.srv.Resource(t.res.storeGVR()).Namespace(t.namespace).Patch(r.Context(), t.name, pt, body, opts, subs...)
 	h.respond(w, r, t, http.StatusOK, out, err, f)
 }
 

@@ -125,7 +125,7 @@ func asInt64(v any) (int64, bool) {
 // spec.replicas to the object's SpecReplicasPath, and PATCH (JSON or merge patch) patches the
 // Scale and writes it as PUT does, atomically (writeScale).
 func (h *Handler) serveScale(w http.ResponseWriter, r *http.Request, t target, f format) {
-	rc := h.srv.Resource(t.res.GVR).Namespace(t.namespace)
+	rc := h.srv.Resource(t.res.storeGVR()).Namespace(t.namespace)
 	ctx := r.Context()
 	switch r.Method {
 	case http.MethodGet:
@@ -187,7 +187,7 @@ func (h *Handler) readScale(r *http.Request, t target, opts runtime.Object) (*un
 // SpecReplicasPath; a resourceVersion in it is a precondition (409 when stale), and without one
 // the write applies to the object as stored. It returns the Scale of the result.
 func (h *Handler) writeScale(r *http.Request, t target, verb fakeapi.Verb, next func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error), dryRun bool) (*unstructured.Unstructured, error) {
-	rc := h.srv.Resource(t.res.GVR).Namespace(t.namespace)
+	rc := h.srv.Resource(t.res.storeGVR()).Namespace(t.namespace)
 	out, _, err := rc.Mutate(r.Context(), t.name, fakeapi.Mutation{
 		Verb:   verb,
 		DryRun: dryRun,

@@ -21,7 +21,7 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, rc *fakeapi.Reso
 	var wi watch.Interface
 	var err error
 	if h.openWatch != nil {
-		wi, err = h.openWatch(r, t.res.GVR, t.namespace, opts)
+		wi, err = h.openWatch(r, t.res.storeGVR(), t.namespace, opts)
 	} else {
 		wi, err = h.openLent(r, rc, t, opts)
 	}
@@ -47,6 +47,9 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, rc *fakeapi.Reso
 		case ev, ok := <-wi.ResultChan():
 			if !ok {
 				return
+			}
+			if u, ok := ev.Object.(*unstructured.Unstructured); ok {
+				ev.Object = t.fromStore(u)
 			}
 			frame, shared, err := h.sharedEvent(ev, f, e)
 			if err != nil {
@@ -89,7 +92,7 @@ func (h *Handler) openLent(r *http.Request, rc *fakeapi.ResourceClient, t target
 	if r.Context().Err() != nil {
 		return rc.Watch(r.Context(), opts)
 	}
-	w, err := h.srv.ListerWatcher(t.res.GVR, t.namespace).OpenWatchLent(opts)
+	w, err := h.srv.ListerWatcher(t.res.storeGVR(), t.namespace).OpenWatchLent(opts)
 	if err != nil {
 		return nil, err
 	}

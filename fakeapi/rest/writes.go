@@ -196,7 +196,7 @@ func (h *Handler) create(r *http.Request, t target, obj *unstructured.Unstructur
 	if errs := validation.ValidateCreateOptions(&opts); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "CreateOptions"}, "", errs)
 	}
-	rc := h.srv.Resource(t.res.GVR).Namespace(t.namespace)
+	rc := h.srv.Resource(t.res.storeGVR()).Namespace(t.namespace)
 	if t.res.defined != nil && t.res.defined.terminating {
 		return nil, apierrors.NewForbidden(t.res.GVR.GroupResource(), obj.GetName(), errors.New("create not allowed while custom resource definition is terminating"))
 	}
@@ -222,6 +222,7 @@ func (h *Handler) create(r *http.Request, t target, obj *unstructured.Unstructur
 		}
 		obj = tracked
 	}
+	t.toStore(obj)
 	return rc.CreateHandedOver(r.Context(), obj, opts, createLender)
 }
 
@@ -233,8 +234,9 @@ func (h *Handler) update(r *http.Request, t target, obj *unstructured.Unstructur
 	if errs := validation.ValidateUpdateOptions(&opts); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "UpdateOptions"}, "", errs)
 	}
-	rc := h.srv.Resource(t.res.GVR).Namespace(t.namespace)
+	rc := h.srv.Resource(t.res.storeGVR()).Namespace(t.namespace)
 	if h.tracker == nil && h.admission == nil {
+		t.toStore(obj)
 		return rc.Update(r.Context(), obj, opts, subs...)
 	}
 	verb := fakeapi.VerbUpdate
@@ -252,14 +254,16 @@ func (h *Handler) update(r *http.Request, t target, obj *unstructured.Unstructur
 				obj.SetNamespace(t.namespace)
 			}
 			obj, err := h.admit(r.Context(), wr, live, obj)
-			if err != nil || h.tracker == nil {
-				return obj, err
-			}
-			tracked, err := h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: live, Object: obj})
 			if err != nil {
-				return nil, asStatus(err)
+				return nil, err
 			}
-			return tracked, nil
+			if h.tracker != nil {
+				if obj, err = h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: live, Object: obj}); err != nil {
+					return nil, asStatus(err)
+				}
+			}
+			t.toStore(obj)
+			return obj, nil
 		},
 	})
 	return out, err
@@ -281,7 +285,7 @@ const (
 // to the same effect), is recorded as a patch, and takes the faults injected for patches. It
 // returns the status code of the answer (201 when an apply created the object).
 func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.PatchType, body []byte, opts metav1.PatchOptions) (int, *unstructured.Unstructured, error) {
-	rc := h.srv.Resource(t.res.GVR).Namespace(t.namespace)
+	rc := h.srv.Resource(t.res.storeGVR()).Namespace(t.namespace)
 	wr := h.writeOf(r, t, opts.FieldManager)
 	wr.FieldValidation = opts.FieldValidation
 	apply := pt == types.ApplyYAMLPatchType || pt == types.ApplyCBORPatchType
@@ -301,7 +305,11 @@ func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.Patch
 		Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 			wr.Now = h.now()
 			if p != nil {
-				// The Patcher may change live, its private copy; the admission needs it as stored.
+				// live is a private copy: a view's Patcher sees it in the view's version. The Patcher
+				// may change it; the admission needs it as stored.
+				if t.res.view() && live != nil {
+					live.SetAPIVersion(t.res.GVR.GroupVersion().String())
+				}
 				old := live
 				if h.admission != nil && live != nil {
 					old = live.DeepCopy()
@@ -319,9 +327,11 @@ func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.Patch
 				if h.admission != nil && t.res.Namespaced && out.GetNamespace() == "" {
 					out.SetNamespace(t.namespace) // an apply that creates
 				}
-				return h.admit(r.Context(), wr, old, out)
+				out, err = h.admit(r.Context(), wr, old, out)
+				t.toStore(out)
+				return out, err
 			}
-			patched, err := fakeapi.PatchObject(t.res.GVR.GroupResource(), t.name, live, pt, body)
+			patched, err := fakeapi.PatchObject(t.res.GVR.GroupResource(), t.name, t.fromStore(live), pt, body)
 			if err != nil {
 				return nil, err
 			}
@@ -332,16 +342,18 @@ func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.Patch
 			patched.SetName(t.name)
 			patched.SetNamespace(live.GetNamespace())
 			patched, err = h.admit(r.Context(), wr, live, patched)
-			if err != nil || h.tracker == nil {
-				return patched, err
-			}
-			// patched shares nothing with live (PatchObject patched a copy of it), which the
-			// tracker only reads.
-			tracked, err := h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: live, Object: patched})
 			if err != nil {
-				return nil, asStatus(err)
+				return nil, err
 			}
-			return tracked, nil
+			if h.tracker != nil {
+				// patched shares nothing with live (PatchObject patched a copy of it), which the
+				// tracker only reads.
+				if patched, err = h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: live, Object: patched}); err != nil {
+					return nil, asStatus(err)
+				}
+			}
+			t.toStore(patched)
+			return patched, nil
 		},
 	})
 	if err != nil {
@@ -351,4 +363,27 @@ func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.Patch
 		return http.StatusCreated, out, nil
 	}
 	return http.StatusOK, out, nil
+}
+
+// toStore gives obj, the request's own object of a view (resource.store), the apiVersion of the
+// resource that stores it; other objects are left alone.
+func (t target) toStore(obj *unstructured.Unstructured) {
+	if t.res.view() && obj != nil && obj.GetAPIVersion() == t.res.GVR.GroupVersion().String() {
+		obj.SetAPIVersion(t.res.store.GroupVersion().String())
+	}
+}
+
+// fromStore returns u, an object of the resource storing a view's objects, as the view serves
+// it: a copy of its top level with the view's apiVersion (the rest shared, read-only). Any other
+// object is returned as it is.
+func (t target) fromStore(u *unstructured.Unstructured) *unstructured.Unstructured {
+	if !t.res.view() || u == nil || u.GetAPIVersion() != t.res.store.GroupVersion().String() {
+		return u
+	}
+	m := make(map[string]any, len(u.Object))
+	for k, v := range u.Object {
+		m[k] = v
+	}
+	m["apiVersion"] = t.res.GVR.GroupVersion().String()
+	return &unstructured.Unstructured{Object: m}
 }
