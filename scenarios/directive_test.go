@@ -164,9 +164,10 @@ const courseDocHead = `# The course
 
 Each file of ` + "`scenarios/testdata/`" + ` teaches one concept of client-go's informer: comment lines that
 explain it, then a story of directives whose expected blocks are the simulator's own narration.
-Read one with ` + "`informersim explain NAME`" + ` (or open the file), replay it with
-` + "`informersim run NAME --seed N`" + `, and regenerate the expected blocks with ` + "`make rewrite`" + `
-(which rewrites this list too). The directives are listed in the documentation of package
+Read one with ` + "`go run -C cmd/informersim . explain NAME`" + ` from the repository's root (or open
+the file; ` + "`informersim explain NAME`" + ` once ` + "`cd cmd/informersim && go install .`" + ` put the command on
+your PATH), replay it with ` + "`go run -C cmd/informersim . run NAME --seed N`" + `, and regenerate the
+expected blocks with ` + "`make rewrite`" + ` (which rewrites this list too). The directives are listed in the documentation of package
 ` + "`scenarios`" + ` (` + "`go doc ./scenarios`" + `). ` + "`informersim course --html DIR`" + ` (or ` + "`make course`" + `)
 writes the course as a site: a page per lesson with its concept, the pipeline picture with the
 parts the lesson is about highlighted, the run's timeline and its narration (docs/timeline.md).
