@@ -437,8 +437,34 @@ func TestCourseSiteInChromium(t *testing.T) {
 			b.screenshot(t, "lesson-"+sc.Name)
 		case "24-controller":
 			b.screenshot(t, "lesson-24-default-zoom")
+			checkLinearAxis(t, b)
 			checkLinks(t, b, r)
 		}
+	}
+}
+
+// checkLinearAxis switches the time axis to linear: the switch says so, and the ticks stand
+// at equal distances for equal times (the compressed axis's do not); then back.
+func checkLinearAxis(t *testing.T, b *browser) {
+	t.Helper()
+	b.run(t, chromedp.Click(`button.tl-mode`, chromedp.ByQuery))
+	if mode := eval[string](t, b, `document.querySelector('button.tl-mode').textContent + ' | ' + document.querySelector('.axis-label').textContent`); !strings.Contains(mode, "time axis: linear") || !strings.Contains(mode, "(linear)") {
+		t.Errorf("after switching to the linear axis the page says %q", mode)
+	}
+	b.screenshot(t, "lesson-24-linear")
+	xs := eval[[]float64](t, b, `Array.from(document.querySelectorAll('text.tick')).map(e => +e.getAttribute('x'))`)
+	if len(xs) < 3 {
+		t.Errorf("the linear axis has %d ticks", len(xs))
+	}
+	for i := 2; i < len(xs); i++ {
+		if d0, d1 := xs[1]-xs[0], xs[i]-xs[i-1]; d1 < d0-0.5 || d1 > d0+0.5 {
+			t.Errorf("the linear axis's ticks are not evenly spaced: %v", xs)
+			break
+		}
+	}
+	b.run(t, chromedp.Click(`button.tl-mode`, chromedp.ByQuery))
+	if mode := eval[string](t, b, `document.querySelector('button.tl-mode').textContent`); !strings.Contains(mode, "compressed") {
+		t.Errorf("after switching back the page says %q", mode)
 	}
 }
 

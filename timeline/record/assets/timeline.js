@@ -685,11 +685,20 @@
     this.zoom = Math.min(Math.max(z, MIN_ZOOM), 40);
     this.redraw(0.5);
   };
+  // setMode switches the time axis. The linear axis opens on the whole run (zoom 1 fits it);
+  // the compressed one at zoom 1 on the moment that was in the middle, fitted if it is short.
   Timeline.prototype.setMode = function (m) {
     this.mode = m;
     this.zoom = 1;
+    if (m === "linear") {
+      this.layout();
+      this.inner.style.width = this.width + "px";
+      this.scroll.scrollLeft = 0;
+      this.drawOverview(); this.render(); this.updateStatus();
+      return;
+    }
     this.redraw(0.5);
-    if (m === "compressed" && this.width < (this.scroll.clientWidth || 800)) this.fit();
+    if (this.width < (this.scroll.clientWidth || 800) * 1.6) this.fit();
   };
   // zoomAround zooms in on a block of events (by its first event's seq) so that it spreads.
   Timeline.prototype.zoomAround = function (seq) {
