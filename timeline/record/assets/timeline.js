@@ -12,9 +12,9 @@
   var SVGNS = "http://www.w3.org/2000/svg";
   // A lane's height; a mark's top and height in it; the duration bar's row under the marks.
   var LANE_H = 30, MARK_Y = 3, MARK_H = 15, BAR_Y = 21, BAR_H = 6, AXIS_H = 46;
-  // Events of one lane closer than AGG_PX are one block; the part drawn reaches MARGIN px past
-  // each side of the window.
-  var AGG_PX = 5, MARGIN = 120, LABEL_PX = 6.1, MIN_ZOOM = 1e-4;
+  // Events of one lane closer than AGG_PX are one block (at most BLOCK_PX wide); the part drawn
+  // reaches MARGIN px past each side of the window.
+  var AGG_PX = 5, BLOCK_PX = 48, MARGIN = 120, LABEL_PX = 6.1, MIN_ZOOM = 1e-4;
   // The lanes of the user's code: their scheduler steps are drawn (the step is all they narrate).
   var USER_ROLES = { user: true, worker: true, workqueue: true, controller: true };
 
@@ -526,7 +526,9 @@
       var i = idx[p], x = xs[i];
       if (x > hi) break;
       if (this.isKey(ev[i], i)) { flush(); items.push({ i: i, x: x, key: true }); continue; }
-      if (group.length && x - xs[group[0]] >= AGG_PX) flush();
+      // A block grows while its events are closer than AGG_PX to the one before, up to
+      // BLOCK_PX wide: a dense stretch is a few counted blocks, not one per AGG_PX.
+      if (group.length && (x - xs[group[group.length - 1]] >= AGG_PX || x - xs[group[0]] >= BLOCK_PX)) flush();
       group.push(i);
     }
     flush();
