@@ -210,7 +210,12 @@
     this.scroll.addEventListener("scroll", function () {
       if (pending) return;
       pending = true;
-      requestAnimationFrame(function () { pending = false; self.render(); });
+      // A scroll the page made itself (reveal, a zoom) has been drawn already: drawing it again
+      // would only replace the same elements (and pull them from under a pointer or a focus).
+      requestAnimationFrame(function () {
+        pending = false;
+        if (self.scroll.scrollLeft !== self.drawnLeft || self.scroll.clientWidth !== self.drawnWidth) self.render();
+      });
     });
     this.scroll.addEventListener("wheel", function (ev) {
       if (!ev.ctrlKey) return;
@@ -397,6 +402,7 @@
     var self = this, run = this.run, ev = this.ev, xs = this.xs;
     var sl = this.scroll.scrollLeft, vw = this.scroll.clientWidth || 1000;
     var lo = sl - MARGIN, hi = sl + vw + MARGIN, height = this.height, w = this.markW;
+    this.drawnLeft = sl; this.drawnWidth = this.scroll.clientWidth;
     this.inner.style.width = this.width + "px";
     this.svg.style.left = sl + "px";
     this.svg.setAttribute("width", vw); this.svg.setAttribute("height", height);
