@@ -409,6 +409,9 @@ func TestCourseSiteInChromium(t *testing.T) {
 				t.Errorf("%s: the pipeline highlights %s, which the lesson does not name (%q)", sc.Name, parts, sc.Pipeline)
 			}
 		}
+		if rb := eval[string](t, b, `(document.querySelector('svg.pipeline .readback') || {dataset: {}}).dataset.parts + ' | ' + (document.querySelector('svg.pipeline .readback-label') || {}).textContent`); !strings.HasPrefix(rb, "worker Indexer | ") || !strings.Contains(rb, "reads the Indexer") {
+			t.Errorf("%s: the pipeline does not draw the worker's read back from the Indexer: %q", sc.Name, rb)
+		}
 		if len(sc.Pipeline) == 0 {
 			t.Errorf("%s: the lesson names no part of the pipeline (its # pipeline: line)", sc.Name)
 		}
@@ -452,6 +455,17 @@ func checkLinearAxis(t *testing.T, b *browser) {
 		t.Errorf("after switching to the linear axis the page says %q", mode)
 	}
 	b.screenshot(t, "lesson-24-linear")
+	// A duration is a bar as long as its time: the relist's backoff (relist-after delay=D).
+	bar := eval[[]float64](t, b, `(() => {
+		const bar = Array.from(document.querySelectorAll('rect.bar')).find(r => r.querySelector('title').textContent.startsWith('relist-after '));
+		const ticks = Array.from(document.querySelectorAll('text.tick')).slice(0, 2).map(e => [+e.getAttribute('x'), parseFloat(e.textContent.slice(1))]);
+		const ev = informersimTimeline.ev.find(e => e.kind === 'relist-after');
+		return bar ? [+bar.getAttribute('width'), (ticks[1][0] - ticks[0][0]) / (ticks[1][1] - ticks[0][1]), ev.fields.delay.endsWith('ms') ? parseFloat(ev.fields.delay) / 1000 : parseFloat(ev.fields.delay)] : []; })()`)
+	if len(bar) != 3 {
+		t.Errorf("lesson 24 draws no bar for its relist's backoff")
+	} else if want := bar[1] * bar[2]; bar[0] < want-2 || bar[0] > want+2 {
+		t.Errorf("the backoff's bar is %.1f px on the linear axis, its delay (%.3fs at %.1f px/s) is %.1f px", bar[0], bar[2], bar[1], want)
+	}
 	xs := eval[[]float64](t, b, `Array.from(document.querySelectorAll('text.tick')).map(e => +e.getAttribute('x'))`)
 	if len(xs) < 3 {
 		t.Errorf("the linear axis has %d ticks", len(xs))

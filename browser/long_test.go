@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
@@ -132,6 +135,17 @@ func TestLongRunInChromium(t *testing.T) {
 	b.screenshot(t, "long-run-fit")
 	if n := eval[int](t, b, `document.querySelectorAll('svg.tl-svg *').length`); n > 20000 {
 		t.Errorf("the page draws %d elements at fit: dense parts should be drawn as blocks", n)
+	}
+	// The overview pans: a press at 80% of its width brings that part of the run into view.
+	before := eval[float64](t, b, `informersimTimeline.scroll.scrollLeft`)
+	at := eval[[]float64](t, b, `(() => { const r = document.querySelector('.tl-overview').getBoundingClientRect(); document.querySelector('.tl-overview').scrollIntoView({block: 'center'});
+		const q = document.querySelector('.tl-overview').getBoundingClientRect(); return [q.left + 0.8 * q.width, q.top + q.height / 2]; })()`)
+	b.run(t, chromedp.MouseEvent(input.MousePressed, at[0], at[1], chromedp.ButtonLeft), chromedp.MouseEvent(input.MouseReleased, at[0], at[1], chromedp.ButtonLeft))
+	pan := eval[[]float64](t, b, `(() => { const tl = informersimTimeline, l = tl.scroll.scrollLeft, w = tl.scroll.clientWidth;
+		const win = document.querySelector('.tl-ovwin'), box = document.querySelector('.tl-overview');
+		return [l, (l + w / 2) / tl.width, (parseFloat(win.style.left) + parseFloat(win.style.width) / 2) / box.clientWidth]; })()`)
+	if pan[0] <= before || pan[1] < 0.78 || pan[1] > 0.82 || pan[2] < 0.78 || pan[2] > 0.82 {
+		t.Errorf("a press at 80%% of the overview: scrolled from %.0f to %.0f px, the window's middle at %.3f of the run, its frame at %.3f of the strip; want both at 0.8", before, pan[0], pan[1], pan[2])
 	}
 	b.w.mu.Lock()
 	defer b.w.mu.Unlock()

@@ -177,6 +177,19 @@ func TestFailingGinkgoSpecPage(t *testing.T) {
 	if len(want) == 0 || !slices.Equal(hl, want) {
 		t.Errorf("highlighted %v, the trace's events about %s are %v", hl, object, want)
 	}
+	// Arrows join each of its events to the next one in another lane.
+	lanes, changes := []string{}, 0
+	for _, e := range drawnEvents(r) {
+		if re.MatchString(e.Text) {
+			if len(lanes) > 0 && lanes[len(lanes)-1] != e.Lane {
+				changes++
+			}
+			lanes = append(lanes, e.Lane)
+		}
+	}
+	if n := eval[int](t, b, `document.querySelectorAll('path.flow-arrow').length`); n != changes || n == 0 {
+		t.Errorf("%d arrows along %s's path, which changes lanes %d times (%q)", n, object, changes, lanes)
+	}
 	if got := eval[string](t, b, `document.querySelector('.followed-history').textContent`); got != strings.Join(history, "\n") {
 		t.Errorf("the history listed:\n%s\nwant:\n%s", got, strings.Join(history, "\n"))
 	}

@@ -544,7 +544,10 @@
     for (var b = 0; b < this.bars.length; b++) {
       var bar = this.bars[b];
       if (bar.lane !== li) continue;
-      var x0 = xs[bar.i0], x1 = bar.i1 >= 0 ? xs[bar.i1] : this.xAt(bar.t1);
+      // On the linear axis a bar is its time exactly (a mark may stand a few px right of its
+      // instant); on the compressed one it joins its marks.
+      var lin = this.mode === "linear";
+      var x0 = lin ? this.xAt(ev[bar.i0].time_ns) : xs[bar.i0], x1 = bar.i1 >= 0 && !lin ? xs[bar.i1] : this.xAt(bar.t1);
       if (x1 < lo || x0 > hi) continue;
       var bw = Math.max(x1 - x0, 2);
       out.push('<rect class="bar role-' + role + '" x="' + x0 + '" y="' + (y + BAR_Y) + '" width="' + bw + '" height="' + BAR_H + '"><title>' + esc(bar.label) + "</title></rect>");
