@@ -131,13 +131,8 @@ func TestLongRunInChromium(t *testing.T) {
 		return out; })()`)
 	t.Logf("the whole run in view, fastest of 10: compressed at fit: layout %.1f ms, overview %.1f ms, drawing %.1f ms, a whole step %.1f ms; linear at zoom 1: %.1f, %.1f, %.1f, %.1f ms",
 		parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], parts[6], parts[7])
-	b.run(t, chromedpEval(`informersimTimeline.fit()`))
-	b.screenshot(t, "long-run-fit")
-	if n := eval[int](t, b, `document.querySelectorAll('svg.tl-svg *').length`); n > 20000 {
-		t.Errorf("the page draws %d elements at fit: dense parts should be drawn as blocks", n)
-	}
 	// The overview pans: a press at 80% of its width brings that part of the run into view.
-	before := eval[float64](t, b, `informersimTimeline.scroll.scrollLeft`)
+	before := eval[float64](t, b, `(() => { const tl = informersimTimeline; tl.scroll.scrollLeft = 0; tl.render(); return tl.scroll.scrollLeft; })()`)
 	at := eval[[]float64](t, b, `(() => { const r = document.querySelector('.tl-overview').getBoundingClientRect(); document.querySelector('.tl-overview').scrollIntoView({block: 'center'});
 		const q = document.querySelector('.tl-overview').getBoundingClientRect(); return [q.left + 0.8 * q.width, q.top + q.height / 2]; })()`)
 	b.run(t, chromedp.MouseEvent(input.MousePressed, at[0], at[1], chromedp.ButtonLeft), chromedp.MouseEvent(input.MouseReleased, at[0], at[1], chromedp.ButtonLeft))
@@ -146,6 +141,14 @@ func TestLongRunInChromium(t *testing.T) {
 		return [l, (l + w / 2) / tl.width, (parseFloat(win.style.left) + parseFloat(win.style.width) / 2) / box.clientWidth]; })()`)
 	if pan[0] <= before || pan[1] < 0.78 || pan[1] > 0.82 || pan[2] < 0.78 || pan[2] > 0.82 {
 		t.Errorf("a press at 80%% of the overview: scrolled from %.0f to %.0f px, the window's middle at %.3f of the run, its frame at %.3f of the strip; want both at 0.8", before, pan[0], pan[1], pan[2])
+	}
+	b.run(t, chromedpEval(`informersimTimeline.fit()`))
+	b.screenshot(t, "long-run-fit")
+	if fit := eval[[]float64](t, b, `[informersimTimeline.width, informersimTimeline.scroll.clientWidth]`); fit[0] > fit[1] {
+		t.Errorf("fit leaves the run %.0f px wide in a window of %.0f", fit[0], fit[1])
+	}
+	if n := eval[int](t, b, `document.querySelectorAll('svg.tl-svg *').length`); n > 20000 {
+		t.Errorf("the page draws %d elements at fit: dense parts should be drawn as blocks", n)
 	}
 	b.w.mu.Lock()
 	defer b.w.mu.Unlock()

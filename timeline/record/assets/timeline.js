@@ -14,7 +14,7 @@
   var LANE_H = 30, MARK_Y = 3, MARK_H = 15, BAR_Y = 21, BAR_H = 6, AXIS_H = 46;
   // Events of one lane closer than AGG_PX are one block (at most BLOCK_PX wide); the part drawn
   // reaches MARGIN px past each side of the window.
-  var AGG_PX = 5, BLOCK_PX = 48, MARGIN = 120, LABEL_PX = 6.1, MIN_ZOOM = 1e-4;
+  var AGG_PX = 5, BLOCK_PX = 48, MARGIN = 120, LABEL_PX = 6.1, MIN_ZOOM = 1e-6;
   // The lanes of the user's code: their scheduler steps are drawn (the step is all they narrate).
   var USER_ROLES = { user: true, worker: true, workqueue: true, controller: true };
 
@@ -600,8 +600,15 @@
             var host = null;
             for (var h = 0; h < placed.length; h++) if (lx < placed[h][1] && lx + lw > placed[h][0] && placed[h][2] >= 0) host = placed[h];
             if (host) {
-              text[host[2]].t += " · " + l.text;
-              host[1] += (l.text.length + 3) * LABEL_PX;
+              var hl = text[host[2]];
+              if (hl.t.length < 40) {
+                hl.t += " · " + l.text;
+                host[1] += (l.text.length + 3) * LABEL_PX;
+              } else {
+                // A long joined label says how many more it stands for (room kept for that).
+                if (!hl.more) host[1] += 9 * LABEL_PX;
+                hl.more = (hl.more || 0) + 1;
+              }
               continue;
             }
           }
@@ -610,7 +617,7 @@
         text.push({ t: l.text, s: '<text class="ev-label' + (l.key ? " key" : "") + (l.cls || "") + '" x="' + lx + '" y="' + (y + (row ? LANE_H - 2 : MARK_Y + 11.5)) + '">' });
       }
     });
-    return out.join("") + text.map(function (l) { return l.s + esc(l.t) + "</text>"; }).join("");
+    return out.join("") + text.map(function (l) { return l.s + esc(l.t + (l.more ? " +" + l.more + " more" : "")) + "</text>"; }).join("");
   };
 
   // drawArrows draws the followed object's path: an arrow from each of its events to its next
@@ -801,7 +808,7 @@
   Timeline.prototype.updateStatus = function () {
     var run = this.run;
     var s = this.n + " events · " + run.components.length + " lanes · seed " + run.seed + " · " +
-      (run.failure ? "FAILED" : "passed") + " · trace " + run.trace.hash.slice(0, 12) + " · zoom " + this.zoom.toFixed(2);
+      (run.failure ? "FAILED" : "passed") + " · trace " + run.trace.hash.slice(0, 12) + " · zoom " + (this.zoom >= 0.1 ? this.zoom.toFixed(2) : this.zoom.toPrecision(2));
     if (this.followed) s += " · following " + this.followed;
     this.status.textContent = s;
     this.modeBtn.textContent = "time axis: " + this.mode + " ⇄";
