@@ -127,6 +127,10 @@ type Resource struct {
 	// CustomResourceDefinitions adds customresourcecleanup.apiextensions.k8s.io, which its
 	// finalizer removes once the custom resources are gone.
 	DeleteFinalizers []string
+	// ShortNames and Categories are what discovery lists for the resource (`kubectl get cm`,
+	// `kubectl get all`), kube-apiserver's for the built-in kinds.
+	ShortNames []string
+	Categories []string
 }
 
 // ScaleSubresource locates what a Scale reads and writes in an object, as JSON paths of the
@@ -241,38 +245,113 @@ var CustomResourceDefinitionsGVR = schema.GroupVersionResource{Group: "apiextens
 // stays until the definition's custom resources are deleted.
 const CustomResourceCleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
 
-// BuiltinResources returns the built-in resource table, a fresh copy on each call.
+// BuiltinResources returns the built-in resource table, a fresh copy on each call: every
+// resource of the API groups kube-apiserver v1.37 serves by default that clients read and write
+// as objects (not the create-only reviews of authentication.k8s.io and authorization.k8s.io, nor
+// componentstatuses), with its scope, status and scale subresources, generation tracking, the
+// field selectors beyond metadata.name and metadata.namespace, short names and categories. The
+// table in docs/builtin-kinds.md is generated from it (TestBuiltinKindsTable).
 func BuiltinResources() []Resource {
-	core := func(r string) schema.GroupVersionResource {
-		return schema.GroupVersionResource{Version: "v1", Resource: r}
+	gvr := func(group, version, resource string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: group, Version: version, Resource: resource}
 	}
-	apps := func(r string) schema.GroupVersionResource {
-		return schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: r}
-	}
+	core := func(r string) schema.GroupVersionResource { return gvr("", "v1", r) }
+	apps := func(r string) schema.GroupVersionResource { return gvr("apps", "v1", r) }
 	workloadScale := func() *ScaleSubresource {
 		return &ScaleSubresource{SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas", LabelSelectorPath: ".spec.selector"}
 	}
+	all := []string{"all"}
+	extensions := []string{"api-extensions"}
 	return []Resource{
-		{GVR: core("pods"), Kind: "Pod", Namespaced: true, Status: true, Generation: true, GracefulDelete: true,
+		// core/v1
+		{GVR: core("pods"), Kind: "Pod", Namespaced: true, Status: true, Generation: true, GracefulDelete: true, ShortNames: []string{"po"}, Categories: all,
 			FieldLabels: []string{"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"}},
-		{GVR: core("configmaps"), Kind: "ConfigMap", Namespaced: true},
+		{GVR: core("configmaps"), Kind: "ConfigMap", Namespaced: true, ShortNames: []string{"cm"}},
 		{GVR: core("secrets"), Kind: "Secret", Namespaced: true, FieldLabels: []string{"type"}},
-		{GVR: core("services"), Kind: "Service", Namespaced: true, Status: true, Names: NameLabel1035},
-		{GVR: core("nodes"), Kind: "Node", Status: true, FieldLabels: []string{"spec.unschedulable"}},
-		{GVR: core("namespaces"), Kind: "Namespace", Status: true, Names: NameLabel, FieldLabels: []string{"status.phase"}},
-		{GVR: apps("deployments"), Kind: "Deployment", Namespaced: true, Status: true, Generation: true, Scale: workloadScale()},
-		{GVR: apps("replicasets"), Kind: "ReplicaSet", Namespaced: true, Status: true, Generation: true, FieldLabels: []string{"status.replicas"}, Scale: workloadScale()},
-		{GVR: apps("statefulsets"), Kind: "StatefulSet", Namespaced: true, Status: true, Generation: true, Scale: workloadScale()},
+		{GVR: core("services"), Kind: "Service", Namespaced: true, Status: true, Names: NameLabel1035, ShortNames: []string{"svc"}, Categories: all,
+			FieldLabels: []string{"spec.clusterIP", "spec.type"}},
+		{GVR: core("nodes"), Kind: "Node", Status: true, FieldLabels: []string{"spec.unschedulable"}, ShortNames: []string{"no"}},
+		{GVR: core("namespaces"), Kind: "Namespace", Status: true, Names: NameLabel, FieldLabels: []string{"status.phase"}, ShortNames: []string{"ns"}},
+		{GVR: core("endpoints"), Kind: "Endpoints", Namespaced: true, ShortNames: []string{"ep"}},
+		{GVR: core("limitranges"), Kind: "LimitRange", Namespaced: true, ShortNames: []string{"limits"}},
+		{GVR: core("persistentvolumeclaims"), Kind: "PersistentVolumeClaim", Namespaced: true, Status: true, ShortNames: []string{"pvc"}},
+		{GVR: core("persistentvolumes"), Kind: "PersistentVolume", Status: true, ShortNames: []string{"pv"}},
+		{GVR: core("podtemplates"), Kind: "PodTemplate", Namespaced: true},
+		{GVR: core("replicationcontrollers"), Kind: "ReplicationController", Namespaced: true, Status: true, Generation: true, ShortNames: []string{"rc"}, Categories: all,
+			FieldLabels: []string{"status.replicas"},
+			Scale:       &ScaleSubresource{SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas", LabelSelectorPath: ".spec.selector"}},
+		{GVR: core("resourcequotas"), Kind: "ResourceQuota", Namespaced: true, Status: true, ShortNames: []string{"quota"}},
+		{GVR: core("serviceaccounts"), Kind: "ServiceAccount", Namespaced: true, ShortNames: []string{"sa"}},
 		// Events, which clients write (client-go's event recorders) and read (kubectl describe).
 		// kube-apiserver keeps the two versions in one store; here they are two collections.
-		{GVR: core("events"), Kind: "Event", Namespaced: true, FieldLabels: []string{
+		{GVR: core("events"), Kind: "Event", Namespaced: true, ShortNames: []string{"ev"}, FieldLabels: []string{
 			"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
 			"involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath",
 			"reason", "reportingComponent", "type"}},
-		{GVR: schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}, Kind: "Event", Namespaced: true,
+		{GVR: gvr("events.k8s.io", "v1", "events"), Kind: "Event", Namespaced: true,
 			FieldLabels: []string{"regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid", "reason", "type"}},
+		// apps/v1
+		{GVR: apps("deployments"), Kind: "Deployment", Namespaced: true, Status: true, Generation: true, Scale: workloadScale(), ShortNames: []string{"deploy"}, Categories: all},
+		{GVR: apps("replicasets"), Kind: "ReplicaSet", Namespaced: true, Status: true, Generation: true, FieldLabels: []string{"status.replicas"}, Scale: workloadScale(), ShortNames: []string{"rs"}, Categories: all},
+		{GVR: apps("statefulsets"), Kind: "StatefulSet", Namespaced: true, Status: true, Generation: true, Scale: workloadScale(), ShortNames: []string{"sts"}, Categories: all},
+		{GVR: apps("daemonsets"), Kind: "DaemonSet", Namespaced: true, Status: true, Generation: true, ShortNames: []string{"ds"}, Categories: all},
+		{GVR: apps("controllerrevisions"), Kind: "ControllerRevision", Namespaced: true},
+		// batch/v1
+		{GVR: gvr("batch", "v1", "jobs"), Kind: "Job", Namespaced: true, Status: true, Generation: true, Categories: all, FieldLabels: []string{"status.successful"}},
+		{GVR: gvr("batch", "v1", "cronjobs"), Kind: "CronJob", Namespaced: true, Status: true, Generation: true, ShortNames: []string{"cj"}, Categories: all},
+		// autoscaling: kube-apiserver stores v1 and v2 in one store and converts between them;
+		// here they are two collections.
+		{GVR: gvr("autoscaling", "v2", "horizontalpodautoscalers"), Kind: "HorizontalPodAutoscaler", Namespaced: true, Status: true, ShortNames: []string{"hpa"}, Categories: all},
+		{GVR: gvr("autoscaling", "v1", "horizontalpodautoscalers"), Kind: "HorizontalPodAutoscaler", Namespaced: true, Status: true, ShortNames: []string{"hpa"}, Categories: all},
+		// coordination.k8s.io/v1
+		{GVR: gvr("coordination.k8s.io", "v1", "leases"), Kind: "Lease", Namespaced: true},
+		// rbac.authorization.k8s.io/v1
+		{GVR: gvr("rbac.authorization.k8s.io", "v1", "roles"), Kind: "Role", Namespaced: true},
+		{GVR: gvr("rbac.authorization.k8s.io", "v1", "rolebindings"), Kind: "RoleBinding", Namespaced: true},
+		{GVR: gvr("rbac.authorization.k8s.io", "v1", "clusterroles"), Kind: "ClusterRole"},
+		{GVR: gvr("rbac.authorization.k8s.io", "v1", "clusterrolebindings"), Kind: "ClusterRoleBinding"},
+		// networking.k8s.io/v1
+		{GVR: gvr("networking.k8s.io", "v1", "ingresses"), Kind: "Ingress", Namespaced: true, Status: true, ShortNames: []string{"ing"}},
+		{GVR: gvr("networking.k8s.io", "v1", "ingressclasses"), Kind: "IngressClass"},
+		{GVR: gvr("networking.k8s.io", "v1", "networkpolicies"), Kind: "NetworkPolicy", Namespaced: true, Generation: true, ShortNames: []string{"netpol"}},
+		{GVR: gvr("networking.k8s.io", "v1", "ipaddresses"), Kind: "IPAddress", ShortNames: []string{"ip"}},
+		{GVR: gvr("networking.k8s.io", "v1", "servicecidrs"), Kind: "ServiceCIDR", Status: true},
+		// discovery.k8s.io/v1
+		{GVR: gvr("discovery.k8s.io", "v1", "endpointslices"), Kind: "EndpointSlice", Namespaced: true,
+			FieldLabels: []string{"addressType"}},
+		// policy/v1
+		{GVR: gvr("policy", "v1", "poddisruptionbudgets"), Kind: "PodDisruptionBudget", Namespaced: true, Status: true, Generation: true, ShortNames: []string{"pdb"}},
+		// storage.k8s.io/v1
+		{GVR: gvr("storage.k8s.io", "v1", "storageclasses"), Kind: "StorageClass", ShortNames: []string{"sc"}},
+		{GVR: gvr("storage.k8s.io", "v1", "csidrivers"), Kind: "CSIDriver"},
+		{GVR: gvr("storage.k8s.io", "v1", "csinodes"), Kind: "CSINode"},
+		{GVR: gvr("storage.k8s.io", "v1", "csistoragecapacities"), Kind: "CSIStorageCapacity", Namespaced: true},
+		{GVR: gvr("storage.k8s.io", "v1", "volumeattachments"), Kind: "VolumeAttachment", Status: true},
+		{GVR: gvr("storage.k8s.io", "v1", "volumeattributesclasses"), Kind: "VolumeAttributesClass", ShortNames: []string{"vac"}},
+		// certificates.k8s.io/v1
+		{GVR: gvr("certificates.k8s.io", "v1", "certificatesigningrequests"), Kind: "CertificateSigningRequest", Status: true, ShortNames: []string{"csr"},
+			FieldLabels: []string{"spec.signerName"}},
+		// admissionregistration.k8s.io/v1
+		{GVR: gvr("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations"), Kind: "MutatingWebhookConfiguration", Categories: extensions},
+		{GVR: gvr("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations"), Kind: "ValidatingWebhookConfiguration", Categories: extensions},
+		{GVR: gvr("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies"), Kind: "ValidatingAdmissionPolicy", Status: true, Generation: true, Categories: extensions},
+		{GVR: gvr("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings"), Kind: "ValidatingAdmissionPolicyBinding", Categories: extensions},
+		// apiextensions.k8s.io/v1 and apiregistration.k8s.io/v1
 		{GVR: CustomResourceDefinitionsGVR, Kind: "CustomResourceDefinition", Status: true, Generation: true,
-			DeleteFinalizers: []string{CustomResourceCleanupFinalizer}},
+			DeleteFinalizers: []string{CustomResourceCleanupFinalizer}, ShortNames: []string{"crd", "crds"}, Categories: extensions},
+		{GVR: gvr("apiregistration.k8s.io", "v1", "apiservices"), Kind: "APIService", Status: true, Categories: extensions},
+		// scheduling.k8s.io/v1, node.k8s.io/v1
+		{GVR: gvr("scheduling.k8s.io", "v1", "priorityclasses"), Kind: "PriorityClass", ShortNames: []string{"pc"}},
+		{GVR: gvr("node.k8s.io", "v1", "runtimeclasses"), Kind: "RuntimeClass"},
+		// flowcontrol.apiserver.k8s.io/v1
+		{GVR: gvr("flowcontrol.apiserver.k8s.io", "v1", "flowschemas"), Kind: "FlowSchema", Status: true},
+		{GVR: gvr("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations"), Kind: "PriorityLevelConfiguration", Status: true},
+		// resource.k8s.io/v1 (dynamic resource allocation)
+		{GVR: gvr("resource.k8s.io", "v1", "deviceclasses"), Kind: "DeviceClass"},
+		{GVR: gvr("resource.k8s.io", "v1", "resourceclaims"), Kind: "ResourceClaim", Namespaced: true, Status: true},
+		{GVR: gvr("resource.k8s.io", "v1", "resourceclaimtemplates"), Kind: "ResourceClaimTemplate", Namespaced: true},
+		{GVR: gvr("resource.k8s.io", "v1", "resourceslices"), Kind: "ResourceSlice",
+			FieldLabels: []string{"spec.nodeName", "spec.driver"}},
 	}
 }
 
@@ -369,6 +448,8 @@ func (r Resource) validated() (Resource, error) {
 	}
 	r.FieldLabels = append([]string(nil), r.FieldLabels...)
 	r.DeleteFinalizers = append([]string(nil), r.DeleteFinalizers...)
+	r.ShortNames = append([]string(nil), r.ShortNames...)
+	r.Categories = append([]string(nil), r.Categories...)
 	if r.Scale != nil {
 		sc := *r.Scale
 		if err := sc.validate(); err != nil {

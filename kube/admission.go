@@ -48,7 +48,8 @@ import (
 // /status writes. With fieldValidation=Strict a pruned field is a 400, as kube-apiserver's strict
 // decoding makes it.
 //
-// Built-in kinds and custom resources given without a definition pass through unchanged.
+// Objects of built-in kinds get kube-apiserver's defaults (defaults.go) on every write to the
+// main resource; custom resources given without a definition pass through unchanged.
 type admission struct {
 	defs *definitions
 }
@@ -63,6 +64,8 @@ func (a admission) Admit(ctx context.Context, req *rest.AdmitRequest) (*unstruct
 			return nil, err
 		}
 		return d.admit(ctx, req)
+	case req.Builtin && req.Subresource == "":
+		defaultBuiltin(req.GVK, req.Object.Object)
 	}
 	return req.Object, nil
 }

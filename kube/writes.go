@@ -41,6 +41,9 @@ func (w *writer) strategicMergePatch(k Kind, live *unstructured.Unstructured, pa
 	}
 	typed, err := scheme.Scheme.New(k.GVK)
 	if err != nil {
+		typed, err = extensionsScheme.New(k.GVK) // CustomResourceDefinitions
+	}
+	if err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("kube: no Go type for %v: %w", k.GVK, err))
 	}
 	meta, err := strategicpatch.NewPatchMetaFromStruct(typed)

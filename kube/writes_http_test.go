@@ -72,6 +72,18 @@ func pathOf(u *unstructured.Unstructured) string {
 	return "/api/v1/namespaces/" + u.GetNamespace() + "/configmaps/" + u.GetName()
 }
 
+// defaulted is doc, an object of kind gvk in JSON, with kube-apiserver's defaults (defaults.go).
+func defaulted(t *testing.T, gvk schema.GroupVersionKind, doc string) string {
+	t.Helper()
+	m := mustJSON(t, doc)
+	defaultBuiltin(gvk, m)
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // withoutServerFields drops what the server adds to a stored object, to compare contents.
 func withoutServerFields(m map[string]any) map[string]any {
 	md, _ := m["metadata"].(map[string]any)
@@ -98,12 +110,14 @@ func TestStrategicMergePatchOverHTTP(t *testing.T) {
 				t.Fatalf("patch: %d %v", code, got)
 			}
 			managed := got["metadata"].(map[string]any)["managedFields"].([]any)
-			want, err := strategicpatch.StrategicMergePatch([]byte(tc.original), []byte(tc.patch), tc.typed)
+			// kube-apiserver defaults the object it stores on the create and on the patch.
+			original := defaulted(t, u.GroupVersionKind(), tc.original)
+			want, err := strategicpatch.StrategicMergePatch([]byte(original), []byte(tc.patch), tc.typed)
 			if err != nil {
 				t.Fatal(err)
 			}
 			want = withoutDollarKeys(t, want)
-			if diff := cmp.Diff(mustJSON(t, string(want)), withoutServerFields(got)); diff != "" {
+			if diff := cmp.Diff(mustJSON(t, defaulted(t, u.GroupVersionKind(), string(want))), withoutServerFields(got)); diff != "" {
 				t.Errorf("stored (-apimachinery +served):\n%s", diff)
 			}
 			// The create and the patch each leave an Update manager of what they set: the

@@ -48,8 +48,6 @@ type definedResource struct {
 	// handed to Admission and the seam's other parts as Write.Definition).
 	crd         *unstructured.Unstructured
 	singular    string
-	shortNames  []string
-	categories  []string
 	terminating bool
 	version     string
 	// views are the definition's other served versions, served from the storage version's
@@ -365,6 +363,7 @@ func servedResource(crd *unstructured.Unstructured) (fakeapi.Resource, *definedR
 		if _, ok := subs["status"].(map[string]any); ok {
 			r.Status = true
 		}
+		r.ShortNames, r.Categories = stringsOf(names["shortNames"]), stringsOf(names["categories"])
 		if sc, ok := subs["scale"].(map[string]any); ok {
 			spec, _ := sc["specReplicasPath"].(string)
 			status, _ := sc["statusReplicasPath"].(string)
@@ -388,8 +387,6 @@ func servedResource(crd *unstructured.Unstructured) (fakeapi.Resource, *definedR
 	d := &definedResource{
 		crd:         crd,
 		singular:    singular,
-		shortNames:  stringsOf(names["shortNames"]),
-		categories:  stringsOf(names["categories"]),
 		terminating: crd.GetDeletionTimestamp() != nil,
 		version:     version,
 		views:       views,

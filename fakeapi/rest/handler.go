@@ -186,8 +186,35 @@ func newTable(resources []fakeapi.Resource, defined map[schema.GroupVersionResou
 	for _, g := range tb.byGV {
 		slices.SortFunc(g.ordered, func(a, b *resource) int { return strings.Compare(a.GVR.Resource, b.GVR.Resource) })
 	}
-	slices.Sort(tb.groups)
+	slices.SortFunc(tb.groups, func(a, b string) int {
+		if pa, pb := groupPriority(a), groupPriority(b); pa != pb {
+			return pb - pa
+		}
+		return strings.Compare(a, b)
+	})
 	return tb
+}
+
+// groupPriorities order the built-in groups in /apis as kube-apiserver orders them (the
+// groupPriorityMinimum of their APIServices, highest first; ties by name). Every other group,
+// a custom resource's, has kube-apiserver's priority for CustomResourceDefinition groups.
+var groupPriorities = map[string]int{
+	"apiregistration.k8s.io": 18000, "apps": 17800, "events.k8s.io": 17750, "authentication.k8s.io": 17700,
+	"authorization.k8s.io": 17600, "autoscaling": 17500, "batch": 17400, "certificates.k8s.io": 17300,
+	"networking.k8s.io": 17200, "policy": 17100, "rbac.authorization.k8s.io": 17000, "storage.k8s.io": 16800,
+	"admissionregistration.k8s.io": 16700, "apiextensions.k8s.io": 16700, "scheduling.k8s.io": 16600,
+	"coordination.k8s.io": 16500, "node.k8s.io": 16300, "discovery.k8s.io": 16200,
+	"flowcontrol.apiserver.k8s.io": 16100, "resource.k8s.io": 15900,
+}
+
+// customGroupPriority is the groupPriorityMinimum kube-apiserver gives a custom resource's group.
+const customGroupPriority = 1000
+
+func groupPriority(group string) int {
+	if p, ok := groupPriorities[group]; ok {
+		return p
+	}
+	return customGroupPriority
 }
 
 // table returns the table served now, after bringing it up to date with the
@@ -400,19 +427,6 @@ var (
 	statusVerbs = metav1.Verbs{"get", "patch", "update"}
 )
 
-// builtinShortNames and builtinCategories are kube-apiserver's for the built-in resources (by
-// group and resource: core events are "ev", events.k8s.io's have no short name), so that
-// `kubectl get cm`, `kubectl get ev` and `kubectl get all` resolve as against a cluster.
-var (
-	builtinShortNames = map[string][]string{
-		"pods": {"po"}, "configmaps": {"cm"}, "services": {"svc"}, "nodes": {"no"}, "namespaces": {"ns"},
-		"deployments.apps": {"deploy"}, "replicasets.apps": {"rs"}, "statefulsets.apps": {"sts"}, "events": {"ev"},
-	}
-	builtinCategories = map[string][]string{
-		"pods": {"all"}, "services": {"all"}, "deployments.apps": {"all"}, "replicasets.apps": {"all"}, "statefulsets.apps": {"all"},
-	}
-)
-
 func apiResourceList(g *groupVersion) *metav1.APIResourceList {
 	l := &metav1.APIResourceList{
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
@@ -427,12 +441,9 @@ func apiResourceList(g *groupVersion) *metav1.APIResourceList {
 			Kind:         res.Kind,
 			Verbs:        allVerbs,
 		}
-		switch {
-		case res.builtin:
-			gr := res.GVR.GroupResource().String()
-			ar.ShortNames, ar.Categories = builtinShortNames[gr], builtinCategories[gr]
-		case res.defined != nil:
-			ar.SingularName, ar.ShortNames, ar.Categories = res.defined.singular, res.defined.shortNames, res.defined.categories
+		ar.ShortNames, ar.Categories = res.ShortNames, res.Categories
+		if res.defined != nil {
+			ar.SingularName = res.defined.singular
 		}
 		l.APIResources = append(l.APIResources, ar)
 		if res.Scale != nil {

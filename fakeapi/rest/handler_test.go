@@ -172,8 +172,9 @@ func TestDiscovery(t *testing.T) {
 	}
 	var groups metav1.APIGroupList
 	decode(t, do(h, call{method: "GET", path: "/apis"}), &groups)
-	if len(groups.Groups) != 4 || groups.Groups[0].Name != "apiextensions.k8s.io" || groups.Groups[1].Name != "apps" || groups.Groups[2].Name != "events.k8s.io" ||
-		groups.Groups[3].Name != "example.com" || groups.Groups[3].PreferredVersion.GroupVersion != "example.com/v1" {
+	n := len(groups.Groups)
+	if n != 19 || groups.Groups[0].Name != "apiregistration.k8s.io" || groups.Groups[1].Name != "apps" || groups.Groups[2].Name != "events.k8s.io" ||
+		groups.Groups[n-1].Name != "example.com" || groups.Groups[n-1].PreferredVersion.GroupVersion != "example.com/v1" {
 		t.Fatalf("/apis: %+v", groups)
 	}
 	var group metav1.APIGroup
