@@ -45,7 +45,7 @@ var defaulters = map[schema.GroupVersionKind]func(obj map[string]any){
 			defaultTemplate(spec, "template")
 		}
 	},
-	{Group: "batch", Version: "v1", Kind: "CronJob"}:                              defaultCronJob,
+	{Group: "batch", Version: "v1", Kind: "CronJob"}:                                defaultCronJob,
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding"}:        defaultBinding,
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding"}: defaultBinding,
 }
