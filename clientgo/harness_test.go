@@ -286,7 +286,7 @@ func TestHarnessShapes(t *testing.T) {
 	// An informer of a resource the apiserver does not serve: the run fails and says why.
 	cfg.Setup = nil
 	cfg.New = func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
-		env.KubeInformers.Networking().V1().Ingresses().Informer()
+		env.KubeInformers.Extensions().V1beta1().Ingresses().Informer() // removed from kube-apiserver in 1.22
 		return shapes{}, nil
 	}
 	cfg.API = fakeapi.Config{}

@@ -322,7 +322,10 @@ func TestKubectlEverydayVerbs(t *testing.T) {
 	expect(run("create", "-f", evFile), "event/web.1 created")
 	expect(run("-n", "team-a", "get", "ev", "-o", "name"), "event/web.1") // events' short name
 	desc := run("-n", "team-a", "describe", "deployment", "web")
-	for _, want := range []string{"Name:               web", "Namespace:          team-a", "Replicas:           5 desired", "ScalingReplicaSet", "Scaled up replica set web-1 to 5"} {
+	// The strategy is kube-apiserver's default (RollingUpdate, 25% and 25%), which widens
+	// describe's first column as against a cluster.
+	for _, want := range []string{"Name:                   web", "Namespace:              team-a", "Replicas:               5 desired",
+		"RollingUpdateStrategy:  25% max unavailable, 25% max surge", "ScalingReplicaSet", "Scaled up replica set web-1 to 5"} {
 		if !strings.Contains(desc, want) {
 			t.Errorf("kubectl describe does not show %q:\n%s", want, desc)
 		}

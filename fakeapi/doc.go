@@ -71,7 +71,11 @@
 // [Server.ListerWatcher], [Server.OpenWatch], [Server.Snapshot]), its clock ([Server.NextDeadline],
 // [Server.Advance]), what it is ([Server.Config], [Server.Revision], [Server.CompactedRevision],
 // [Server.CheckSelectors]) and what it tells observers ([Server.OnCommit], [Server.OnRecord],
-// [Server.OnStateChange]). Everything that disturbs it is grouped by what it acts on:
+// [Server.OnStateChange]). What it serves is the built-in table ([BuiltinResources],
+// docs/builtin-kinds.md) and Config.Resources, changed at run time by [Server.AddResource],
+// [Server.UpdateResource] and [Server.RemoveResource], as CustomResourceDefinitions change what
+// kube-apiserver serves (the REST front, fakeapi/rest, calls them). Everything that disturbs it
+// is grouped by what it acts on:
 //   - [Server.Faults] returns the faults, each an explicit call: [Faults.CloseWatch] (clean or
 //     with an ERROR event, see [NewWatchError]), [Faults.CloseSlowConsumer],
 //     [Faults.CloseAllWatches], [Faults.FailNext] and [Faults.FailNextFor] (including

@@ -164,6 +164,18 @@ func TestCustomResourceAdmission(t *testing.T) {
 	if p, _, _ := unstructured.NestedString(body, "status", "phase"); code != 200 || p != "Running" {
 		t.Errorf("a good status: %d %v", code, body)
 	}
+	// The scale subresource the definition declares.
+	code, body = send(t, h, request{method: "GET", path: cronTabs + "/c1/scale"})
+	if r, _, _ := unstructured.NestedFieldNoCopy(body, "spec", "replicas"); code != 200 || body["kind"] != "Scale" || r != 3.0 {
+		t.Errorf("GET scale: %d %v", code, body)
+	}
+	code, body = send(t, h, request{method: "PATCH", path: cronTabs + "/c1/scale", contentType: "application/merge-patch+json", body: `{"spec":{"replicas":4}}`})
+	if code != 200 {
+		t.Errorf("PATCH scale: %d %v", code, body)
+	}
+	if _, got := send(t, h, request{method: "GET", path: cronTabs + "/c1"}); got["spec"].(map[string]any)["replicas"] != 4.0 {
+		t.Errorf("after scaling: %v", got["spec"])
+	}
 	// Server-side apply, with the definition's schema.
 	code, body = send(t, h, request{method: "PATCH", path: cronTabs + "/c2?fieldManager=m", contentType: "application/apply-patch+yaml",
 		body: `{"apiVersion":"stable.example.org/v1","kind":"CronTab","metadata":{"name":"c2"},"spec":{"cronSpec":"* * * * *"}}`})
