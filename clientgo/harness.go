@@ -19,6 +19,7 @@ import (
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
 	"github.com/informersim/informersim/timeline/record"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/informers"
@@ -66,6 +67,13 @@ type Config struct {
 	// client-go's kubernetes/scheme.Scheme; for a custom resource, a scheme with both (see
 	// NewScheme).
 	Scheme *runtime.Scheme
+	// CRDs are CustomResourceDefinitions installed before Setup runs, through the apiserver's
+	// REST front as envtest's installer installs them (a kubebuilder project's
+	// config/crd/bases, read with kube.ReadDefinitions): their resources are served, in every
+	// served version, and objects written through the front are validated, defaulted and pruned
+	// by their schemas, CEL rules included (docs/fakeapi.md §5.9). A definition the apiserver
+	// refuses fails the run with its answer.
+	CRDs []*unstructured.Unstructured
 
 	// Setup prepares the world before the controller starts: initial objects (Apply), a
 	// workload and faults (Script, Generate, After), replica lag. It runs inside the bubble.
@@ -541,6 +549,9 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 	// The namespaces kube-apiserver starts with, written at time zero like Setup's objects.
 	if err := fakerest.EnsureNamespaces(context.Background(), w.Server(), fakerest.SystemNamespaces...); err != nil {
 		return nil, fmt.Errorf("clientgo: %w", err)
+	}
+	if err := kube.InstallDefinitions(handler, cfg.CRDs); err != nil {
+		return nil, err
 	}
 	if err := w.Settle(); err != nil {
 		return nil, err
