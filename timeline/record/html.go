@@ -107,6 +107,9 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 {{.Pipeline}}
 {{- end}}
 <h2>Verdicts</h2>
+{{- if not .Run.Verdicts}}
+<p class="meta">No oracle was attached to this run (oracle.Attach): only its own checks judged it.</p>
+{{- end}}
 <ul class="verdicts">{{range .Run.Verdicts}}<li>{{if .OK}}<span class="verdict-ok">ok</span>{{else}}<span class="verdict-bad">violated</span>{{end}} <code>{{.Oracle}}</code> ({{.Kind}}): {{.Doc}}{{if .Violation}} — <strong>{{.Violation}}</strong>{{end}}</li>{{end}}</ul>
 {{- if .Narration}}
 <h2>The narrated run</h2>
