@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // CustomResourceDefinitions (apiextensions.k8s.io/v1) are stored by the fake apiserver as any
@@ -59,6 +60,9 @@ type definedResource struct {
 type crdState struct {
 	// dirty says a definition was written since the table was last built.
 	dirty atomic.Bool
+	// awaiting says a definition being deleted waits for objects that finalizers of their own
+	// keep: the deletion of any object marks the table stale too, so the wait ends with it.
+	awaiting atomic.Bool
 	// mu serialises syncs; served, under it, maps each resource served for a definition to
 	// what it was built from.
 	mu     sync.Mutex
@@ -81,7 +85,7 @@ const (
 func (h *Handler) watchDefinitions() {
 	h.crds.dirty.Store(true)
 	h.srv.OnCommit(func(c fakeapi.Commit) {
-		if c.Resource == fakeapi.CustomResourceDefinitionsGVR {
+		if c.Resource == fakeapi.CustomResourceDefinitionsGVR || (c.Type == watch.Deleted && h.crds.awaiting.Load()) {
 			h.crds.dirty.Store(true)
 		}
 	})
@@ -115,6 +119,7 @@ func (h *Handler) syncDefinitionsOnce_locked() {
 	}
 	defined := map[schema.GroupVersionResource]*definedResource{}
 	var resources []fakeapi.Resource
+	awaiting := false
 	for i := range crds.Items {
 		crd := &crds.Items[i]
 		if crd.GetDeletionTimestamp() == nil {
@@ -123,6 +128,8 @@ func (h *Handler) syncDefinitionsOnce_locked() {
 			}
 		} else if done := h.finalizeDefinition(ctx, crd); done {
 			continue
+		} else {
+			awaiting = true
 		}
 		r, d, ok := servedResource(crd)
 		if !ok {
@@ -158,6 +165,7 @@ func (h *Handler) syncDefinitionsOnce_locked() {
 		}
 		h.crds.served[r.GVR] = defined[r.GVR]
 	}
+	h.crds.awaiting.Store(awaiting)
 	h.tab.Store(newTable(h.srv.Config().Resources, h.crds.served))
 }
 

@@ -174,3 +174,42 @@ func TestDefinitionVersions(t *testing.T) {
 		t.Errorf("watch in v1beta1: %s", rec.Body.String())
 	}
 }
+
+// TestDefinitionDeletionWaitsForFinalizers: an object with a finalizer of its own keeps its
+// definition Terminating (its resource still served, creates refused with 403) until the
+// finalizer is removed; then the object, the resource and the definition go.
+func TestDefinitionDeletionWaitsForFinalizers(t *testing.T) {
+	_, h := newHandler(t)
+	const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	const gadgets = "/apis/example.org/v1/namespaces/default/gadgets"
+	if w := do(h, call{method: "POST", path: crds, body: crdBody("gadgets", "Gadget")}); w.Code != http.StatusCreated {
+		t.Fatalf("create CRD: %d %s", w.Code, w.Body.String())
+	}
+	if w := do(h, call{method: "POST", path: gadgets, body: `{"apiVersion":"example.org/v1","kind":"Gadget","metadata":{"name":"g1","finalizers":["example.org/keep"]}}`}); w.Code != http.StatusCreated {
+		t.Fatalf("create gadget: %d %s", w.Code, w.Body.String())
+	}
+	if w := do(h, call{method: "DELETE", path: crds + "/gadgets.example.org"}); w.Code != http.StatusOK {
+		t.Fatalf("delete CRD: %d %s", w.Code, w.Body.String())
+	}
+	crd := getObject(t, h, crds+"/gadgets.example.org")
+	if got := conditionsOf(crd); got["Terminating"] != "True/InstanceDeletionInProgress" || crd.GetDeletionTimestamp() == nil ||
+		!slices.Contains(crd.GetFinalizers(), "customresourcecleanup.apiextensions.k8s.io") {
+		t.Errorf("the definition being deleted: conditions %v, finalizers %v", got, crd.GetFinalizers())
+	}
+	if g := getObject(t, h, gadgets+"/g1"); g.GetDeletionTimestamp() == nil {
+		t.Errorf("the gadget is not being deleted: %v", g.Object)
+	}
+	w := do(h, call{method: "POST", path: gadgets, body: `{"apiVersion":"example.org/v1","kind":"Gadget","metadata":{"name":"g2"}}`})
+	if st := status(t, w); st.Code != http.StatusForbidden || !strings.Contains(st.Message, "create not allowed while custom resource definition is terminating") {
+		t.Errorf("a create while terminating: %d %s", st.Code, st.Message)
+	}
+	if w := do(h, call{method: "PATCH", path: gadgets + "/g1", contentType: "application/merge-patch+json", body: `{"metadata":{"finalizers":null}}`}); w.Code != http.StatusOK {
+		t.Fatalf("remove the gadget's finalizer: %d %s", w.Code, w.Body.String())
+	}
+	if w := do(h, call{method: "GET", path: crds + "/gadgets.example.org"}); w.Code != http.StatusNotFound {
+		t.Errorf("the definition once its objects are gone: %d %s", w.Code, w.Body.String())
+	}
+	if w := do(h, call{method: "GET", path: gadgets}); w.Code != http.StatusNotFound {
+		t.Errorf("the resource once its definition is gone: %d %s", w.Code, w.Body.String())
+	}
+}
