@@ -26,6 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericrest "k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/client-go/util/jsonpath"
 )
 
 // admission is the rest.Admission of this module: CustomResourceDefinitions and custom resources
@@ -174,6 +176,10 @@ type definition struct {
 	}
 	// schema is the openAPIV3Schema of the version in JSON (server-side apply's type converter).
 	schema []byte
+	// table is the version's table convertor (nil if its columns do not parse), dateColumns a
+	// parsed path for each of its date columns (tables.go).
+	table       genericrest.TableConvertor
+	dateColumns []*jsonpath.JSONPath
 }
 
 func (ds *definitions) get(u *unstructured.Unstructured, gvk schema.GroupVersionKind) (*definition, error) {
@@ -264,6 +270,7 @@ func compileDefinition(u *unstructured.Unstructured, gvk schema.GroupVersionKind
 		gvk, validator, statusValidator, d.structural, statusSpec, scaleSpec, version.SelectableFields)
 	d.strategy = strategy
 	d.status = customresource.NewStatusStrategy(strategy)
+	d.table, d.dateColumns = compileTable(printerColumns(version))
 	return d, nil
 }
 

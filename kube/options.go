@@ -9,7 +9,8 @@ import (
 // managedFields of every write. Pass them to rest.NewHandler (set MaxRequestBodyBytes on the
 // result if needed).
 func RESTOptions() rest.Options {
-	opts := rest.Options{Codecs: []rest.Codec{NewProtobufCodec()}, Admission: admission{defs: &definitions{}}}
+	defs := &definitions{}
+	opts := rest.Options{Codecs: []rest.Codec{NewProtobufCodec()}, Admission: admission{defs: defs}, Tables: tables{defs: defs}}
 	addWrites(&opts, &writer{fields: newFieldManagers(nil)})
 	return opts
 }

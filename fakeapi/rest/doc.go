@@ -16,7 +16,7 @@
 //     patch of the status subresource where the resource declares one, and of the scale
 //     subresource (autoscaling/v1 Scale, scale.go) where it declares fakeapi.Resource.Scale;
 //   - representations: the objects as JSON, meta.k8s.io Tables (kubectl get: a Name and an Age
-//     column, ages on the server's clock) and PartialObjectMetadata (metadata clients), and in
+//     column, ages on the server's clock, or a TableConvertor's columns) and PartialObjectMetadata (metadata clients), and in
 //     the media type of any Codec plugged in (protobuf), chosen from Accept in quality order
 //     (fakeapi.md §5.8);
 //   - CustomResourceDefinitions (crd.go, docs/fakeapi.md §5.9): a definition written by any
@@ -43,8 +43,9 @@
 // chosen from Accept (in quality order) and Content-Type, and a Patcher computes a patch type
 // (strategic merge, apply) as a read-modify-write with the resourceVersion read as precondition.
 // An Admission admits every written object on its way to storage (validation, defaulting,
-// pruning of custom resources with their definition's schema).
-// The nested module kube/ fills all three (kube.RESTOptions); `informersim serve` and the clientgo
+// pruning of custom resources with their definition's schema); a TableConvertor builds the
+// server-side tables of the kinds it knows columns of (a definition's printer columns).
+// The nested module kube/ fills them all (kube.RESTOptions); `informersim serve` and the clientgo
 // module use it. Without them the front is JSON only: other media types get 406 (Accept) or 415
 // (Content-Type, DeleteOptions bodies included), strategic merge patch and apply patches
 // fakeapi's 405 for built-in kinds, and strategic merge 415 for custom resources, as from

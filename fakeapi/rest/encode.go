@@ -2,6 +2,7 @@ package rest
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -289,7 +290,12 @@ func (h *Handler) writeObject(w http.ResponseWriter, t target, code int, u *unst
 		var obj runtime.Object = u
 		switch f.rep {
 		case repTable:
-			obj = toTable(t, []unstructured.Unstructured{*u}, listMeta(u.GetResourceVersion(), ""), true, h.now())
+			tbl, err := h.toTable(t, []unstructured.Unstructured{*u}, listMeta(u.GetResourceVersion(), ""), true)
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			obj = tbl
 		case repPartial:
 			obj = toPartialObject(u)
 		}
@@ -298,7 +304,12 @@ func (h *Handler) writeObject(w http.ResponseWriter, t target, code int, u *unst
 	}
 	switch f.rep {
 	case repTable:
-		h.writeJSON(w, code, toTable(t, []unstructured.Unstructured{*u}, listMeta(u.GetResourceVersion(), ""), true, h.now()))
+		tbl, err := h.toTable(t, []unstructured.Unstructured{*u}, listMeta(u.GetResourceVersion(), ""), true)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		h.writeJSON(w, code, tbl)
 	case repPartial:
 		h.writeJSON(w, code, toPartial(u))
 	default:
@@ -342,7 +353,12 @@ func (h *Handler) writeList(w http.ResponseWriter, t target, l *unstructured.Uns
 		var obj runtime.Object = l
 		switch f.rep {
 		case repTable:
-			obj = toTable(t, l.Items, meta, true, h.now())
+			tbl, err := h.toTable(t, l.Items, meta, true)
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			obj = tbl
 		case repPartial:
 			pl := &metav1.PartialObjectMetadataList{
 				TypeMeta: metav1.TypeMeta{APIVersion: metav1.SchemeGroupVersion.String(), Kind: "PartialObjectMetadataList"},
@@ -359,7 +375,12 @@ func (h *Handler) writeList(w http.ResponseWriter, t target, l *unstructured.Uns
 	}
 	switch f.rep {
 	case repTable:
-		h.writeJSON(w, http.StatusOK, toTable(t, l.Items, meta, true, h.now()))
+		tbl, err := h.toTable(t, l.Items, meta, true)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		h.writeJSON(w, http.StatusOK, tbl)
 	case repPartial:
 		items := make([]any, len(l.Items))
 		for i := range l.Items {
@@ -454,7 +475,32 @@ func (h *Handler) now() time.Time { return h.clock.Now() }
 // what kubectl needs for namespaces and labels. Ages are human durations ("5m") computed at now,
 // as the apiserver computes them. headers false omits the column definitions, as in every watch
 // event after the first.
-func toTable(t target, items []unstructured.Unstructured, meta metav1.ListMeta, headers bool, now time.Time) *metav1.Table {
+func (h *Handler) toTable(t target, items []unstructured.Unstructured, meta metav1.ListMeta, headers bool) (*metav1.Table, error) {
+	now := h.now()
+	if h.tables != nil {
+		custom, err := h.tables.ConvertToTable(context.Background(), &TableRequest{GVK: t.bodyKind(), Definition: t.res.definition(), Objects: items, Now: now})
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		if custom != nil {
+			if len(custom.Rows) != len(items) {
+				return nil, apierrors.NewInternalError(fmt.Errorf("rest: a table of %d rows for %d objects", len(custom.Rows), len(items)))
+			}
+			tbl := &metav1.Table{
+				TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: metav1.SchemeGroupVersion.String()},
+				ListMeta: meta,
+				Rows:     make([]metav1.TableRow, len(items)),
+			}
+			if headers {
+				tbl.ColumnDefinitions = custom.ColumnDefinitions
+			}
+			for i := range items {
+				raw, _ := json.Marshal(toPartial(&items[i])) // plain maps always encode
+				tbl.Rows[i] = metav1.TableRow{Cells: custom.Rows[i].Cells, Object: runtime.RawExtension{Raw: raw}}
+			}
+			return tbl, nil
+		}
+	}
 	tbl := &metav1.Table{
 		TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: metav1.SchemeGroupVersion.String()},
 		ListMeta: meta,
@@ -478,7 +524,7 @@ func toTable(t target, items []unstructured.Unstructured, meta metav1.ListMeta, 
 			Object: runtime.RawExtension{Raw: raw},
 		})
 	}
-	return tbl
+	return tbl, nil
 }
 
 // encodingOf names ic's encoding in the shared cache: its media type, "" for JSON (nil).

@@ -45,6 +45,10 @@ type Options struct {
 	// feeds the returned watch.Interface itself. r is the request being served; an error is
 	// answered as the server's are (a Status, before the stream starts).
 	Watch func(r *http.Request, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error)
+	// Tables, if set, builds the server-side tables of the kinds it knows columns for
+	// (kube.RESTOptions: a CustomResourceDefinition's additionalPrinterColumns). Without it, or
+	// for another kind, a table has kube-apiserver's default columns, Name and Age.
+	Tables TableConvertor
 	// Admission, if set, admits every object written through the front before it is stored, as
 	// kube-apiserver's decoding and registry strategies do (kube.RESTOptions gives one that
 	// validates, defaults and prunes with k8s.io/apiextensions-apiserver's libraries). None: the
@@ -62,8 +66,9 @@ type Handler struct {
 	tab atomic.Pointer[table]
 	// crds is the state of the CustomResourceDefinitions the front serves (crd.go).
 	crds crdState
-	// admission is Options.Admission, fixed at construction.
+	// admission and tables are Options.Admission and Options.Tables, fixed at construction.
 	admission Admission
+	tables    TableConvertor
 	// codecs are Options.Codecs by media type, codecOrder their media types in the order given;
 	// patchers is Options.Patchers. All fixed at construction.
 	codecs     map[string]Codec
@@ -136,7 +141,7 @@ func NewHandler(srv *fakeapi.Server, opts Options) (*Handler, error) {
 	cfg := srv.Config()
 	h := &Handler{srv: srv, clock: cfg.Clock, maxBody: opts.MaxRequestBodyBytes,
 		codecs: map[string]Codec{}, patchers: map[types.PatchType]Patcher{}, tracker: opts.Tracker, openWatch: opts.Watch,
-		admission: opts.Admission, items: newEncodingCache(defaultEncodingCacheItems)}
+		admission: opts.Admission, tables: opts.Tables, items: newEncodingCache(defaultEncodingCacheItems)}
 	for _, c := range opts.Codecs {
 		h.codecs[c.MediaType()] = c
 		h.codecOrder = append(h.codecOrder, c.MediaType())

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"mime"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -109,6 +110,29 @@ type PatchRequest struct {
 	// Patch is the request body; Options the decoded query.
 	Patch   []byte
 	Options metav1.PatchOptions
+}
+
+// A TableConvertor builds server-side tables (metav1.Table, what `kubectl get` prints) for the
+// kinds it knows columns of, as kube-apiserver's table convertors do. Its methods are called
+// concurrently, outside the fake apiserver's lock.
+type TableConvertor interface {
+	// ConvertToTable returns a table with the column definitions and one row of cells per
+	// object of req.Objects, in order, or nil for a kind it knows no columns of (the front then
+	// gives Name and Age). The front fills in the rest (the list metadata, each row's object,
+	// headers left out when the client asks for none). An error is answered as a 500.
+	ConvertToTable(ctx context.Context, req *TableRequest) (*metav1.Table, error)
+}
+
+// TableRequest is one table asked of a TableConvertor.
+type TableRequest struct {
+	// GVK is the kind of the objects; Definition the CustomResourceDefinition that defines it
+	// (read-only), nil for a kind of the configuration.
+	GVK        schema.GroupVersionKind
+	Definition *unstructured.Unstructured
+	// Objects are the rows' objects, read-only (they may be the server's own, lent).
+	Objects []unstructured.Unstructured
+	// Now is the fake apiserver's clock, which ages are counted from.
+	Now time.Time
 }
 
 // checkType returns kube-apiserver's answer for obj, of kind gvk, when a codec that supports

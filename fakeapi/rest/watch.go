@@ -2,7 +2,6 @@ package rest
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/informersim/informersim/fakeapi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,7 +54,11 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, rc *fakeapi.Reso
 			if err != nil {
 				return // nothing written, the stream ends (as below)
 			}
-			switch obj := eventObject(t, ev, f, &headers, h.now()); {
+			obj, err := h.eventObject(t, ev, f, &headers)
+			if err != nil {
+				return // a table the convertor could not build: the stream ends
+			}
+			switch {
 			case shared:
 			case f.codec != nil:
 				ro, ok := obj.(runtime.Object)
@@ -100,32 +103,32 @@ func (h *Handler) openLent(r *http.Request, rc *fakeapi.ResourceClient, t target
 }
 
 // eventObject is the object of ev in the negotiated format; ERROR events always carry a Status.
-func eventObject(t target, ev watch.Event, f format, headers *bool, now time.Time) any {
+func (h *Handler) eventObject(t target, ev watch.Event, f format, headers *bool) (any, error) {
 	if st, ok := ev.Object.(*metav1.Status); ok {
-		return statusOf(&statusError{st: *st})
+		return statusOf(&statusError{st: *st}), nil
 	}
 	u, ok := ev.Object.(*unstructured.Unstructured)
 	if !ok {
-		return ev.Object
+		return ev.Object, nil
 	}
 	switch f.rep {
 	case repTable:
 		if ev.Type == watch.Bookmark {
-			return toTable(t, nil, listMeta(u.GetResourceVersion(), ""), false, now)
+			return h.toTable(t, nil, listMeta(u.GetResourceVersion(), ""), false)
 		}
-		tbl := toTable(t, []unstructured.Unstructured{*u}, listMeta(u.GetResourceVersion(), ""), *headers, now)
+		tbl, err := h.toTable(t, []unstructured.Unstructured{*u}, listMeta(u.GetResourceVersion(), ""), *headers)
 		*headers = false
-		return tbl
+		return tbl, err
 	case repPartial:
 		if f.codec != nil {
-			return toPartialObject(u)
+			return toPartialObject(u), nil
 		}
-		return toPartial(u)
+		return toPartial(u), nil
 	}
 	if f.codec != nil {
-		return u
+		return u, nil
 	}
-	return u.Object
+	return u.Object, nil
 }
 
 // event appends one watch event as kube-apiserver streams it (metav1.WatchEvent in JSON, the
