@@ -60,7 +60,7 @@ spec:
               phase: {type: string, enum: [Pending, Running]}
 `
 
-func jsonOf(t *testing.T, doc string) string {
+func jsonOf(t testing.TB, doc string) string {
 	t.Helper()
 	b, err := yaml.YAMLToJSON([]byte(doc))
 	if err != nil {
@@ -70,7 +70,7 @@ func jsonOf(t *testing.T, doc string) string {
 }
 
 // installCronTabs creates the definition through h and checks it is established.
-func installCronTabs(t *testing.T, h interface {
+func installCronTabs(t testing.TB, h interface {
 	ServeHTTP(w http.ResponseWriter, r *http.Request)
 }) {
 	t.Helper()

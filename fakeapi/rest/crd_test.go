@@ -3,10 +3,12 @@ package rest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -211,5 +213,55 @@ func TestDefinitionDeletionWaitsForFinalizers(t *testing.T) {
 	}
 	if w := do(h, call{method: "GET", path: gadgets}); w.Code != http.StatusNotFound {
 		t.Errorf("the resource once its definition is gone: %d %s", w.Code, w.Body.String())
+	}
+}
+
+// TestDefinitionsUnderConcurrentRequests: requests served concurrently while definitions are
+// created and deleted see a consistent table (run under -race: the table is replaced whole,
+// the syncs are serialised).
+func TestDefinitionsUnderConcurrentRequests(t *testing.T) {
+	_, h := newHandler(t)
+	const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	done := make(chan struct{})
+	errs := make(chan string, 16)
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				for _, p := range []string{"/apis", "/apis/example.org/v1", "/apis/example.org/v1/namespaces/default/gadgets"} {
+					if w := do(h, call{method: "GET", path: p}); w.Code != http.StatusOK && w.Code != http.StatusNotFound {
+						errs <- fmt.Sprintf("GET %s: %d %s", p, w.Code, w.Body.String())
+						return
+					}
+				}
+			}
+		}()
+	}
+	for i := 0; i < 5; i++ {
+		if w := do(h, call{method: "POST", path: crds, body: crdBody("gadgets", "Gadget")}); w.Code != http.StatusCreated {
+			t.Fatalf("create CRD: %d %s", w.Code, w.Body.String())
+		}
+		if w := do(h, call{method: "POST", path: "/apis/example.org/v1/namespaces/default/gadgets", body: `{"apiVersion":"example.org/v1","kind":"Gadget","metadata":{"name":"g"}}`}); w.Code != http.StatusCreated {
+			t.Fatalf("create gadget: %d %s", w.Code, w.Body.String())
+		}
+		if w := do(h, call{method: "DELETE", path: crds + "/gadgets.example.org"}); w.Code != http.StatusOK {
+			t.Fatalf("delete CRD: %d %s", w.Code, w.Body.String())
+		}
+		if w := do(h, call{method: "GET", path: crds + "/gadgets.example.org"}); w.Code != http.StatusNotFound {
+			t.Fatalf("the definition after its deletion: %d", w.Code)
+		}
+	}
+	close(done)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
