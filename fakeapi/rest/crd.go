@@ -92,9 +92,11 @@ func (h *Handler) watchDefinitions() {
 }
 
 // syncDefinitions brings the served table up to date with the definitions, if any was written
-// since it was built. It writes as the apiextensions controllers write: to the server directly,
-// taking no injected fault of the clients' requests... except those a write takes anyway
-// (fakeapi's faults name a verb and a resource; the front's writes are updates and deletes).
+// since it was built. It writes as the apiextensions controllers write, to the server directly
+// (not through the front: no Admission, no managedFields): status updates of definitions,
+// deletes of the objects of one being deleted, the removal of its finalizer. They are fakeapi
+// writes like any other, so a failure injected for that verb and resource (Faults.FailNext)
+// fails them; a failed write is tried again at the next sync.
 func (h *Handler) syncDefinitions() {
 	if !h.crds.dirty.Load() {
 		return
