@@ -58,8 +58,12 @@ type definedResource struct {
 
 // crdState is the front's part of the definitions' lifecycle.
 type crdState struct {
-	// dirty says a definition was written since the table was last built.
-	dirty atomic.Bool
+	// pending counts the commits that may change the table (a definition written, an object
+	// deleted while a definition waits for it, a sync's own failed write to try again); synced
+	// is the count the table reflects. A request that finds synced behind pending syncs, or
+	// waits on mu for the sync in progress, so it never reads a table older than a write it
+	// follows.
+	pending, synced atomic.Uint64
 	// awaiting says a definition being deleted waits for objects that finalizers of their own
 	// keep: the deletion of any object marks the table stale too, so the wait ends with it.
 	awaiting atomic.Bool
@@ -83,10 +87,10 @@ const (
 // watchDefinitions makes every committed write of a definition, from any client of the server,
 // mark the table stale. The server may hold definitions already: the first request syncs.
 func (h *Handler) watchDefinitions() {
-	h.crds.dirty.Store(true)
+	h.crds.pending.Store(1)
 	h.srv.OnCommit(func(c fakeapi.Commit) {
 		if c.Resource == fakeapi.CustomResourceDefinitionsGVR || (c.Type == watch.Deleted && h.crds.awaiting.Load()) {
-			h.crds.dirty.Store(true)
+			h.crds.pending.Add(1)
 		}
 	})
 }
@@ -98,13 +102,18 @@ func (h *Handler) watchDefinitions() {
 // writes like any other, so a failure injected for that verb and resource (Faults.FailNext)
 // fails them; a failed write is tried again at the next sync.
 func (h *Handler) syncDefinitions() {
-	if !h.crds.dirty.Load() {
+	if h.crds.synced.Load() >= h.crds.pending.Load() {
 		return
 	}
 	h.crds.mu.Lock()
 	defer h.crds.mu.Unlock()
-	for i := 0; i < maxDefinitionSyncRounds && h.crds.dirty.Swap(false); i++ {
+	for i := 0; i < maxDefinitionSyncRounds; i++ {
+		target := h.crds.pending.Load()
+		if h.crds.synced.Load() >= target {
+			return
+		}
 		h.syncDefinitionsOnce_locked()
+		h.crds.synced.Store(target)
 	}
 }
 
@@ -297,6 +306,7 @@ func (h *Handler) finalizeDefinition(ctx context.Context, crd *unstructured.Unst
 				rc := h.srv.Resource(r.GVR).Namespace(o.GetNamespace())
 				if o.GetDeletionTimestamp() == nil {
 					if err := rc.Delete(ctx, o.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+						h.crds.pending.Add(1) // an injected failure: try again
 						left++
 						continue
 					}
@@ -317,7 +327,9 @@ func (h *Handler) finalizeDefinition(ctx context.Context, crd *unstructured.Unst
 	rc := h.srv.Resource(fakeapi.CustomResourceDefinitionsGVR)
 	next := crd.DeepCopy()
 	next.SetFinalizers(slices.DeleteFunc(next.GetFinalizers(), func(f string) bool { return f == fakeapi.CustomResourceCleanupFinalizer }))
-	_, _ = rc.Update(ctx, next, metav1.UpdateOptions{}) // a conflict: the next round tries again
+	if _, err := rc.Update(ctx, next, metav1.UpdateOptions{}); err != nil {
+		h.crds.pending.Add(1) // a conflict or an injected failure: try again
+	}
 	return true
 }
 
@@ -331,6 +343,9 @@ func (h *Handler) writeDefinitionStatus(ctx context.Context, crd *unstructured.U
 	change(st)
 	next.Object["status"] = st
 	_, err := h.srv.Resource(fakeapi.CustomResourceDefinitionsGVR).Update(ctx, next, metav1.UpdateOptions{}, "status")
+	if err != nil {
+		h.crds.pending.Add(1) // a conflict or an injected failure: try again
+	}
 	return err == nil
 }
 

@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informersim/informersim/fakeapi"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -263,5 +266,20 @@ func TestDefinitionsUnderConcurrentRequests(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// TestDefinitionSyncRetriesAFailedWrite: a status write of the sync that fails (an injected
+// failure) is tried again, as the apiextensions controllers retry: the definition still ends up
+// established on the next request.
+func TestDefinitionSyncRetriesAFailedWrite(t *testing.T) {
+	srv, h := newHandler(t)
+	const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	if w := do(h, call{method: "POST", path: crds, body: crdBody("gadgets", "Gadget")}); w.Code != http.StatusCreated {
+		t.Fatalf("create CRD: %d %s", w.Code, w.Body.String())
+	}
+	srv.Faults().FailNext(fakeapi.VerbUpdateStatus, apierrors.NewInternalError(errors.New("injected")))
+	if got := conditionsOf(getObject(t, h, crds+"/gadgets.example.org")); got["Established"] != "True/InitialNamesAccepted" {
+		t.Errorf("conditions after a failed status write: %v", got)
 	}
 }
