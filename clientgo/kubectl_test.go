@@ -84,7 +84,7 @@ func (srv served) kubectl(t *testing.T, ctx context.Context) (command func(args 
 	return command, run
 }
 
-// startServe builds the command (a nested module: it links kube/), starts `informersim serve` on
+// startServe builds the command with the serve tag (a nested module; serve links kube/), starts `informersim serve` on
 // a free port with a kubeconfig in a temporary directory, and stops it at the end of the test,
 // checking that it exits 0 and says it stopped. Without kubectl on PATH it skips the test, or
 // fails it in CI (CI set).
@@ -100,7 +100,7 @@ func startServe(t *testing.T, ctx context.Context, args ...string) served {
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "informersim")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	build := exec.CommandContext(ctx, "go", "build", "-tags", "serve", "-o", bin, ".")
 	build.Dir = filepath.Join("..", "cmd", "informersim") // its own module, with its own go.sum
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
