@@ -63,7 +63,8 @@ list     print the course, in order
 explain  print a course scenario's concept, then its run with the captions (--html as run)
 course   write the course as a site: one page per lesson and an index (--html DIR)
 demo     run a short informer simulation and print its header and narrated trace
-serve    serve a fake apiserver's Kubernetes API over HTTP (informersim serve -h)
+serve    serve a fake apiserver's Kubernetes API over HTTP (informersim serve -h; in a binary
+         built with -tags serve, which links k8s.io/api)
 `
 
 // run is main without the process: it returns the exit code (0 ok, 1 run failed, 2 bad usage).
