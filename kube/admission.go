@@ -88,9 +88,15 @@ var (
 
 // admitDefinition admits a CustomResourceDefinition (see admission).
 func admitDefinition(ctx context.Context, req *rest.AdmitRequest) (*unstructured.Unstructured, error) {
-	toInternal := func(u *unstructured.Unstructured) (*apiextensions.CustomResourceDefinition, error) {
+	// With fieldValidation=Strict a field the Go type lacks is a 400, as kube-apiserver's strict
+	// decoding makes it; otherwise it is dropped, as decoding into the type drops it.
+	strict := strings.EqualFold(req.FieldValidation, metav1.FieldValidationStrict)
+	toInternal := func(u *unstructured.Unstructured, strict bool) (*apiextensions.CustomResourceDefinition, error) {
 		v1 := &apiextensionsv1.CustomResourceDefinition{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, v1); err != nil {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, v1, strict); err != nil {
+			if _, ok := runtime.AsStrictDecodingError(err); ok {
+				return nil, apierrors.NewBadRequest(err.Error())
+			}
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("CustomResourceDefinition in version \"v1\" cannot be handled as a CustomResourceDefinition: %v", err))
 		}
 		extensionsScheme.Default(v1)
@@ -100,7 +106,7 @@ func admitDefinition(ctx context.Context, req *rest.AdmitRequest) (*unstructured
 		}
 		return in, nil
 	}
-	obj, err := toInternal(req.Object)
+	obj, err := toInternal(req.Object, strict)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +116,7 @@ func admitDefinition(ctx context.Context, req *rest.AdmitRequest) (*unstructured
 		definitionStrategy.PrepareForCreate(ctx, obj)
 		errs = definitionStrategy.Validate(ctx, obj)
 	default:
-		old, err := toInternal(req.Old)
+		old, err := toInternal(req.Old, false)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}

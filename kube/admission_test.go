@@ -186,6 +186,13 @@ func TestCustomResourceAdmission(t *testing.T) {
 	if r, _, _ := unstructured.NestedFieldNoCopy(body, "spec", "replicas"); code != http.StatusCreated || r != 1.0 {
 		t.Errorf("apply: %d %v", code, body)
 	}
+	// A definition with a field its Go type lacks, under fieldValidation=Strict (kubectl's
+	// default): a 400 naming the field.
+	typo := strings.Replace(strings.Replace(cronTabCRD, "scope: Namespaced", "scope: Namespaced\n  scopes: Cluster", 1), "stable.example.org", "stable3.example.org", 2)
+	code, body = send(t, h, request{method: "POST", path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?fieldValidation=Strict", body: jsonOf(t, typo)})
+	if msg, _ := body["message"].(string); code != 400 || msg != `strict decoding error: unknown field "spec.scopes"` {
+		t.Errorf("a definition with an unknown field, strictly: %d %v", code, body["message"])
+	}
 	// An invalid definition: kube-apiserver's validation of the schema.
 	bad := strings.Replace(cronTabCRD, "maxReplicas: {type: integer, default: 5}", "maxReplicas: {default: 5}", 1)
 	bad = strings.Replace(bad, "crontabs.stable.example.org", "crontabs.stable2.example.org", 1)
