@@ -33,6 +33,12 @@ type Shrunk struct {
 	Text string
 	// Failure is the failure both runs share (FailureSignature), e.g. "oracle tombstones".
 	Failure string
+	// Object is the object the failure is about (world.Violation's Key, "ns/name"), under its
+	// name in Text (the shrink may rename it); "" when the failure is about no one object (a
+	// user's check, a run that did not converge). Every candidate the shrink kept failed with
+	// Failure about this object: one failing with the same oracle about another object, or
+	// with another oracle, is a different bug and was not kept.
+	Object string
 	// Directives and Ops count the file's directives, and among them the world ops (writes and
 	// faults), before and after: [0] before, [1] after. Before counts a generate directive's
 	// ops once expanded.
@@ -58,8 +64,11 @@ const defaultShrinkRuns = 5000
 var errShrinkBudget = errors.New("scenarios: shrink: out of runs")
 
 type shrinker struct {
-	name    string
-	sig     string
+	name string
+	sig  string
+	// key is the object the original failure is about (FailureObject) under the candidates'
+	// current names ("" for none); a candidate fails the same way only about it.
+	key     string
 	runs    int
 	maxRuns int
 	// replay, when set, runs a candidate instead of Run (ShrinkOps: a Go-hosted controller's
@@ -75,14 +84,30 @@ func (s *shrinker) fails(ds []Directive) (bool, error) {
 	}
 	s.runs++
 	if s.replay != nil {
-		err := s.replay(ds)
-		return err != nil && FailureSignature(err) == s.sig, nil
+		return s.same(s.replay(ds)), nil
 	}
 	res, err := Run(s.name, Format("", ds, nil), Options{})
-	if err != nil || res.Failure == nil {
+	if err != nil {
 		return false, nil
 	}
-	return FailureSignature(res.Failure) == s.sig, nil
+	return s.same(res.Failure), nil
+}
+
+// same says whether failure is the shrinker's: the same FailureSignature (the oracle, or the
+// user's check) about the same object (FailureObject), as the shrink renamed it.
+func (s *shrinker) same(failure error) bool {
+	return failure != nil && FailureSignature(failure) == s.sig && FailureObject(failure) == s.key
+}
+
+// FailureObject is the object a failure is about: the Key of the world.Violation it wraps
+// ("ns/name", or "name" when cluster-scoped), "" when it is about no one object or is no
+// violation (a user's check, a run that did not converge).
+func FailureObject(err error) string {
+	var v *world.Violation
+	if errors.As(err, &v) {
+		return v.Key
+	}
+	return ""
 }
 
 // Shrink reduces a failing scenario (text, named name) to a small file failing the same way
@@ -101,7 +126,7 @@ func Shrink(name, text string, opts ShrinkOptions) (*Shrunk, error) {
 	if orig.Failure == nil {
 		return nil, fmt.Errorf("scenarios: shrink %s: the run passes (seed %d): there is no failure to shrink to", name, orig.Seed)
 	}
-	s := &shrinker{name: name, sig: FailureSignature(orig.Failure), maxRuns: cmpOr(opts.MaxRuns, defaultShrinkRuns)}
+	s := &shrinker{name: name, sig: FailureSignature(orig.Failure), key: FailureObject(orig.Failure), maxRuns: cmpOr(opts.MaxRuns, defaultShrinkRuns)}
 	out := &Shrunk{Failure: s.sig}
 	var ds []Directive
 	captions := 0
@@ -140,8 +165,9 @@ func Shrink(name, text string, opts ShrinkOptions) (*Shrunk, error) {
 	if outName == "" {
 		outName = name + "-shrunk"
 	}
+	out.Object = s.key
 	final, err := Run(outName, Format("", ds, nil), Options{})
-	if err != nil || final.Failure == nil || FailureSignature(final.Failure) != s.sig {
+	if err != nil || !s.same(final.Failure) {
 		// Every accepted step was a failing run, so this cannot happen unless a run is not
 		// deterministic: say so rather than hand back a file that passes.
 		return nil, fmt.Errorf("scenarios: shrink %s: the shrunk file does not fail as its last accepted run did (%v): the run is not deterministic", name, err)
@@ -154,10 +180,22 @@ func Shrink(name, text string, opts ShrinkOptions) (*Shrunk, error) {
 	if !out.Minimal {
 		minimal = fmt.Sprintf("NOT minimal: the shrink stopped after %d runs (its budget)", s.runs)
 	}
-	header := fmt.Sprintf("%s, shrunk: fails with %s\n\nShrunk from %s (seed %d, %d directives, %d ops) to %d directives and %d ops in %d runs; %s.\nRemoved: %s.",
-		name, s.sig, name, orig.Seed, out.Directives[0], out.Ops[0], out.Directives[1], out.Ops[1], s.runs, minimal, strings.Join(cmpOrSlice(out.Removed, []string{"nothing"}), ", "))
+	header := fmt.Sprintf("%s, shrunk: fails with %s\n\n%sShrunk from %s (seed %d, %d directives, %d ops) to %d directives and %d ops in %d runs; %s.\nRemoved: %s.",
+		name, s.sig, aboutObject(orig.Failure, s.key), name, orig.Seed, out.Directives[0], out.Ops[0], out.Directives[1], out.Ops[1], s.runs, minimal, strings.Join(cmpOrSlice(out.Removed, []string{"nothing"}), ", "))
 	out.Text = Format(header, ds, outputs)
 	return out, nil
+}
+
+// aboutObject is the header's sentence naming the object the failure is about, if any.
+func aboutObject(orig error, key string) string {
+	switch from := FailureObject(orig); {
+	case key == "":
+		return ""
+	case from != key:
+		return fmt.Sprintf("It fails about %s (%s in the original), as the original did; candidates failing about another object or otherwise were not kept.\n", key, from)
+	default:
+		return fmt.Sprintf("It fails about %s, as the original did; candidates failing about another object or otherwise were not kept.\n", key)
+	}
 }
 
 func cmpOr(a, b int) int {
@@ -465,11 +503,31 @@ func (s *shrinker) rename(ds *[]Directive) (bool, error) {
 		}
 		cand[i] = nd
 	}
+	key := s.key
+	s.key = renamedKey(key, names)
 	ok, err := s.fails(cand)
 	if ok {
 		*ds = cand
+	} else {
+		s.key = key
 	}
 	return ok, err
+}
+
+// renamedKey is key ("ns/name" or "name") with its name renamed as names says.
+func renamedKey(key string, names map[string]string) string {
+	ns, name, found := strings.Cut(key, "/")
+	if !found {
+		name, ns = ns, ""
+	}
+	to, ok := names[name]
+	if !ok {
+		return key
+	}
+	if !found {
+		return to
+	}
+	return ns + "/" + to
 }
 
 // canonicalName is the i-th short name: a..z, then a1..z1, and so on.

@@ -150,7 +150,7 @@ func ShrinkOps(seed uint64, ops []world.GeneratedOp, failure error, replay OpsRe
 		return nil, fmt.Errorf("scenarios: ShrinkOps: MaxRuns %d is negative", opts.MaxRuns)
 	}
 	name := cmpOrString(opts.Name, "a Go-hosted run")
-	s := &shrinker{name: name, sig: FailureSignature(failure), maxRuns: cmpOr(opts.MaxRuns, defaultShrinkRuns)}
+	s := &shrinker{name: name, sig: FailureSignature(failure), key: FailureObject(failure), maxRuns: cmpOr(opts.MaxRuns, defaultShrinkRuns)}
 	s.replay = func(ds []Directive) error {
 		seed, ops, err := opsOf(name, ds)
 		if err != nil {
@@ -162,10 +162,10 @@ func ShrinkOps(seed uint64, ops []world.GeneratedOp, failure error, replay OpsRe
 	if err != nil {
 		return nil, err
 	}
-	out := &Shrunk{Failure: s.sig}
+	out := &Shrunk{Failure: s.sig, Object: s.key}
 	out.Directives[0], out.Ops[0] = len(parsed), countOps(parsed)
 	first := replay(seed, opsOnly(parsed))
-	if first == nil || FailureSignature(first) != s.sig {
+	if !s.same(first) {
 		return nil, fmt.Errorf("scenarios: ShrinkOps %s: its %d ops, replayed, give %v, not %s: a generator's run and the same ops scheduled as a script may interleave differently; replay the original input instead", name, out.Ops[0], first, s.sig)
 	}
 	s.runs++
@@ -174,7 +174,8 @@ func ShrinkOps(seed uint64, ops []world.GeneratedOp, failure error, replay OpsRe
 		return nil, err
 	}
 	out.Runs = s.runs
-	if last := s.replay(ds); last == nil || FailureSignature(last) != s.sig {
+	out.Object = s.key
+	if last := s.replay(ds); !s.same(last) {
 		// Every accepted step was a failing replay, so only a replay that is not deterministic
 		// gets here: say so rather than hand back a file that passes.
 		return nil, fmt.Errorf("scenarios: ShrinkOps %s: the shrunk ops do not fail as their last accepted replay did (%v): the replay is not deterministic", name, last)
