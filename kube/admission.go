@@ -48,7 +48,7 @@ import (
 // with kube-apiserver's field errors, metadata, list-type invariants, CEL
 // x-kubernetes-validations with oldSelf on updates, ratcheting), or the status strategy for
 // /status writes. With fieldValidation=Strict a pruned field is a 400, as kube-apiserver's strict
-// decoding makes it.
+// decoding makes it; with Warn, its default, a warning (rest.AddWarning).
 //
 // Objects of built-in kinds get kube-apiserver's defaults (defaults.go) on every write to the
 // main resource; custom resources given without a definition pass through unchanged.
@@ -88,25 +88,26 @@ var (
 
 // admitDefinition admits a CustomResourceDefinition (see admission).
 func admitDefinition(ctx context.Context, req *rest.AdmitRequest) (*unstructured.Unstructured, error) {
-	// With fieldValidation=Strict a field the Go type lacks is a 400, as kube-apiserver's strict
-	// decoding makes it; otherwise it is dropped, as decoding into the type drops it.
-	strict := strings.EqualFold(req.FieldValidation, metav1.FieldValidationStrict)
-	toInternal := func(u *unstructured.Unstructured, strict bool) (*apiextensions.CustomResourceDefinition, error) {
-		v1 := &apiextensionsv1.CustomResourceDefinition{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, v1, strict); err != nil {
-			if _, ok := runtime.AsStrictDecodingError(err); ok {
-				return nil, apierrors.NewBadRequest(err.Error())
+	// A field the Go type lacks is dropped, as decoding into the type drops it: with
+	// fieldValidation=Strict it is a 400, as kube-apiserver's strict decoding makes it, with Warn
+	// (the default) a warning.
+	strict, warn := fieldValidation(req.FieldValidation)
+	toInternal := func(u *unstructured.Unstructured, track bool) (*apiextensions.CustomResourceDefinition, error) {
+		if track {
+			var probe apiextensionsv1.CustomResourceDefinition
+			err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, &probe, true)
+			if se, ok := runtime.AsStrictDecodingError(err); ok {
+				if strict {
+					return nil, apierrors.NewBadRequest(err.Error())
+				}
+				for _, e := range se.Errors() {
+					rest.AddWarning(ctx, e.Error())
+				}
 			}
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("CustomResourceDefinition in version \"v1\" cannot be handled as a CustomResourceDefinition: %v", err))
 		}
-		extensionsScheme.Default(v1)
-		in := &apiextensions.CustomResourceDefinition{}
-		if err := extensionsScheme.Convert(v1, in, nil); err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
-		}
-		return in, nil
+		return toInternalDropping(u)
 	}
-	obj, err := toInternal(req.Object, strict)
+	obj, err := toInternal(req.Object, strict || warn)
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +143,34 @@ func admitDefinition(ctx context.Context, req *rest.AdmitRequest) (*unstructured
 	out := &unstructured.Unstructured{Object: m}
 	out.SetGroupVersionKind(crdGVK)
 	return out, nil
+}
+
+// fieldValidation says what a request's fieldValidation parameter asks for unknown fields:
+// strict, a 400; warn (kube-apiserver's default, the parameter unset), a warning each; neither
+// (Ignore), nothing.
+func fieldValidation(v string) (strict, warn bool) {
+	switch {
+	case strings.EqualFold(v, metav1.FieldValidationStrict):
+		return true, false
+	case strings.EqualFold(v, metav1.FieldValidationIgnore):
+		return false, false
+	}
+	return false, true
+}
+
+// toInternalDropping is a CustomResourceDefinition decoded, defaulted and converted to the
+// internal type, dropping the fields its Go type lacks.
+func toInternalDropping(u *unstructured.Unstructured) (*apiextensions.CustomResourceDefinition, error) {
+	v1 := &apiextensionsv1.CustomResourceDefinition{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, v1); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("CustomResourceDefinition in version \"v1\" cannot be handled as a CustomResourceDefinition: %v", err))
+	}
+	extensionsScheme.Default(v1)
+	in := &apiextensions.CustomResourceDefinition{}
+	if err := extensionsScheme.Convert(v1, in, nil); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	return in, nil
 }
 
 // maxGeneratedNameBaseLength is how much of generateName kube-apiserver's name generator keeps
@@ -289,18 +318,19 @@ func (d *definition) admit(ctx context.Context, req *rest.AdmitRequest) (*unstru
 	// As kube-apiserver's decoding of a custom resource: the root's apiVersion, kind and
 	// metadata are set aside (metadata as an ObjectMeta: fields it lacks are dropped), the rest
 	// pruned and coerced by the schema, and the three put back.
-	strict := strings.EqualFold(req.FieldValidation, metav1.FieldValidationStrict)
+	strict, warn := fieldValidation(req.FieldValidation)
+	track := strict || warn
 	apiVersion, kind := obj.GetAPIVersion(), obj.GetKind()
-	meta, hasMeta, unknown, err := schemaobjectmeta.GetObjectMetaWithOptions(obj.Object, schemaobjectmeta.ObjectMetaOptions{ReturnUnknownFieldPaths: strict})
+	meta, hasMeta, unknown, err := schemaobjectmeta.GetObjectMetaWithOptions(obj.Object, schemaobjectmeta.ObjectMetaOptions{ReturnUnknownFieldPaths: track})
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	if d.structural != nil {
 		if !d.preserveUnknown {
-			unknown = append(unknown, structuralpruning.PruneWithOptions(obj.Object, d.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: strict})...)
+			unknown = append(unknown, structuralpruning.PruneWithOptions(obj.Object, d.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: track})...)
 			structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj.Object, d.structural)
 		}
-		err, paths := schemaobjectmeta.CoerceWithOptions(nil, obj.Object, d.structural, false, schemaobjectmeta.CoerceOptions{ReturnUnknownFieldPaths: strict})
+		err, paths := schemaobjectmeta.CoerceWithOptions(nil, obj.Object, d.structural, false, schemaobjectmeta.CoerceOptions{ReturnUnknownFieldPaths: track})
 		if err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
@@ -313,12 +343,17 @@ func (d *definition) admit(ctx context.Context, req *rest.AdmitRequest) (*unstru
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
 	}
-	if strict && len(unknown) > 0 {
+	if len(unknown) > 0 {
 		msgs := make([]string, len(unknown))
 		for i, p := range unknown {
 			msgs[i] = fmt.Sprintf("unknown field %q", p)
 		}
-		return nil, apierrors.NewBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
+		if strict {
+			return nil, apierrors.NewBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
+		}
+		for _, m := range msgs {
+			rest.AddWarning(ctx, m)
+		}
 	}
 	if d.structural != nil {
 		structuraldefaulting.Default(obj.Object, d.structural)

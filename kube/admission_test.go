@@ -2,6 +2,7 @@ package kube
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -229,4 +230,31 @@ func equalish(a, b any) bool {
 		return equalish(float64(x), b)
 	}
 	return a == b
+}
+
+// TestUnknownFieldWarnings: under fieldValidation=Warn, kube-apiserver's default, a dropped field
+// of a custom resource or of a definition is a Warning header (299, agent "-"), as client-go's
+// warning handler and kubectl show it; under Ignore nothing is said.
+func TestUnknownFieldWarnings(t *testing.T) {
+	_, h := newFront(t)
+	installCronTabs(t, h)
+	post := func(path, body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("POST", path, strings.NewReader(body))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	w := post(cronTabs, `{"apiVersion":"stable.example.org/v1","kind":"CronTab","metadata":{"name":"c1"},"spec":{"cronSpec":"* * * * *","colour":"red"}}`)
+	if got := w.Header().Values("Warning"); w.Code != http.StatusCreated || len(got) != 1 || got[0] != `299 - "unknown field \"spec.colour\""` {
+		t.Errorf("a custom resource with an unknown field: %d, warnings %q", w.Code, got)
+	}
+	w = post(cronTabs+"?fieldValidation=Ignore", `{"apiVersion":"stable.example.org/v1","kind":"CronTab","metadata":{"name":"c2"},"spec":{"cronSpec":"* * * * *","colour":"red"}}`)
+	if got := w.Header().Values("Warning"); w.Code != http.StatusCreated || len(got) != 0 {
+		t.Errorf("fieldValidation=Ignore: %d, warnings %q", w.Code, got)
+	}
+	typo := strings.Replace(strings.Replace(cronTabCRD, "scope: Namespaced", "scope: Namespaced\n  scopes: Cluster", 1), "stable.example.org", "stable3.example.org", 2)
+	w = post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", jsonOf(t, typo))
+	if got := w.Header().Values("Warning"); w.Code != http.StatusCreated || len(got) != 1 || got[0] != `299 - "unknown field \"spec.scopes\""` {
+		t.Errorf("a definition with an unknown field: %d, warnings %q", w.Code, got)
+	}
 }

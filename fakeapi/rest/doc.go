@@ -26,6 +26,9 @@
 //     namespace created through the front Active, finalized and labelled as kube-apiserver makes
 //     it.
 //
+// A write's warnings (fields dropped under fieldValidation=Warn) are Warning headers, as
+// kube-apiserver sends them (warnings.go).
+//
 // Errors are metav1.Status bodies with kube-apiserver's code and reason: fakeapi's own errors as
 // it returns them (fakeapi.md §3, §5, §7), and for what the front decides itself, 400 BadRequest
 // (malformed JSON, a body for another kind or namespace, a name that differs from the URL's, an

@@ -30,6 +30,9 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target
 		h.serveScale(w, r, t, f)
 		return
 	}
+	if h.admission != nil && (r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch) {
+		r = withWarnings(r) // for the admission's warnings (warnings.go)
+	}
 	rc := h.srv.Resource(t.res.storeGVR()).Namespace(t.namespace)
 	ctx := r.Context()
 	var subs []string
@@ -145,6 +148,7 @@ func (h *Handler) list(r *http.Request, rc *fakeapi.ResourceClient, t target, op
 
 // respond writes out with code, or err as a Status.
 func (h *Handler) respond(w http.ResponseWriter, r *http.Request, t target, code int, out *unstructured.Unstructured, err error, f format) {
+	writeWarnings(w, r)
 	if err != nil {
 		h.fail(w, r, err)
 		return
