@@ -56,7 +56,8 @@ chromium:
 		fi; \
 	fi
 
-## verify: gofmt, vet, mod tidy, the import graph, the determinism ban list and the doc citations (scripts/doccite.go).
+## verify: gofmt, vet, mod tidy, the import graph, the determinism ban list, the doc citations
+## (scripts/doccite.go) and every subcommand, package and document listed (scripts/doclist.go).
 verify:
 	./scripts/verify.sh
 

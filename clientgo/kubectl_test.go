@@ -156,7 +156,7 @@ func startServe(t *testing.T, ctx context.Context, args ...string) served {
 }
 
 // TestKubectlAgainstServe runs the real kubectl binary against `informersim serve`: it creates
-// objects from a manifest, lists, labels, selects, watches and deletes them, as the README's
+// objects from a manifest, lists, labels, selects, watches and deletes them, as docs/serve.md's
 // session does, and checks the server's state with client-go through the printed kubeconfig.
 func TestKubectlAgainstServe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)

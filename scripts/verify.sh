@@ -24,6 +24,9 @@
 #      clock and global randomness stay banned there: it reads time from the fakeapi's clock.
 #   6. Every citation of docs/ in the repository resolves (scripts/doccite.go), and nothing
 #      points outside the repository.
+#   7. Every subcommand, package and document is listed where the docs list them
+#      (scripts/doclist.go): the README's command table and the usage, docs/design.md's
+#      Layout, docs/README.md.
 set -u
 cd "$(dirname "$0")/.."
 module=$(go list -m)
@@ -113,6 +116,10 @@ fi
 # 6. doc citations
 go run scripts/doccite.go >"$tmp/doccite" 2>&1 || fail "dangling doc citations:
 $(cat "$tmp/doccite")"
+
+# 7. every subcommand, package and document listed
+go run scripts/doclist.go >"$tmp/doclist" 2>&1 || fail "not listed where the docs list them:
+$(cat "$tmp/doclist")"
 
 [ "$failed" = 0 ] && echo "verify: ok"
 exit "$failed"

@@ -14,7 +14,7 @@ import (
 	"github.com/informersim/informersim/sim/world"
 )
 
-// readmeRun is README's controller-runtime block: the operator's Main, unchanged, in the world
+// readmeRun is docs/controllers.md's controller-runtime block: the operator's Main, unchanged, in the world
 // of one seed.
 func readmeRun(t *testing.T, seed uint64) (*clientgo.Report, error) {
 	sch, err := operator.NewScheme() // client-go's types and WebApp's
@@ -41,15 +41,15 @@ func readmeRun(t *testing.T, seed uint64) (*clientgo.Report, error) {
 	})
 }
 
-// TestREADMEControllerRuntime runs README's block, and checks it is readmeRun's body verbatim,
-// and that README's manager block is the operator's Main verbatim.
+// TestREADMEControllerRuntime runs docs/controllers.md's block (the controller-runtime guide,
+// once the README's), and checks it is readmeRun's body verbatim, and that the guide's manager block is the operator's Main verbatim.
 func TestREADMEControllerRuntime(t *testing.T) {
 	rep, err := readmeRun(t, 1)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, rep.Failure)
 	}
 	t.Logf("%v; hazards %v", rep, rep.Hazards)
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/controllers.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,18 +59,18 @@ func TestREADMEControllerRuntime(t *testing.T) {
 	} {
 		_, block, ok := strings.Cut(string(readme), c.marker+"\n```go\n")
 		if !ok {
-			t.Fatalf("README.md has no %s block", c.marker)
+			t.Fatalf("docs/controllers.md has no %s block", c.marker)
 		}
 		block, _, ok = strings.Cut(block, "```")
 		if !ok || strings.TrimSpace(block) == "" {
-			t.Fatalf("README.md's %s block does not end", c.marker)
+			t.Fatalf("docs/controllers.md's %s block does not end", c.marker)
 		}
 		src, err := os.ReadFile(c.file)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(string(src), c.before+block+"}\n") {
-			t.Fatalf("README.md's %s block is not the body of %s in %s:\n%s", c.marker, strings.TrimSpace(c.before), c.file, block)
+			t.Fatalf("docs/controllers.md's %s block is not the body of %s in %s:\n%s", c.marker, strings.TrimSpace(c.before), c.file, block)
 		}
 	}
 }
