@@ -25,7 +25,7 @@ func BenchmarkHarnessRun(b *testing.B) {
 // (Config.NoControlPlane: no workload status, garbage collector or namespace controller). It is
 // the run the issue on the harness's performance started from, before the control plane was
 // added: seed 1 is the same 310 steps and 36 controller calls, so the two can be compared
-// instruction for instruction (docs/performance-rest.md, sixth session).
+// instruction for instruction (docs/performance-rest.md, "Current figures").
 //
 //	cd examples && go test -run='^$' -bench=HarnessRunNoControlPlane -benchmem -benchtime=20x ./samplecontroller/
 func BenchmarkHarnessRunNoControlPlane(b *testing.B) {
