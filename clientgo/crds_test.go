@@ -10,7 +10,7 @@ import (
 
 	"github.com/informersim/informersim/clientgo"
 	"github.com/informersim/informersim/fakeapi"
-	"github.com/informersim/informersim/kube"
+	fakerest "github.com/informersim/informersim/fakeapi/rest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -50,7 +50,7 @@ func TestHarnessInstallsCRDs(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "example.org_gadgets.yaml"), []byte(gadgetsCRD), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	crds, err := kube.ReadDefinitions(dir)
+	crds, err := fakerest.ReadDefinitions(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ type Config struct {
 	Scheme *runtime.Scheme
 	// CRDs are CustomResourceDefinitions installed before Setup runs, through the apiserver's
 	// REST front as envtest's installer installs them (a kubebuilder project's
-	// config/crd/bases, read with kube.ReadDefinitions): their resources are served, in every
+	// config/crd/bases, read with fakerest.ReadDefinitions): their resources are served, in every
 	// served version, and objects written through the front are validated, defaulted and pruned
 	// by their schemas, CEL rules included (docs/fakeapi.md §5.9). A definition the apiserver
 	// refuses fails the run with its answer.

@@ -22,8 +22,8 @@
 // definition's registry strategy and validation; for custom resources, pruning, defaulting,
 // metadata coercion, the schema's validation and CEL rules, as kube-apiserver's custom resource
 // handler runs them. Those libraries are this module's dependencies only, never the main
-// module's. ReadDefinitions and InstallDefinitions take CRD manifests (a file or a directory such
-// as config/crd/bases) and install them through a front as a client would.
+// module's. InstallDefinitions installs CustomResourceDefinitions (rest.ReadDefinitions reads
+// them from a file or a directory such as config/crd/bases) through a front as a client would.
 //
 // FromUnstructured converts an object from fakeapi's unstructured form to its Go type exactly as
 // apimachinery's runtime.DefaultUnstructuredConverter does, several times faster (a plan made once

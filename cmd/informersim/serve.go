@@ -47,7 +47,7 @@ func (c *crdFlags) String() string { return fmt.Sprint(len(c.resources) + len(c.
 func (c *crdFlags) Set(v string) error {
 	if !strings.Contains(v, ",") {
 		if _, err := os.Stat(v); err == nil {
-			defs, err := kube.ReadDefinitions(v)
+			defs, err := rest.ReadDefinitions(v)
 			if err != nil {
 				return err
 			}
@@ -78,7 +78,7 @@ func (c *crdFlags) Set(v string) error {
 			if err != nil {
 				return fmt.Errorf("the schema of %q: %w", v, err)
 			}
-			if defs, err := kube.ReadDefinitions(file); err == nil {
+			if defs, err := rest.ReadDefinitions(file); err == nil {
 				// A CRD manifest: the schema of its version of this kind.
 				raw = nil
 				for _, d := range defs {

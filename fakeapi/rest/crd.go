@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -358,9 +359,34 @@ func servedResource(crd *unstructured.Unstructured) (fakeapi.Resource, *definedR
 	if c := findCondition(conds, condEstablished); c == nil || c["status"] != "True" {
 		return fakeapi.Resource{}, nil, false
 	}
+	names, _, _ := unstructured.NestedMap(crd.Object, "status", "acceptedNames")
+	return describeDefinition(crd, names)
+}
+
+// DefinedResource is the resource a CustomResourceDefinition defines, as a fakeapi.Resource of
+// its storage version (scope, status and scale subresources, short names and categories,
+// generation tracked, updates requiring a resourceVersion), for a server that takes custom
+// resources from CRD manifests without a REST front: fakeapi.Config.Resources, a simulated
+// world's. It reads spec.names (a front serves the names accepted, which are the same unless
+// another definition holds them). Served through a front, the definition itself is what to
+// write (kube.InstallDefinitions), which also serves its other versions and admits objects by
+// its schema.
+func DefinedResource(crd *unstructured.Unstructured) (fakeapi.Resource, error) {
+	if crd == nil || crd.GroupVersionKind() != definitionGVK {
+		return fakeapi.Resource{}, errors.New("rest: DefinedResource: not an apiextensions.k8s.io/v1 CustomResourceDefinition")
+	}
+	names, _, _ := unstructured.NestedMap(crd.Object, "spec", "names")
+	r, _, ok := describeDefinition(crd, names)
+	if !ok {
+		return fakeapi.Resource{}, fmt.Errorf("rest: DefinedResource: definition %q lacks a group, a plural, a kind or a storage version", crd.GetName())
+	}
+	return r, nil
+}
+
+// describeDefinition describes what crd defines under names (its spec's or its accepted ones).
+func describeDefinition(crd *unstructured.Unstructured, names map[string]any) (fakeapi.Resource, *definedResource, bool) {
 	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
 	scope, _, _ := unstructured.NestedString(crd.Object, "spec", "scope")
-	names, _, _ := unstructured.NestedMap(crd.Object, "status", "acceptedNames")
 	plural, _ := names["plural"].(string)
 	kind, _ := names["kind"].(string)
 	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")

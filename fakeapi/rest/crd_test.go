@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -281,5 +283,70 @@ func TestDefinitionSyncRetriesAFailedWrite(t *testing.T) {
 	srv.Faults().FailNext(fakeapi.VerbUpdateStatus, apierrors.NewInternalError(errors.New("injected")))
 	if got := conditionsOf(getObject(t, h, crds+"/gadgets.example.org")); got["Established"] != "True/InitialNamesAccepted" {
 		t.Errorf("conditions after a failed status write: %v", got)
+	}
+}
+
+// TestDefinedResource: the resource of a CRD manifest, for a server without a front, is the one
+// the front serves for it once established (its storage version); bad input is an error.
+func TestDefinedResource(t *testing.T) {
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal([]byte(crdBody("gadgets", "Gadget", "gd")), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	got, err := DefinedResource(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GVR != (schema.GroupVersionResource{Group: "example.org", Version: "v1", Resource: "gadgets"}) || got.Kind != "Gadget" || !got.Namespaced ||
+		!got.Status || !got.Generation || !got.RequireResourceVersion || !slices.Equal(got.ShortNames, []string{"gd"}) || !slices.Equal(got.Categories, []string{"all"}) {
+		t.Errorf("DefinedResource = %+v", got)
+	}
+	_, h := newHandler(t, func(c *fakeapi.Config) { c.Resources = append(c.Resources, got) })
+	if w := do(h, call{method: "POST", path: "/apis/example.org/v1/namespaces/default/gadgets", body: `{"apiVersion":"example.org/v1","kind":"Gadget","metadata":{"name":"g"}}`}); w.Code != http.StatusCreated {
+		t.Errorf("a gadget on a server configured with it: %d %s", w.Code, w.Body.String())
+	}
+	if _, err := DefinedResource(&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}); err == nil {
+		t.Errorf("DefinedResource of a ConfigMap succeeded")
+	}
+	noStorage := u.DeepCopy()
+	_ = unstructured.SetNestedSlice(noStorage.Object, []any{}, "spec", "versions")
+	if _, err := DefinedResource(noStorage); err == nil {
+		t.Errorf("DefinedResource of a definition without versions succeeded")
+	}
+}
+
+// TestReadDefinitions: a directory's manifests are read in name order, documents of other kinds
+// and files of other extensions skipped; a path with no definition, or a document that is not
+// YAML, is an error.
+func TestReadDefinitions(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("b.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n"+crdBody("widgets", "Widget"))
+	write("a.json", crdBody("gadgets", "Gadget"))
+	write("kustomization.txt", "resources: [a.json]")
+	defs, err := ReadDefinitions(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range defs {
+		names = append(names, d.GetName())
+	}
+	if !slices.Equal(names, []string{"gadgets.example.org", "widgets.example.org"}) {
+		t.Errorf("ReadDefinitions(dir) = %v", names)
+	}
+	if _, err := ReadDefinitions(filepath.Join(dir, "kustomization.txt")); err == nil || !strings.Contains(err.Error(), "no CustomResourceDefinition") {
+		t.Errorf("a file without definitions: %v", err)
+	}
+	write("bad.yaml", "a: [")
+	if _, err := ReadDefinitions(dir); err == nil || !strings.Contains(err.Error(), "bad.yaml") {
+		t.Errorf("a directory with a file that is not YAML: %v", err)
+	}
+	if _, err := ReadDefinitions(filepath.Join(dir, "none")); err == nil {
+		t.Errorf("a missing path: %v", err)
 	}
 }
