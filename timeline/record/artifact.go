@@ -19,6 +19,25 @@ import (
 // its run's timeline to (created if missing); unset or empty, it is os.TempDir().
 const ArtifactsEnv = "INFORMERSIM_ARTIFACTS"
 
+// TimelineEnv names the environment variable that turns off the timeline a failing run writes
+// by itself (WithTimeline, Explain: worldtest's matchers, clientgo's harness): "off" writes no
+// page, and the failure's line says "timeline: not written (INFORMERSIM_TIMELINE=off)"; unset
+// or empty, every failing run writes one. Long sweeps that fail on purpose set it, so the
+// temporary directory does not fill with pages. WriteFile, asked directly, always writes.
+const TimelineEnv = "INFORMERSIM_TIMELINE"
+
+// timelineOff says whether TimelineEnv turns the automatic page off, or why its value is wrong.
+func timelineOff() (bool, error) {
+	switch v := os.Getenv(TimelineEnv); v {
+	case "":
+		return false, nil
+	case "off":
+		return true, nil
+	default:
+		return true, fmt.Errorf("%s=%q: want off, or unset to write it", TimelineEnv, v)
+	}
+}
+
 // Path returns the file WriteFile writes w's run to: informersim-SEED-HASH.html in
 // the artifacts directory (ArtifactsEnv), HASH the first 12 hex digits of the trace's hash, so
 // two runs of one suite never share a file and the same run always gets the same one.
@@ -102,8 +121,8 @@ func Explain(w *world.World, err error) string {
 }
 
 // WithTimeline writes the run's timeline and names it ("timeline: PATH") right after msg's
-// replay line, or at its end when it has none. A timeline that cannot be written never fails
-// the spec on its own: the line says why instead. The page's failure report is msg.
+// replay line, or at its end when it has none. A timeline that cannot be written, or that
+// TimelineEnv turns off, never fails the spec on its own: the line says why instead. The page's failure report is msg.
 func WithTimeline(msg string, w *world.World, failure error, verdicts []oracle.Verdict) string {
 	return WithTimelineFrom(msg, w, Source{Failure: failure, Verdicts: verdicts})
 }
@@ -115,7 +134,13 @@ func WithTimelineFrom(msg string, w *world.World, src Source) string {
 		src.Report = msg
 	}
 	line := ""
-	if path, err := WriteFileFrom(w, src); err != nil {
+	if off, err := timelineOff(); off {
+		why := TimelineEnv + "=off"
+		if err != nil {
+			why = err.Error()
+		}
+		line = fmt.Sprintf("timeline: not written (%s)\n", why)
+	} else if path, err := WriteFileFrom(w, src); err != nil {
 		line = fmt.Sprintf("timeline: not written (%v)\n", err)
 	} else {
 		line = "timeline: " + path + "\n"

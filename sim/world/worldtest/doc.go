@@ -32,6 +32,7 @@
 // is written to $INFORMERSIM_ARTIFACTS (ArtifactsEnv), else os.TempDir(), as
 // informersim-SEED-HASH.html, and is a pure function of the run. A page that cannot be written
 // never fails the spec: the line says "timeline: not written (why)" instead.
+// INFORMERSIM_TIMELINE=off (record.TimelineEnv) writes none, for sweeps that fail on purpose.
 //
 // # Usage
 //
