@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,6 +73,25 @@ func Repro(seed uint64) string {
 		}
 	}
 	return b.String()
+}
+
+// TestRepro is Repro for the test or subtest named name (a *testing.T's Name(), e.g.
+// "TestSweep/seed_42"): its -run pattern anchors each element of the name,
+//
+//	INFORMERSIM_SEED=42 go test -run '^TestSweep$/^seed_42$' ./pkg/dir
+//
+// so the replay runs the one subtest that failed, where Repro's pattern (the binary's own -run)
+// runs every subtest it matched at that seed. Outside go test, or with an empty name, it is
+// Repro(seed). Give it as sim.Config.Repro (world.NewFromConfig) or clientgo.Config.Repro.
+func TestRepro(name string, seed uint64) string {
+	if name == "" || flag.Lookup("test.run") == nil {
+		return Repro(seed)
+	}
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return SeedEnv + "=" + strconv.FormatUint(seed, 10) + " go test -run " + shellQuote(strings.Join(parts, "/")) + " " + packageDir()
 }
 
 // ginkgoFocus returns the values of every -ginkgo.focus flag among args, the test binary's

@@ -2,6 +2,7 @@ package world
 
 import (
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -62,5 +63,42 @@ func TestSeedsRefusesEmptyAndWrappingSweeps(t *testing.T) {
 	t.Setenv(SeedEnv, "5")
 	if got, err := Seeds(1, 0); err != nil || !slices.Equal(got, []uint64{5}) {
 		t.Errorf("Seeds(1, 0) with %s=5 = %v, %v; want the replayed seed", SeedEnv, got, err)
+	}
+}
+
+// Goal: TestRepro's line runs the one subtest that failed: each element of its name anchored and
+// quoted, in go test's slash-separated form, so neither a sibling subtest nor one whose name
+// merely contains it matches. Method: the line for this test's subtests, its pattern matched
+// element by element as go test matches it, against the subtest's name and its siblings'.
+func TestTestReproNamesTheSubtest(t *testing.T) {
+	t.Run("seed 42 (a+b)", func(t *testing.T) {
+		line := TestRepro(t.Name(), 42)
+		want := `INFORMERSIM_SEED=42 go test -run '^TestTestReproNamesTheSubtest$/^seed_42_\(a\+b\)$' ./sim/world`
+		if line != want {
+			t.Fatalf("TestRepro:\n got %s\nwant %s", line, want)
+		}
+		pattern := strings.Trim(strings.Fields(line)[4], "'")
+		matches := func(name string) bool {
+			ps, ns := strings.Split(pattern, "/"), strings.Split(name, "/")
+			for i, p := range ps {
+				if i >= len(ns) || !regexp.MustCompile(p).MatchString(ns[i]) {
+					return false
+				}
+			}
+			return true
+		}
+		for name, want := range map[string]bool{
+			t.Name(): true,
+			"TestTestReproNamesTheSubtest/seed_42_(a+b)_again": false,
+			"TestTestReproNamesTheSubtest/seed_4":              false,
+			"TestOther/seed_42_(a+b)":                          false,
+		} {
+			if got := matches(name); got != want {
+				t.Errorf("%s matches %s: %v, want %v", pattern, name, got, want)
+			}
+		}
+	})
+	if got, want := TestRepro("", 7), Repro(7); got != want {
+		t.Errorf("TestRepro with no name: %q, want Repro's %q", got, want)
 	}
 }
