@@ -15,7 +15,6 @@ import (
 
 	"github.com/informersim/informersim/scenarios"
 	"github.com/informersim/informersim/sim/world"
-	"github.com/informersim/informersim/timeline"
 )
 
 // SweepEnv sets how many seeds each concept family's sweep runs; the default keeps make test
@@ -122,7 +121,7 @@ func runRecorded(sc scenarios.Scenario, opts scenarios.Options) *scenarios.Resul
 // writeTimeline writes the run's timeline (package timeline: one self-contained HTML page) next
 // to its trace and returns its path.
 func writeTimeline(sc scenarios.Scenario, res *scenarios.Result) string {
-	r, err := timeline.FromResult(sc, res)
+	r, err := scenarios.RunRecord(sc, res)
 	if err != nil {
 		return "(not written: " + err.Error() + ")"
 	}

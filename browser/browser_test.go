@@ -21,7 +21,7 @@ import (
 
 	"github.com/informersim/informersim/scenarios"
 	"github.com/informersim/informersim/sim/world"
-	"github.com/informersim/informersim/timeline"
+	rec "github.com/informersim/informersim/timeline/record"
 )
 
 // chromium returns the browser to drive: $CHROMIUM, else Debian's /usr/bin/chromium. A missing
@@ -203,7 +203,7 @@ func objectPattern(key string) *regexp.Regexp {
 // order, covering the topology; every narrated event drawn once in its lane, faults marked;
 // following one object highlights exactly the trace's events about it and lists its history;
 // hovering shows the narration line; zoom widens the picture; a failure is marked.
-func checkTimeline(t *testing.T, b *browser, r *timeline.Run, topo world.Topology, follow string) {
+func checkTimeline(t *testing.T, b *browser, r *rec.Run, topo world.Topology, follow string) {
 	t.Helper()
 	var want []string
 	for _, c := range r.Components {
@@ -312,7 +312,7 @@ func checkTimeline(t *testing.T, b *browser, r *timeline.Run, topo world.Topolog
 // drawnEvents are the events a page draws: the narrated ones, and the scheduler's steps of the
 // user's own code (its actors, workqueues and workers) where the step narrates nothing else in
 // that lane.
-func drawnEvents(r *timeline.Run) []timeline.Event {
+func drawnEvents(r *rec.Run) []rec.Event {
 	role := map[string]string{}
 	for _, c := range r.Components {
 		role[c.ID] = c.Role
@@ -323,7 +323,7 @@ func drawnEvents(r *timeline.Run) []timeline.Event {
 			narrated[fmt.Sprint(e.Step, "|", e.Lane)] = true
 		}
 	}
-	var out []timeline.Event
+	var out []rec.Event
 	for _, e := range r.Events {
 		switch role[e.Lane] {
 		case "user", "worker", "workqueue", "controller":
@@ -377,7 +377,7 @@ func TestTimelinesInChromium(t *testing.T) {
 func TestCourseSiteInChromium(t *testing.T) {
 	b := newBrowser(t)
 	dir := t.TempDir()
-	if _, err := timeline.WriteCourse(dir); err != nil {
+	if _, err := scenarios.WriteCourse(dir); err != nil {
 		t.Fatal(err)
 	}
 	course := scenarios.Course()
@@ -416,7 +416,7 @@ func TestCourseSiteInChromium(t *testing.T) {
 			t.Errorf("%s: the lesson names no part of the pipeline (its # pipeline: line)", sc.Name)
 		}
 		title := eval[string](t, b, `document.querySelector('h1').textContent`)
-		if want := fmt.Sprintf("Lesson %s: %s", timeline.LessonNumber(sc.Name), sc.Title); title != want {
+		if want := fmt.Sprintf("Lesson %s: %s", rec.LessonNumber(sc.Name), sc.Title); title != want {
 			t.Errorf("%s: the page's title is %q, want %q", sc.Name, title, want)
 		}
 		// One legend swatch per role and client-go part (lesson 12: a DeltaFIFO and a RealFIFO),
@@ -485,7 +485,7 @@ func checkLinearAxis(t *testing.T, b *browser) {
 // checkLinks checks that the narration and the marks follow each other: clicking a narration
 // line highlights exactly its directive's events, and clicking an event (or pressing Enter on
 // it: every event takes the keyboard's focus) makes its directive's line the current one.
-func checkLinks(t *testing.T, b *browser, r *timeline.Run) {
+func checkLinks(t *testing.T, b *browser, r *rec.Run) {
 	t.Helper()
 	// The first directive with a drawn event about an object.
 	di := -1
@@ -509,7 +509,7 @@ func checkLinks(t *testing.T, b *browser, r *timeline.Run) {
 		t.Errorf("%s: clicking narration line %d highlights events %v, its events are %v", r.Scenario.Name, di, got, seqs)
 	}
 	// The reverse: a later directive's event, clicked, makes its line current.
-	var other timeline.Event
+	var other rec.Event
 	for _, e := range drawnEvents(r) {
 		if e.Directive > di && r.Directives[e.Directive].Cmd != "caption" {
 			other = e
@@ -541,7 +541,7 @@ func checkLinks(t *testing.T, b *browser, r *timeline.Run) {
 		t.Errorf("%s: clicking the Indexer's box lights lanes %q, want %q", r.Scenario.Name, lit, wantLanes)
 	}
 	// The keyboard: focus an event about an object, press Enter, its object is followed.
-	var keyed timeline.Event
+	var keyed rec.Event
 	for _, e := range drawnEvents(r) {
 		if e.Object != "" && e.Object != eval[string](t, b, `informersimTimeline.followed`) {
 			keyed = e

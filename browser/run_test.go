@@ -11,21 +11,21 @@ import (
 
 	"github.com/informersim/informersim/scenarios"
 	"github.com/informersim/informersim/sim/world"
-	"github.com/informersim/informersim/timeline"
+	rec "github.com/informersim/informersim/timeline/record"
 )
 
 // failingScenario is a run that fails on purpose (a handler that changes the cache's objects),
 // kept with package timeline's tests.
-const failingScenario = "../timeline/testdata/mutating-handler.txt"
+const failingScenario = "../scenarios/testdata/record/mutating-handler.txt"
 
 // record runs a scenario and returns its record and topology.
-func record(t *testing.T, sc scenarios.Scenario) (*timeline.Run, world.Topology) {
+func record(t *testing.T, sc scenarios.Scenario) (*rec.Run, world.Topology) {
 	t.Helper()
 	res, err := scenarios.Run(sc.Name, sc.Text, scenarios.Options{Name: sc.Name})
 	if err != nil {
 		t.Fatalf("%s: %v", sc.Name, err)
 	}
-	r, err := timeline.FromResult(sc, res)
+	r, err := scenarios.RunRecord(sc, res)
 	if err != nil {
 		t.Fatalf("%s: %v", sc.Name, err)
 	}
@@ -80,17 +80,17 @@ func artifacts(t *testing.T) string {
 	return dir
 }
 
-type timelineRun = timeline.Run
+type timelineRun = rec.Run
 
 // decodeRecord returns the record a page embeds (its run-data script).
-func decodeRecord(t *testing.T, page string) *timeline.Run {
+func decodeRecord(t *testing.T, page string) *rec.Run {
 	t.Helper()
 	_, rest, _ := strings.Cut(page, `<script id="run-data" type="application/json">`)
 	embedded, _, ok := strings.Cut(rest, "</script>")
 	if !ok {
 		t.Fatal("the page embeds no record")
 	}
-	var r timeline.Run
+	var r rec.Run
 	if err := json.Unmarshal([]byte(embedded), &r); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/informersim/informersim/scenarios"
-	"github.com/informersim/informersim/timeline"
+	rec "github.com/informersim/informersim/timeline/record"
 )
 
 const schemaFile = "../docs/run.schema.json"
@@ -25,7 +25,7 @@ func compileSchema(t *testing.T, ref string) *jsonschema.Schema {
 }
 
 // instance is the record as JSON Schema reads it (numbers kept exact).
-func instance(t *testing.T, r *timeline.Run) any {
+func instance(t *testing.T, r *rec.Run) any {
 	t.Helper()
 	var b bytes.Buffer
 	if err := r.WriteJSON(&b); err != nil {

@@ -17,14 +17,14 @@ import (
 	"github.com/informersim/informersim/sim/world"
 	"github.com/informersim/informersim/sim/world/oracle"
 	"github.com/informersim/informersim/sim/world/worldtest"
-	"github.com/informersim/informersim/timeline"
+	rec "github.com/informersim/informersim/timeline/record"
 )
 
 // failingSpecTimeline runs what a user's failing spec runs (a world with its oracles attached
 // whose cache is set back behind the informer's back, so cache-before-notify fails at the
 // handler's call) through worldtest.HaveConverged, and returns the page its failure message
 // names, the record embedded in it and the world's topology.
-func failingSpecTimeline(t *testing.T) (string, *timeline.Run, world.Topology) {
+func failingSpecTimeline(t *testing.T) (string, *rec.Run, world.Topology) {
 	t.Helper()
 	// The page stays with the screenshots, as a test artifact.
 	t.Setenv(worldtest.ArtifactsEnv, artifacts(t))
@@ -74,7 +74,7 @@ func failingSpecTimeline(t *testing.T) (string, *timeline.Run, world.Topology) {
 	if !ok {
 		t.Fatalf("%s embeds no record", found[1])
 	}
-	var r timeline.Run
+	var r rec.Run
 	if err := json.Unmarshal([]byte(embedded), &r); err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,9 @@
 #      the other) and never import sim or sim/world; the engine (sim, without its subpackages)
 #      imports nothing of the project but internal/ and no Kubernetes package but the clock
 #      (k8s.io/utils/clock); sim/world may import sim, fakeapi and informer; nothing imports
-#      scenarios except cmd/, timeline (the picture of a scenario's run, drawn above scenarios:
-#      not its subpackage timeline/record, which worldtest uses to draw a failing spec) and the
-#      root suite. Checked with `go list -deps`, tests included
+#      scenarios but its own tests, cmd/ and the root suite (the layers above it; a run's record,
+#      timeline/record, sits below scenarios: worldtest and scenarios draw with it). Checked with
+#      `go list -deps`, tests included
 #      (the engine's Kubernetes rule on its non-test build). The nested modules (kube/,
 #      cmd/informersim/, compare/, clientgo/, examples/, browser/) are outside `./...`: the
 #      only places k8s.io/api and client-go may appear; `make test-nested` vets and tests them.
@@ -87,15 +87,16 @@ forbid "./sim/..." "$module/scenarios" "sim never imports scenarios"
 for dep in informer sim sim/world scenarios fakeapi/rest; do
 	forbid "./controlplane/..." "$module/$dep" "the control plane imports fakeapi only"
 done
+forbid "./timeline/..." "$module/scenarios" "a run's record sits below the scenario language"
 for path in ./sim/... ./informer/... ./scenarios/...; do
 	forbid "$path" "$module/fakeapi/rest" "the REST front is not on the simulation path"
 done
 for pkg in $(go list ./fakeapi/... 2>/dev/null | grep -v "^$module/fakeapi/rest"); do
 	forbid "$pkg" "$module/fakeapi/rest" "the fakeapi core does not depend on its REST front"
 done
-for pkg in $(go list ./... | grep -v -e "/cmd/" -e "/scenarios" -e "^$module/timeline\$" -e "^$module\$"); do
+for pkg in $(go list ./... | grep -v -e "/cmd/" -e "/scenarios" -e "^$module\$"); do
 	if deps_of "$pkg" | grep -q "^$module/scenarios"; then
-		fail "$pkg imports scenarios (only cmd/, timeline and the root suite may)"
+		fail "$pkg imports scenarios (only cmd/ and the root suite, the layers above it, may)"
 	fi
 done
 

@@ -12,7 +12,6 @@ import (
 	"github.com/informersim/informersim/scenarios"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
-	"github.com/informersim/informersim/timeline"
 )
 
 // runScenario is "informersim run FILE|NAME [--seed N] [--policy P] [--guided] [--json] [--html FILE]"
@@ -74,7 +73,7 @@ func runScenario(cmd string, args []string, stdout, stderr io.Writer, explain bo
 		return 2
 	}
 	if *jsonOut || *htmlOut != "" {
-		rec, err := timeline.FromResult(sc, res)
+		rec, err := scenarios.RunRecord(sc, res)
 		if err != nil {
 			fmt.Fprintf(stderr, "informersim %s: %v\n", cmd, err)
 			return 1
@@ -168,7 +167,7 @@ func course(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "informersim course: expected --html DIR and nothing else, got %q\n", args)
 		return 2
 	}
-	files, err := timeline.WriteCourse(*dir)
+	files, err := scenarios.WriteCourse(*dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "informersim course: %v\n", err)
 		return 1

@@ -12,7 +12,6 @@ import (
 
 	"github.com/informersim/informersim/scenarios"
 	"github.com/informersim/informersim/sim"
-	"github.com/informersim/informersim/timeline"
 )
 
 // shrink is "informersim shrink FILE|NAME [--seed N] [--policy P] [--max-runs N] [-o OUT]
@@ -126,7 +125,7 @@ func writeShrunkTimeline(path string, opts scenarios.ShrinkOptions, text string)
 	if res.Failure == nil {
 		return errors.New("the shrunk file's run passes: nothing to draw")
 	}
-	rec, err := timeline.FromResult(sc, res)
+	rec, err := scenarios.RunRecord(sc, res)
 	if err != nil {
 		return err
 	}

@@ -34,3 +34,15 @@ func ExampleFromWorld() {
 	// inf1 · sharedProcessor (sharedProcessor.distribute)
 	// inf1/h1 · handler (processorListener → ResourceEventHandler)
 }
+
+// A lesson names the parts of the pipeline it is about by client-go's names; CheckStages
+// refuses any other name, and the page draws the named boxes highlighted.
+func ExampleCheckStages() {
+	fmt.Println(record.CheckStages([]string{"DeltaFIFO", "processorListener"}))
+	fmt.Println(record.CheckStages([]string{"Informer"}) != nil)
+	fmt.Println(record.LessonNumber("05-tombstone"), record.LessonNumber("12a-deltafifo-grouping"))
+	// Output:
+	// <nil>
+	// true
+	// 5 12a
+}

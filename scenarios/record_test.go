@@ -1,4 +1,4 @@
-package timeline
+package scenarios_test
 
 import (
 	"bytes"
@@ -8,15 +8,16 @@ import (
 	"testing"
 
 	"github.com/informersim/informersim/scenarios"
+	"github.com/informersim/informersim/timeline/record"
 )
 
-func runLesson(t *testing.T, sc scenarios.Scenario) *Run {
+func runLesson(t *testing.T, sc scenarios.Scenario) *record.Run {
 	t.Helper()
 	res, err := scenarios.Run(sc.Name, sc.Text, scenarios.Options{Name: sc.Name})
 	if err != nil {
 		t.Fatalf("%s: %v", sc.Name, err)
 	}
-	r, err := FromResult(sc, res)
+	r, err := scenarios.RunRecord(sc, res)
 	if err != nil {
 		t.Fatalf("%s: %v", sc.Name, err)
 	}
@@ -59,7 +60,7 @@ func TestCourseRecords(t *testing.T) {
 				t.Fatalf("%s: event %d in lane %q with text %q", sc.Name, e.Seq, e.Lane, e.Text)
 			}
 		}
-		if err := CheckStages(r.Scenario.Pipeline); err != nil {
+		if err := record.CheckStages(r.Scenario.Pipeline); err != nil {
 			t.Error(err)
 		}
 	}
@@ -79,7 +80,7 @@ func TestCourseRecords(t *testing.T) {
 // Goal: the lanes follow the run's topology: each informer's parts, each handler, each
 // workqueue and its workers, with client-go's names, and a DeltaFIFO informer's queue is called
 // one.
-func TestLanes(t *testing.T) {
+func TestRecordLanes(t *testing.T) {
 	sc, _ := scenarios.Lookup("23-workqueue")
 	r := runLesson(t, sc)
 	roles := map[string]string{}
@@ -116,8 +117,8 @@ func TestLanes(t *testing.T) {
 
 // Goal: a failing run's record says which oracle failed, when, and is not passed; its page
 // says so.
-func TestFailingRun(t *testing.T) {
-	b, err := os.ReadFile("testdata/mutating-handler.txt")
+func TestFailingRunRecord(t *testing.T) {
+	b, err := os.ReadFile("testdata/record/mutating-handler.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestFailingRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := FromResult(sc, res)
+	r, err := scenarios.RunRecord(sc, res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestFailingRun(t *testing.T) {
 	}
 	// Found at the convergence check, between events: no event is the violating one.
 	for _, e := range r.Events {
-		if e.Mark == MarkViolation || r.Failure.Event != nil {
+		if e.Mark == record.MarkViolation || r.Failure.Event != nil {
 			t.Errorf("a violation found between events marks event %v (failure.event %v)", e.Seq, r.Failure.Event)
 			break
 		}
@@ -164,12 +165,12 @@ func TestFailingRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err = FromResult(sc, res); err != nil {
+	if r, err = scenarios.RunRecord(sc, res); err != nil {
 		t.Fatal(err)
 	}
 	var marked []string
 	for _, e := range r.Events {
-		if e.Mark == MarkViolation {
+		if e.Mark == record.MarkViolation {
 			marked = append(marked, e.Text)
 			if r.Failure.Event == nil || *r.Failure.Event != e.Seq {
 				t.Errorf("event %d is marked, the failure names %v", e.Seq, r.Failure.Event)
@@ -190,10 +191,10 @@ func TestUnknownStage(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc.Pipeline = []string{"Reflector", "Informer"}
-	if _, err := FromResult(sc, res); err == nil || !strings.Contains(err.Error(), `"Informer" is not a part of the pipeline`) {
-		t.Errorf("FromResult with an unknown stage: %v", err)
+	if _, err := scenarios.RunRecord(sc, res); err == nil || !strings.Contains(err.Error(), `"Informer" is not a part of the pipeline`) {
+		t.Errorf("RunRecord with an unknown stage: %v", err)
 	}
-	if _, err := FromResult(sc, nil); err == nil {
-		t.Error("FromResult(nil) succeeded")
+	if _, err := scenarios.RunRecord(sc, nil); err == nil {
+		t.Error("RunRecord(nil) succeeded")
 	}
 }
