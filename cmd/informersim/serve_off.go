@@ -9,9 +9,10 @@ import (
 
 // serveBuildHint is what `informersim serve` says in a binary built without the serve tag.
 const serveBuildHint = `informersim serve: this binary was built without serve, which links k8s.io/api's types (a minute
-or more of compiling that run, explain and the course never need); build it with the serve tag:
-  go run -tags serve ./cmd/informersim serve [flags]      (from a clone: cd cmd/informersim first)
-  go install -tags serve github.com/informersim/informersim/cmd/informersim@latest
+or more of compiling that run, explain and the course never need); build it with the serve tag,
+from the repository's cmd/informersim:
+  go run -tags serve . serve [flags]
+  go install -tags serve .
 `
 
 // serve, in a build without the serve tag, says how to get a binary with it and exits 2.

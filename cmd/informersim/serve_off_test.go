@@ -15,7 +15,7 @@ func TestServeNeedsTheTag(t *testing.T) {
 	if code := run([]string{"serve", "-addr=127.0.0.1:0"}, &out, &errb); code != 2 {
 		t.Fatalf("serve in a build without the tag: exit %d, want 2\n%s", code, errb.String())
 	}
-	if !strings.Contains(errb.String(), "go run -tags serve ./cmd/informersim serve") || out.Len() != 0 {
+	if !strings.Contains(errb.String(), "go run -tags serve . serve") || out.Len() != 0 {
 		t.Errorf("serve without the tag printed stdout %q, stderr %q", out.String(), errb.String())
 	}
 }
