@@ -14,6 +14,7 @@ import (
 
 	"github.com/informersim/informersim/controlplane"
 	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/internal/goseed"
 	fakerest "github.com/informersim/informersim/fakeapi/rest"
 	"github.com/informersim/informersim/kube"
 	"github.com/informersim/informersim/sim"
@@ -332,6 +333,12 @@ type Report struct {
 	// on, client-go panics the process at the first changed object, and the harness has written
 	// the run's seed and replay line to standard error as it started.
 	ClientGoMutationDetector bool
+	// Seeded says whether the run was made in the deterministic mode (a test binary built with
+	// the overlay `informersim determinism` prints): the Go runtime's map order, select choices
+	// and the scheduling of the controller's goroutines were then the seed's, so the seed replays
+	// the run, and UnorderedBatches and ResyncWakes count nothing. Outside it, a run with
+	// MapOrdered zero replays as far as the world can tell.
+	Seeded bool
 	// MissingNamespaceWrites counts the world's own writes (Setup's Apply, Script and Generate
 	// ops) that the apiserver refused because their namespace does not exist (kube-apiserver's
 	// 404, see Config.World). Each is narrated in the trace, but a workload written into a
@@ -499,9 +506,13 @@ func runTest(t T, cfg Config) (*Report, error) {
 	if cfg.Repro == "" {
 		cfg.Repro = world.Repro(cfg.Seed) // run's failures and the detector's markers name it
 	}
+	if goseed.Active() {
+		defer seedRuntime(cfg.Seed)()
+	}
 	markDetectedRun(cfg, t.Name(), "starts")
 	synctest.Test(bubbleT, func(*testing.T) { rep, err = run(cfg, wd) })
 	markDetectedRun(cfg, t.Name(), "ended")
+	noteReplay(bubbleT, rep)
 	return rep, err
 }
 
@@ -516,6 +527,7 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 		return nil, err
 	}
 	b := newBubble(w)
+	b.seeded = goseed.Active()
 	b.checks = checks{invariant: cfg.Invariant, onWrite: cfg.OnWrite, repro: fmt.Sprintf("seed %d; %s", cfg.Seed, cfg.Repro)}
 	wd.repro.Store(&b.checks.repro)
 	wd.b.Store(b)
@@ -703,17 +715,14 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 	rep := &Report{Seed: cfg.Seed, Hash: s.Trace().Hash(), Steps: s.StepCount(), SimTime: s.Now(),
 		Calls: b.served, ConcurrentCalls: b.concurrentCalls, MaxConcurrent: b.maxConcurrent, Ties: b.ties,
 		Streams: b.streams.sorted(), WatchTimeoutsRedrawn: b.timeoutsRedrawn, StaticRequests: int(b.staticRequests.Load()), UnorderedBatches: b.unorderedBatches,
-		ResyncWakes: b.resyncWakes, ClientGoMutationDetector: clientGoMutationDetector && cfg.Main != nil,
+		ResyncWakes: b.resyncWakes, ClientGoMutationDetector: clientGoMutationDetector && cfg.Main != nil, Seeded: b.seeded,
 		Hazards: b.hazardCounts(), Trace: s.Trace().Narrate()}
 	if cp := w.ControlPlane(); cp != nil {
 		rep.ControlPlane = &ControlPlaneReport{GarbageCollector: cp.GC.Stats(), NamespaceController: cp.Namespace.Stats(), WorkloadStatus: cp.Workload.Stats()}
 	}
 	rep.MissingNamespaceWrites = missingNamespaceWrites(w)
 	if err != nil {
-		rep.Failure = record.Explain(w, err)
-		if n := rep.MapOrdered(); n > 0 {
-			rep.Failure = fmt.Sprintf("Note: client-go handed the controller's handlers objects in a Go map's order %d times in this run (%d unordered batches, %d resync wakes): no seed decides that order, so a replay of this seed may take another path from the first of them on; replay it a few times.\n", n, rep.UnorderedBatches, rep.ResyncWakes) + rep.Failure
-		}
+		rep.Failure = replayNote(rep) + record.Explain(w, err)
 	}
 	return rep, err
 }

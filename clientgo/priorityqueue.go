@@ -32,7 +32,7 @@ const priorityQueueFrame = "sigs.k8s.io/controller-runtime/pkg/controller/priori
 // informer holds in the order of a Go map (its indexer's). A manager starting while the world
 // holds objects (every restart) reconciles them in an order no seed decides.
 func (b *bubble) noteControllerRuntimeList(view string, keys map[string]bool) {
-	if len(keys) < 2 {
+	if len(keys) < 2 || b.seeded {
 		return
 	}
 	_, relist := b.views[view]

@@ -273,7 +273,7 @@ func (b *bubble) deliver(sw *stepWatch, kind *StreamKind) {
 		sw.initial++
 		sw.initialKeys[key] = true
 	case sw.initial >= 0 && ev.Type == watch.Bookmark && initialEventsEnd(ev.Object):
-		if sw.initial >= 2 {
+		if sw.initial >= 2 && !b.seeded {
 			b.unorderedBatches++
 		}
 		b.replaceView(sw.view, sw.initialKeys)
@@ -446,7 +446,7 @@ func (b *bubble) replaceView(view string, keys map[string]bool) {
 			gone++
 		}
 	}
-	if gone >= 2 {
+	if gone >= 2 && !b.seeded {
 		b.unorderedBatches++
 		b.s.Emit(ControllerActor, "unordered-relist", sim.F("view", view), sim.F("gone", strconv.Itoa(gone)))
 	}

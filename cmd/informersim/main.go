@@ -11,6 +11,7 @@
 //	informersim explain NAME [--html FILE]
 //	informersim course --html DIR
 //	informersim demo [--seed N] [--policy random|fifo|pct] [--json]
+//	informersim determinism [--go PATH]
 package main
 
 import (
@@ -42,6 +43,7 @@ const usage = `usage:
   informersim course --html DIR
   informersim demo [--seed N] [--policy random|fifo|pct] [--json]
   informersim serve [flags]
+  informersim determinism [--go PATH]
 
 run      run a scenario file, or a course scenario by name, and print its narrated trace
          (--json: the run's complete record, docs/run.schema.json; --html FILE: also write
@@ -65,6 +67,8 @@ course   write the course as a site: one page per lesson and an index (--html DI
 demo     run a short informer simulation and print its header and narrated trace
 serve    serve a fake apiserver's Kubernetes API over HTTP (informersim serve -h; in a binary
          built with -tags serve, which links k8s.io/api)
+determinism  write the Go runtime overlay of the deterministic mode for the installed Go and
+         print the environment that builds tests in it: env $(informersim determinism) go test ./...
 `
 
 // run is main without the process: it returns the exit code (0 ok, 1 run failed, 2 bad usage).
@@ -97,6 +101,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return demo(args[1:], stdout, stderr)
 	case "serve":
 		return serve(args[1:], stdout, stderr)
+	case "determinism":
+		return determinism(args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "informersim: unknown command %q\n%s", args[0], usage)
 		return 2

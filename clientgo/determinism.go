@@ -1,0 +1,90 @@
+package clientgo
+
+import (
+	"fmt"
+	goruntime "runtime"
+	"runtime/debug"
+	"sync"
+	"testing"
+
+	"github.com/informersim/informersim/internal/goseed"
+)
+
+// What makes a run replay from its seed beyond what the world decides: the deterministic mode
+// (package internal/goseed), in which the test binary's Go runtime takes the run's seed, and
+// what a binary built without it says about the runs it cannot promise.
+
+// seededRuns lets one run at a time go on in a binary built in the deterministic mode.
+var seededRuns sync.Mutex
+
+// seedRuntime readies the runtime of a binary built in the deterministic mode for a run of seed,
+// and returns what puts it back. The runtime holds one seed per process, so runs take turns.
+// The run's goroutines share one processor (GOMAXPROCS 1), so that their order is the
+// scheduler's, which the mode makes a function of what they did; and the collector does not run
+// during the run (it collects before), since stopping goroutines to scan their stacks puts them
+// back in its own order.
+func seedRuntime(seed uint64) (restore func()) {
+	seededRuns.Lock()
+	goruntime.GC()
+	gc := debug.SetGCPercent(-1)
+	procs := goruntime.GOMAXPROCS(1)
+	goseed.Begin(seed)
+	return func() {
+		goseed.End()
+		goruntime.GOMAXPROCS(procs)
+		debug.SetGCPercent(gc)
+		seededRuns.Unlock()
+	}
+}
+
+// replayNote says, first in a failing run's report, whether its replay line is sure to
+// reproduce it.
+func replayNote(rep *Report) string {
+	switch n := rep.MapOrdered(); {
+	case rep.Seeded:
+		return "Replay: guaranteed: this run was made in the deterministic mode, where the seed decides the Go runtime's map order and the controller's goroutines' turns.\n"
+	case n > 0:
+		return fmt.Sprintf("Replay: not guaranteed: client-go handed the controller's handlers objects in a Go map's order %d times in this run (%d unordered batches, %d resync wakes), which no seed decides outside the deterministic mode, so a replay of this seed may take another path from the first of them on. Run the test in the deterministic mode, where the seed decides them: %s\n", n, rep.UnorderedBatches, rep.ResyncWakes, DeterminismCommand)
+	default:
+		return fmt.Sprintf("Replay: likely, not guaranteed: nothing was counted in an order no seed decides, but outside the deterministic mode Go's scheduler and map order are not the seed's (%s).\n", DeterminismCommand)
+	}
+}
+
+// DeterminismCommand is how a test runs in the deterministic mode, in which every run replays
+// from its seed (package clientgo's contract).
+const DeterminismCommand = "env $(informersim determinism) go test ..."
+
+// unorderedTally counts, per go test function, the runs made outside the deterministic mode
+// whose Report counted orders no seed decides, and says so once, when the test ends.
+var unorderedTally = struct {
+	sync.Mutex
+	runs map[*testing.T]*tally
+}{runs: map[*testing.T]*tally{}}
+
+type tally struct{ runs, unordered int }
+
+// noteReplay counts rep for t's summary, registering the summary with t's first run.
+func noteReplay(t *testing.T, rep *Report) {
+	if t == nil || rep == nil || rep.Seeded {
+		return
+	}
+	unorderedTally.Lock()
+	defer unorderedTally.Unlock()
+	c, ok := unorderedTally.runs[t]
+	if !ok {
+		c = &tally{}
+		unorderedTally.runs[t] = c
+		t.Cleanup(func() {
+			unorderedTally.Lock()
+			defer unorderedTally.Unlock()
+			delete(unorderedTally.runs, t)
+			if c.unordered > 0 {
+				t.Logf("clientgo: %d of %d runs of %s were handed objects in an order no seed decides (Report.MapOrdered): their seeds may not replay. In the deterministic mode the seed decides it: %s", c.unordered, c.runs, t.Name(), DeterminismCommand)
+			}
+		})
+	}
+	c.runs++
+	if rep.MapOrdered() > 0 {
+		c.unordered++
+	}
+}

@@ -1,0 +1,65 @@
+package goseed
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// EnvSeed is the environment variable through which a process built with the overlay hands the
+// runtime a run's seed: setting it (os.Setenv) takes effect at once.
+const EnvSeed = "INFORMERSIM_RUNTIME_SEED"
+
+// Begin makes seed the runtime's seed and begins a run: the maps written from now, the ranges
+// and selects begun from now draw from it, and until End the scheduler is kept from deciding by
+// the clock (no preemption for a time slice, a goroutine made ready waits its turn at the end of
+// the queue, no mutex turns to starvation mode). Without the overlay it only sets EnvSeed. Runs
+// must not overlap: the runtime holds one seed per process.
+func Begin(seed uint64) {
+	_ = os.Setenv(EnvSeed, strconv.FormatUint(seed, 10))
+}
+
+// End ends the run Begin began: the scheduler is the clock's again. The seed stays.
+func End() {
+	_ = os.Setenv(EnvSeed, "")
+}
+
+var (
+	activeOnce sync.Once
+	active     bool
+)
+
+// Active reports whether this binary was built with the overlay. It asks the runtime, not the
+// build: under one seed, two maps filled alike range in the same order, and under another seed
+// in another (without the overlay, two maps of 64 keys range alike by chance about once in
+// 2^64). The answer is computed once; it leaves the runtime's seed as it found it.
+func Active() bool {
+	activeOnce.Do(func() {
+		before, had := os.LookupEnv(EnvSeed)
+		a, b, c := rangeOrder(1), rangeOrder(1), rangeOrder(2)
+		active = a == b && a != c
+		End()
+		if had {
+			_ = os.Setenv(EnvSeed, before)
+		} else {
+			_ = os.Unsetenv(EnvSeed)
+		}
+	})
+	return active
+}
+
+// rangeOrder fills a new map under seed and says in what order it ranges.
+func rangeOrder(seed uint64) string {
+	Begin(seed)
+	m := make(map[string]int)
+	for i := range 64 {
+		m[strconv.Itoa(i)] = i
+	}
+	var b strings.Builder
+	for k := range m {
+		b.WriteString(k)
+		b.WriteByte(',')
+	}
+	return b.String()
+}
