@@ -14,8 +14,8 @@ import (
 
 	"github.com/informersim/informersim/controlplane"
 	"github.com/informersim/informersim/fakeapi"
-	"github.com/informersim/informersim/internal/goseed"
 	fakerest "github.com/informersim/informersim/fakeapi/rest"
+	"github.com/informersim/informersim/internal/goseed"
 	"github.com/informersim/informersim/kube"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"

@@ -96,7 +96,7 @@ var modulePatches = []modulePatch{{
 		{file: "tools/cache/mutation_detector.go", after: "func (d *defaultCacheMutationDetector) CompareObjects()",
 			text: "\t\tpanic(msg)\n",
 			with: "\t\tif os.Getenv(\"" + EnvSeed + "\") != \"\" {\n\t\t\tutilruntime.HandleError(fmt.Errorf(\"" + CacheModifiedPrefix + "%s: %s\", d.name, strings.Join(informersimAltered, \" \")))\n\t\t\treturn\n\t\t}\n\t\tpanic(msg)\n",
-			why: "during a run the detector reports a changed object instead of panicking"},
+			why:  "during a run the detector reports a changed object instead of panicking"},
 	},
 	added: map[string]string{"tools/cache/informersim_mutation.go": `// Code written by informersim's overlay (package goseed). Not part of client-go.
 
