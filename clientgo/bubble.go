@@ -115,6 +115,10 @@ type bubble struct {
 	// map order and the order of the controller's goroutines are then the seed's, and nothing is
 	// counted as unordered.
 	seeded bool
+	// detectorReports are what client-go's mutation detector reported during the run, in the
+	// deterministic mode (determinism.go), taken by the driver at its next turn.
+	detectorMu      sync.Mutex
+	detectorReports []string
 	// listedAt is, for each informer's view, when the response to its last LIST arrived;
 	// viewGVR its resource.
 	listedAt map[string]time.Duration
@@ -297,6 +301,7 @@ func (b *bubble) turn() (bool, error) {
 	if b.woken.Swap(false) {
 		b.lentUnchecked = true // what woke before this wait ran to its blocking point
 	}
+	b.takeDetectorReports()
 	if err := b.failed(); err != nil {
 		return false, err
 	}

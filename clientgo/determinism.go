@@ -2,12 +2,20 @@ package clientgo
 
 import (
 	"fmt"
+	"os"
 	goruntime "runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/informersim/informersim/internal/goseed"
+	"github.com/informersim/informersim/sim"
+	"github.com/informersim/informersim/sim/world"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
 // What makes a run replay from its seed beyond what the world decides: the deterministic mode
@@ -29,6 +37,7 @@ func seedRuntime(seed uint64) (restore func()) {
 	gc := debug.SetGCPercent(-1)
 	procs := goruntime.GOMAXPROCS(1)
 	goseed.Begin(seed)
+	detectorReports() // asked before the run, so that its report says which
 	return func() {
 		goseed.End()
 		goruntime.GOMAXPROCS(procs)
@@ -87,4 +96,100 @@ func noteReplay(t *testing.T, rep *Report) {
 	if rep.MapOrdered() > 0 {
 		c.unordered++
 	}
+}
+
+// Read-only objects under Config.Main, in the deterministic mode: the overlay makes client-go's
+// cache mutation detector report a changed object through utilruntime.HandleError during a run
+// instead of panicking the process (package goseed), and the harness turns the detector on for
+// the runs (the overlay makes every informer built during a run have one): the informers a
+// controller's main builds keep a copy of each object they hand out and compare it every second
+// of the bubble's clock. A report fails the run going on with the read-only-objects oracle's
+// violation, at the driver's next turn.
+
+// seededBubble is the run going on in the deterministic mode (one at a time).
+var seededBubble atomic.Pointer[bubble]
+
+// detectorProbe is set while detectorReports asks the detector.
+var detectorProbe struct {
+	sync.Mutex
+	on, reported bool
+}
+
+// cacheModified takes an error the detector reported (false for any other error): it goes to
+// the run going on, or to the probe.
+func cacheModified(msg string) bool {
+	if !strings.HasPrefix(msg, goseed.CacheModifiedPrefix) {
+		return false
+	}
+	detectorProbe.Lock()
+	probing := detectorProbe.on
+	if probing {
+		detectorProbe.reported = true
+	}
+	detectorProbe.Unlock()
+	if b := seededBubble.Load(); b != nil && !probing {
+		b.detectorMu.Lock()
+		b.detectorReports = append(b.detectorReports, strings.TrimPrefix(msg, goseed.CacheModifiedPrefix))
+		b.detectorMu.Unlock()
+		b.woken.Store(true)
+	}
+	return true
+}
+
+var detectorOnce = sync.OnceValue(probeDetector)
+
+// detectorReports reports whether the linked client-go's detector reports instead of panicking
+// (its version was patched by the overlay), asking it once: a detector given an object changes
+// it after, and compares. A run of a version left unpatched says so (Report.String).
+func detectorReports() bool { return detectorOnce() }
+
+func probeDetector() (reports bool) {
+	d := cache.NewCacheMutationDetector("informersim-probe") // in a run: on when patched
+	compare, ok := d.(interface{ CompareObjects() })
+	if !ok {
+		return false
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "probe", Name: "probe"}}
+	d.AddObject(cm)
+	cm.Data = map[string]string{"changed": "after it was handed out"}
+	detectorProbe.Lock()
+	detectorProbe.on, detectorProbe.reported = true, false
+	detectorProbe.Unlock()
+	// The detector prints the two versions of a changed object to standard output: not this one.
+	stdout := os.Stdout
+	if null, err := os.Open(os.DevNull); err == nil {
+		os.Stdout = null
+		defer null.Close()
+	}
+	defer func() {
+		os.Stdout = stdout
+		if recover() != nil {
+			reports = false // an unpatched detector panics
+		}
+		detectorProbe.Lock()
+		detectorProbe.on = false
+		detectorProbe.Unlock()
+	}()
+	compare.CompareObjects()
+	detectorProbe.Lock()
+	defer detectorProbe.Unlock()
+	return detectorProbe.reported
+}
+
+// takeDetectorReports turns what the detector reported since the last turn into the
+// read-only-objects violation that ends the run (driver only).
+func (b *bubble) takeDetectorReports() {
+	b.detectorMu.Lock()
+	reports := b.detectorReports
+	b.detectorReports = nil
+	b.detectorMu.Unlock()
+	if len(reports) == 0 {
+		return
+	}
+	r := reports[0]
+	typ, keys, _ := strings.Cut(r, ": ")
+	b.s.Emit(ControllerActor, "read-only-violation", sim.F("informer", typ), sim.F("key", keys), sim.F("by", "client-go's mutation detector"))
+	msg := fmt.Sprintf("the controller changed %s %s, which an informer of %s it built handed out to its handlers or lister (client-go's cache mutation detector found it at %s, comparing its copy; its two versions are on standard output): copy an object before changing it (DeepCopy)",
+		typ, keys, typ, sim.FormatSimTime(b.s.Now()))
+	b.fail(b.violation(world.OracleReadOnlyObjects, msg))
 }

@@ -528,6 +528,10 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 	}
 	b := newBubble(w)
 	b.seeded = goseed.Active()
+	if b.seeded {
+		seededBubble.Store(b)
+		defer seededBubble.Store(nil)
+	}
 	b.checks = checks{invariant: cfg.Invariant, onWrite: cfg.OnWrite, repro: fmt.Sprintf("seed %d; %s", cfg.Seed, cfg.Repro)}
 	wd.repro.Store(&b.checks.repro)
 	wd.b.Store(b)
@@ -715,7 +719,7 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 	rep := &Report{Seed: cfg.Seed, Hash: s.Trace().Hash(), Steps: s.StepCount(), SimTime: s.Now(),
 		Calls: b.served, ConcurrentCalls: b.concurrentCalls, MaxConcurrent: b.maxConcurrent, Ties: b.ties,
 		Streams: b.streams.sorted(), WatchTimeoutsRedrawn: b.timeoutsRedrawn, StaticRequests: int(b.staticRequests.Load()), UnorderedBatches: b.unorderedBatches,
-		ResyncWakes: b.resyncWakes, ClientGoMutationDetector: clientGoMutationDetector && cfg.Main != nil, Seeded: b.seeded,
+		ResyncWakes: b.resyncWakes, ClientGoMutationDetector: (clientGoMutationDetector || b.seeded && detectorReports()) && cfg.Main != nil, Seeded: b.seeded,
 		Hazards: b.hazardCounts(), Trace: s.Trace().Narrate()}
 	if cp := w.ControlPlane(); cp != nil {
 		rep.ControlPlane = &ControlPlaneReport{GarbageCollector: cp.GC.Stats(), NamespaceController: cp.Namespace.Stats(), WorkloadStatus: cp.Workload.Stats()}

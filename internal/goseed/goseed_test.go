@@ -146,6 +146,7 @@ func TestOverlayMakesRangesFollowTheSeed(t *testing.T) {
 func TestModulePatchesEveryVersionThatHasTheTexts(t *testing.T) {
 	modcache := t.TempDir()
 	detector := "package cache\n\nimport (\n\t\"fmt\"\n\t\"k8s.io/apimachinery/pkg/util/diff\"\n)\n\n" +
+		"func NewCacheMutationDetector(name string) MutationDetector {\n\tif !mutationDetectionEnabled {\n\t\treturn nil\n\t}\n}\n\n" +
 		"func (d *defaultCacheMutationDetector) CompareObjects() {\n\taltered := false\n" +
 		"\tfor range a {\n\t\tif x {\n\t\t\taltered = true\n\t\t}\n\t}\n" +
 		"\tfor range b {\n\t\tif x {\n\t\t\taltered = true\n\t\t}\n\t}\n" +

@@ -77,16 +77,20 @@ type modulePatch struct {
 	added   map[string]string // files added to the module, by path under its directory
 }
 
-// modulePatches: client-go's cache mutation detector, which panics the process at the first
-// object a controller changed in an informer's cache, reports it during a run instead
-// (utilruntime.HandleError with the informer's type and the objects' keys), so that the harness
-// fails that run and the process goes on; outside runs it panics as ever.
+// modulePatches: client-go's cache mutation detector is on for every informer built during a run,
+// and where it panics the process at the first object a controller changed in an informer's
+// cache, it reports it during a run instead (utilruntime.HandleError with the informer's type and
+// the objects' keys), so that the harness fails that run and the process goes on; outside runs
+// it is as ever (off unless KUBE_CACHE_MUTATION_DETECTOR, and panicking).
 var modulePatches = []modulePatch{{
 	module: "k8s.io/client-go",
 	patches: []patch{
 		{file: "tools/cache/mutation_detector.go", text: "\t\"k8s.io/apimachinery/pkg/util/diff\"\n",
 			with: "\t\"k8s.io/apimachinery/pkg/util/diff\"\n\tutilruntime \"k8s.io/apimachinery/pkg/util/runtime\"\n\t\"strings\"\n",
 			why:  "the detector reports through utilruntime.HandleError"},
+		{file: "tools/cache/mutation_detector.go", after: "func NewCacheMutationDetector(",
+			text: "\tif !mutationDetectionEnabled {\n", with: "\tif !mutationDetectionEnabled && os.Getenv(\"" + EnvSeed + "\") == \"\" {\n",
+			why: "every informer built during a run has a detector"},
 		{file: "tools/cache/mutation_detector.go", after: "func (d *defaultCacheMutationDetector) CompareObjects()",
 			text: "\taltered := false\n", with: "\taltered := false\n\tvar informersimAltered []string\n",
 			why: "the detector keeps the keys of the objects changed"},
