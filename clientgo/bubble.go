@@ -16,6 +16,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/informersim/informersim/internal/goseed"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -115,10 +116,11 @@ type bubble struct {
 	// map order and the order of the controller's goroutines are then the seed's, and nothing is
 	// counted as unordered.
 	seeded bool
-	// detectorReports are what client-go's mutation detector reported during the run, in the
-	// deterministic mode (determinism.go), taken by the driver at its next turn.
-	detectorMu      sync.Mutex
-	detectorReports []string
+	// reports are where client-go's mutation detector reports during the run in the
+	// deterministic mode (determinism.go), nil outside it; reportsReadAt is when the driver last
+	// read them.
+	reports       *goseed.Reports
+	reportsReadAt time.Duration
 	// listedAt is, for each informer's view, when the response to its last LIST arrived;
 	// viewGVR its resource.
 	listedAt map[string]time.Duration
@@ -301,11 +303,11 @@ func (b *bubble) turn() (bool, error) {
 	if b.woken.Swap(false) {
 		b.lentUnchecked = true // what woke before this wait ran to its blocking point
 	}
-	b.takeDetectorReports()
 	if err := b.failed(); err != nil {
 		return false, err
 	}
 	now := bubbleNow()
+	b.takeDetectorReports(now)
 	pending := b.drain()
 	if b.slept {
 		b.slept = false

@@ -6,6 +6,7 @@ import (
 	"os"
 	_ "unsafe" // go:linkname
 
+	"github.com/informersim/informersim/internal/goseed"
 	_ "k8s.io/client-go/tools/cache" // clientGoMutationDetector below
 )
 
@@ -34,7 +35,7 @@ var detectorLog io.Writer = os.Stderr
 // markDetectedRun writes the line that names a Main run to the detector's reader, "starts" or
 // "ended"; nothing when the detector is off or the controller is not wired by its main.
 func markDetectedRun(cfg Config, test, what string) {
-	if !clientGoMutationDetector || cfg.Main == nil {
+	if !clientGoMutationDetector || cfg.Main == nil || goseed.Active() {
 		return
 	}
 	fmt.Fprintf(detectorLog, "clientgo: %s: seed %d %s under client-go's cache mutation detector (a panic \"cache ... modified\" in between is this run's; replay: %s)\n",

@@ -2,20 +2,16 @@ package clientgo
 
 import (
 	"fmt"
-	"os"
 	goruntime "runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/informersim/informersim/internal/goseed"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
 )
 
 // What makes a run replay from its seed beyond what the world decides: the deterministic mode
@@ -31,20 +27,30 @@ var seededRuns sync.Mutex
 // scheduler's, which the mode makes a function of what they did; and the collector does not run
 // during the run (it collects before), since stopping goroutines to scan their stacks puts them
 // back in its own order.
-func seedRuntime(seed uint64) (restore func()) {
+func seedRuntime(seed uint64) (reports *goseed.Reports, restore func()) {
 	seededRuns.Lock()
 	goruntime.GC()
 	gc := debug.SetGCPercent(-1)
 	procs := goruntime.GOMAXPROCS(1)
-	goseed.Begin(seed)
-	detectorReports() // asked before the run, so that its report says which
-	return func() {
+	reports, err := runReports()
+	if err != nil {
+		reports = nil // the detector stays as it was: off, or panicking
+	}
+	detector := clientGoMutationDetector
+	clientGoMutationDetector = reports != nil
+	goseed.Begin(seed, reports)
+	return reports, func() {
 		goseed.End()
+		clientGoMutationDetector = detector
 		goruntime.GOMAXPROCS(procs)
 		debug.SetGCPercent(gc)
 		seededRuns.Unlock()
 	}
 }
+
+// runReports is the process's file of the detector's reports, shared by its runs (one at a
+// time), made at the first run in the mode.
+var runReports = sync.OnceValues(goseed.NewReports)
 
 // replayNote says, first in a failing run's report, whether its replay line is sure to
 // reproduce it.
@@ -98,98 +104,30 @@ func noteReplay(t *testing.T, rep *Report) {
 	}
 }
 
-// Read-only objects under Config.Main, in the deterministic mode: the overlay makes client-go's
-// cache mutation detector report a changed object through utilruntime.HandleError during a run
-// instead of panicking the process (package goseed), and the harness turns the detector on for
-// the runs (the overlay makes every informer built during a run have one): the informers a
-// controller's main builds keep a copy of each object they hand out and compare it every second
-// of the bubble's clock. A report fails the run going on with the read-only-objects oracle's
-// violation, at the driver's next turn.
+// Read-only objects under Config.Main, in the deterministic mode: the harness turns client-go's
+// cache mutation detector on for the run (the informers a controller's main builds keep a copy
+// of each object they hand out and compare it every second of the bubble's clock), and the
+// overlay's runtime turns the detector's panic, which would end the test process, into a line in
+// the run's reports and the end of the detector's goroutine. The driver reads the reports once a
+// second of the bubble's clock and fails the run with the read-only-objects oracle's violation.
 
-// seededBubble is the run going on in the deterministic mode (one at a time).
-var seededBubble atomic.Pointer[bubble]
+// detectorCheckEvery is how often the driver reads the reports: as often as the detector compares.
+const detectorCheckEvery = time.Second
 
-// detectorProbe is set while detectorReports asks the detector.
-var detectorProbe struct {
-	sync.Mutex
-	on, reported bool
-}
-
-// cacheModified takes an error the detector reported (false for any other error): it goes to
-// the run going on, or to the probe.
-func cacheModified(msg string) bool {
-	if !strings.HasPrefix(msg, goseed.CacheModifiedPrefix) {
-		return false
-	}
-	detectorProbe.Lock()
-	probing := detectorProbe.on
-	if probing {
-		detectorProbe.reported = true
-	}
-	detectorProbe.Unlock()
-	if b := seededBubble.Load(); b != nil && !probing {
-		b.detectorMu.Lock()
-		b.detectorReports = append(b.detectorReports, strings.TrimPrefix(msg, goseed.CacheModifiedPrefix))
-		b.detectorMu.Unlock()
-		b.woken.Store(true)
-	}
-	return true
-}
-
-var detectorOnce = sync.OnceValue(probeDetector)
-
-// detectorReports reports whether the linked client-go's detector reports instead of panicking
-// (its version was patched by the overlay), asking it once: a detector given an object changes
-// it after, and compares. A run of a version left unpatched says so (Report.String).
-func detectorReports() bool { return detectorOnce() }
-
-func probeDetector() (reports bool) {
-	d := cache.NewCacheMutationDetector("informersim-probe") // in a run: on when patched
-	compare, ok := d.(interface{ CompareObjects() })
-	if !ok {
-		return false
-	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "probe", Name: "probe"}}
-	d.AddObject(cm)
-	cm.Data = map[string]string{"changed": "after it was handed out"}
-	detectorProbe.Lock()
-	detectorProbe.on, detectorProbe.reported = true, false
-	detectorProbe.Unlock()
-	// The detector prints the two versions of a changed object to standard output: not this one.
-	stdout := os.Stdout
-	if null, err := os.Open(os.DevNull); err == nil {
-		os.Stdout = null
-		defer null.Close()
-	}
-	defer func() {
-		os.Stdout = stdout
-		if recover() != nil {
-			reports = false // an unpatched detector panics
-		}
-		detectorProbe.Lock()
-		detectorProbe.on = false
-		detectorProbe.Unlock()
-	}()
-	compare.CompareObjects()
-	detectorProbe.Lock()
-	defer detectorProbe.Unlock()
-	return detectorProbe.reported
-}
-
-// takeDetectorReports turns what the detector reported since the last turn into the
-// read-only-objects violation that ends the run (driver only).
-func (b *bubble) takeDetectorReports() {
-	b.detectorMu.Lock()
-	reports := b.detectorReports
-	b.detectorReports = nil
-	b.detectorMu.Unlock()
-	if len(reports) == 0 {
+// takeDetectorReports turns what the detector reported into the read-only-objects violation
+// that ends the run (driver only).
+func (b *bubble) takeDetectorReports(now time.Duration) {
+	if b.reports == nil || now-b.reportsReadAt < detectorCheckEvery {
 		return
 	}
-	r := reports[0]
-	typ, keys, _ := strings.Cut(r, ": ")
-	b.s.Emit(ControllerActor, "read-only-violation", sim.F("informer", typ), sim.F("key", keys), sim.F("by", "client-go's mutation detector"))
-	msg := fmt.Sprintf("the controller changed %s %s, which an informer of %s it built handed out to its handlers or lister (client-go's cache mutation detector found it at %s, comparing its copy; its two versions are on standard output): copy an object before changing it (DeepCopy)",
-		typ, keys, typ, sim.FormatSimTime(b.s.Now()))
+	b.reportsReadAt = now
+	lines := b.reports.Take()
+	if len(lines) == 0 {
+		return
+	}
+	typ := strings.TrimSuffix(strings.TrimPrefix(lines[0], "cache "), " modified")
+	b.s.Emit(ControllerActor, "read-only-violation", sim.F("informer", typ), sim.F("by", "client-go's mutation detector"))
+	msg := fmt.Sprintf("the controller changed an object of type %s which an informer it built handed out to its handlers or lister: client-go's cache mutation detector found it differing from its copy by %s (the two versions, 'CACHE %s[i] ALTERED!', are on standard output); copy an object before changing it (DeepCopy)",
+		typ, sim.FormatSimTime(now), typ)
 	b.fail(b.violation(world.OracleReadOnlyObjects, msg))
 }

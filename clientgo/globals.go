@@ -65,9 +65,6 @@ func init() {
 	outside := utilruntime.ErrorHandlers
 	utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{func(ctx context.Context, err error, msg string, kv ...any) {
 		if runsActive.Load() > 0 {
-			if err != nil && cacheModified(err.Error()) {
-				return
-			}
 			logError(ctx, err, msg, kv...)
 			return
 		}

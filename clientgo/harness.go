@@ -506,11 +506,14 @@ func runTest(t T, cfg Config) (*Report, error) {
 	if cfg.Repro == "" {
 		cfg.Repro = world.Repro(cfg.Seed) // run's failures and the detector's markers name it
 	}
+	var reports *goseed.Reports
 	if goseed.Active() {
-		defer seedRuntime(cfg.Seed)()
+		var restore func()
+		reports, restore = seedRuntime(cfg.Seed)
+		defer restore()
 	}
 	markDetectedRun(cfg, t.Name(), "starts")
-	synctest.Test(bubbleT, func(*testing.T) { rep, err = run(cfg, wd) })
+	synctest.Test(bubbleT, func(*testing.T) { rep, err = run(cfg, wd, reports) })
 	markDetectedRun(cfg, t.Name(), "ended")
 	noteReplay(bubbleT, rep)
 	return rep, err
@@ -521,17 +524,14 @@ func logError(ctx context.Context, err error, msg string, keysAndValues ...any) 
 }
 
 // run is Run inside the bubble: this goroutine is the driver.
-func run(cfg Config, wd *watchdog) (*Report, error) {
+func run(cfg Config, wd *watchdog, reports *goseed.Reports) (*Report, error) {
 	w, err := world.NewFromConfig(sim.Config{Seed: cfg.Seed, Repro: cfg.Repro}, cfg.API, cfg.World)
 	if err != nil {
 		return nil, err
 	}
 	b := newBubble(w)
 	b.seeded = goseed.Active()
-	if b.seeded {
-		seededBubble.Store(b)
-		defer seededBubble.Store(nil)
-	}
+	b.reports = reports
 	b.checks = checks{invariant: cfg.Invariant, onWrite: cfg.OnWrite, repro: fmt.Sprintf("seed %d; %s", cfg.Seed, cfg.Repro)}
 	wd.repro.Store(&b.checks.repro)
 	wd.b.Store(b)
@@ -719,7 +719,7 @@ func run(cfg Config, wd *watchdog) (*Report, error) {
 	rep := &Report{Seed: cfg.Seed, Hash: s.Trace().Hash(), Steps: s.StepCount(), SimTime: s.Now(),
 		Calls: b.served, ConcurrentCalls: b.concurrentCalls, MaxConcurrent: b.maxConcurrent, Ties: b.ties,
 		Streams: b.streams.sorted(), WatchTimeoutsRedrawn: b.timeoutsRedrawn, StaticRequests: int(b.staticRequests.Load()), UnorderedBatches: b.unorderedBatches,
-		ResyncWakes: b.resyncWakes, ClientGoMutationDetector: (clientGoMutationDetector || b.seeded && detectorReports()) && cfg.Main != nil, Seeded: b.seeded,
+		ResyncWakes: b.resyncWakes, ClientGoMutationDetector: clientGoMutationDetector && cfg.Main != nil, Seeded: b.seeded,
 		Hazards: b.hazardCounts(), Trace: s.Trace().Narrate()}
 	if cp := w.ControlPlane(); cp != nil {
 		rep.ControlPlane = &ControlPlaneReport{GarbageCollector: cp.GC.Stats(), NamespaceController: cp.Namespace.Stats(), WorkloadStatus: cp.Workload.Stats()}

@@ -5,12 +5,11 @@ package goseed
 // empty); it is replaced by with. why says what the patch decides, for the error a Go release
 // without the text gets.
 type patch struct {
-	file  string // under GOROOT/src, or under the module's directory
+	file  string // under GOROOT/src
 	after string
 	text  string
 	with  string
 	why   string
-	times int // how often text occurs in its region; 0 is once
 }
 
 // reseed is what the map writes below gain before they hash their key: a map written while it
@@ -48,6 +47,9 @@ var patches = []patch{
 	{file: "internal/sync/mutex.go", after: "func (m *Mutex) lockSlow()", text: "starving = starving || runtime_nanotime()-waitStartTime > starvationThresholdNs\n",
 		with: "starving = starving || runtime_nanotime()-waitStartTime > starvationThresholdNs && !informersimRunning()\n",
 		why:  "during a run, a mutex does not turn to starvation mode after a millisecond of the clock"},
+	{file: "runtime/panic.go", after: "func gopanic(", text: "\tgp := getg()\n\tif gp.m.curg != gp {\n",
+		with: "\tinformersimCacheModified(e)\n\tgp := getg()\n\tif gp.m.curg != gp {\n",
+		why:  "during a run, client-go's cache mutation detector's panic is reported to the harness and ends only the detector's goroutine"},
 	{file: "internal/runtime/maps/table.go", after: "func (it *Iter) Init(", text: "\tit.entryOffset = rand()\n\tit.dirOffset = rand()\n",
 		with: "\tit.entryOffset, it.dirOffset = informersimIterOffsets(m)\n",
 		why:  "where a range over a map starts is drawn from the run's seed"},
@@ -67,61 +69,6 @@ var patches = []patch{
 		why: "a map written while empty takes its hash seed from the run's seed"},
 }
 
-// A modulePatch changes files of a module the tests build with: every version of the module in
-// the module cache whose files still have the texts is patched; a version that does not is left
-// as it is (what the patch adds is then missing, which the harness tells by asking, see
-// clientgo).
-type modulePatch struct {
-	module  string
-	patches []patch
-	added   map[string]string // files added to the module, by path under its directory
-}
-
-// modulePatches: client-go's cache mutation detector is on for every informer built during a run,
-// and where it panics the process at the first object a controller changed in an informer's
-// cache, it reports it during a run instead (utilruntime.HandleError with the informer's type and
-// the objects' keys), so that the harness fails that run and the process goes on; outside runs
-// it is as ever (off unless KUBE_CACHE_MUTATION_DETECTOR, and panicking).
-var modulePatches = []modulePatch{{
-	module: "k8s.io/client-go",
-	patches: []patch{
-		{file: "tools/cache/mutation_detector.go", text: "\t\"k8s.io/apimachinery/pkg/util/diff\"\n",
-			with: "\t\"k8s.io/apimachinery/pkg/util/diff\"\n\tutilruntime \"k8s.io/apimachinery/pkg/util/runtime\"\n\t\"strings\"\n",
-			why:  "the detector reports through utilruntime.HandleError"},
-		{file: "tools/cache/mutation_detector.go", after: "func NewCacheMutationDetector(",
-			text: "\tif !mutationDetectionEnabled {\n", with: "\tif !mutationDetectionEnabled && os.Getenv(\"" + EnvSeed + "\") == \"\" {\n",
-			why: "every informer built during a run has a detector"},
-		{file: "tools/cache/mutation_detector.go", after: "func (d *defaultCacheMutationDetector) CompareObjects()",
-			text: "\taltered := false\n", with: "\taltered := false\n\tvar informersimAltered []string\n",
-			why: "the detector keeps the keys of the objects changed"},
-		{file: "tools/cache/mutation_detector.go", after: "func (d *defaultCacheMutationDetector) CompareObjects()",
-			text: "\t\t\taltered = true\n", with: "\t\t\taltered = true\n\t\t\tinformersimAltered = append(informersimAltered, informersimKey(obj.cached))\n",
-			times: 2, why: "the detector keeps the keys of the objects changed"},
-		{file: "tools/cache/mutation_detector.go", after: "func (d *defaultCacheMutationDetector) CompareObjects()",
-			text: "\t\tpanic(msg)\n",
-			with: "\t\tif os.Getenv(\"" + EnvSeed + "\") != \"\" {\n\t\t\tutilruntime.HandleError(fmt.Errorf(\"" + CacheModifiedPrefix + "%s: %s\", d.name, strings.Join(informersimAltered, \" \")))\n\t\t\treturn\n\t\t}\n\t\tpanic(msg)\n",
-			why:  "during a run the detector reports a changed object instead of panicking"},
-	},
-	added: map[string]string{"tools/cache/informersim_mutation.go": `// Code written by informersim's overlay (package goseed). Not part of client-go.
-
-package cache
-
-import "fmt"
-
-// informersimKey names an object the mutation detector found changed.
-func informersimKey(obj interface{}) string {
-	if key, err := MetaNamespaceKeyFunc(obj); err == nil {
-		return key
-	}
-	return fmt.Sprintf("%T", obj)
-}
-`},
-}}
-
-// CacheModifiedPrefix starts the error client-go's mutation detector reports during a run in the
-// deterministic mode: "informersim: cache modified: TYPE: KEY...".
-const CacheModifiedPrefix = "informersim: cache modified: "
-
 // added are the files the overlay adds to the standard library, by path under GOROOT/src.
 var added = map[string]string{
 	"runtime/informersim_seed.go": `// Code written by informersim's overlay (package goseed): the runtime's share of the run's
@@ -132,34 +79,48 @@ package runtime
 import (
 	"internal/runtime/atomic"
 	"internal/runtime/maps"
-	_ "unsafe" // go:linkname
+	"unsafe"
 )
 
 // informersimSeed is the seed of the run going on, given by os.Setenv of ` + EnvSeed + `;
 // informersimRunning is set while a run goes on (the variable holds a seed), cleared when it
-// ends (the variable is set empty).
+// ends (the variable is set empty); informersimReports is the file descriptor that follows the
+// seed after a comma, where the panics of client-go's mutation detector are reported (-1: none).
 var (
 	informersimSeed    uint64
 	informersimRunning atomic.Bool
+	informersimReports int64 = -1
 )
 
 //go:linkname internal_sync_informersimRunning internal/sync.informersimRunning
 func internal_sync_informersimRunning() bool { return informersimRunning.Load() }
 
-// informersimSetSeed takes a new seed, written in decimal, and a run begins; an empty value ends
-// the run; anything else is ignored.
+// informersimSetSeed takes a new seed, written in decimal and maybe followed by a comma and the
+// file descriptor of reports, and a run begins; an empty value ends the run; anything else is
+// ignored.
 func informersimSetSeed(value string) {
 	if value == "" {
 		informersimRunning.Store(false)
 		return
 	}
-	var n uint64
+	var n, fd uint64
+	comma := false
 	for i := 0; i < len(value); i++ {
 		c := value[i]
-		if c < '0' || c > '9' {
+		switch {
+		case c == ',' && !comma:
+			comma = true
+		case c >= '0' && c <= '9' && comma:
+			fd = fd*10 + uint64(c-'0')
+		case c >= '0' && c <= '9':
+			n = n*10 + uint64(c-'0')
+		default:
 			return
 		}
-		n = n*10 + uint64(c-'0')
+	}
+	informersimReports = -1
+	if comma {
+		informersimReports = int64(fd)
 	}
 	informersimSeed = n
 	maps.InformersimSetSeed(n)
@@ -180,6 +141,23 @@ func informersimSelectRandn(gp *g, n uint32) uint32 {
 	gp.informersimSelects++
 	x := informersimMix(informersimSeed ^ informersimMix(gp.informersimSelects))
 	return uint32((uint64(uint32(x)) * uint64(n)) >> 32)
+}
+
+// informersimCacheModified ends the goroutine of client-go's cache mutation detector when it
+// panics during a run, in a bubble, after writing its message to the reports: the detector's
+// panic ("cache TYPE modified") would end the whole test process, where the harness fails only
+// the run (it reads the reports). Any other panic goes on.
+func informersimCacheModified(e any) {
+	s, ok := e.(string)
+	if !ok || !informersimRunning.Load() || informersimReports < 0 || getg().bubble == nil {
+		return
+	}
+	if len(s) < len("cache  modified") || s[:6] != "cache " || s[len(s)-9:] != " modified" {
+		return
+	}
+	line := s + "\n"
+	write(uintptr(informersimReports), unsafe.Pointer(unsafe.StringData(line)), int32(len(line)))
+	Goexit()
 }
 
 // informersimHashKey is the i-th word of the hash keys, the same in every process.

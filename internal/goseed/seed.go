@@ -14,10 +14,51 @@ const EnvSeed = "INFORMERSIM_RUNTIME_SEED"
 // Begin makes seed the runtime's seed and begins a run: the maps written from now, the ranges
 // and selects begun from now draw from it, and until End the scheduler is kept from deciding by
 // the clock (no preemption for a time slice, a goroutine made ready waits its turn at the end of
-// the queue, no mutex turns to starvation mode). Without the overlay it only sets EnvSeed. Runs
-// must not overlap: the runtime holds one seed per process.
-func Begin(seed uint64) {
-	_ = os.Setenv(EnvSeed, strconv.FormatUint(seed, 10))
+// the queue, no mutex turns to starvation mode). With reports (nil: none), a panic of client-go's
+// cache mutation detector in a testing/synctest bubble ends only its goroutine and is reported
+// there (Reports). Without the overlay it only sets EnvSeed. Runs must not overlap: the runtime
+// holds one seed per process.
+func Begin(seed uint64, reports *Reports) {
+	v := strconv.FormatUint(seed, 10)
+	if reports != nil {
+		v += "," + strconv.FormatUint(uint64(reports.f.Fd()), 10)
+	}
+	_ = os.Setenv(EnvSeed, v)
+}
+
+// Reports is a file the runtime writes the panics of client-go's cache mutation detector to
+// during runs, one line each ("cache *v1.Deployment modified"), in place of ending the process.
+type Reports struct {
+	f    *os.File
+	read int64
+}
+
+// NewReports makes the file, which is removed at once: only its descriptor is kept.
+func NewReports() (*Reports, error) {
+	f, err := os.CreateTemp("", "informersim-reports-")
+	if err != nil {
+		return nil, err
+	}
+	_ = os.Remove(f.Name())
+	return &Reports{f: f}, nil
+}
+
+// Take returns the lines written since the last Take.
+func (r *Reports) Take() []string {
+	st, err := r.f.Stat()
+	if err != nil || st.Size() <= r.read {
+		return nil
+	}
+	buf := make([]byte, st.Size()-r.read)
+	n, _ := r.f.ReadAt(buf, r.read)
+	buf = buf[:n]
+	// Only whole lines: the runtime writes a line at once, but a read may come between.
+	last := strings.LastIndexByte(string(buf), '\n')
+	if last < 0 {
+		return nil
+	}
+	r.read += int64(last + 1)
+	return strings.Split(string(buf[:last]), "\n")
 }
 
 // End ends the run Begin began: the scheduler is the clock's again. The seed stays.
@@ -51,7 +92,7 @@ func Active() bool {
 
 // rangeOrder fills a new map under seed and says in what order it ranges.
 func rangeOrder(seed uint64) string {
-	Begin(seed)
+	Begin(seed, nil)
 	m := make(map[string]int)
 	for i := range 64 {
 		m[strconv.Itoa(i)] = i

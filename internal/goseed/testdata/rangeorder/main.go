@@ -17,7 +17,7 @@ type key struct {
 }
 
 func order(seed uint64) string {
-	goseed.Begin(seed)
+	goseed.Begin(seed, nil)
 	defer goseed.End()
 	var b strings.Builder
 	s := map[string]bool{}
