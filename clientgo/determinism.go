@@ -4,6 +4,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"testing"
@@ -21,16 +22,17 @@ import (
 // seededRuns lets one run at a time go on in a binary built in the deterministic mode.
 var seededRuns sync.Mutex
 
-// seedRuntime readies the runtime of a binary built in the deterministic mode for a run of seed,
-// and returns what puts it back. The runtime holds one seed per process, so runs take turns.
-// The run's goroutines share one processor (GOMAXPROCS 1), so that their order is the
-// scheduler's, which the mode makes a function of what they did; and the collector does not run
-// during the run (it collects before), since stopping goroutines to scan their stacks puts them
-// back in its own order.
-func seedRuntime(seed uint64) (reports *goseed.Reports, restore func()) {
+// seedRuntime readies the runtime of a binary built in the deterministic mode for a run of seed
+// and returns the run's reports and what puts the runtime back. The runtime holds one seed per
+// process, so runs take turns. The run's goroutines share one processor (GOMAXPROCS 1), so that
+// their order is the scheduler's, which the mode makes a function of what they did. The
+// collector must not run during a run (it stops goroutines to scan their stacks and puts them
+// back in its own order), so it is held off from the first run of a go test function to its end
+// (t's cleanup), and a full collection, which is over when it returns, is made before a run once
+// the heap has doubled since the last.
+func seedRuntime(t *testing.T, seed uint64) (reports *goseed.Reports, restore func()) {
 	seededRuns.Lock()
-	goruntime.GC()
-	gc := debug.SetGCPercent(-1)
+	holdCollector(t)
 	procs := goruntime.GOMAXPROCS(1)
 	reports, err := runReports()
 	if err != nil {
@@ -43,9 +45,48 @@ func seedRuntime(seed uint64) (reports *goseed.Reports, restore func()) {
 		goseed.End()
 		clientGoMutationDetector = detector
 		goruntime.GOMAXPROCS(procs)
-		debug.SetGCPercent(gc)
 		seededRuns.Unlock()
 	}
+}
+
+// collector is the state of holdCollector (under seededRuns).
+var collector struct {
+	held    bool
+	percent int    // the GC percent before it was held off
+	nextGC  uint64 // the heap's size that makes the next run collect first
+}
+
+// minCollectEvery is the least the heap grows between two collections while runs go on.
+const minCollectEvery = 64 << 20
+
+func holdCollector(t *testing.T) {
+	if !collector.held {
+		collector.held = true
+		collector.percent = debug.SetGCPercent(-1)
+		t.Cleanup(func() {
+			seededRuns.Lock()
+			defer seededRuns.Unlock()
+			if collector.held {
+				collector.held = false
+				debug.SetGCPercent(collector.percent)
+			}
+		})
+	} else if heapBytes() < collector.nextGC {
+		return
+	}
+	goruntime.GC()
+	live := heapBytes()
+	collector.nextGC = max(2*live, live+minCollectEvery)
+}
+
+// heapBytes is the memory the heap's objects take, live or not yet collected.
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // runReports is the process's file of the detector's reports, shared by its runs (one at a

@@ -1,6 +1,25 @@
 // Package clientgo connects client-go (v0.37.2) and controller-runtime to informersim's fake
 // apiserver. It lives in a nested module so that the main module stays free of client-go.
 //
+// # Contract
+//
+// Run runs an unmodified controller (built on the Env, or its own main under Config.Main, or a
+// controller-runtime manager) inside a world of package sim/world, and its seed replays it:
+//
+//   - In the deterministic mode (a test binary built with the overlay `informersim determinism`
+//     prints: env $(informersim determinism) go test ./...; docs/determinism.md), every run
+//     replays from its seed alone, at any GOMAXPROCS and whatever ran before it in the process:
+//     the Go runtime's map order, select choices and the scheduling of the controller's
+//     goroutines are the seed's. Report.Seeded is true and nothing is counted as unordered; a
+//     controller that changes an object a client-go informer handed out fails the run with the
+//     read-only-objects violation (client-go's mutation detector, on for the run). Runs take
+//     turns in the process.
+//   - Outside it, a run replays as far as the world can tell when Report.MapOrdered is zero:
+//     what client-go hands over in a Go map's order (a resync, a relist's tombstones, a
+//     watch-list start) and controller-runtime's priority queue's hand-overs are counted, with a
+//     trace line. A failing run's Report.Failure opens with whether its replay line is
+//     guaranteed; a go test function whose runs counted such orders says so once in its log.
+//
 // # Usage
 //
 // Every Kubernetes client that takes a *rest.Config works against a *fakeapi.Server through the

@@ -509,7 +509,7 @@ func runTest(t T, cfg Config) (*Report, error) {
 	var reports *goseed.Reports
 	if goseed.Active() {
 		var restore func()
-		reports, restore = seedRuntime(cfg.Seed)
+		reports, restore = seedRuntime(bubbleT, cfg.Seed)
 		defer restore()
 	}
 	markDetectedRun(cfg, t.Name(), "starts")

@@ -47,6 +47,9 @@ var patches = []patch{
 	{file: "internal/sync/mutex.go", after: "func (m *Mutex) lockSlow()", text: "starving = starving || runtime_nanotime()-waitStartTime > starvationThresholdNs\n",
 		with: "starving = starving || runtime_nanotime()-waitStartTime > starvationThresholdNs && !informersimRunning()\n",
 		why:  "during a run, a mutex does not turn to starvation mode after a millisecond of the clock"},
+	{file: "runtime/rand.go", after: "func rand() uint64 {", text: "\tmp := getg().m\n\tc := &mp.chacha8\n",
+		with: "\tif informersimRunning.Load() {\n\t\tif cg := getg().m.curg; cg != nil && cg.bubble != nil {\n\t\t\treturn informersimRand()\n\t\t}\n\t}\n\tmp := getg().m\n\tc := &mp.chacha8\n",
+		why:  "during a run, what a goroutine of the run's bubble draws from the runtime's random source (math/rand's functions, a new map's seed, sync.Map's) comes from a stream the run's seed starts"},
 	{file: "runtime/panic.go", after: "func gopanic(", text: "\tgp := getg()\n\tif gp.m.curg != gp {\n",
 		with: "\tinformersimCacheModified(e)\n\tgp := getg()\n\tif gp.m.curg != gp {\n",
 		why:  "during a run, client-go's cache mutation detector's panic is reported to the harness and ends only the detector's goroutine"},
@@ -123,8 +126,22 @@ func informersimSetSeed(value string) {
 		informersimReports = int64(fd)
 	}
 	informersimSeed = n
+	informersimRandState = informersimMix(n ^ 0x72616e642d736564)
 	maps.InformersimSetSeed(n)
 	informersimRunning.Store(true)
+}
+
+// informersimRandState is the stream the goroutines of a run's bubble draw from (rand): one
+// goroutine runs at a time during a run, in an order the run decides, so the draws are too.
+var informersimRandState uint64
+
+//go:nosplit
+func informersimRand() uint64 {
+	informersimRandState += 0x9e3779b97f4a7c15
+	x := informersimRandState
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
 }
 
 // informersimMix is splitmix64's finaliser: a bijection that spreads every bit of its input.
