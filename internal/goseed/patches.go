@@ -47,9 +47,15 @@ var patches = []patch{
 	{file: "internal/sync/mutex.go", after: "func (m *Mutex) lockSlow()", text: "starving = starving || runtime_nanotime()-waitStartTime > starvationThresholdNs\n",
 		with: "starving = starving || runtime_nanotime()-waitStartTime > starvationThresholdNs && !informersimRunning()\n",
 		why:  "during a run, a mutex does not turn to starvation mode after a millisecond of the clock"},
-	{file: "runtime/rand.go", after: "func rand() uint64 {", text: "\tmp := getg().m\n\tc := &mp.chacha8\n",
-		with: "\tif informersimRunning.Load() {\n\t\tif cg := getg().m.curg; cg != nil && cg.bubble != nil {\n\t\t\treturn informersimRand()\n\t\t}\n\t}\n\tmp := getg().m\n\tc := &mp.chacha8\n",
-		why:  "during a run, what a goroutine of the run's bubble draws from the runtime's random source (math/rand's functions, a new map's seed, sync.Map's) comes from a stream the run's seed starts"},
+	{file: "math/rand/rand.go", text: "//go:linkname runtime_rand runtime.rand\n",
+		with: "//go:linkname runtime_rand runtime.informersim_rand\n",
+		why:  "during a run, math/rand's functions draw, in the goroutines of the run's bubble, from a stream the run's seed starts"},
+	{file: "math/rand/v2/rand.go", text: "//go:linkname runtime_rand runtime.rand\n",
+		with: "//go:linkname runtime_rand runtime.informersim_rand\n",
+		why:  "during a run, math/rand/v2's functions draw, in the goroutines of the run's bubble, from a stream the run's seed starts"},
+	{file: "internal/sync/hashtriemap.go", after: "func (ht *HashTrieMap[K, V]) initSlow()", text: "ht.seed = uintptr(runtime_rand())",
+		with: "ht.seed = uintptr(0x73796e632d6d6170) // informersim: the same in every process",
+		why:  "a sync.Map's hash seed, which orders its Range, is fixed"},
 	{file: "runtime/panic.go", after: "func gopanic(", text: "\tgp := getg()\n\tif gp.m.curg != gp {\n",
 		with: "\tinformersimCacheModified(e)\n\tgp := getg()\n\tif gp.m.curg != gp {\n",
 		why:  "during a run, client-go's cache mutation detector's panic is reported to the harness and ends only the detector's goroutine"},
@@ -131,9 +137,23 @@ func informersimSetSeed(value string) {
 	informersimRunning.Store(true)
 }
 
-// informersimRandState is the stream the goroutines of a run's bubble draw from (rand): one
-// goroutine runs at a time during a run, in an order the run decides, so the draws are too.
+// informersimRandState is the stream the goroutines of a run's bubble draw from through
+// math/rand: one goroutine runs at a time during a run, in an order the run decides, so the
+// draws are too. The runtime's own draws (a new map's seed, which the first write sets again)
+// stay out of it, so that a map made lazily by the first run of a process does not shift them.
 var informersimRandState uint64
+
+// informersim_rand is math/rand's source of randomness in place of rand.
+//
+//go:linkname informersim_rand
+func informersim_rand() uint64 {
+	if informersimRunning.Load() {
+		if cg := getg().m.curg; cg != nil && cg.bubble != nil {
+			return informersimRand()
+		}
+	}
+	return rand()
+}
 
 //go:nosplit
 func informersimRand() uint64 {
@@ -211,9 +231,11 @@ func informersimMix(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
-// informersimHashSeed is the hash seed of a map whose first entry is written now.
+// informersimHashSeed is the hash seed of a map whose first entry is written now: the same in
+// every process and run, so that a map kept from one run to the next (a package's cache) is laid
+// out by what was written into it only, not by the seed of the run that wrote first.
 func informersimHashSeed() uintptr {
-	return uintptr(informersimMix(informersimSeed ^ 0x6d61702d73656564))
+	return uintptr(informersimMix(0x6d61702d73656564))
 }
 
 // informersimIterOffsets are where a range over m starts: drawn from the run's seed, m's hash
