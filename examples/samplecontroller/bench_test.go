@@ -81,3 +81,30 @@ func BenchmarkHarnessSweep(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkHarnessSweepOneTest is BenchmarkHarnessSweep as a user's sweep makes it: every run in
+// one go test function. It is the benchmark of the deterministic mode's cost (docs/determinism.md):
+// built in the mode and without it, at GOMAXPROCS=1 (a run in the mode has one processor), the
+// two cpu-ns/op give the ratio.
+//
+//	cd examples/samplecontroller && go test -c -o plain.test . && env $(informersim determinism) go test -c -o seeded.test .
+//	GOMAXPROCS=1 ./plain.test -test.run='^$' -test.bench=HarnessSweepOneTest -test.benchtime=100x
+//	GOMAXPROCS=1 ./seeded.test -test.run='^$' -test.bench=HarnessSweepOneTest -test.benchtime=100x
+func BenchmarkHarnessSweepOneTest(b *testing.B) {
+	s := benchSpec()
+	b.ReportAllocs()
+	start, startOK := cputime.Process()
+	ok := benchrun.Test(b, "SampleControllerSweepOneTest", func(t *testing.T) {
+		for seed := uint64(1); seed <= uint64(b.N); seed++ {
+			if _, err := clientgo.Run(t, mainConfig(t, s, seed, samplecontroller.Bugs{}, nil)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	if !ok {
+		b.Fatal("the sweep failed")
+	}
+	if end, endOK := cputime.Process(); startOK && endOK {
+		b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+	}
+}
