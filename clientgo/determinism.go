@@ -168,7 +168,7 @@ func (b *bubble) takeDetectorReports(now time.Duration) {
 	}
 	typ := strings.TrimSuffix(strings.TrimPrefix(lines[0], "cache "), " modified")
 	b.s.Emit(ControllerActor, "read-only-violation", sim.F("informer", typ), sim.F("by", "client-go's mutation detector"))
-	msg := fmt.Sprintf("the controller changed an object of type %s which an informer it built handed out to its handlers or lister: client-go's cache mutation detector found it differing from its copy by %s (the two versions, 'CACHE %s[i] ALTERED!', are on standard output); copy an object before changing it (DeepCopy)",
-		typ, sim.FormatSimTime(now), typ)
+	msg := fmt.Sprintf("the controller changed an object of type %s which an informer it built handed out to its handlers or lister: client-go's cache mutation detector found it differing from its copy (the two versions, 'CACHE %s[i] ALTERED!', are on standard output); copy an object before changing it (DeepCopy)",
+		typ, typ)
 	b.fail(b.violation(world.OracleReadOnlyObjects, msg))
 }

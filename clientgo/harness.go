@@ -505,6 +505,9 @@ func runTest(t T, cfg Config) (*Report, error) {
 	defer close(wd.stop)
 	if cfg.Repro == "" {
 		cfg.Repro = world.Repro(cfg.Seed) // run's failures and the detector's markers name it
+		if goseed.Active() {
+			cfg.Repro = "env $(informersim determinism) " + cfg.Repro // the replay is the mode's
+		}
 	}
 	var reports *goseed.Reports
 	if goseed.Active() {
