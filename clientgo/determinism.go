@@ -2,6 +2,7 @@ package clientgo
 
 import (
 	"fmt"
+	"os"
 	goruntime "runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -39,7 +40,7 @@ func seedRuntime(t *testing.T, seed uint64) (reports *goseed.Reports, restore fu
 		reports = nil // the detector stays as it was: off, or panicking
 	}
 	detector := clientGoMutationDetector
-	clientGoMutationDetector = reports != nil
+	clientGoMutationDetector = reports != nil && os.Getenv(EnvMutationDetector) != "off"
 	goseed.Begin(seed, reports)
 	return reports, func() {
 		goseed.End()
@@ -89,6 +90,12 @@ func heapBytes() uint64 {
 	return s[0].Value.Uint64()
 }
 
+// EnvMutationDetector set to "off" keeps client-go's cache mutation detector off for the runs in
+// the deterministic mode (it is on by default there): the detector deep-copies every object an
+// informer hands out and compares them every second, which is most of the mode's cost
+// (docs/determinism.md); off, a controller that changes a cached object is not caught.
+const EnvMutationDetector = "INFORMERSIM_MUTATION_DETECTOR"
+
 // runReports is the process's file of the detector's reports, shared by its runs (one at a
 // time), made at the first run in the mode.
 var runReports = sync.OnceValues(goseed.NewReports)
@@ -97,6 +104,8 @@ var runReports = sync.OnceValues(goseed.NewReports)
 // reproduce it.
 func replayNote(rep *Report) string {
 	switch n := rep.MapOrdered(); {
+	case rep.unsure:
+		return "Replay: likely, not guaranteed: this run was made in the deterministic mode, but it crash-restarted a controller-runtime manager, and a few of those runs take another path on a replay of their seed (docs/determinism.md); replay it a few times.\n"
 	case rep.Seeded:
 		return "Replay: guaranteed: this run was made in the deterministic mode, where the seed decides the Go runtime's map order and the controller's goroutines' turns.\n"
 	case n > 0:
@@ -117,11 +126,11 @@ var unorderedTally = struct {
 	runs map[*testing.T]*tally
 }{runs: map[*testing.T]*tally{}}
 
-type tally struct{ runs, unordered int }
+type tally struct{ runs, unordered, unsure int }
 
 // noteReplay counts rep for t's summary, registering the summary with t's first run.
 func noteReplay(t *testing.T, rep *Report) {
-	if t == nil || rep == nil || rep.Seeded {
+	if t == nil || rep == nil || rep.Seeded && !rep.unsure {
 		return
 	}
 	unorderedTally.Lock()
@@ -137,11 +146,17 @@ func noteReplay(t *testing.T, rep *Report) {
 			if c.unordered > 0 {
 				t.Logf("clientgo: %d of %d runs of %s were handed objects in an order no seed decides (Report.MapOrdered): their seeds may not replay. In the deterministic mode the seed decides it: %s", c.unordered, c.runs, t.Name(), DeterminismCommand)
 			}
+			if c.unsure > 0 {
+				t.Logf("clientgo: %d runs of %s crash-restarted a controller-runtime manager in the deterministic mode: a few such runs take another path on a replay of their seed (docs/determinism.md)", c.unsure, t.Name())
+			}
 		})
 	}
 	c.runs++
 	if rep.MapOrdered() > 0 {
 		c.unordered++
+	}
+	if rep.unsure {
+		c.unsure++
 	}
 }
 
@@ -172,3 +187,18 @@ func (b *bubble) takeDetectorReports(now time.Duration) {
 		typ, typ)
 	b.fail(b.violation(world.OracleReadOnlyObjects, msg))
 }
+
+// fired is how often the hazard named name fired in the run.
+func (r *Report) fired(name string) int {
+	for _, h := range r.Hazards {
+		if h.Name == name {
+			return h.Fired
+		}
+	}
+	return 0
+}
+
+// ReplayGuaranteed reports whether the run's seed replays it, as far as the harness knows: a run
+// in the deterministic mode, unless it crash-restarted a controller-runtime manager (a few such
+// runs take another path on a replay; docs/determinism.md).
+func (r *Report) ReplayGuaranteed() bool { return r.Seeded && !r.unsure }

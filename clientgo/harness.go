@@ -339,6 +339,10 @@ type Report struct {
 	// the run, and UnorderedBatches and ResyncWakes count nothing. Outside it, a run with
 	// MapOrdered zero replays as far as the world can tell.
 	Seeded bool
+	// unsure is set when a run in the deterministic mode crash-restarted a controller-runtime
+	// manager: a residue of such runs differ between runs of their seed (docs/determinism.md,
+	// "What it does not decide"), which nothing counts yet.
+	unsure bool
 	// MissingNamespaceWrites counts the world's own writes (Setup's Apply, Script and Generate
 	// ops) that the apiserver refused because their namespace does not exist (kube-apiserver's
 	// 404, see Config.World). Each is narrated in the trace, but a workload written into a
@@ -728,6 +732,7 @@ func run(cfg Config, wd *watchdog, reports *goseed.Reports) (*Report, error) {
 		rep.ControlPlane = &ControlPlaneReport{GarbageCollector: cp.GC.Stats(), NamespaceController: cp.Namespace.Stats(), WorkloadStatus: cp.Workload.Stats()}
 	}
 	rep.MissingNamespaceWrites = missingNamespaceWrites(w)
+	rep.unsure = b.seeded && cfg.Main != nil && controllerRuntimeMayRun() && rep.fired(HazardRestart) > 0
 	if err != nil {
 		rep.Failure = replayNote(rep) + record.Explain(w, err)
 	}
