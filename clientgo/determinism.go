@@ -103,15 +103,16 @@ var runReports = sync.OnceValues(goseed.NewReports)
 // replayNote says, first in a failing run's report, whether its replay line is sure to
 // reproduce it.
 func replayNote(rep *Report) string {
+	// The notes never say "seed": the report states it once, on its own line.
 	switch n := rep.MapOrdered(); {
 	case rep.unsure:
-		return "Replay: likely, not guaranteed: this run was made in the deterministic mode, but it crash-restarted a controller-runtime manager, and a few of those runs take another path on a replay of their seed (docs/determinism.md); replay it a few times.\n"
+		return "Replay: likely, not guaranteed: this run was made in the deterministic mode, but it crash-restarted a controller-runtime manager, and a few of those runs take another path when replayed (docs/determinism.md); replay it a few times.\n"
 	case rep.Seeded:
-		return "Replay: guaranteed: this run was made in the deterministic mode, where the seed decides the Go runtime's map order and the controller's goroutines' turns.\n"
+		return "Replay: guaranteed: this run was made in the deterministic mode, where the run decides the Go runtime's map order and the controller's goroutines' turns.\n"
 	case n > 0:
-		return fmt.Sprintf("Replay: not guaranteed: client-go handed the controller's handlers objects in a Go map's order %d times in this run (%d unordered batches, %d resync wakes), which no seed decides outside the deterministic mode, so a replay of this seed may take another path from the first of them on. Run the test in the deterministic mode, where the seed decides them: %s\n", n, rep.UnorderedBatches, rep.ResyncWakes, DeterminismCommand)
+		return fmt.Sprintf("Replay: not guaranteed: client-go handed the controller's handlers objects in a Go map's order %d times in this run (%d unordered batches, %d resync wakes), which the run cannot decide outside the deterministic mode, so a replay may take another path from the first of them on. Run the test in the deterministic mode, where the run decides them: %s\n", n, rep.UnorderedBatches, rep.ResyncWakes, DeterminismCommand)
 	default:
-		return fmt.Sprintf("Replay: likely, not guaranteed: nothing was counted in an order no seed decides, but outside the deterministic mode Go's scheduler and map order are not the seed's (%s).\n", DeterminismCommand)
+		return fmt.Sprintf("Replay: likely, not guaranteed: nothing was counted that the run could not decide, but outside the deterministic mode Go's scheduler and map order are not the run's to decide (%s).\n", DeterminismCommand)
 	}
 }
 
