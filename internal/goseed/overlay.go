@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,7 +60,7 @@ func Write(tc Toolchain, dir string) (overlayPath string, err error) {
 
 	digest := sha256.New()
 	fmt.Fprintf(digest, "%s\x00%s\x00", tc.GOVERSION, tc.GOROOT)
-	names := slices.Sorted(mapsKeys(files))
+	names := slices.Sorted(maps.Keys(files))
 	for _, name := range names {
 		fmt.Fprintf(digest, "%s\x00%d\x00", name, len(files[name]))
 		digest.Write(files[name])
@@ -160,16 +161,6 @@ func apply(src []byte, p patch) ([]byte, error) {
 	out = append(out, bytes.ReplaceAll(region, []byte(p.text), []byte(p.with))...)
 	out = append(out, src[end:]...)
 	return out, nil
-}
-
-func mapsKeys(m map[string][]byte) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // DefaultDir is where overlays are written unless INFORMERSIM_OVERLAY_DIR says otherwise: the

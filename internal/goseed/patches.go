@@ -13,10 +13,10 @@ type patch struct {
 }
 
 // reseed is what the map writes below gain before they hash their key: a map written while it
-// holds nothing takes its hash seed from the run's seed. The compiler sets a new map's seed from
-// the runtime's random source in the caller's own code (small maps), where no overlay reaches;
-// every entry of a map is written through one of these functions, after that seed, so the seed
-// in force when the entries go in is always the run's.
+// holds nothing takes the fixed hash seed. The compiler sets a new map's seed from the runtime's
+// random source in the caller's own code (small maps), where no overlay reaches; every entry of
+// a map is written through one of these functions, after that seed, so the seed in force when
+// the entries go in is always the fixed one.
 const reseed = "\tif m.used == 0 {\n\t\tm.seed = informersimHashSeed()\n\t}\n\thash := typ.Hasher("
 
 var patches = []patch{
@@ -63,19 +63,19 @@ var patches = []patch{
 		with: "\tit.entryOffset, it.dirOffset = informersimIterOffsets(m)\n",
 		why:  "where a range over a map starts is drawn from the run's seed"},
 	{file: "internal/runtime/maps/map.go", after: "func (m *Map) PutSlot(", text: "\thash := typ.Hasher(", with: reseed,
-		why: "a map written while empty takes its hash seed from the run's seed"},
+		why: "a map written while empty takes the fixed hash seed"},
 	{file: "internal/runtime/maps/runtime.go", after: "func runtime_mapassign(", text: "\thash := typ.Hasher(", with: reseed,
-		why: "a map written while empty takes its hash seed from the run's seed"},
+		why: "a map written while empty takes the fixed hash seed"},
 	{file: "internal/runtime/maps/runtime_fast32.go", after: "func runtime_mapassign_fast32(", text: "\thash := typ.Hasher(", with: reseed,
-		why: "a map written while empty takes its hash seed from the run's seed"},
+		why: "a map written while empty takes the fixed hash seed"},
 	{file: "internal/runtime/maps/runtime_fast32.go", after: "func runtime_mapassign_fast32ptr(", text: "\thash := typ.Hasher(", with: reseed,
-		why: "a map written while empty takes its hash seed from the run's seed"},
+		why: "a map written while empty takes the fixed hash seed"},
 	{file: "internal/runtime/maps/runtime_fast64.go", after: "func runtime_mapassign_fast64(", text: "\thash := typ.Hasher(", with: reseed,
-		why: "a map written while empty takes its hash seed from the run's seed"},
+		why: "a map written while empty takes the fixed hash seed"},
 	{file: "internal/runtime/maps/runtime_fast64.go", after: "func runtime_mapassign_fast64ptr(", text: "\thash := typ.Hasher(", with: reseed,
-		why: "a map written while empty takes its hash seed from the run's seed"},
+		why: "a map written while empty takes the fixed hash seed"},
 	{file: "internal/runtime/maps/runtime_faststr.go", after: "func runtime_mapassign_faststr(", text: "\thash := typ.Hasher(", with: reseed,
-		why: "a map written while empty takes its hash seed from the run's seed"},
+		why: "a map written while empty takes the fixed hash seed"},
 }
 
 // added are the files the overlay adds to the standard library, by path under GOROOT/src.

@@ -73,8 +73,8 @@ var (
 
 // Active reports whether this binary was built with the overlay. It asks the runtime, not the
 // build: under one seed, two maps filled alike range in the same order, and under another seed
-// in another (without the overlay, two maps of 64 keys range alike by chance about once in
-// 2^64). The answer is computed once; it leaves the runtime's seed as it found it.
+// in another (without the overlay, each map has a random hash seed and start, and two maps of 64
+// keys range alike practically never). The answer is computed once; it leaves the runtime's seed as it found it.
 func Active() bool {
 	activeOnce.Do(func() {
 		before, had := os.LookupEnv(EnvSeed)
