@@ -21,8 +21,8 @@ test-race:
 	$(GO) test -race -run 'TestWorldsRunInParallel' ./sim/world
 
 ## test-nested: the nested modules: kube/ (what needs k8s.io/api: the REST front's protobuf
-## codec and patchers), cmd/informersim (the command; then its serve, built with -tags serve, the
-## only part that links kube/), compare/ (client-go's
+## codec and patchers), cmd/informersim (the command; then its serve and envtest-assets' stand-ins,
+## built with -tags serve, the only part that links kube/), compare/ (client-go's
 ## informer beside ours, the fidelity check), clientgo/ (typed clients, client-go's informers,
 ## controller-runtime and kubectl over the REST front; client-go controllers inside the world)
 ## and examples/ (a sample-controller tested with it); then browser/ (the run record against
@@ -32,7 +32,7 @@ test-race:
 test-nested:
 	cd kube && $(GO) vet ./... && $(GO) test ./...
 	cd cmd/informersim && $(GO) vet ./... && $(GO) test ./...
-	cd cmd/informersim && $(GO) vet -tags serve ./... && $(GO) test -tags serve -run 'Serve' ./...
+	cd cmd/informersim && $(GO) vet -tags serve ./... && $(GO) test -tags serve -run 'Serve|EnvtestAssets|StandIn' ./...
 	cd compare && $(GO) vet ./... && $(GO) test ./...
 	cd clientgo && $(GO) vet ./... && $(GO) test ./...
 	cd clientgo && $(GO) test -race -run 'TestHarness|TestRunBadInput|TestRestartUnderNew' .

@@ -29,6 +29,11 @@ import (
 )
 
 func main() {
+	// Under the name kube-apiserver or etcd (the links envtest-assets writes), the binary is
+	// that stand-in.
+	if code, ok := standIn(os.Args); ok {
+		os.Exit(code)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -43,6 +48,7 @@ const usage = `usage:
   informersim course --html DIR
   informersim demo [--seed N] [--policy random|fifo|pct] [--json]
   informersim serve [flags]
+  informersim envtest-assets [-dir=DIR] [-kubectl=PATH]
   informersim determinism [--go PATH]
 
 run      run a scenario file, or a course scenario by name, and print its narrated trace
@@ -67,6 +73,9 @@ course   write the course as a site: one page per lesson and an index (--html DI
 demo     run a short informer simulation and print its header and narrated trace
 serve    serve a fake apiserver's Kubernetes API over HTTP (informersim serve -h; in a binary
          built with -tags serve, which links k8s.io/api)
+envtest-assets  write the directory controller-runtime's envtest takes in KUBEBUILDER_ASSETS
+         (informersim's kube-apiserver and etcd stand-ins, the machine's kubectl) and print
+         its path: KUBEBUILDER_ASSETS=$(informersim envtest-assets) go test ./... (-tags serve)
 determinism  write the Go runtime overlay of the deterministic mode for the installed Go and
          print the environment that builds tests in it: env $(informersim determinism) go test ./...
 `
@@ -101,6 +110,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return demo(args[1:], stdout, stderr)
 	case "serve":
 		return serve(args[1:], stdout, stderr)
+	case "envtest-assets":
+		return envtestAssets(args[1:], stdout, stderr)
 	case "determinism":
 		return determinism(args[1:], stdout, stderr)
 	default:

@@ -162,51 +162,19 @@ without pods, so kubectl rollout status finishes; -stuck names a rollout that ne
 		fmt.Fprintf(stderr, "informersim serve: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	srv, err := fakeapi.New(fakeapi.Config{Rand: rand.New(rand.NewPCG(*seed, *seed)), Resources: crds.resources, RequireNamespaces: true})
-	if err != nil {
-		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
-		return 2
-	}
-	if err := rest.EnsureNamespaces(ctx, srv, rest.SystemNamespaces...); err != nil {
-		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
-		return 1
-	}
-	if *controllers {
-		cp, err := controlplane.New(srv, controlplane.Config{
-			Rand:     rand.New(rand.NewPCG(*seed, *seed+1)),
-			Workload: controlplane.WorkloadConfig{MaxLatency: *latency, Stuck: stuck},
-		})
-		if err != nil {
-			fmt.Fprintf(stderr, "informersim serve: %v\n", err)
-			return 2
-		}
-		cpCtx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- controlplane.Run(cpCtx, cp, clock.RealClock{}, time.Second) }()
-		defer func() {
-			stop()
-			if err := <-done; err != nil {
-				fmt.Fprintf(stderr, "informersim serve: controllers: %v\n", err)
-			}
-		}()
-	} else if *latency != 0 || len(stuck) > 0 {
+	if !*controllers && (*latency != 0 || len(stuck) > 0) {
 		fmt.Fprintln(stderr, "informersim serve: -status-latency and -stuck need the controllers")
 		return 2
 	}
-	opts, err := kube.RESTOptionsWith(kube.Options{Schemas: crds.schemas})
-	if err != nil {
-		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
-		return 2
+	api, code := startAPI(ctx, apiConfig{
+		seed: *seed, crds: crds, controllers: *controllers,
+		workload: controlplane.WorkloadConfig{MaxLatency: *latency, Stuck: stuck},
+	}, "informersim serve", stderr)
+	if api == nil {
+		return code
 	}
-	h, err := rest.NewHandler(srv, opts)
-	if err != nil {
-		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
-		return 1
-	}
-	if err := kube.InstallDefinitions(h, crds.definitions); err != nil {
-		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
-		return 2
-	}
+	defer api.stop()
+	h := api.handler
 	l, err := rest.Listen(*addr, h)
 	if err != nil {
 		fmt.Fprintf(stderr, "informersim serve: %v\n", err)
@@ -242,4 +210,75 @@ func (f *stringsFlag) String() string { return strings.Join(*f, ",") }
 func (f *stringsFlag) Set(v string) error {
 	*f = append(*f, v)
 	return nil
+}
+
+// apiConfig is what serve and the kube-apiserver stand-in of envtest-assets both run: a fake
+// apiserver that requires namespaces and starts with kube-apiserver's, behind a REST front with
+// every feature of kube/, custom resources and definitions installed, the control plane's
+// stand-ins running unless controllers is false.
+type apiConfig struct {
+	seed        uint64
+	crds        crdFlags
+	controllers bool
+	workload    controlplane.WorkloadConfig
+	// noNamespaceLifecycle turns off kube-apiserver's NamespaceLifecycle admission (writes into
+	// namespaces that do not exist are then stored).
+	noNamespaceLifecycle bool
+}
+
+// runningAPI is a started apiConfig: its handler, and stop, which ends the control plane's
+// stand-ins (and reports an error they ended with on stderr).
+type runningAPI struct {
+	handler *rest.Handler
+	stop    func()
+}
+
+// startAPI starts cfg's fake apiserver; on an error it says so on stderr, prefixed by name,
+// and returns nil and the exit code (2 for a configuration the server refuses, 1 otherwise).
+func startAPI(ctx context.Context, cfg apiConfig, name string, stderr io.Writer) (*runningAPI, int) {
+	fail := func(code int, err error) (*runningAPI, int) {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return nil, code
+	}
+	srv, err := fakeapi.New(fakeapi.Config{Rand: rand.New(rand.NewPCG(cfg.seed, cfg.seed)), Resources: cfg.crds.resources, RequireNamespaces: !cfg.noNamespaceLifecycle})
+	if err != nil {
+		return fail(2, err)
+	}
+	if err := rest.EnsureNamespaces(ctx, srv, rest.SystemNamespaces...); err != nil {
+		return fail(1, err)
+	}
+	api := &runningAPI{stop: func() {}}
+	if cfg.controllers {
+		cp, err := controlplane.New(srv, controlplane.Config{Rand: rand.New(rand.NewPCG(cfg.seed, cfg.seed+1)), Workload: cfg.workload})
+		if err != nil {
+			return fail(2, err)
+		}
+		cpCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- controlplane.Run(cpCtx, cp, clock.RealClock{}, time.Second) }()
+		api.stop = func() {
+			stop()
+			if err := <-done; err != nil {
+				fmt.Fprintf(stderr, "%s: controllers: %v\n", name, err)
+			}
+		}
+	}
+	started := false
+	defer func() {
+		if !started {
+			api.stop()
+		}
+	}()
+	opts, err := kube.RESTOptionsWith(kube.Options{Schemas: cfg.crds.schemas})
+	if err != nil {
+		return fail(2, err)
+	}
+	if api.handler, err = rest.NewHandler(srv, opts); err != nil {
+		return fail(1, err)
+	}
+	if err := kube.InstallDefinitions(api.handler, cfg.crds.definitions); err != nil {
+		return fail(2, err)
+	}
+	started = true
+	return api, 0
 }

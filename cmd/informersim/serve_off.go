@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // serveBuildHint is what `informersim serve` says in a binary built without the serve tag.
@@ -20,3 +21,13 @@ func serve(_ []string, _, stderr io.Writer) int {
 	fmt.Fprint(stderr, serveBuildHint)
 	return 2
 }
+
+// envtestAssets, in a build without the serve tag, says how to get a binary with it (its
+// kube-apiserver stand-in is serve) and exits 2.
+func envtestAssets(_ []string, _, stderr io.Writer) int {
+	fmt.Fprint(stderr, strings.NewReplacer("informersim serve:", "informersim envtest-assets:", "serve [flags]", "envtest-assets").Replace(serveBuildHint))
+	return 2
+}
+
+// standIn: a build without the serve tag has no stand-ins (envtest-assets never links one).
+func standIn([]string) (int, bool) { return 0, false }

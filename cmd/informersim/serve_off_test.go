@@ -9,7 +9,8 @@ import (
 )
 
 // TestServeNeedsTheTag: the default build, the one `make demo` compiles, has no serve (it would
-// link k8s.io/api); asked for it, it exits 2 and says how to build it.
+// link k8s.io/api) and no envtest-assets (whose kube-apiserver stand-in is serve's); asked for
+// either, it exits 2 and says how to build it.
 func TestServeNeedsTheTag(t *testing.T) {
 	var out, errb strings.Builder
 	if code := run([]string{"serve", "-addr=127.0.0.1:0"}, &out, &errb); code != 2 {
@@ -17,6 +18,15 @@ func TestServeNeedsTheTag(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "go run -tags serve . serve") || out.Len() != 0 {
 		t.Errorf("serve without the tag printed stdout %q, stderr %q", out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"envtest-assets"}, &out, &errb); code != 2 ||
+		!strings.HasPrefix(errb.String(), "informersim envtest-assets: ") || !strings.Contains(errb.String(), "go run -tags serve . envtest-assets") || out.Len() != 0 {
+		t.Errorf("envtest-assets without the tag: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+	if _, ok := standIn([]string{"/assets/kube-apiserver"}); ok {
+		t.Error("a build without the serve tag claims to be the kube-apiserver stand-in")
 	}
 }
 

@@ -16,6 +16,11 @@ import (
 // TestMain lets the sweep test run this test binary as the command itself, one process per
 // shard: with INFORMERSIM_AS_COMMAND=1 it is informersim.
 func TestMain(m *testing.M) {
+	// Linked as kube-apiserver or etcd by envtest-assets (in a build with the serve tag), the
+	// test binary is that stand-in, as the command is.
+	if code, ok := standIn(os.Args); ok {
+		os.Exit(code)
+	}
 	if os.Getenv("INFORMERSIM_AS_COMMAND") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
