@@ -363,11 +363,12 @@ type Report struct {
 
 // ControlPlaneReport is what the control plane's components did in a run.
 type ControlPlaneReport struct {
-	GarbageCollector, NamespaceController, WorkloadStatus controlplane.Stats
+	GarbageCollector, NamespaceController, WorkloadStatus, JobController controlplane.Stats
 }
 
 // String summarises it: "collector 2 deletes of 3 writes, namespace controller 0 deletes of 0
-// writes, workload status 5 writes", with the refused writes when there were some.
+// writes, workload status 5 writes", with the refused writes when there were some, and the job
+// controller's writes when it made some.
 func (c *ControlPlaneReport) String() string {
 	part := func(name string, s controlplane.Stats, deletes bool) string {
 		out := fmt.Sprintf("%s %d writes", name, s.Writes)
@@ -379,8 +380,12 @@ func (c *ControlPlaneReport) String() string {
 		}
 		return out
 	}
-	return part("collector", c.GarbageCollector, true) + ", " + part("namespace controller", c.NamespaceController, true) +
+	s := part("collector", c.GarbageCollector, true) + ", " + part("namespace controller", c.NamespaceController, true) +
 		", " + part("workload status", c.WorkloadStatus, false)
+	if c.JobController.Scans > 0 {
+		s += ", " + part("job controller", c.JobController, false)
+	}
+	return s
 }
 
 // String summarises the report on one line.
@@ -729,7 +734,7 @@ func run(cfg Config, wd *watchdog, reports *goseed.Reports) (*Report, error) {
 		ResyncWakes: b.resyncWakes, ClientGoMutationDetector: clientGoMutationDetector && cfg.Main != nil, Seeded: b.seeded,
 		Hazards: b.hazardCounts(), Trace: s.Trace().Narrate()}
 	if cp := w.ControlPlane(); cp != nil {
-		rep.ControlPlane = &ControlPlaneReport{GarbageCollector: cp.GC.Stats(), NamespaceController: cp.Namespace.Stats(), WorkloadStatus: cp.Workload.Stats()}
+		rep.ControlPlane = &ControlPlaneReport{GarbageCollector: cp.GC.Stats(), NamespaceController: cp.Namespace.Stats(), WorkloadStatus: cp.Workload.Stats(), JobController: cp.Jobs.Stats()}
 	}
 	rep.MissingNamespaceWrites = missingNamespaceWrites(w)
 	rep.unsure = b.seeded && cfg.Main != nil && controllerRuntimeMayRun() && rep.fired(HazardRestart) > 0

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/informersim/informersim/fakeapi"
@@ -19,7 +20,7 @@ import (
 // Component is one step-driven controller.
 type Component interface {
 	// Name is the component's name in a trace ("garbage-collector", "namespace-controller",
-	// "workload-status").
+	// "workload-status", "job-controller").
 	Name() string
 	// Pending reports whether Step has work at now.
 	Pending(now time.Time) bool
@@ -71,12 +72,16 @@ type base struct {
 	rebuild  bool
 	quietRev uint64
 	quiet    bool
-	noticed  time.Time // when a change was first seen; zero when none is waiting
-	delay    time.Duration
-	retryAt  time.Time // after an error: no work before this
-	backoff  time.Duration
-	stopped  bool
-	stats    Stats
+	// dirty, when set, replaces the revision as what the component notices: a commit observer
+	// of its own sets it for the writes it cares about (the Job controller: Jobs), so the
+	// writes to everything else do not make it step. It is cleared when a scan begins.
+	dirty   *atomic.Bool
+	noticed time.Time // when a change was first seen; zero when none is waiting
+	delay   time.Duration
+	retryAt time.Time // after an error: no work before this
+	backoff time.Duration
+	stopped bool
+	stats   Stats
 	// readRev is the oldest revision a list of the current scan was served at: with stale
 	// reads it may be behind the server's, and then the scan's "nothing to do" is not final.
 	readRev uint64
@@ -118,7 +123,12 @@ func (b *base) SetStopped(stopped bool) {
 }
 
 // changed reports whether the server was written since the component last found nothing to do.
-func (b *base) changed() bool { return !b.quiet || b.srv.Revision() != b.quietRev }
+func (b *base) changed() bool {
+	if b.dirty != nil {
+		return !b.quiet || b.dirty.Load()
+	}
+	return !b.quiet || b.srv.Revision() != b.quietRev
+}
 
 // pending is Pending for the server's changes; a component adds its own timers.
 func (b *base) pending(now time.Time) bool {
@@ -152,7 +162,12 @@ func (b *base) ready(now time.Time) bool {
 }
 
 // beginScan starts a read of the server's state.
-func (b *base) beginScan() { b.readRev = math.MaxUint64 }
+func (b *base) beginScan() {
+	b.readRev = math.MaxUint64
+	if b.dirty != nil {
+		b.dirty.Store(false) // a commit from now on is seen by the next scan
+	}
+}
 
 // done records a Step that found nothing to do at revision rev (the server's, before the scan).
 // When a list was served from a watch cache behind rev, the component reads again after
@@ -160,6 +175,9 @@ func (b *base) beginScan() { b.readRev = math.MaxUint64 }
 func (b *base) done(now time.Time, rev uint64) {
 	if b.readRev < rev {
 		b.noticed, b.retryAt = time.Time{}, now.Add(stalePoll)
+		if b.dirty != nil {
+			b.dirty.Store(true) // not seen yet: still a change
+		}
 		return
 	}
 	b.quiet, b.quietRev, b.noticed = true, rev, time.Time{}
@@ -219,21 +237,25 @@ type Config struct {
 	Rand *rand.Rand
 	// Workload configures the workload status stand-in.
 	Workload WorkloadConfig
+	// Jobs configures the Job controller stand-in (its pods' durations and failures).
+	Jobs JobConfig
 	// StaleReads makes every component read the replicas' watch caches (a list at
 	// resourceVersion "0", routed by the server's policy) instead of storage, as
 	// kube-controller-manager's informers do: with a lagging replica they act on old state.
 	StaleReads bool
 }
 
-// ControlPlane is the three components over one server, in a fixed order.
+// ControlPlane is the four components over one server, in a fixed order.
 type ControlPlane struct {
 	GC        *GarbageCollector
 	Namespace *NamespaceController
 	Workload  *WorkloadStatus
+	Jobs      *JobController
 }
 
-// New returns the garbage collector, the namespace controller and the workload status stand-in
-// for srv.
+// New returns the garbage collector, the namespace controller, the workload status stand-in and
+// the Job controller stand-in for srv. The workload latencies and the Jobs' pods draw from
+// cfg.Rand.
 func New(srv *fakeapi.Server, cfg Config) (*ControlPlane, error) {
 	gc, err := NewGarbageCollector(srv)
 	if err != nil {
@@ -250,13 +272,17 @@ func New(srv *fakeapi.Server, cfg Config) (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
-	gc.stale, nc.stale, ws.stale = cfg.StaleReads, cfg.StaleReads, cfg.StaleReads
-	return &ControlPlane{GC: gc, Namespace: nc, Workload: ws}, nil
+	jc, err := NewJobController(srv, cfg.Rand, cfg.Jobs)
+	if err != nil {
+		return nil, err
+	}
+	gc.stale, nc.stale, ws.stale, jc.stale = cfg.StaleReads, cfg.StaleReads, cfg.StaleReads, cfg.StaleReads
+	return &ControlPlane{GC: gc, Namespace: nc, Workload: ws, Jobs: jc}, nil
 }
 
 // Components returns the components in the order a driver steps them.
 func (cp *ControlPlane) Components() []Component {
-	return []Component{cp.GC, cp.Namespace, cp.Workload}
+	return []Component{cp.GC, cp.Namespace, cp.Workload, cp.Jobs}
 }
 
 // ErrNotSettled is returned by Settle when the components still have work after its budget.

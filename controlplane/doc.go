@@ -1,9 +1,10 @@
 // Package controlplane holds step-driven stand-ins for the parts of kube-controller-manager a
 // controller lives with, run against a [fakeapi.Server]: the garbage collector (ownerReferences,
 // background, foreground and orphan propagation), the namespace controller (a deleted
-// namespace's contents removed, then the namespace) and workload status (what the deployment,
-// replicaset and statefulset controllers write to status, without pods). docs/controlplane.md
-// is their behavior reference.
+// namespace's contents removed, then the namespace), workload status (what the deployment,
+// replicaset and statefulset controllers write to status, without pods) and Jobs (the job
+// controller's status and the TTL-after-finished controller's delete, over simulated pods whose
+// durations and failures are seeded). docs/controlplane.md is their behavior reference.
 //
 // Like the informer's components (docs/design.md "one logic, two drivers"), each [Component]
 // says whether it has work now ([Component.Pending]) and when it next needs a timer

@@ -76,7 +76,7 @@
 //	own name=dep owner=web block resource=v1/configmaps owner-resource=apps/v1/deployments ns=default
 //	cascade name=web policy=foreground|background|orphan resource=... ns=...
 //	slow-controller name=garbage-collector by=5s   stop-controller name=garbage-collector
-//	start-controller name=garbage-collector     (also namespace-controller, workload-status)
+//	start-controller name=garbage-collector     (also namespace-controller, workload-status, job-controller)
 //	rollout-status name=web [ns=default]        what kubectl rollout status says now
 //
 // Time and scheduling:

@@ -80,8 +80,13 @@ func (w *World) startControlPlane(cfg controlplane.Config) error {
 		}
 	}
 	w.cp = cp
-	w.s.SetKnob("controlplane", fmt.Sprintf("status-latency=%v..%v stuck=%v stale-reads=%v",
-		cfg.Workload.MinLatency, cfg.Workload.MaxLatency, cfg.Workload.Stuck, cfg.StaleReads))
+	knob := fmt.Sprintf("status-latency=%v..%v stuck=%v stale-reads=%v",
+		cfg.Workload.MinLatency, cfg.Workload.MaxLatency, cfg.Workload.Stuck, cfg.StaleReads)
+	if cfg.Jobs != (controlplane.JobConfig{}) {
+		// Only when set: the knob of every run without a Job policy stays what it was.
+		knob += fmt.Sprintf(" job-pods=%v..%v job-failure=%v", cfg.Jobs.MinDuration, cfg.Jobs.MaxDuration, cfg.Jobs.FailureProbability)
+	}
+	w.s.SetKnob("controlplane", knob)
 	return nil
 }
 

@@ -136,3 +136,54 @@ func TestWorldSlowAndStoppedCollector(t *testing.T) {
 		t.Fatal("a restarted collector did not catch up")
 	}
 }
+
+// Goal: in a world with the control plane, a Job written by the world's ops is run by the job
+// controller on the engine: the world is not Quiet until its seeded pods have ended, an informer
+// on Jobs sees it finish, and one seed gives one trace.
+func TestWorldRunsJobs(t *testing.T) {
+	jobsGVR := controlplane.JobsGVR
+	run := func(seed uint64) (string, *unstructured.Unstructured) {
+		cfg := &controlplane.Config{Jobs: controlplane.JobConfig{MinDuration: time.Second, MaxDuration: 20 * time.Second}}
+		w, err := NewFromConfig(sim.Config{Seed: seed}, fakeapi.Config{}, Config{DefaultResource: jobsGVR, ControlPlane: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := w.AddInformer("jobs", InformerSpec{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.AddHandler(n, "h", nil, HandlerOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.Start(); err != nil {
+			t.Fatal(err)
+		}
+		job := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "batch/v1", "kind": "Job",
+			"metadata": map[string]any{"name": "pi", "namespace": "ns"},
+			"spec":     map[string]any{"completions": int64(3), "parallelism": int64(2)}}}
+		if _, err := w.Server().Resource(jobsGVR).Namespace("ns").Create(context.Background(), job, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		mustConverge(t, w)
+		got, err := w.Server().Resource(jobsGVR).Namespace("ns").Get(context.Background(), "pi", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(w.Sim().Trace().Narrate(), narration.ActorJobController) {
+			t.Fatalf("no step of %s in the trace", narration.ActorJobController)
+		}
+		return w.Sim().Trace().Hash(), got
+	}
+	h1, job := run(3)
+	h2, _ := run(3)
+	if h1 != h2 {
+		t.Fatalf("seed 3 gave two traces")
+	}
+	conds, _, _ := unstructured.NestedSlice(job.Object, "status", "conditions")
+	if len(conds) != 2 || conds[1].(map[string]any)["type"] != "Complete" {
+		t.Fatalf("the Job did not complete before the world was quiet: %v", job.Object["status"])
+	}
+	if n, _, _ := unstructured.NestedInt64(job.Object, "status", "succeeded"); n != 3 {
+		t.Fatalf("succeeded %d", n)
+	}
+}

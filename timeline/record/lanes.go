@@ -129,7 +129,7 @@ func (m *laneMap) lane(e *sim.Event) string {
 		}
 	}
 	switch a {
-	case narration.ActorGarbageCollector, narration.ActorNamespaceController, narration.ActorWorkloadStatus:
+	case narration.ActorGarbageCollector, narration.ActorNamespaceController, narration.ActorWorkloadStatus, narration.ActorJobController:
 		// The control plane's stand-ins (world controllers): kube-controller-manager's, not the user's.
 		m.add(Component{ID: a, Label: a + " · controller", Role: "controller", ClientGo: "kube-controller-manager"})
 		return a

@@ -34,6 +34,7 @@ const (
 	ActorGarbageCollector    = "garbage-collector"
 	ActorNamespaceController = "namespace-controller"
 	ActorWorkloadStatus      = "workload-status"
+	ActorJobController       = "job-controller"
 )
 
 // The kinds of the control plane's actors.
