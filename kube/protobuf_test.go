@@ -231,3 +231,59 @@ func TestTypeMisfitsRefused(t *testing.T) {
 		t.Errorf("protobuf list of what the checks let through: %d %s", w.Code, w.Body)
 	}
 }
+
+// TestProtobufWatchEndsWith410Status: a protobuf watch from a revision that compaction removed
+// ends with one ERROR frame whose object is a Status envelope as kube-apiserver writes it: the
+// protobuf magic, a runtime.Unknown typed apiVersion v1, kind Status, and inside a Status with
+// code 410 and reason Expired; then the stream ends. Read byte by byte, not through a decoder
+// that would fill a missing kind in.
+func TestProtobufWatchEndsWith410Status(t *testing.T) {
+	srv, h := newFront(t)
+	cms := srv.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("ns")
+	for _, name := range []string{"a", "b", "c"} {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name}}}
+		if _, err := cms.Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := srv.Faults().Compact(srv.Revision()); err != nil {
+		t.Fatal(err)
+	}
+	w := serve(h, "GET", "/api/v1/namespaces/ns/configmaps?watch=1&resourceVersion=1", "", kube.ProtobufMediaType, nil)
+	if w.Code != 200 || w.Header().Get("Content-Type") != kube.ProtobufStreamMediaType {
+		t.Fatalf("watch from a compacted revision: %d %q %s", w.Code, w.Header().Get("Content-Type"), w.Body)
+	}
+	body := w.Body.Bytes()
+	if len(body) < 4 {
+		t.Fatalf("no frame: %q", body)
+	}
+	n := binary.BigEndian.Uint32(body[:4])
+	if int(n) != len(body)-4 {
+		t.Fatalf("one frame of %d bytes expected, the stream has %d after its length", n, len(body)-4)
+	}
+	var ev metav1.WatchEvent
+	if err := ev.Unmarshal(body[4:]); err != nil {
+		t.Fatalf("the frame is not a WatchEvent: %v", err)
+	}
+	if ev.Type != "ERROR" {
+		t.Fatalf("event type %q, want ERROR", ev.Type)
+	}
+	magic := []byte{0x6b, 0x38, 0x73, 0x00}
+	if !bytes.HasPrefix(ev.Object.Raw, magic) {
+		t.Fatalf("the event's object lacks the protobuf magic: % x", ev.Object.Raw[:min(8, len(ev.Object.Raw))])
+	}
+	var unk runtime.Unknown
+	if err := unk.Unmarshal(ev.Object.Raw[len(magic):]); err != nil {
+		t.Fatalf("the event's object is not a runtime.Unknown: %v", err)
+	}
+	if unk.APIVersion != "v1" || unk.Kind != "Status" {
+		t.Fatalf("the envelope says apiVersion %q kind %q, want v1 Status", unk.APIVersion, unk.Kind)
+	}
+	var st metav1.Status
+	if err := st.Unmarshal(unk.Raw); err != nil {
+		t.Fatalf("the envelope's body is not a Status: %v", err)
+	}
+	if st.Code != 410 || st.Reason != metav1.StatusReasonExpired || st.Status != metav1.StatusFailure || st.Message == "" {
+		t.Fatalf("the Status: code %d reason %q status %q message %q; want 410 Expired Failure with a message", st.Code, st.Reason, st.Status, st.Message)
+	}
+}

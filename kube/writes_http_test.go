@@ -299,3 +299,98 @@ func TestPatchesAndAppliesThroughReplicaLagAndCompaction(t *testing.T) {
 		t.Errorf("a watch from before the compacted patches: %v %v, want an ERROR event with 410", ev.Type, ev.Object)
 	}
 }
+
+// TestApplyForceFalseConflicts: force=false spelled out is no force. A conflicting apply with
+// it answers 409 Conflict listing the conflict and changes nothing, as with force left out; the
+// same apply with force=true takes the field.
+func TestApplyForceFalseConflicts(t *testing.T) {
+	srv, h := newFront(t)
+	cm := "/api/v1/namespaces/ns/configmaps/c"
+	applyYAML := "application/apply-patch+yaml"
+	if code, st := send(t, h, request{method: "PATCH", path: cm + "?fieldManager=alice", contentType: applyYAML,
+		body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"k":"1"}}`}); code != 201 {
+		t.Fatalf("apply that creates: %d %v", code, st)
+	}
+	before := srv.Revision()
+	bob := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"k":"2"}}`
+	code, st := send(t, h, request{method: "PATCH", path: cm + "?fieldManager=bob&force=false", contentType: applyYAML, body: bob})
+	causes, _ := st["details"].(map[string]any)["causes"].([]any)
+	if code != 409 || st["reason"] != "Conflict" || len(causes) != 1 ||
+		!cmp.Equal(causes[0], map[string]any{"reason": "FieldManagerConflict", "message": `conflict with "alice"`, "field": ".data.k"}) {
+		t.Fatalf("apply with force=false in conflict: %d %v, want 409 Conflict naming .data.k", code, st)
+	}
+	if srv.Revision() != before {
+		t.Errorf("the refused apply wrote: revision %d, was %d", srv.Revision(), before)
+	}
+	if code, got := send(t, h, request{method: "GET", path: cm}); code != 200 || got["data"].(map[string]any)["k"] != "1" {
+		t.Errorf("after the refused apply: %d %v", code, got)
+	}
+	if code, got := send(t, h, request{method: "PATCH", path: cm + "?fieldManager=bob&force=true", contentType: applyYAML, body: bob}); code != 200 || got["data"].(map[string]any)["k"] != "2" {
+		t.Errorf("the same apply with force=true: %d %v", code, got)
+	}
+}
+
+// TestStatusWritesRecordStatusManagers: writes to /status record managedFields entries of
+// their own, with subresource "status", beside the main resource's: an update of /status is an
+// Update entry owning the status fields it set, an apply to /status an Apply entry; the main
+// resource's entries keep their spec fields and no subresource. For a built-in kind (a
+// Deployment) and a custom resource with a status subresource.
+func TestStatusWritesRecordStatusManagers(t *testing.T) {
+	_, h := newFront(t)
+	applyYAML := "application/apply-patch+yaml"
+	for _, tc := range []struct {
+		name, path, create, status, applyStatus string
+		appliedFields                           string
+	}{
+		{"Deployment", "/apis/apps/v1/namespaces/ns/deployments/d",
+			`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","namespace":"ns"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}`,
+			`{"replicas":3}`,
+			`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"status":{"observedGeneration":1}}`,
+			`{"f:status":{"f:observedGeneration":{}}}`},
+		{"Widget", "/apis/example.com/v1/namespaces/ns/widgets/w",
+			`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"ns"},"spec":{"size":1}}`,
+			`{"replicas":3}`,
+			`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"status":{"observedGeneration":1}}`,
+			// Without a schema the deduced one owns the map itself too.
+			`{"f:status":{".":{},"f:observedGeneration":{}}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			collection := tc.path[:strings.LastIndex(tc.path, "/")]
+			code, created := send(t, h, request{method: "POST", path: collection + "?fieldManager=creator", contentType: "application/json", body: tc.create})
+			if code != 201 {
+				t.Fatalf("create: %d %v", code, created)
+			}
+			created["status"] = mustJSON(t, tc.status)
+			body, _ := json.Marshal(created)
+			if code, st := send(t, h, request{method: "PUT", path: tc.path + "/status?fieldManager=status-writer", contentType: "application/json", body: string(body)}); code != 200 {
+				t.Fatalf("update of /status: %d %v", code, st)
+			}
+			code, applied := send(t, h, request{method: "PATCH", path: tc.path + "/status?fieldManager=status-applier", contentType: applyYAML, body: tc.applyStatus})
+			if code != 200 {
+				t.Fatalf("apply to /status: %d %v", code, applied)
+			}
+			got := map[string]string{}
+			for _, e := range applied["metadata"].(map[string]any)["managedFields"].([]any) {
+				e := e.(map[string]any)
+				fields, _ := json.Marshal(e["fieldsV1"])
+				sub, _ := e["subresource"].(string)
+				got[e["manager"].(string)+"/"+e["operation"].(string)+"/"+sub] = string(fields)
+			}
+			want := map[string]string{
+				"status-writer/Update/status": `{"f:status":{".":{},"f:replicas":{}}}`,
+				"status-applier/Apply/status": tc.appliedFields,
+			}
+			for k, v := range got {
+				if strings.HasPrefix(k, "creator/Update/") {
+					if k != "creator/Update/" || !strings.Contains(v, `"f:spec"`) || strings.Contains(v, `"f:status"`) {
+						t.Errorf("the create's entry %s %s: want no subresource, spec fields and no status", k, v)
+					}
+					delete(got, k)
+				}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("managedFields besides the create's (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
