@@ -13,7 +13,7 @@
 #      timeline/record, sits below scenarios: worldtest and scenarios draw with it). Checked with
 #      `go list -deps`, tests included
 #      (the engine's Kubernetes rule on its non-test build). The nested modules (kube/,
-#      cmd/informersim/, compare/, clientgo/, examples/, browser/) are outside `./...`: the
+#      cmd/informersim/, compare/, clientgo/, examples/, browser/, realapi/) are outside `./...`: the
 #      only places k8s.io/api and client-go may appear; `make test-nested` vets and tests them.
 #   5. A ban on wall clock, global randomness and goroutines on the simulation path. A line may be
 #      exempted with a `determinism:allow <reason>` comment; the goroutine driver of informer lives
@@ -56,7 +56,7 @@ cp "$tmp/go.mod" go.mod; cp "$tmp/go.sum" go.sum
 # 3b. the same for every nested module: one that imports a main-module package whose imports grew
 # (clientgo importing scenarios, say) needs go.sum lines it does not have, and only its own
 # go vet would say so, late. go mod tidy -diff changes nothing.
-for mod in kube cmd/informersim compare clientgo examples browser; do
+for mod in kube cmd/informersim compare clientgo examples browser realapi; do
 	(cd "$mod" && go mod tidy -diff >/dev/null 2>&1) ||
 		fail "go mod tidy changes $mod/go.mod or go.sum; run it there and commit the result"
 done

@@ -1,0 +1,141 @@
+package realapi
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestGenerateIsSeeded: the same seed gives the same sequences, another seed others, every
+// family is drawn, and bad input is refused.
+func TestGenerateIsSeeded(t *testing.T) {
+	a, err := Generate(7, 2*len(Families))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Generate(7, 2*len(Families))
+	c, _ := Generate(8, 2*len(Families))
+	if !reflect.DeepEqual(a, b) {
+		t.Error("two draws from one seed differ")
+	}
+	if reflect.DeepEqual(a, c) {
+		t.Error("two seeds drew the same sequences")
+	}
+	drawn := map[string]bool{}
+	for _, s := range a {
+		drawn[s.Family] = true
+		if len(s.Steps) < 2 {
+			t.Errorf("%s has %d steps", s.Name, len(s.Steps))
+		}
+	}
+	if len(drawn) != len(Families) {
+		t.Errorf("%d families drawn of %d", len(drawn), len(Families))
+	}
+	if _, err := Generate(1, 0); err == nil {
+		t.Error("Generate(1, 0) did not fail")
+	}
+}
+
+// TestNormaliseRanksRevisions: object revisions become their rank in order of first
+// appearance, list revisions are checked against the sequence's writes, uids and times go.
+func TestNormaliseRanksRevisions(t *testing.T) {
+	r := newRanks()
+	obj := func(rv string) Response {
+		return Response{Code: 201, Body: []byte(`{"kind":"ConfigMap","metadata":{"name":"a","uid":"1b4c","resourceVersion":"` + rv + `","creationTimestamp":"2026-01-01T00:00:00Z"}}`)}
+	}
+	got := Normalise(obj("907"), r, false)
+	want := map[string]any{"code": 201, "body": map[string]any{"kind": "ConfigMap", "metadata": map[string]any{"name": "a", "uid": "<uid>", "resourceVersion": "rv1", "creationTimestamp": "<time>"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Normalise:\n got %v\nwant %v", got, want)
+	}
+	if got := Normalise(obj("912"), r, false).(map[string]any)["body"].(map[string]any)["metadata"].(map[string]any)["resourceVersion"]; got != "rv2" {
+		t.Errorf("second revision %v", got)
+	}
+	if got := Normalise(obj("907"), r, false).(map[string]any)["body"].(map[string]any)["metadata"].(map[string]any)["resourceVersion"]; got != "rv1" {
+		t.Errorf("first revision again %v", got)
+	}
+	list := func(rv string) any {
+		return Normalise(Response{Code: 200, Body: []byte(`{"kind":"ConfigMapList","metadata":{"resourceVersion":"` + rv + `"},"items":[]}`)}, r, false).(map[string]any)["body"].(map[string]any)["metadata"].(map[string]any)["resourceVersion"]
+	}
+	if got := list("5000"); got != "<list-rv>" {
+		t.Errorf("a newer list revision: %v", got)
+	}
+	if got := list("10"); got != "<list-rv older than the sequence's writes>" {
+		t.Errorf("an older list revision: %v", got)
+	}
+	st := Normalise(Response{Code: 410, Body: []byte(`{"kind":"Status","code":410,"message":"too old resource version: 907 (1234)"}`)}, r, false)
+	if msg := st.(map[string]any)["body"].(map[string]any)["message"]; msg != "too old resource version: rv1 (N)" {
+		t.Errorf("message %v", msg)
+	}
+}
+
+// TestPlantedDifferenceFails: a 409 answered as 422 is an unexplained difference; a known entry
+// for it explains it; a known entry that explains nothing is stale.
+func TestPlantedDifferenceFails(t *testing.T) {
+	seq := Sequence{Name: "crud#0", Family: "crud"}
+	conflict := Outcome{Step: "update at a stale revision: Conflict", Normalised: Normalise(Response{Code: 409, Body: []byte(`{"kind":"Status","code":409,"reason":"Conflict"}`)}, newRanks(), false)}
+	invalid := Outcome{Step: conflict.Step, Normalised: Normalise(Response{Code: 422, Body: []byte(`{"kind":"Status","code":422,"reason":"Invalid"}`)}, newRanks(), false)}
+	var rep Report
+	rep.Compare(seq, []Outcome{conflict}, []Outcome{invalid}, nil)
+	rep.Finish(nil)
+	un := rep.Unexplained()
+	if len(un) != 3 { // code, body.code, body.reason
+		t.Fatalf("unexplained %v", un)
+	}
+	if !strings.Contains(rep.String(), "UNEXPLAINED crud#0") {
+		t.Errorf("the report does not show it:\n%s", rep.String())
+	}
+	known := []KnownDifference{
+		{ID: "conflict-as-invalid", Reason: "planted", Family: "crud", Path: "code|body[.](code|reason)"},
+		{ID: "never", Reason: "matches nothing", Family: "nope"},
+	}
+	if err := CompileKnown(known); err != nil {
+		t.Fatal(err)
+	}
+	var rep2 Report
+	rep2.Compare(seq, []Outcome{conflict}, []Outcome{invalid}, known)
+	rep2.Finish(known)
+	if len(rep2.Unexplained()) != 0 || rep2.ByKnown["conflict-as-invalid"] != 3 || !reflect.DeepEqual(rep2.Stale, []string{"never"}) {
+		t.Errorf("with the known entries: unexplained %v, by known %v, stale %v", rep2.Unexplained(), rep2.ByKnown, rep2.Stale)
+	}
+	if err := CompileKnown([]KnownDifference{{ID: "x"}}); err == nil {
+		t.Error("a known entry without a reason was accepted")
+	}
+}
+
+// TestInformersimAgainstItself: every family run on two fresh informersim sides gives no
+// difference: what the normaliser leaves is deterministic, so a difference against the real
+// control plane is the server's, not the suite's.
+func TestInformersimAgainstItself(t *testing.T) {
+	a, err := NewInformersim(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := NewInformersim(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	for _, s := range []*Side{a, b} {
+		if err := Prepare(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seqs, err := Generate(3, 2*len(Families))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := RunSuite(ctx, a, b, seqs, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Differences) != 0 {
+		t.Errorf("informersim against itself:\n%s", rep)
+	}
+	if rep.Steps < 8*len(seqs) {
+		t.Errorf("only %d steps compared in %d sequences", rep.Steps, len(seqs))
+	}
+}
