@@ -4,7 +4,7 @@ GO ?= go
 RACE_PKGS ?= ./informer/... ./fakeapi/...
 SEED ?= 1
 
-.PHONY: all test test-unit test-race test-nested test-seeded chromium verify demo course bench sim fuzz fuzz-rest fuzz-scenarios fuzz-controller fuzz-corpus fuzz-samplecontroller rewrite compare realcluster-build realcluster realcluster-stop compare-real
+.PHONY: all test test-unit test-race test-nested test-seeded test-kubebuilder envtest-assets chromium verify demo course bench sim fuzz fuzz-rest fuzz-scenarios fuzz-controller fuzz-corpus fuzz-samplecontroller rewrite compare realcluster-build realcluster realcluster-stop compare-real
 
 all: test
 
@@ -25,7 +25,8 @@ test-race:
 ## built with -tags serve, the only part that links kube/), compare/ (client-go's
 ## informer beside ours, the fidelity check), clientgo/ (typed clients, client-go's informers,
 ## controller-runtime and kubectl over the REST front; client-go controllers inside the world)
-## and examples/ (a sample-controller tested with it); then browser/ (the run record against
+## and examples/ (a sample-controller tested with it), and examples/kubebuilder's envtest suites on
+## informersim's envtest stand-ins (test-kubebuilder); then browser/ (the run record against
 ## its JSON Schema, the timelines and the course site in headless Chromium; screenshots in
 ## browser/artifacts/). clientgo's harness couples goroutines to the world, so its tests also
 ## run under -race.
@@ -37,8 +38,23 @@ test-nested:
 	cd clientgo && $(GO) vet ./... && $(GO) test ./...
 	cd clientgo && $(GO) test -race -run 'TestHarness|TestRunBadInput|TestRestartUnderNew' .
 	cd examples && $(GO) vet ./... && $(GO) test ./...
+	$(MAKE) test-kubebuilder
 	$(MAKE) chromium
 	cd browser && $(GO) vet ./... && CHROMIUM=$(CHROMIUM) $(GO) test -count=1 ./...
+
+## envtest-assets: build informersim with the serve tag and print the directory controller-runtime's
+## envtest takes in KUBEBUILDER_ASSETS (its kube-apiserver and etcd stand-ins, the machine's
+## kubectl; kept in the user's cache directory): KUBEBUILDER_ASSETS=$$(make -s envtest-assets).
+envtest-assets:
+	@cd cmd/informersim && $(GO) build -tags serve -o ../../.informersim-serve . && \
+		../../.informersim-serve envtest-assets; status=$$?; rm -f ../../.informersim-serve; exit $$status
+
+## test-kubebuilder: examples/kubebuilder, an operator as kubebuilder v4 scaffolds it, its envtest
+## suites unchanged, with KUBEBUILDER_ASSETS pointing at informersim's stand-ins (no etcd or
+## kube-apiserver needed on the machine); prints the assets' directory and each suite's time.
+test-kubebuilder:
+	assets=$$($(MAKE) -s envtest-assets) && echo "KUBEBUILDER_ASSETS=$$assets" && \
+		cd examples/kubebuilder && $(GO) vet ./... && KUBEBUILDER_ASSETS=$$assets $(GO) test -count=1 ./...
 
 ## test-seeded: the deterministic mode (docs/determinism.md): the overlay of the Go runtime that
 ## `informersim determinism` writes for this Go, then the tests that hold the mode to its promise,

@@ -56,7 +56,7 @@ cp "$tmp/go.mod" go.mod; cp "$tmp/go.sum" go.sum
 # 3b. the same for every nested module: one that imports a main-module package whose imports grew
 # (clientgo importing scenarios, say) needs go.sum lines it does not have, and only its own
 # go vet would say so, late. go mod tidy -diff changes nothing.
-for mod in kube cmd/informersim compare clientgo examples browser realapi; do
+for mod in kube cmd/informersim compare clientgo examples examples/kubebuilder browser realapi; do
 	(cd "$mod" && go mod tidy -diff >/dev/null 2>&1) ||
 		fail "go mod tidy changes $mod/go.mod or go.sum; run it there and commit the result"
 done

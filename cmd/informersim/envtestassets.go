@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -26,9 +27,9 @@ import (
 //	KUBEBUILDER_ASSETS=$(informersim envtest-assets) go test ./...
 //
 // The directory holds this binary, once per build (named by its SHA-256), as informersim, and
-// kube-apiserver and etcd as links to it: run under those names it is the stand-in of that name
-// (standIn). kubectl links to the machine's kubectl when there is one on PATH (or -kubectl);
-// otherwise to this binary, which then says what envtest would have used it for.
+// kube-apiserver and etcd, scripts that run it as the stand-in of that name (standIn). kubectl
+// links to the machine's kubectl when there is one on PATH (or -kubectl); otherwise it is a
+// script that says what envtest would have used it for.
 func envtestAssets(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("envtest-assets", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -125,11 +126,11 @@ func writeAssets(dir, kubectlPath string) (string, error) {
 			return "", err
 		}
 	}
-	kubectlTarget := kubectlPath
-	if kubectlTarget == "" {
-		kubectlTarget = "informersim"
-	}
-	if err := replaceSymlink(kubectlTarget, filepath.Join(target, "kubectl")); err != nil {
+	if kubectlPath == "" {
+		if err := replaceFile(filepath.Join(target, "kubectl"), noKubectlScript(target)); err != nil {
+			return "", err
+		}
+	} else if err := replaceSymlink(kubectlPath, filepath.Join(target, "kubectl")); err != nil {
 		return "", err
 	}
 	now := time.Now()
@@ -168,7 +169,7 @@ func populateAssets(dir, target, exe string) error {
 		}
 	}
 	for _, name := range []string{"kube-apiserver", "etcd"} {
-		if err := os.Symlink("informersim", filepath.Join(tmp, name)); err != nil {
+		if err := os.WriteFile(filepath.Join(tmp, name), []byte(standInScript(name)), 0o755); err != nil {
 			return err
 		}
 	}
@@ -183,6 +184,36 @@ func populateAssets(dir, target, exe string) error {
 		return err
 	}
 	return nil
+}
+
+// standInEnv names the stand-in the binary is to be (standIn).
+const standInEnv = "INFORMERSIM_STAND_IN"
+
+// standInScript is the executable envtest runs as name: a shell script that answers --help
+// itself (envtest asks each binary for its flags before starting it, and the binary's start,
+// most of it the initialisation of the Kubernetes packages it links, would cost a tenth of a
+// second of CPU time each time) and otherwise runs the binary as that stand-in, in its place
+// (exec: same process, so envtest's signals reach it).
+func standInScript(name string) string {
+	var help strings.Builder
+	standIns[name](context.Background(), []string{"--help"}, &help, io.Discard)
+	return fmt.Sprintf(`#!/bin/sh
+# %[1]s: informersim's stand-in for controller-runtime's envtest (informersim envtest-assets).
+if [ "$#" = 1 ] && { [ "$1" = --help ] || [ "$1" = -h ]; }; then
+	cat <<'INFORMERSIM_HELP'
+%[2]sINFORMERSIM_HELP
+	exit 0
+fi
+%[3]s=%[1]s exec "$(dirname "$0")/informersim" "$@"
+`, name, help.String(), standInEnv)
+}
+
+// noKubectlScript is the kubectl of a directory written without a kubectl to link.
+func noKubectlScript(dir string) string {
+	return fmt.Sprintf(`#!/bin/sh
+echo "kubectl: informersim envtest-assets found no kubectl on PATH when it wrote %s (%s): install kubectl and run informersim envtest-assets again, or set TEST_ASSET_KUBECTL" >&2
+exit 1
+`, dir, noKubectlUse)
 }
 
 func copyExecutable(from, to string) error {
@@ -213,6 +244,15 @@ func replaceSymlink(target, link string) error {
 		return err
 	}
 	return os.Rename(tmp, link)
+}
+
+// replaceFile writes an executable file at path, atomically.
+func replaceFile(path, content string) error {
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, []byte(content), 0o755); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // pruneAssets removes the assets' directories of dir beyond the assetsKept most recently used,
@@ -248,25 +288,24 @@ func pruneAssets(dir, keep string) error {
 	return nil
 }
 
-// standIn runs this binary as the stand-in args[0] names (kube-apiserver or etcd, the links of
-// envtest-assets; kubectl when no kubectl was found to link), until SIGTERM or SIGINT, and
-// returns its exit code; ok is false for any other name.
+// standIns are the programs envtest starts, by name.
+var standIns = map[string]func(context.Context, []string, io.Writer, io.Writer) int{
+	"kube-apiserver": kubeAPIServerStandIn,
+	"etcd":           etcdStandIn,
+}
+
+// standIn runs this binary as the stand-in $INFORMERSIM_STAND_IN names (kube-apiserver or etcd:
+// the scripts of envtest-assets set it) with args[1:], until SIGTERM or SIGINT, and returns its
+// exit code; ok is false when the variable is not set.
 func standIn(args []string) (code int, ok bool) {
-	if len(args) == 0 {
+	name, set := os.LookupEnv(standInEnv)
+	if !set {
 		return 0, false
 	}
-	var serve func(context.Context, []string, io.Writer, io.Writer) int
-	switch filepath.Base(args[0]) {
-	case "kube-apiserver":
-		serve = kubeAPIServerStandIn
-	case "etcd":
-		serve = etcdStandIn
-	case "kubectl":
-		fmt.Fprintf(os.Stderr, "kubectl: informersim envtest-assets found no kubectl on PATH when it wrote %s (%s): install kubectl and run informersim envtest-assets again, or set TEST_ASSET_KUBECTL\n",
-			filepath.Dir(args[0]), noKubectlUse)
-		return 1, true
-	default:
-		return 0, false
+	serve := standIns[name]
+	if serve == nil {
+		fmt.Fprintf(os.Stderr, "informersim: %s=%q names no stand-in (kube-apiserver or etcd)\n", standInEnv, name)
+		return 2, true
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

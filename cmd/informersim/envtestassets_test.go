@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -179,7 +180,17 @@ func TestEnvtestAssetsReused(t *testing.T) {
 	if len(entries) != 1 {
 		t.Errorf("%s holds %d entries after two runs, want one directory", parent, len(entries))
 	}
-	var errb strings.Builder
+	// Without a kubectl on PATH, kubectl is a script saying what envtest would use one for.
+	t.Setenv("PATH", t.TempDir())
+	var out, errb strings.Builder
+	if code := run([]string{"envtest-assets", "-dir=" + parent}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "no kubectl on PATH") {
+		t.Fatalf("envtest-assets without kubectl: exit %d, %q", code, errb.String())
+	}
+	msg, err := exec.Command(filepath.Join(strings.TrimSpace(out.String()), "kubectl"), "version").CombinedOutput()
+	if err == nil || !strings.Contains(string(msg), "envtest itself never runs kubectl") {
+		t.Errorf("the kubectl placeholder: %v, %q", err, msg)
+	}
+	errb.Reset()
 	if code := run([]string{"envtest-assets", "-dir=" + parent, "-kubectl=" + filepath.Join(parent, "none")}, io.Discard, &errb); code != 2 ||
 		!strings.Contains(errb.String(), "is not a file") {
 		t.Errorf("-kubectl naming no file: exit %d, %q", code, errb.String())

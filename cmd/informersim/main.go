@@ -29,8 +29,8 @@ import (
 )
 
 func main() {
-	// Under the name kube-apiserver or etcd (the links envtest-assets writes), the binary is
-	// that stand-in.
+	// Run by the kube-apiserver or etcd script envtest-assets writes, the binary is that
+	// stand-in.
 	if code, ok := standIn(os.Args); ok {
 		os.Exit(code)
 	}

@@ -29,5 +29,6 @@ func envtestAssets(_ []string, _, stderr io.Writer) int {
 	return 2
 }
 
-// standIn: a build without the serve tag has no stand-ins (envtest-assets never links one).
+// standIn: a build without the serve tag has no stand-ins (envtest-assets never writes their
+// scripts with one).
 func standIn([]string) (int, bool) { return 0, false }

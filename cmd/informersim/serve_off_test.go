@@ -25,7 +25,8 @@ func TestServeNeedsTheTag(t *testing.T) {
 		!strings.HasPrefix(errb.String(), "informersim envtest-assets: ") || !strings.Contains(errb.String(), "go run -tags serve . envtest-assets") || out.Len() != 0 {
 		t.Errorf("envtest-assets without the tag: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
-	if _, ok := standIn([]string{"/assets/kube-apiserver"}); ok {
+	t.Setenv("INFORMERSIM_STAND_IN", "kube-apiserver")
+	if _, ok := standIn([]string{"/assets/informersim"}); ok {
 		t.Error("a build without the serve tag claims to be the kube-apiserver stand-in")
 	}
 }

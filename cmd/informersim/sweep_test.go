@@ -16,7 +16,7 @@ import (
 // TestMain lets the sweep test run this test binary as the command itself, one process per
 // shard: with INFORMERSIM_AS_COMMAND=1 it is informersim.
 func TestMain(m *testing.M) {
-	// Linked as kube-apiserver or etcd by envtest-assets (in a build with the serve tag), the
+	// Run by envtest-assets' kube-apiserver or etcd script (in a build with the serve tag), the
 	// test binary is that stand-in, as the command is.
 	if code, ok := standIn(os.Args); ok {
 		os.Exit(code)
