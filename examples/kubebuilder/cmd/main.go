@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Command manager runs the StaticSite operator: its controller and its webhooks.
 package main
 
