@@ -338,7 +338,8 @@ func TestKubeconfigScaleAndNamespaces(t *testing.T) {
 
 // Goal: client-go's two event recorders work unchanged: record.EventBroadcaster writes core/v1
 // events and, for a repeated one, its correlator's strategic merge patch raises the count; the
-// events.k8s.io recorder writes events.k8s.io/v1 events. All are listable.
+// events.k8s.io recorder writes events.k8s.io/v1 events, which core/v1 reads too (one store).
+// All are listable.
 func TestKubeconfigEventRecorders(t *testing.T) {
 	ctx := testCtx(t)
 	srv, err := fakeapi.New(fakeapi.Config{})
@@ -391,8 +392,11 @@ func TestKubeconfigEventRecorders(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(l.Items) == 1 {
-			ev = &l.Items[0]
+		// The core recorder's events are listed too: one store serves both versions.
+		for i := range l.Items {
+			if l.Items[i].Reason == "Checked" {
+				ev = &l.Items[i]
+			}
 		}
 		if ctx.Err() != nil {
 			t.Fatal("no events.k8s.io event")
@@ -401,6 +405,11 @@ func TestKubeconfigEventRecorders(t *testing.T) {
 	}
 	if ev.Reason != "Checked" || ev.Regarding.Name != "subject" || ev.Note != "checked subject" || ev.ReportingController != "informersim-test" {
 		t.Fatalf("events.k8s.io event %+v", ev)
+	}
+	// One store, as on kube-apiserver: the events.k8s.io event is read through core/v1 too.
+	same, err := cs.CoreV1().Events("default").Get(ctx, ev.Name, metav1.GetOptions{})
+	if err != nil || same.UID != ev.UID || same.Message != ev.Note || same.InvolvedObject.Name != "subject" || same.ReportingController != "informersim-test" {
+		t.Fatalf("the events.k8s.io event through core/v1: %v %+v", err, same)
 	}
 }
 

@@ -283,7 +283,9 @@ func BuiltinResources() []Resource {
 		{GVR: core("resourcequotas"), Kind: "ResourceQuota", Namespaced: true, Status: true, ShortNames: []string{"quota"}},
 		{GVR: core("serviceaccounts"), Kind: "ServiceAccount", Namespaced: true, ShortNames: []string{"sa"}},
 		// Events, which clients write (client-go's event recorders) and read (kubectl describe).
-		// kube-apiserver keeps the two versions in one store; here they are two collections.
+		// kube-apiserver keeps the two versions in one store, and so does the REST front (it serves
+		// events.k8s.io/v1 from core/v1's: fakeapi/rest/events.go); in process they are two
+		// collections.
 		{GVR: core("events"), Kind: "Event", Namespaced: true, ShortNames: []string{"ev"}, FieldLabels: []string{
 			"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
 			"involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath",

@@ -11,14 +11,16 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource/tableconvertor"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
 	genericrest "k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/client-go/util/jsonpath"
 )
 
-// tables is the rest.TableConvertor of this module: the server-side tables of custom resources
-// with their definition's additionalPrinterColumns (or kube-apiserver's default Age column), built
-// by apiextensions-apiserver's own table convertor, as kube-apiserver builds them. That
+// tables is the rest.TableConvertor of this module: the server-side tables of the built-in kinds
+// with kube-apiserver's printer columns (printers.go), and of custom resources with their
+// definition's additionalPrinterColumns (or kube-apiserver's default Age column), built by
+// apiextensions-apiserver's own table convertor, as kube-apiserver builds them. That
 // convertor counts ages from the wall clock; the cells of date columns are counted again from
 // the fake apiserver's clock, so a simulated run's tables age with its time.
 type tables struct {
@@ -27,7 +29,7 @@ type tables struct {
 
 func (tb tables) ConvertToTable(ctx context.Context, req *rest.TableRequest) (*metav1.Table, error) {
 	if req.Definition == nil {
-		return nil, nil
+		return builtinTable(req)
 	}
 	d, err := tb.defs.get(req.Definition, req.GVK)
 	if err != nil {
@@ -115,4 +117,40 @@ func dateCell(p *jsonpath.JSONPath, obj map[string]any, now time.Time) any {
 		return "<unknown>"
 	}
 	return duration.HumanDuration(now.Sub(ts.Time))
+}
+
+// builtinTable is the table of a built-in kind with a printer (printers.go); nil for the others,
+// which get the front's default.
+func builtinTable(req *rest.TableRequest) (*metav1.Table, error) {
+	p, ok := printers[req.GVK]
+	if !ok && namedTables[req.GVK.GroupKind()] {
+		p = namedTable
+	} else if !ok {
+		return nil, nil
+	}
+	tbl := &metav1.Table{ColumnDefinitions: p.columns, Rows: make([]metav1.TableRow, 0, len(req.Objects))}
+	for i := range req.Objects {
+		cells, err := p.cells(&req.Objects[i], req.Now)
+		if err != nil {
+			return nil, fmt.Errorf("kube: a %s table row: %w", req.GVK.Kind, err)
+		}
+		tbl.Rows = append(tbl.Rows, metav1.TableRow{Cells: cells})
+	}
+	return tbl, nil
+}
+
+// namedTables are the built-in kinds kube-apiserver has no printer for: it gives them its
+// default table (namedTable), the name and the creation time as a timestamp.
+var namedTables = map[schema.GroupKind]bool{
+	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:        true,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}: true,
+	{Kind: "LimitRange"}: true,
+	{Group: "storage.k8s.io", Kind: "CSIStorageCapacity"}: true,
+}
+
+var namedTable = printer{
+	columns: []metav1.TableColumnDefinition{nameColumn, {Name: "Created At", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]}},
+	cells: func(obj *unstructured.Unstructured, _ time.Time) ([]any, error) {
+		return []any{obj.GetName(), obj.GetCreationTimestamp().UTC().Format(time.RFC3339)}, nil
+	},
 }

@@ -111,6 +111,9 @@ type resource struct {
 	// resource other than its definition's storage version (a view), whose objects are those of
 	// the storage version with their apiVersion rewritten both ways (conversion None).
 	store schema.GroupVersionResource
+	// conv, when set, converts the objects of a view whose fields differ from its store's
+	// (events.k8s.io/v1 events, a view of core/v1's: events.go).
+	conv *viewConversion
 }
 
 // storeGVR is the fakeapi resource that holds r's objects.
@@ -178,8 +181,16 @@ func newTable(resources []fakeapi.Resource, defined map[schema.GroupVersionResou
 		g.resources[res.GVR.Resource] = res
 		g.ordered = append(g.ordered, res)
 	}
+	coreEvents := false
 	for _, r := range resources {
-		add(&resource{Resource: r, builtin: builtin[r.GVR], defined: defined[r.GVR]})
+		coreEvents = coreEvents || (r.GVR == coreEventsGVR && builtin[r.GVR])
+	}
+	for _, r := range resources {
+		res := &resource{Resource: r, builtin: builtin[r.GVR], defined: defined[r.GVR]}
+		if r.GVR == newEventsGVR && res.builtin && coreEvents {
+			res.store, res.conv = coreEventsGVR, eventConversion // one store for both (events.go)
+		}
+		add(res)
 	}
 	for _, r := range resources {
 		if d := defined[r.GVR]; d != nil {

@@ -253,12 +253,13 @@ func (h *Handler) update(r *http.Request, t target, obj *unstructured.Unstructur
 			if h.admission != nil && t.res.Namespaced && obj.GetNamespace() == "" {
 				obj.SetNamespace(t.namespace)
 			}
-			obj, err := h.admit(r.Context(), wr, live, obj)
+			old := t.liveAsView(live)
+			obj, err := h.admit(r.Context(), wr, old, obj)
 			if err != nil {
 				return nil, err
 			}
 			if h.tracker != nil {
-				if obj, err = h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: live, Object: obj}); err != nil {
+				if obj, err = h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: old, Object: obj}); err != nil {
 					return nil, asStatus(err)
 				}
 			}
@@ -307,7 +308,9 @@ func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.Patch
 			if p != nil {
 				// live is a private copy: a view's Patcher sees it in the view's version. The Patcher
 				// may change it; the admission needs it as stored.
-				if t.res.view() && live != nil {
+				if t.res.conv != nil && live != nil {
+					live.Object = t.res.conv.fromStore(live.Object)
+				} else if t.res.view() && live != nil {
 					live.SetAPIVersion(t.res.GVR.GroupVersion().String())
 				}
 				old := live
@@ -341,14 +344,15 @@ func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.Patch
 			// As fakeapi's own patch: the URL names the object, a patch cannot move it.
 			patched.SetName(t.name)
 			patched.SetNamespace(live.GetNamespace())
-			patched, err = h.admit(r.Context(), wr, live, patched)
+			old := t.liveAsView(live)
+			patched, err = h.admit(r.Context(), wr, old, patched)
 			if err != nil {
 				return nil, err
 			}
 			if h.tracker != nil {
 				// patched shares nothing with live (PatchObject patched a copy of it), which the
 				// tracker only reads.
-				if patched, err = h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: live, Object: patched}); err != nil {
+				if patched, err = h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: old, Object: patched}); err != nil {
 					return nil, asStatus(err)
 				}
 			}
@@ -368,6 +372,10 @@ func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.Patch
 // toStore gives obj, the request's own object of a view (resource.store), the apiVersion of the
 // resource that stores it; other objects are left alone.
 func (t target) toStore(obj *unstructured.Unstructured) {
+	if t.res.conv != nil && obj != nil {
+		obj.Object = t.res.conv.toStore(obj.Object)
+		return
+	}
 	if t.res.view() && obj != nil && obj.GetAPIVersion() == t.res.GVR.GroupVersion().String() {
 		obj.SetAPIVersion(t.res.store.GroupVersion().String())
 	}
@@ -377,6 +385,9 @@ func (t target) toStore(obj *unstructured.Unstructured) {
 // it: a copy of its top level with the view's apiVersion (the rest shared, read-only). Any other
 // object is returned as it is.
 func (t target) fromStore(u *unstructured.Unstructured) *unstructured.Unstructured {
+	if t.res.conv != nil && u != nil {
+		return &unstructured.Unstructured{Object: t.res.conv.fromStore(u.Object)}
+	}
 	if !t.res.view() || u == nil || u.GetAPIVersion() != t.res.store.GroupVersion().String() {
 		return u
 	}
@@ -386,4 +397,14 @@ func (t target) fromStore(u *unstructured.Unstructured) *unstructured.Unstructur
 	}
 	m["apiVersion"] = t.res.GVR.GroupVersion().String()
 	return &unstructured.Unstructured{Object: m}
+}
+
+// liveAsView is the stored object live as a view whose fields differ from its store's serves it
+// (resource.conv), for the admission and the tracker, which compare it with the request's object
+// in the view's form; live itself for any other resource.
+func (t target) liveAsView(live *unstructured.Unstructured) *unstructured.Unstructured {
+	if t.res.conv == nil || live == nil {
+		return live
+	}
+	return t.fromStore(live)
 }
