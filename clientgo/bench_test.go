@@ -351,7 +351,7 @@ func BenchmarkHarnessRun(b *testing.B) {
 
 func harnessRun(t *testing.T, seed uint64) {
 	cfg := mirrorConfig(seed, 2, nil)
-	cfg.New, cfg.Main = nil, mirrorMain
+	cfg.Controller = clientgo.Main(mirrorMain)
 	if _, err := clientgo.Run(t, cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ type call struct {
 //     informer adapters). Each is a sim step at the instant it was made. Calls made at the same
 //     instant (two workers, say) are collected once every goroutine is blocked, sorted by
 //     content, and ordered by a draw of the "controller" stream; the report counts these
-//     instants (Report.ConcurrentCalls) and the pairs that were identical (Report.Ties).
+//     instants (Report.Diagnostics.ConcurrentCalls) and the pairs that were identical (Report.Diagnostics.Ties).
 type bubble struct {
 	w     *world.World
 	s     *sim.Sim
@@ -99,7 +99,7 @@ type bubble struct {
 	// caller's goroutine (static.go).
 	staticRequests atomic.Int64
 	// unorderedBatches counts what client-go hands the handlers in a Go map's order
-	// (Report.UnorderedBatches): watch-list starts of two objects or more, relists that find
+	// (Report.Diagnostics.UnorderedBatches): watch-list starts of two objects or more, relists that find
 	// two objects or more gone. views are the keys each informer of the controller holds, as
 	// far as the world served them (stream.go).
 	unorderedBatches int
@@ -107,7 +107,7 @@ type bubble struct {
 	// frames: whether a goroutine of the controller ran these frames, once looked for
 	// (priorityqueue.go).
 	frames map[string]bool
-	// resyncWakes counts Report.ResyncWakes; slept is set when the driver's sleep let the
+	// resyncWakes counts Report.Diagnostics.ResyncWakes; slept is set when the driver's sleep let the
 	// bubble's clock move on, so the next calls drained were made by a controller woken by a
 	// timer of its own (the world did nothing in between).
 	resyncWakes int

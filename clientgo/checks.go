@@ -31,7 +31,7 @@ func (w Write) String() string {
 	return fmt.Sprintf("%s %s (%d)", w.Method, w.Path, w.Code)
 }
 
-// checks are the user's checks while the controller runs (Config.Invariant and OnWrite).
+// checks are the user's checks while the controller runs (Checks.Invariant and OnWrite).
 type checks struct {
 	invariant func(*fakeapi.Server) error
 	onWrite   func(Write) error
@@ -87,7 +87,7 @@ func isWrite(method string) bool {
 	return false
 }
 
-// checkWrite runs Config.OnWrite on a write served inside a step; a violation ends the run at
+// checkWrite runs Checks.OnWrite on a write served inside a step; a violation ends the run at
 // this step.
 func (b *bubble) checkWrite(w Write) {
 	if b.checks.onWrite == nil {
@@ -105,11 +105,11 @@ func (b *bubble) checkWrite(w Write) {
 		b.s.Emit(ControllerActor, "write-violation", fields...)
 		// A violation about the object written: its history (the apiserver's writes of it, the
 		// controller's watch events and requests) is in the failure.
-		b.fail(b.violation(OracleControllerWrite, fmt.Sprintf("clientgo: the controller's write %v breaks Config.OnWrite: %v", w, err)))
+		b.fail(b.violation(OracleControllerWrite, fmt.Sprintf("clientgo: the controller's write %v breaks Checks.OnWrite: %v", w, err)))
 	}
 }
 
-// OracleControllerWrite names Config.OnWrite's violations.
+// OracleControllerWrite names Checks.OnWrite's violations.
 const OracleControllerWrite = "controller-write"
 
 // violation is the world's Violation of oracle at the last trace event (the one just emitted),
@@ -122,13 +122,13 @@ func (b *bubble) violation(oracle, msg string) *world.Violation {
 	return world.NewViolation(b.s, oracle, msg, e, world.DefaultViolationWindow)
 }
 
-// checkStep runs Config.Invariant after a step; a violation ends the run at this step.
+// checkStep runs Checks.Invariant after a step; a violation ends the run at this step.
 func (b *bubble) checkStep() {
 	if b.checks.invariant == nil {
 		return
 	}
 	if err := b.checks.invariant(b.w.Server()); err != nil {
 		b.s.Emit(ControllerActor, "invariant-violation", sim.F("error", err.Error()))
-		b.fail(fmt.Errorf("clientgo: Config.Invariant broken after step %d at %s: %v (%s)", b.s.StepCount(), sim.FormatSimTime(b.s.Now()), err, b.checks.repro))
+		b.fail(fmt.Errorf("clientgo: Checks.Invariant broken after step %d at %s: %v (%s)", b.s.StepCount(), sim.FormatSimTime(b.s.Now()), err, b.checks.repro))
 	}
 }

@@ -49,29 +49,28 @@ func noMirrorOfAMirror(srv *fakeapi.Server) error {
 	return nil
 }
 
-// TestChecksWhileRunning: Config.Invariant (after every step) and Config.OnWrite (on every
+// TestChecksWhileRunning: Checks.Invariant (after every step) and Checks.OnWrite (on every
 // write, with the object before and after) stop a run at the step that breaks them, long before
 // the end of the safety phase, naming the step or the write, the seed and the replay line; the
 // correct controller passes both on the same seed.
 func TestChecksWhileRunning(t *testing.T) {
 	base := mirrorConfig(1, 2, nil)
-	base.New = nil
 
 	cfg := base
-	cfg.Main, cfg.Invariant = mirrorMainWith(true), noMirrorOfAMirror
+	cfg.Controller, cfg.Checks.Invariant = clientgo.Main(mirrorMainWith(true)), noMirrorOfAMirror
 	rep, err := clientgo.Run(t, cfg)
-	if err == nil || !strings.Contains(err.Error(), "clientgo: Config.Invariant broken after step ") ||
+	if err == nil || !strings.Contains(err.Error(), "clientgo: Checks.Invariant broken after step ") ||
 		!strings.Contains(err.Error(), "-mirror-mirror mirrors a mirror") || !strings.Contains(err.Error(), world.Repro(1)) {
 		t.Fatalf("the invariant: %v", err)
 	}
-	if rep.SimTime >= base.FaultsFor || !strings.Contains(rep.Failure, "invariant-violation") || !strings.Contains(rep.Trace, "controller: invariant-violation error=") {
+	if rep.SimTime >= base.Phases.FaultsFor || !strings.Contains(rep.Failure, "invariant-violation") || !strings.Contains(rep.Trace, "controller: invariant-violation error=") {
 		t.Fatalf("the run went on to %v after the violation, or its Failure lacks it:\n%s", rep.SimTime, rep.Failure)
 	}
 
 	cfg = base
 	var before, after int
-	cfg.Main = mirrorMainWith(true)
-	cfg.OnWrite = func(w clientgo.Write) error {
+	cfg.Controller = clientgo.Main(mirrorMainWith(true))
+	cfg.Checks.OnWrite = func(w clientgo.Write) error {
 		if w.Before != nil {
 			before++
 		}
@@ -84,8 +83,8 @@ func TestChecksWhileRunning(t *testing.T) {
 		return nil
 	}
 	rep, err = clientgo.Run(t, cfg)
-	if err == nil || !strings.Contains(err.Error(), "clientgo: the controller's write POST /api/v1/namespaces/default/configmaps (201) breaks Config.OnWrite: created ") ||
-		!strings.Contains(err.Error(), world.Repro(1)) || rep.SimTime >= base.FaultsFor {
+	if err == nil || !strings.Contains(err.Error(), "clientgo: the controller's write POST /api/v1/namespaces/default/configmaps (201) breaks Checks.OnWrite: created ") ||
+		!strings.Contains(err.Error(), world.Repro(1)) || rep.SimTime >= base.Phases.FaultsFor {
 		t.Fatalf("the write check: %v (stopped at %v)", err, rep.SimTime)
 	}
 	// The failure tells the written object's story: a violation about it, its history in the
@@ -98,7 +97,7 @@ func TestChecksWhileRunning(t *testing.T) {
 		t.Fatalf("no write had its object after (%d before)", before)
 	}
 
-	cfg.Main, cfg.Invariant = mirrorMainWith(false), noMirrorOfAMirror
+	cfg.Controller, cfg.Checks.Invariant = clientgo.Main(mirrorMainWith(false)), noMirrorOfAMirror
 	before, after = 0, 0
 	if _, err := clientgo.Run(t, cfg); err != nil {
 		t.Fatalf("the correct controller: %v", err)

@@ -61,7 +61,7 @@ func TestMissingControllerRuntimeImport(t *testing.T) {
 	saved := crhooks.ControllerNames
 	defer func() { crhooks.ControllerNames = saved }()
 	crhooks.ControllerNames = nil
-	_, err := Run(t, Config{Seed: 1, Main: func(context.Context, *rest.Config) error { return nil }})
+	_, err := Run(t, Config{Seed: 1, Controller: Main(func(context.Context, *rest.Config) error { return nil })})
 	if err == nil || !strings.Contains(err.Error(), `import _ "github.com/informersim/informersim/clientgo/controllerruntime"`) {
 		t.Fatalf("Run: %v", err)
 	}

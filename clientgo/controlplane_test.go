@@ -108,18 +108,18 @@ func unstructuredInt(obj map[string]any, path ...string) (int64, bool, error) {
 // stand-ins run (the collector deletes a dependent of a deleted owner, workload status reports
 // a Deployment's replicas) and the Report says what they did; the apiserver starts with the
 // system namespaces and refuses a create in a namespace that does not exist with
-// kube-apiserver's Status, to client-go and to the world's own writes. Config.NoControlPlane
+// kube-apiserver's Status, to client-go and to the world's own writes. Cluster.ControlPlane.Off
 // turns the stand-ins off: nothing cascades, no status moves, and the Report says so. The
 // Report counts the world's own writes refused for a missing namespace (Setup's mistakes).
 func TestHarnessRunsTheControlPlane(t *testing.T) {
 	p := &probe{}
 	var w *world.World
 	cfg := clientgo.Config{
-		Seed:      3,
-		Setup:     func(ww *world.World) error { w = ww; return clusterSetup(ww) },
-		New:       p.new,
-		FaultsFor: 5 * time.Second,
-		Check:     cascaded,
+		Seed:       3,
+		Setup:      func(ww *world.World) error { w = ww; return clusterSetup(ww) },
+		Controller: clientgo.Constructor{New: p.new},
+		Phases:     clientgo.Phases{FaultsFor: 5 * time.Second},
+		Checks:     clientgo.Checks{Outcome: cascaded},
 	}
 	rep, err := clientgo.Run(t, cfg)
 	if err != nil {
@@ -137,7 +137,7 @@ func TestHarnessRunsTheControlPlane(t *testing.T) {
 	if d := cmp.Diff(want, se.Status()); d != "" {
 		t.Errorf("the Status client-go got (-want +got):\n%s", d)
 	}
-	cp := rep.ControlPlane
+	cp := rep.Diagnostics.ControlPlane
 	if cp == nil {
 		t.Fatalf("the report says no control plane ran: %v", rep)
 	}
@@ -150,14 +150,14 @@ func TestHarnessRunsTheControlPlane(t *testing.T) {
 	if !strings.Contains(rep.String(), ", control plane: collector 1 deletes of ") {
 		t.Errorf("the report's line does not tell the control plane: %v", rep)
 	}
-	if rep.MissingNamespaceWrites != 2 || !strings.HasSuffix(rep.String(), ", 2 world writes refused: their namespace does not exist") {
-		t.Errorf("%d world writes into missing namespaces counted, want 2: %v", rep.MissingNamespaceWrites, rep)
+	if rep.Diagnostics.MissingNamespaceWrites != 2 || !strings.HasSuffix(rep.String(), ", 2 world writes refused: their namespace does not exist") {
+		t.Errorf("%d world writes into missing namespaces counted, want 2: %v", rep.Diagnostics.MissingNamespaceWrites, rep)
 	}
 	t.Logf("%v", rep)
 
 	// Off: the dependent stays, the Deployment has no status, the report says none ran.
 	off := cfg
-	off.NoControlPlane, off.Check = true, nil
+	off.Cluster.ControlPlane.Off, off.Checks.Outcome = true, nil
 	rep, err = clientgo.Run(t, off)
 	if err != nil {
 		t.Fatal(err)
@@ -165,14 +165,19 @@ func TestHarnessRunsTheControlPlane(t *testing.T) {
 	if err := cascaded(w.Server()); err == nil || !strings.Contains(err.Error(), "the dependent outlives its owner") {
 		t.Errorf("without the control plane: %v, want the dependent left behind", err)
 	}
-	if rep.ControlPlane != nil || !strings.Contains(rep.String(), ", no control plane") || w.ControlPlane() != nil {
+	if rep.Diagnostics.ControlPlane != nil || !strings.Contains(rep.String(), ", no control plane") || w.ControlPlane() != nil {
 		t.Errorf("without the control plane the report says %v", rep)
 	}
 
-	// Off and configured at once is a contradiction.
+	// Off and configured at once is a contradiction; the world's own field is the harness's.
 	both := cfg
-	both.NoControlPlane, both.World.ControlPlane = true, &controlplane.Config{}
-	if _, err := clientgo.Run(t, both); err == nil || !strings.Contains(err.Error(), "NoControlPlane") {
-		t.Errorf("NoControlPlane with World.ControlPlane: %v", err)
+	both.Cluster.ControlPlane = clientgo.ControlPlane{Off: true, Config: controlplane.Config{StaleReads: true}}
+	if _, err := clientgo.Run(t, both); err == nil || !strings.Contains(err.Error(), "Off with a Config") {
+		t.Errorf("ControlPlane Off with a Config: %v", err)
+	}
+	worlds := cfg
+	worlds.Cluster.World.ControlPlane = &controlplane.Config{}
+	if _, err := clientgo.Run(t, worlds); err == nil || !strings.Contains(err.Error(), "World.ControlPlane must be nil") {
+		t.Errorf("World.ControlPlane set: %v", err)
 	}
 }

@@ -39,14 +39,14 @@ func TestControllerRuntimeBatchesCounted(t *testing.T) {
 	}
 	for _, why := range []string{"late-handler", "priority-queue"} {
 		if !strings.Contains(rep.Trace, "why="+why) {
-			t.Errorf("manager: no %s batch counted (unordered batches %d)", why, rep.UnorderedBatches)
+			t.Errorf("manager: no %s batch counted (unordered batches %d)", why, rep.Diagnostics.UnorderedBatches)
 		}
 	}
 
 	plain := widgetManagerConfig(t, 1)
 	plain.Setup = setup
-	plain.Check = nil
-	plain.Main = func(ctx context.Context, c *rest.Config) error {
+	plain.Checks.Outcome = nil
+	plain.Controller = clientgo.Main(func(ctx context.Context, c *rest.Config) error {
 		cs, err := kubernetes.NewForConfig(c)
 		if err != nil {
 			return err
@@ -56,15 +56,15 @@ func TestControllerRuntimeBatchesCounted(t *testing.T) {
 		f.Start(ctx.Done())
 		<-ctx.Done()
 		return nil
-	}
+	})
 	rep, err = clientgo.Run(t, plain)
 	if err != nil {
 		t.Fatalf("client-go controller: %v\n%s", err, rep.Failure)
 	}
-	if rep.UnorderedBatches != 0 {
-		t.Errorf("client-go controller: %d unordered batches counted", rep.UnorderedBatches)
+	if rep.Diagnostics.UnorderedBatches != 0 {
+		t.Errorf("client-go controller: %d unordered batches counted", rep.Diagnostics.UnorderedBatches)
 	}
-	if rep.WatchesServed() < 2 {
-		t.Errorf("client-go controller: %d watches served, want a relist after the 410", rep.WatchesServed())
+	if rep.Diagnostics.WatchesServed() < 2 {
+		t.Errorf("client-go controller: %d watches served, want a relist after the 410", rep.Diagnostics.WatchesServed())
 	}
 }

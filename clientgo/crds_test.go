@@ -42,7 +42,7 @@ spec:
               size: {type: integer, minimum: 1, default: 2}
 `
 
-// TestHarnessInstallsCRDs: Config.CRDs, read from a directory of manifests, are installed before
+// TestHarnessInstallsCRDs: Cluster.CRDs, read from a directory of manifests, are installed before
 // the controller starts; its main creates a custom resource with a dynamic client, which the
 // apiserver defaults by the schema, and refuses one the schema forbids.
 func TestHarnessInstallsCRDs(t *testing.T) {
@@ -62,9 +62,9 @@ func TestHarnessInstallsCRDs(t *testing.T) {
 	}
 	refused := ""
 	cfg := clientgo.Config{
-		Seed: 1,
-		CRDs: crds,
-		Main: func(ctx context.Context, c *rest.Config) error {
+		Seed:    1,
+		Cluster: clientgo.Cluster{CRDs: crds},
+		Controller: clientgo.Main(func(ctx context.Context, c *rest.Config) error {
 			dc, err := dynamic.NewForConfig(c)
 			if err != nil {
 				return err
@@ -76,8 +76,8 @@ func TestHarnessInstallsCRDs(t *testing.T) {
 			refused = fmt.Sprint(err)
 			<-ctx.Done()
 			return nil
-		},
-		Check: func(srv *fakeapi.Server) error {
+		}),
+		Checks: clientgo.Checks{Outcome: func(srv *fakeapi.Server) error {
 			l, err := srv.Snapshot(gadgets, "", metav1.ListOptions{})
 			if err != nil {
 				return err
@@ -89,7 +89,7 @@ func TestHarnessInstallsCRDs(t *testing.T) {
 				return fmt.Errorf("g1's spec.size is %d, want the default 2", size)
 			}
 			return nil
-		},
+		}},
 	}
 	if rep, err := clientgo.Run(t, cfg); err != nil {
 		t.Fatalf("%v\n%s", err, rep.Failure)

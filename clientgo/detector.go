@@ -12,7 +12,7 @@ import (
 
 // client-go's cache mutation detector, for the informers the harness cannot see.
 //
-// The informers a controller builds itself (Config.Main: client-go's factories, generated ones,
+// The informers a controller builds itself (Main: client-go's factories, generated ones,
 // controller-runtime's cache) decode the REST front's bytes into objects of their own, which
 // the harness never holds, so its read-only check (readonly.go) cannot compare them. client-go
 // has its own check of exactly those objects: with KUBE_CACHE_MUTATION_DETECTOR=true in the
@@ -23,7 +23,7 @@ import (
 // detector on or off). The panic ends the whole test binary, by client-go's design, and names
 // no seed: the harness therefore writes each Main run's seed and replay line to standard error
 // as the run starts and ends while the detector is on, so the run that was going on when the
-// process died can be read back. Report.ClientGoMutationDetector says which way it was.
+// process died can be read back. Report.Diagnostics.ClientGoMutationDetector says which way it was.
 
 //go:linkname clientGoMutationDetector k8s.io/client-go/tools/cache.mutationDetectionEnabled
 var clientGoMutationDetector bool
@@ -35,7 +35,7 @@ var detectorLog io.Writer = os.Stderr
 // markDetectedRun writes the line that names a Main run to the detector's reader, "starts" or
 // "ended"; nothing when the detector is off or the controller is not wired by its main.
 func markDetectedRun(cfg Config, test, what string) {
-	if !clientGoMutationDetector || cfg.Main == nil || goseed.Active() {
+	if !clientGoMutationDetector || cfg.main() == nil || goseed.Active() {
 		return
 	}
 	fmt.Fprintf(detectorLog, "clientgo: %s: seed %d %s under client-go's cache mutation detector (a panic \"cache ... modified\" in between is this run's; replay: %s)\n",

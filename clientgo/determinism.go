@@ -110,7 +110,7 @@ func replayNote(rep *Report) string {
 	case rep.Seeded:
 		return "Replay: guaranteed: this run was made in the deterministic mode, where the run decides the Go runtime's map order and the controller's goroutines' turns.\n"
 	case n > 0:
-		return fmt.Sprintf("Replay: not guaranteed: client-go handed the controller's handlers objects in a Go map's order %d times in this run (%d unordered batches, %d resync wakes), which the run cannot decide outside the deterministic mode, so a replay may take another path from the first of them on. Run the test in the deterministic mode, where the run decides them: %s\n", n, rep.UnorderedBatches, rep.ResyncWakes, DeterminismCommand)
+		return fmt.Sprintf("Replay: not guaranteed: client-go handed the controller's handlers objects in a Go map's order %d times in this run (%d unordered batches, %d resync wakes), which the run cannot decide outside the deterministic mode, so a replay may take another path from the first of them on. Run the test in the deterministic mode, where the run decides them: %s\n", n, rep.Diagnostics.UnorderedBatches, rep.Diagnostics.ResyncWakes, DeterminismCommand)
 	default:
 		return fmt.Sprintf("Replay: likely, not guaranteed: nothing was counted that the run could not decide, but outside the deterministic mode Go's scheduler and map order are not the run's to decide (%s).\n", DeterminismCommand)
 	}
@@ -161,7 +161,7 @@ func noteReplay(t *testing.T, rep *Report) {
 	}
 }
 
-// Read-only objects under Config.Main, in the deterministic mode: the harness turns client-go's
+// Read-only objects under a Main, in the deterministic mode: the harness turns client-go's
 // cache mutation detector on for the run (the informers a controller's main builds keep a copy
 // of each object they hand out and compare it every second of the bubble's clock), and the
 // overlay's runtime turns the detector's panic, which would end the test process, into a line in

@@ -3,8 +3,8 @@
 //
 // # Contract
 //
-// Run runs an unmodified controller (built on the Env, or its own main under Config.Main, or a
-// controller-runtime manager) inside a world of package sim/world, and its seed replays it:
+// Run runs an unmodified controller (its constructor on an Env, its own main, or a
+// controller-runtime manager's main: Config.Controller) inside a world of package sim/world, and its seed replays it:
 //
 //   - In the deterministic mode (a test binary built with the overlay `informersim determinism`
 //     prints: env $(informersim determinism) go test ./...; docs/determinism.md), every run
@@ -59,12 +59,13 @@
 // package sim/world, so a seed replays its run, faults included:
 //
 //	rep, err := clientgo.Run(t, clientgo.Config{
-//		Seed: seed, API: fakeapi.Config{Resources: ...}, Scheme: scheme,
-//		Setup: func(w *world.World) error { _, err := w.Script(...); return err },   // workload, faults
-//		New: func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
+//		Seed:    seed,
+//		Cluster: clientgo.Cluster{API: fakeapi.Config{Resources: ...}},
+//		Setup:   func(w *world.World) error { _, err := w.Script(...); return err }, // workload, faults
+//		Controller: clientgo.Constructor{Scheme: scheme, New: func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
 //			return NewController(ctx, env.Client, env.KubeInformers.Apps().V1().Deployments()), nil
-//		},
-//		Check: func(srv *fakeapi.Server) error { ... },   // the controller's outcome
+//		}},
+//		Checks: clientgo.Checks{Outcome: func(srv *fakeapi.Server) error { ... }}, // the controller's outcome
 //	})
 //
 // What the controller gets (Env) is client-go's: a typed clientset whose transport hands each
@@ -72,7 +73,7 @@
 // instant it is made, so the write is narrated and traced like any other; and
 // informers.SharedInformerFactory whose InformerFor hands out adapters that are
 // cache.SharedIndexInformers over informers of the world: the cache holds typed objects (the
-// unstructured objects converted through Config.Scheme by the informer's transform), listers read
+// unstructured objects converted through Constructor.Scheme by the informer's transform), listers read
 // it through a cache.Indexer, and handlers get client-go's cache.DeletedFinalStateUnknown. A
 // generated factory of a custom resource gets the same with Factory[F] (F its NewInformerFunc).
 //
@@ -95,15 +96,15 @@
 // kube-controller-manager's stand-ins (package controlplane, docs/controlplane.md) run as actors
 // of the world, so owner references cascade through the garbage collector, a deleted namespace
 // is emptied and removed, and Deployments, ReplicaSets and StatefulSets report their replicas
-// (World.ControlPlane configures them; Config.NoControlPlane turns them off), and Report.ControlPlane
-// counts what they did. The apiserver starts with kube-apiserver's system namespaces and refuses
+// (Cluster.ControlPlane configures them or turns them off), and
+// Report.Diagnostics.ControlPlane counts what they did. The apiserver starts with kube-apiserver's system namespaces and refuses
 // a write into a namespace that does not exist with kube-apiserver's 404 (fakeapi.Config's
 // RequireNamespaces), so Setup creates the other namespaces it writes in
-// (Report.MissingNamespaceWrites counts the world's writes refused for want of one).
+// (Report.Diagnostics.MissingNamespaceWrites counts the world's writes refused for want of one).
 //
 // # Checks while the controller runs
 //
-// Config.Invariant is checked after every step of the world, Config.OnWrite on every write the
+// Checks.Invariant is checked after every step of the world, Checks.OnWrite on every write the
 // controller makes (the request, the answer, the object at the apiserver before and after, read
 // with Snapshot), inside the step that serves it. A violation ends the run at that step: the
 // error names the step or the write, the seed and the replay line, and Report.Failure has the
@@ -119,19 +120,19 @@
 // controller that changes a lister's object instead of a DeepCopy fails the run with the
 // read-only-objects oracle's violation, naming the object and the informer, with the seed and
 // the replay line (readonly.go). The informers a controller builds
-// itself under Config.Main (client-go's, generated, controller-runtime's cache) decode the REST
+// itself under a Main (client-go's, generated, controller-runtime's cache) decode the REST
 // front's bytes into objects the harness holds no reference to, so it cannot compare them;
 // client-go's own cache mutation detector can (KUBE_CACHE_MUTATION_DETECTOR=true in the test
 // process's environment): it runs on the bubble's clock, leaves the trace unchanged, and panics
 // the process at the first changed object, after the harness wrote the run's seed and replay
-// line to standard error (detector.go). Report.ClientGoMutationDetector says whether it was on,
+// line to standard error (detector.go). Report.Diagnostics.ClientGoMutationDetector says whether it was on,
 // and Report.String says when those objects went unchecked.
 //
 // # Hazards
 //
 // Config.Hazards are what a controller must survive, done by the harness at instants drawn from
 // the seed in the safety phase: crash-restarts of the controller (its context cancelled, its
-// connections refused from then on, its watches ended, under Config.New its Env's informers
+// connections refused from then on, its watches ended, under Constructor.New its Env's informers
 // stopped in the world; once its goroutines have returned, main is called again with a new
 // *rest.Config, or New with a new Env and new informers, with empty caches, while the world went
 // on), LISTs served by a replica lagging behind (the informer starts from the past: the LISTs
@@ -142,24 +143,24 @@
 //
 // # A controller's own main
 //
-// With Config.Main instead of New, the harness hands the controller's main a *rest.Config and
+// Under a Main instead of a Constructor, the harness hands the controller's main a *rest.Config and
 // nothing else: its clientsets, client-go's informers.NewSharedInformerFactory, generated
 // factories, dynamicinformer, metadatainformer, a bare cache.NewSharedIndexInformer over a
 // ListWatch, record.EventBroadcaster all run unchanged. Their LISTs are calls like any request;
 // their WATCHes are served by the REST front on a goroutine per stream, and the driver hands
 // each stream its events one per step (stream.go), so every fault of the apiserver reaches them
 // (closes, 410s, compaction, a lagging replica, failed requests) at the step the seed chose.
-// Report.Streams counts the watches served, by resource and form. What client-go decides from
+// Report.Diagnostics.Streams counts the watches served, by resource and form. What client-go decides from
 // process-wide state is fixed while runs go on (globals.go): backoff jitter, the watch timeout
 // its reflector draws (drawn again from the seed), and the watch-list start-up, whose initial
 // objects reach the handlers in a Go map's order (off unless Config.WatchList; then
-// Report.UnorderedBatches counts them). A request to another host than the world's fails the run.
+// Report.Diagnostics.UnorderedBatches counts them). A request to another host than the world's fails the run.
 //
 // # A controller-runtime manager
 //
 // A manager built by the operator's main from the *rest.Config (ctrl.NewManager(cfg,
 // ctrl.Options{...}), its controllers with For and Owns, its client, cache and event recorder,
-// mgr.Start(ctx)) runs under Config.Main unchanged: its cache's informers are client-go's, served
+// mgr.Start(ctx)) runs under a Main unchanged: its cache's informers are client-go's, served
 // as above; its priority queue, runnables and timers run on the bubble's clock. The test files
 // that run one import package clientgo/controllerruntime for its effect (this package does not
 // link controller-runtime, so that a module testing client-go controllers only does not require
@@ -171,7 +172,7 @@
 // controllerruntime/):
 //
 //   - Discovery, version, OpenAPI and health requests are answered at once on the caller's
-//     goroutine from the front's fixed documents (Report.StaticRequests), not at a step:
+//     goroutine from the front's fixed documents (Report.Diagnostics.StaticRequests), not at a step:
 //     controller-runtime discovers while holding a sync.Mutex, and a goroutine waiting for a
 //     mutex is not durably blocked, so a step could never come.
 //   - controller-runtime's process-wide controller names are given back when a run ends, so the
@@ -185,7 +186,7 @@
 //     clientgo/controllerruntime (without it, ":8080": the watchdog names the listener).
 //     Health probes, pprof and a metrics address the main sets itself are real listeners: leave
 //     them off (the watchdog names them). Leader election (off by default) is not tried.
-//   - What the world cannot order is counted in Report.UnorderedBatches (priorityqueue.go): a
+//   - What the world cannot order is counted in Report.Diagnostics.UnorderedBatches (priorityqueue.go): a
 //     relist reaching controller-runtime's priority queue, whose goroutines race over which of
 //     its changed and unchanged objects an idle worker gets first, and a manager's first LIST
 //     of two objects or more, which client-go hands the handlers the manager adds once the
@@ -199,8 +200,8 @@
 // Limits: a handler's resync period, selectors and namespaces of the Env factories follow the
 // world's informers; client-go's own informers hand some batches to the handlers in a Go map's
 // order, which no seed decides: the tombstones of a relist that finds several objects gone
-// (counted in Report.UnorderedBatches, with a trace line) and a resync of several objects
-// (counted in Report.ResyncWakes: the world cannot see a resync, but it starts at a whole number
+// (counted in Report.Diagnostics.UnorderedBatches, with a trace line) and a resync of several objects
+// (counted in Report.Diagnostics.ResyncWakes: the world cannot see a resync, but it starts at a whole number
 // of milliseconds after the informer's LIST, which the world served); a controller that writes
 // in that order can differ between runs of one seed (sample-controller wired by its main: 4 of
 // 240 seeds at GOMAXPROCS 2, each counted); the record

@@ -120,12 +120,12 @@ func (f *Informers) build(obj runtime.Object) (*sharedIndexInformer, error) {
 	}
 	gvks, _, err := f.env.scheme.ObjectKinds(obj)
 	if err != nil || len(gvks) == 0 {
-		return nil, fmt.Errorf("clientgo: InformerFor %T: the type is not in the run's scheme (Config.Scheme): %v", obj, err)
+		return nil, fmt.Errorf("clientgo: InformerFor %T: the type is not in the run's scheme (Constructor.Scheme): %v", obj, err)
 	}
 	gvk := gvks[0]
 	res, ok := f.env.resourceFor(gvk)
 	if !ok {
-		return nil, fmt.Errorf("clientgo: InformerFor %T: the apiserver serves no resource of kind %s (add it to Config.API.Resources)", obj, gvk)
+		return nil, fmt.Errorf("clientgo: InformerFor %T: the apiserver serves no resource of kind %s (add it to Cluster.API.Resources)", obj, gvk)
 	}
 	ns := f.opts.Namespace
 	if !res.Namespaced {

@@ -22,21 +22,20 @@ func TestGinkgoSuite(t *testing.T) {
 }
 
 var _ = Describe("clientgo.Run from a Ginkgo spec", func() {
-	It("runs a controller with GinkgoT() and the suite's *testing.T as Config.BubbleT, replaying from its seed", func() {
+	It("runs a controller with GinkgoT() in the suite's *testing.T (InSuite), replaying from its seed", func() {
 		cfg := mirrorConfig(3, 2, nil)
-		cfg.BubbleT = ginkgoSuiteT
-		rep, err := clientgo.Run(GinkgoT(), cfg)
+		rep, err := clientgo.Run(clientgo.InSuite(ginkgoSuiteT, GinkgoT()), cfg)
 		Expect(err).NotTo(HaveOccurred(), "%v", rep)
-		again, err := clientgo.Run(GinkgoT(), cfg)
+		again, err := clientgo.Run(clientgo.InSuite(ginkgoSuiteT, GinkgoT()), cfg)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(again.Hash).To(Equal(rep.Hash))
 		Expect(rep.Trace).To(ContainSubstring("configmaps/configmaps#1"))
 	})
 
-	It("says what it needs when given GinkgoT() without Config.BubbleT", func() {
+	It("says what it needs when given GinkgoT() alone", func() {
 		_, err := clientgo.Run(GinkgoT(), mirrorConfig(3, 2, nil))
 		Expect(err).To(HaveOccurred())
-		Expect(err.Error()).To(ContainSubstring("Config.BubbleT"))
+		Expect(err.Error()).To(ContainSubstring("clientgo.InSuite(suiteT, t)"))
 		Expect(strings.HasPrefix(err.Error(), "clientgo: Run: t is a ")).To(BeTrue(), err.Error())
 	})
 })

@@ -25,7 +25,7 @@ import (
 // on every run: the handlers' order, the workqueue's, then the controller's writes differ from
 // run to run of one seed. During runs whose Config.WatchList is false (the default), the feature
 // reads as off, so reflectors start with a LIST, whose items the world orders. A run with
-// WatchList counts the watch-list starts of two objects or more (Report.UnorderedBatches).
+// WatchList counts the watch-list starts of two objects or more (Report.Diagnostics.UnorderedBatches).
 
 // Error handlers: utilruntime.HandleError's default handlers end with a 1ms backoff that keeps
 // the wall-clock time of the last error in a global, which a bubble's clock (back at

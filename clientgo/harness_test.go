@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/informersim/informersim/clientgo"
+	"github.com/informersim/informersim/controlplane"
 	"github.com/informersim/informersim/fakeapi"
 	fakerest "github.com/informersim/informersim/fakeapi/rest"
 	"github.com/informersim/informersim/sim/world"
@@ -167,9 +168,7 @@ func mirrorCheck(srv *fakeapi.Server) error {
 
 func mirrorConfig(seed uint64, workers int, deletes *map[string]int) clientgo.Config {
 	return clientgo.Config{
-		Seed:    seed,
-		World:   world.Config{DefaultResource: cmsGVR},
-		Workers: workers,
+		Seed: seed,
 		Setup: func(w *world.World) error {
 			for i := range 3 {
 				if err := w.Apply(world.Op{Kind: world.OpCreate, Name: fmt.Sprintf("c%d", i), Content: map[string]any{"data": map[string]any{"v": "0"}}}); err != nil {
@@ -179,15 +178,16 @@ func mirrorConfig(seed uint64, workers int, deletes *map[string]int) clientgo.Co
 			_, err := w.Generate(world.GenConfig{Ops: 40, FaultOps: true, FaultPoints: true, HotNames: 2, ColdNames: 3})
 			return err
 		},
-		New: func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
+		Cluster: clientgo.Cluster{World: world.Config{DefaultResource: cmsGVR}},
+		Controller: clientgo.Constructor{Workers: workers, New: func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
 			m, err := newMirror(env.Client, env.KubeInformers.Core().V1().ConfigMaps())
 			if deletes != nil {
 				*deletes = m.deletes
 			}
 			return m, err
-		},
-		FaultsFor: 2 * time.Minute,
-		Check:     mirrorCheck,
+		}},
+		Phases: clientgo.Phases{FaultsFor: 2 * time.Minute},
+		Checks: clientgo.Checks{Outcome: mirrorCheck},
 	}
 }
 
@@ -247,7 +247,7 @@ func TestHarnessShapes(t *testing.T) {
 			}
 			return nil
 		},
-		New: func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
+		Controller: clientgo.Constructor{New: func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
 			deps := env.KubeInformers.Apps().V1().Deployments()
 			lister := deps.Lister()
 			generic, err := env.KubeInformers.ForResource(depsGVR)
@@ -271,8 +271,8 @@ func TestHarnessShapes(t *testing.T) {
 			}
 			got = append(got, fmt.Sprintf("generic %d %T", len(objs), objs[0]))
 			return shapes{}, nil
-		},
-		FaultsFor: time.Second,
+		}},
+		Phases: clientgo.Phases{FaultsFor: time.Second},
 	}
 	if _, err := clientgo.Run(t, cfg); err != nil {
 		t.Fatal(err)
@@ -285,11 +285,11 @@ func TestHarnessShapes(t *testing.T) {
 
 	// An informer of a resource the apiserver does not serve: the run fails and says why.
 	cfg.Setup = nil
-	cfg.New = func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
+	cfg.Controller = clientgo.Constructor{New: func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
 		env.KubeInformers.Extensions().V1beta1().Ingresses().Informer() // removed from kube-apiserver in 1.22
 		return shapes{}, nil
-	}
-	cfg.API = fakeapi.Config{}
+	}}
+	cfg.Cluster.API = fakeapi.Config{}
 	_, err := clientgo.Run(t, cfg)
 	if err == nil || !strings.Contains(err.Error(), "serves no resource of kind") {
 		t.Fatalf("an unserved resource: %v", err)
@@ -300,13 +300,16 @@ func TestHarnessShapes(t *testing.T) {
 func TestRunBadInput(t *testing.T) {
 	newFn := func(context.Context, *clientgo.Env) (clientgo.Controller, error) { return shapes{}, nil }
 	for name, cfg := range map[string]clientgo.Config{
-		"nil New":                  {},
-		"negative workers":         {New: newFn, Workers: -1},
-		"negative budget":          {New: newFn, Budget: -time.Second},
-		"api clock":                {New: newFn, API: fakeapi.Config{Clock: clocktesting.NewFakePassiveClock(time.Time{})}},
-		"stale read, one replica":  {Main: func(context.Context, *rest.Config) error { return nil }, Hazards: clientgo.Hazards{StaleReads: 1}},
-		"negative hazard":          {New: newFn, Hazards: clientgo.Hazards{Conflicts: -1}},
-		"negative restart instant": {Main: func(context.Context, *rest.Config) error { return nil }, Hazards: clientgo.Hazards{RestartAt: []time.Duration{-time.Second}}},
+		"no controller":                 {},
+		"nil New":                       {Controller: clientgo.Constructor{}},
+		"nil main":                      {Controller: clientgo.Main(nil)},
+		"negative workers":              {Controller: clientgo.Constructor{New: newFn, Workers: -1}},
+		"negative budget":               {Controller: clientgo.Constructor{New: newFn}, Phases: clientgo.Phases{Budget: -time.Second}},
+		"api clock":                     {Controller: clientgo.Constructor{New: newFn}, Cluster: clientgo.Cluster{API: fakeapi.Config{Clock: clocktesting.NewFakePassiveClock(time.Time{})}}},
+		"world control plane":           {Controller: clientgo.Constructor{New: newFn}, Cluster: clientgo.Cluster{World: world.Config{ControlPlane: &controlplane.Config{}}}},
+		"control plane off, configured": {Controller: clientgo.Constructor{New: newFn}, Cluster: clientgo.Cluster{ControlPlane: clientgo.ControlPlane{Off: true, Config: controlplane.Config{StaleReads: true}}}},
+		"negative hazard":               {Controller: clientgo.Constructor{New: newFn}, Hazards: clientgo.Hazards{Conflicts: -1}},
+		"negative restart instant":      {Controller: clientgo.Main(func(context.Context, *rest.Config) error { return nil }), Hazards: clientgo.Hazards{RestartAt: []time.Duration{-time.Second}}},
 	} {
 		rep, err := clientgo.Run(t, cfg)
 		if err == nil || !strings.HasPrefix(err.Error(), "clientgo: ") {
@@ -318,11 +321,11 @@ func TestRunBadInput(t *testing.T) {
 			t.Errorf("%s: the Report of a run that could not start: %+v", name, rep)
 		}
 	}
-	if _, err := clientgo.Run(nil, clientgo.Config{New: newFn}); err == nil {
+	if _, err := clientgo.Run(nil, clientgo.Config{Controller: clientgo.Constructor{New: newFn}}); err == nil {
 		t.Error("nil *testing.T: no error")
 	}
 	constructorErr := func(context.Context, *clientgo.Env) (clientgo.Controller, error) { return nil, fmt.Errorf("boom") }
-	if _, err := clientgo.Run(t, clientgo.Config{New: constructorErr}); err == nil || !strings.Contains(err.Error(), "boom") {
+	if _, err := clientgo.Run(t, clientgo.Config{Controller: clientgo.Constructor{New: constructorErr}}); err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Errorf("a failing constructor: %v", err)
 	}
 }
@@ -360,7 +363,7 @@ func TestRunFailureIsToldForAPerson(t *testing.T) {
 	artifacts := t.TempDir()
 	t.Setenv(record.ArtifactsEnv, artifacts)
 	cfg := mirrorConfig(1, 1, nil)
-	cfg.Check = func(*fakeapi.Server) error { return errors.New("the mirror is never right") }
+	cfg.Checks.Outcome = func(*fakeapi.Server) error { return errors.New("the mirror is never right") }
 	rep, err := clientgo.Run(t, cfg)
 	if err == nil || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("got %v, want a one-line error", err)

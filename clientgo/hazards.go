@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// Hazards are what the harness does to the controller during the safety phase (Config.FaultsFor),
+// Hazards are what the harness does to the controller during the safety phase (Phases.FaultsFor),
 // besides the faults the world's Setup scripts: each count is how many times, at instants drawn
 // from the seed (the "hazards" stream) in the safety phase, the hazard is armed. An armed hazard
 // fires on the next occasion (a restart at once, a conflict at the controller's next update);
@@ -27,9 +27,9 @@ import (
 type Hazards struct {
 	// Restarts crash-restarts the controller: its context is cancelled, its requests fail from
 	// then on (a crashed process's connections are gone: "connection refused"), its watches
-	// end, and under Config.New every informer its Env handed out is stopped in the world (its
+	// end, and under Constructor.New every informer its Env handed out is stopped in the world (its
 	// handlers removed, never to run again: a process's caches die with it). Once its goroutines
-	// have returned (Config.Main's main; New's constructor, Run and the goroutines its
+	// have returned (Main's main; New's constructor, Run and the goroutines its
 	// factories started), the harness calls Main again with a new *rest.Config, or New with a
 	// new Env whose informers are new (named "deployments.apps~1" after the first restart), and
 	// starts its factories and calls Run: a process starting afresh, with empty caches and no
@@ -45,8 +45,10 @@ type Hazards struct {
 	// (resourceVersion=0, as every informer's first LIST after a start) to the last replica,
 	// StaleLag behind the others (set when the run starts; zero means 10s): the informer starts
 	// from a past state of the world (time travel for a controller that restarted), then its
-	// watch and later reads are routed as API.Routing says. Needs API.Replicas >= 2. Under
-	// Config.New the Env's informers' LISTs take them too (at the step their Reflector sends
+	// watch and later reads are routed as Cluster.API.Routing says. A cluster of fewer than two
+	// replicas gets a second, the lagging one (which RoutingPrimary, the default, never routes
+	// to; RoutingRoundRobin and RoutingRandom do). Under
+	// Constructor.New the Env's informers' LISTs take them too (at the step their Reflector sends
 	// one), besides those of the controller's clientsets.
 	StaleReads int
 	StaleLag   time.Duration
@@ -92,7 +94,7 @@ func (h Hazards) any() bool {
 }
 
 // validate checks the hazards against the rest of the configuration.
-func (h Hazards) validate(cfg Config) error {
+func (h Hazards) validate() error {
 	if h.Restarts < 0 || h.StaleReads < 0 || h.HiddenChanges < 0 || h.Conflicts < 0 || h.SlowCalls < 0 || h.StaleLag < 0 || h.SlowBy < 0 {
 		return fmt.Errorf("clientgo: Run: negative Hazards count or duration: %+v", h)
 	}
@@ -100,9 +102,6 @@ func (h Hazards) validate(cfg Config) error {
 		if at < 0 {
 			return fmt.Errorf("clientgo: Run: Hazards.RestartAt %v is negative", at)
 		}
-	}
-	if h.StaleReads > 0 && cfg.API.Replicas < 2 {
-		return fmt.Errorf("clientgo: Run: Hazards.StaleReads needs API.Replicas >= 2 (it is %d): a stale read comes from a lagging replica", cfg.API.Replicas)
 	}
 	return nil
 }
@@ -115,7 +114,7 @@ type hazards struct {
 	staleReplica        int
 	// restartDue is set by an armed restart; run's lifecycle takes it at the next turn.
 	restartDue bool
-	// env is the current life's Env (Config.New), whose informers a hidden change may pick.
+	// env is the current life's Env (Constructor.New), whose informers a hidden change may pick.
 	env *Env
 }
 
@@ -183,8 +182,8 @@ func (b *bubble) fire(name string, fields ...sim.Field) {
 
 // hiddenChange closes every watch, deletes or updates an object an informer of the controller
 // holds, and compacts: the change reaches the informer only through its relist. The informers
-// are those the controller built itself (Config.Main: as far as the world served them) and
-// those the current life's Env handed out (Config.New: their caches). With no object held, it
+// are those the controller built itself (Main: as far as the world served them) and
+// those the current life's Env handed out (Constructor.New: their caches). With no object held, it
 // does nothing (and does not count as fired).
 func (b *bubble) hiddenChange() {
 	held := map[string][]string{} // informer -> the keys it holds, sorted

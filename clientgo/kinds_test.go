@@ -67,7 +67,7 @@ func TestEveryInformerKindIsServed(t *testing.T) {
 		return nil
 	}
 	cfg := mirrorConfig(3, 2, nil)
-	cfg.New, cfg.Main, cfg.Check, cfg.FaultsFor = nil, main, nil, 20*time.Second
+	cfg.Controller, cfg.Checks.Outcome, cfg.Phases.FaultsFor = clientgo.Main(main), nil, 20*time.Second
 	rep, err := clientgo.Run(t, cfg)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, rep.Failure)
@@ -78,13 +78,13 @@ func TestEveryInformerKindIsServed(t *testing.T) {
 		}
 	}
 	var kinds []string
-	for _, k := range rep.Streams {
+	for _, k := range rep.Diagnostics.Streams {
 		kinds = append(kinds, k.String())
 	}
 	// The dynamic informer and the bare one (a RESTClient's ListWatch) both watch in JSON.
 	want := "configmaps/v1 (json) configmaps/v1 (metadata)"
-	if got := strings.Join(kinds, " "); got != want || rep.Streams[0].Watches < 2 {
-		t.Errorf("streams %q (%+v), want %q with two JSON watches at least", got, rep.Streams, want)
+	if got := strings.Join(kinds, " "); got != want || rep.Diagnostics.Streams[0].Watches < 2 {
+		t.Errorf("streams %q (%+v), want %q with two JSON watches at least", got, rep.Diagnostics.Streams, want)
 	}
 	t.Logf("%v", rep)
 	if !strings.Contains(rep.Trace, `controller: response request="POST /api/v1/namespaces/default/events" code=201`) {

@@ -23,7 +23,7 @@ func TestMainWiringIsServedByTheWorld(t *testing.T) {
 	watches := 0
 	for seed := uint64(1); seed <= 4; seed++ {
 		cfg := mirrorConfig(seed, 2, nil)
-		cfg.New, cfg.Main = nil, mirrorMain
+		cfg.Controller = clientgo.Main(mirrorMain)
 		rep, err := clientgo.Run(t, cfg)
 		if err != nil {
 			t.Fatalf("seed %d: %v\n%s", seed, err, rep.Failure)
@@ -35,14 +35,14 @@ func TestMainWiringIsServedByTheWorld(t *testing.T) {
 		if rep.Hash != again.Hash {
 			t.Errorf("seed %d: trace hashes differ: %s, %s", seed, rep.Hash, again.Hash)
 		}
-		if len(rep.Streams) != 1 || rep.Streams[0].String() != "configmaps/v1 (protobuf)" || rep.Streams[0].Events == 0 || rep.UnorderedBatches != 0 {
-			t.Fatalf("seed %d: streams %+v", seed, rep.Streams)
+		if len(rep.Diagnostics.Streams) != 1 || rep.Diagnostics.Streams[0].String() != "configmaps/v1 (protobuf)" || rep.Diagnostics.Streams[0].Events == 0 || rep.Diagnostics.UnorderedBatches != 0 {
+			t.Fatalf("seed %d: streams %+v", seed, rep.Diagnostics.Streams)
 		}
 		if !strings.Contains(rep.Trace, "controller: watch-open stream=1 request=\"GET /api/v1/configmaps?allowWatchBookmarks=true&resourceVersion=") {
 			t.Fatalf("seed %d: the first stream did not deliver c0:\n%s", seed, rep.Trace)
 		}
-		watches += rep.WatchesServed()
-		t.Logf("%v; streams %v; timeouts redrawn %d", rep, rep.Streams, rep.WatchTimeoutsRedrawn)
+		watches += rep.Diagnostics.WatchesServed()
+		t.Logf("%v; streams %v; timeouts redrawn %d", rep, rep.Diagnostics.Streams, rep.Diagnostics.WatchTimeoutsRedrawn)
 	}
 	if watches <= 4 {
 		t.Errorf("%d watches over 4 seeds: the faults never made a reflector watch again", watches)
@@ -54,13 +54,13 @@ func TestMainWiringIsServedByTheWorld(t *testing.T) {
 // objects reach the handlers in an order no seed decides, and the Report says so.
 func TestMainWiringWatchList(t *testing.T) {
 	cfg := mirrorConfig(1, 2, nil)
-	cfg.New, cfg.Main, cfg.WatchList = nil, mirrorMain, true
+	cfg.Controller, cfg.WatchList = clientgo.Main(mirrorMain), true
 	rep, err := clientgo.Run(t, cfg)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, rep.Failure)
 	}
-	if len(rep.Streams) == 0 || rep.Streams[0].String() != "configmaps/v1 (protobuf, watch-list)" || rep.UnorderedBatches == 0 {
-		t.Fatalf("streams %v, unordered batches %d", rep.Streams, rep.UnorderedBatches)
+	if len(rep.Diagnostics.Streams) == 0 || rep.Diagnostics.Streams[0].String() != "configmaps/v1 (protobuf, watch-list)" || rep.Diagnostics.UnorderedBatches == 0 {
+		t.Fatalf("streams %v, unordered batches %d", rep.Diagnostics.Streams, rep.Diagnostics.UnorderedBatches)
 	}
 	// c0 is the first write after the four system namespaces (rv 2 to 5) the run starts with.
 	for _, want := range []string{"controller: watch-event stream=1 type=ADDED key=default/c0 rv=6", "controller: watch-event stream=1 type=BOOKMARK"} {
@@ -75,12 +75,11 @@ func TestMainWiringWatchList(t *testing.T) {
 // the world could neither serve nor order it.
 func TestMainWiringForeignHost(t *testing.T) {
 	cfg := mirrorConfig(1, 2, nil)
-	cfg.New = nil
-	cfg.Main = func(ctx context.Context, c *rest.Config) error {
+	cfg.Controller = clientgo.Main(func(ctx context.Context, c *rest.Config) error {
 		c = rest.CopyConfig(c)
 		c.Host = "https://10.0.0.1:6443"
 		return mirrorMain(ctx, c)
-	}
+	})
 	_, err := clientgo.Run(t, cfg)
 	if err == nil || !strings.Contains(err.Error(), `a request to "10.0.0.1:6443", not the world's apiserver`) || !strings.Contains(err.Error(), "GET https://10.0.0.1:6443/api/v1/configmaps") {
 		t.Fatalf("got %v", err)
@@ -100,7 +99,7 @@ func TestParallelSeeds(t *testing.T) {
 	}
 	config := func(seed uint64) clientgo.Config {
 		cfg := mirrorConfig(seed, 2, nil)
-		cfg.New, cfg.Main = nil, mirrorMain
+		cfg.Controller = clientgo.Main(mirrorMain)
 		return cfg
 	}
 	alone := map[uint64]string{}

@@ -104,14 +104,18 @@ func widgetsConverged(srv *fakeapi.Server) error {
 	return nil
 }
 
-func widgetManagerConfig(t *testing.T, seed uint64) clientgo.Config {
+// widgetManagerScheme is client-go's types and Widget's.
+func widgetManagerScheme(t *testing.T) *runtime.Scheme {
 	scheme := builtinScheme(t)
 	scheme.AddKnownTypes(widgetGV, &Widget{}, &WidgetList{})
 	metav1.AddToGroupVersion(scheme, widgetGV)
+	return scheme
+}
+
+func widgetManagerConfig(t *testing.T, seed uint64) clientgo.Config {
+	scheme := widgetManagerScheme(t)
 	return clientgo.Config{
-		Seed:   seed,
-		API:    fakeapi.Config{Resources: []fakeapi.Resource{clientgo.CustomResource(widgetGV.WithKind("Widget"), "widgets", true, true)}},
-		Scheme: scheme,
+		Seed: seed,
 		Setup: func(w *world.World) error {
 			r := w.Sim().Rand("widgets")
 			var ops []world.Op
@@ -137,9 +141,10 @@ func widgetManagerConfig(t *testing.T, seed uint64) clientgo.Config {
 			_, err := w.Script(100*time.Millisecond, ops...)
 			return err
 		},
-		Main:      widgetManagerMain(scheme),
-		FaultsFor: 30 * time.Second,
-		Check:     widgetsConverged,
+		Cluster:    clientgo.Cluster{API: fakeapi.Config{Resources: []fakeapi.Resource{clientgo.CustomResource(widgetGV.WithKind("Widget"), "widgets", true, true)}}},
+		Controller: clientgo.Main(widgetManagerMain(scheme)),
+		Phases:     clientgo.Phases{FaultsFor: 30 * time.Second},
+		Checks:     clientgo.Checks{Outcome: widgetsConverged},
 	}
 }
 
@@ -167,11 +172,11 @@ func TestManagerInTheWorld(t *testing.T) {
 			t.Errorf("seed %d: trace hashes differ: %s, %s", seed, rep.Hash, again.Hash)
 		}
 		kinds := map[string]bool{}
-		for _, k := range rep.Streams {
+		for _, k := range rep.Diagnostics.Streams {
 			kinds[k.String()] = true
 		}
-		if !kinds["widgets.example.com/v1 (json)"] || !kinds["configmaps/v1 (protobuf)"] || rep.StaticRequests == 0 {
-			t.Errorf("seed %d: streams %v, static requests %d", seed, rep.Streams, rep.StaticRequests)
+		if !kinds["widgets.example.com/v1 (json)"] || !kinds["configmaps/v1 (protobuf)"] || rep.Diagnostics.StaticRequests == 0 {
+			t.Errorf("seed %d: streams %v, static requests %d", seed, rep.Diagnostics.Streams, rep.Diagnostics.StaticRequests)
 		}
 		// The recorder writes events.k8s.io/v1 events; the REST front keeps them in core/v1's
 		// store, as kube-apiserver does (fakeapi/rest/events.go).
@@ -179,7 +184,7 @@ func TestManagerInTheWorld(t *testing.T) {
 		if err != nil || len(events.Items) == 0 {
 			t.Errorf("seed %d: the event recorder wrote no event (%v)", seed, err)
 		}
-		t.Logf("%v; streams %v; %d static requests; %d events", rep, rep.Streams, rep.StaticRequests, len(events.Items))
+		t.Logf("%v; streams %v; %d static requests; %d events", rep, rep.Diagnostics.Streams, rep.Diagnostics.StaticRequests, len(events.Items))
 	}
 }
 
@@ -192,14 +197,14 @@ func TestStuckRunIsNamed(t *testing.T) {
 	if os.Getenv("CLIENTGO_STUCK_CHILD") == "1" {
 		clientgo.SetStuckAfter(2 * time.Second)
 		cfg := widgetManagerConfig(t, 7)
-		scheme := cfg.Scheme
-		cfg.Main = func(ctx context.Context, c *rest.Config) error {
+		scheme := widgetManagerScheme(t)
+		cfg.Controller = clientgo.Main(func(ctx context.Context, c *rest.Config) error {
 			mgr, err := ctrl.NewManager(c, ctrl.Options{Scheme: scheme, HealthProbeBindAddress: "127.0.0.1:0"})
 			if err != nil {
 				return err
 			}
 			return mgr.Start(ctx)
-		}
+		})
 		_, err := clientgo.Run(t, cfg)
 		t.Fatalf("the run returned: %v", err)
 	}

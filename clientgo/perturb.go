@@ -24,7 +24,7 @@ const (
 	PerturbRestart = "restart"
 	// PerturbStale (stale state): a replica starts lagging PerturbOptions.StaleLag behind at
 	// the point, and the watches close with 410, so the controller's informers relist, maybe
-	// from it; tried on each replica. Needs API.Replicas >= 2.
+	// from it; tried on each replica. Needs Cluster.API.Replicas >= 2.
 	PerturbStale = "stale"
 	// PerturbUnobserved (unobserved state): before a delete only, the watches close with 410
 	// and the history is compacted, so the informers learn of the delete only from their
@@ -97,7 +97,7 @@ func Perturb(t T, cfg Config, ops []world.Op, opts PerturbOptions) (*PerturbRepo
 	kinds := opts.Kinds
 	if kinds == nil {
 		for _, k := range PerturbKinds() {
-			if k == PerturbStale && cfg.API.Replicas < 2 {
+			if k == PerturbStale && cfg.Cluster.API.Replicas < 2 {
 				continue
 			}
 			kinds = append(kinds, k)
@@ -107,8 +107,8 @@ func Perturb(t T, cfg Config, ops []world.Op, opts PerturbOptions) (*PerturbRepo
 		switch {
 		case !slices.Contains(PerturbKinds(), k):
 			return nil, fmt.Errorf("clientgo: Perturb: unknown kind %q (want %v)", k, PerturbKinds())
-		case k == PerturbStale && cfg.API.Replicas < 2:
-			return nil, fmt.Errorf("clientgo: Perturb: a stale replica needs API.Replicas >= 2 (it is %d)", cfg.API.Replicas)
+		case k == PerturbStale && cfg.Cluster.API.Replicas < 2:
+			return nil, fmt.Errorf("clientgo: Perturb: a stale replica needs Cluster.API.Replicas >= 2 (it is %d)", cfg.Cluster.API.Replicas)
 		}
 	}
 	if opts.StaleLag < 0 {
@@ -156,7 +156,7 @@ func Perturb(t T, cfg Config, ops []world.Op, opts PerturbOptions) (*PerturbRepo
 			case PerturbRestart:
 				variants = append(variants, variant{p: base})
 			case PerturbStale:
-				for r := range cfg.API.Replicas {
+				for r := range cfg.Cluster.API.Replicas {
 					v := variant{p: base, insert: []world.Op{{Kind: world.OpLagReplica, Replica: r, Duration: opts.StaleLag}, {Kind: world.OpCloseWatches, Code: 410}}}
 					v.p.Replica = r
 					variants = append(variants, v)

@@ -17,7 +17,7 @@ import (
 // controller, which no step of the world decides (two informers relisting at one instant mix
 // their bursts too). The harness cannot order it; it counts it: a relist of two objects or more
 // by an informer of a run whose controller has a priority queue is an unordered batch
-// (Report.UnorderedBatches, with a trace line). A manager built with
+// (Report.Diagnostics.UnorderedBatches, with a trace line). A manager built with
 // config.Controller{UsePriorityQueue: ptr.To(false)} has a FIFO queue, and its relists are not
 // counted. A manager's first LISTs are counted too (see noteControllerRuntimeList).
 

@@ -27,7 +27,7 @@ import (
 // with the seed and the replay line. As client-go's cache mutation detector does, an object is
 // watched for lentRetention after it was handed out.
 //
-// The informers a controller builds itself from the *rest.Config (Config.Main) are client-go's,
+// The informers a controller builds itself from the *rest.Config (Main) are client-go's,
 // whose objects are decoded by client-go from the bytes the REST front writes: the harness holds
 // no reference to them, and does not check them.
 

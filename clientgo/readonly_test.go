@@ -162,9 +162,7 @@ func richDeploymentContent(i int) map[string]any {
 // compaction along the way, and the control plane's status writes.
 func planterConfig(seed uint64, p plant) clientgo.Config {
 	return clientgo.Config{
-		Seed:    seed,
-		World:   world.Config{DefaultResource: depsGVR},
-		Workers: 1, // one worker: which sync is the plant's does not depend on the goroutines' race
+		Seed: seed,
 		Setup: func(w *world.World) error {
 			var later []world.Op
 			for i := range 3 {
@@ -181,10 +179,12 @@ func planterConfig(seed uint64, p plant) clientgo.Config {
 			_, err := w.Script(3*time.Second, world.Op{Kind: world.OpCloseWatches, Code: 410}, world.Op{Kind: world.OpSleep, Duration: time.Second}, world.Op{Kind: world.OpCompact})
 			return err
 		},
-		New: func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
+		Cluster: clientgo.Cluster{World: world.Config{DefaultResource: depsGVR}},
+		// One worker: which sync is the plant's does not depend on the goroutines' race.
+		Controller: clientgo.Constructor{Workers: 1, New: func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
 			return newPlanter(env.Client, env, p)
-		},
-		FaultsFor: 4 * time.Minute,
+		}},
+		Phases: clientgo.Phases{FaultsFor: 4 * time.Minute},
 	}
 }
 

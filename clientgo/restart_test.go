@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// lives records each life of a controller built by Config.New: its Env, and every delivery to a
+// lives records each life of a controller built by Constructor.New: its Env, and every delivery to a
 // handler made after its life's context was cancelled (its crash).
 type lives struct {
 	mu    sync.Mutex
@@ -26,16 +26,17 @@ type lives struct {
 }
 
 // restartingMirror is the mirror controller under New with crash-restarts (two drawn, one at
-// 5s) and two stale reads from the second of two replicas, 10s behind.
+// 5s) and two stale reads from a second replica, 10s behind, which the harness adds to the
+// one-replica cluster.
 func restartingMirror(seed uint64, l *lives) clientgo.Config {
 	cfg := mirrorConfig(seed, 2, nil)
-	cfg.API.Replicas = 2
 	cfg.Hazards = clientgo.Hazards{Restarts: 2, RestartAt: []time.Duration{5 * time.Second}, StaleReads: 2}
 	var w *world.World
 	setup := cfg.Setup
 	cfg.Setup = func(ww *world.World) error { w = ww; return setup(ww) }
-	newMirrorFn := cfg.New
-	cfg.New = func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
+	ctor := cfg.Controller.(clientgo.Constructor)
+	newMirrorFn := ctor.New
+	ctor.New = func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
 		cms := env.KubeInformers.Core().V1().ConfigMaps().Informer()
 		l.mu.Lock()
 		life := len(l.envs)
@@ -72,10 +73,11 @@ func restartingMirror(seed uint64, l *lives) clientgo.Config {
 		}
 		return newMirrorFn(ctx, env)
 	}
+	cfg.Controller = ctor
 	return cfg
 }
 
-// Goal: a crash-restart under Config.New drops the controller's life whole and starts a new
+// Goal: a crash-restart under Constructor.New drops the controller's life whole and starts a new
 // one, and the run still converges and replays. Each restart calls New again with a new Env
 // whose informers are new informers of the world, empty when New gets them; the dead life's
 // informers are stopped in the world (none of their handlers runs after the crash); the run
@@ -172,11 +174,11 @@ func TestRestartOfAStuckControllerIsNamed(t *testing.T) {
 	if os.Getenv("CLIENTGO_STUCK_RESTART_CHILD") == "1" {
 		cfg := mirrorConfig(3, 1, nil)
 		cfg.Hazards = clientgo.Hazards{RestartAt: []time.Duration{2 * time.Second}}
-		cfg.New = func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
+		cfg.Controller = clientgo.Constructor{Workers: 1, New: func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
 			env.KubeInformers.Core().V1().ConfigMaps().Informer()
 			return unstoppable{make(chan struct{})}, nil // made in the bubble: a durable wait
-		}
-		cfg.Check = nil
+		}}
+		cfg.Checks.Outcome = nil
 		_, err := clientgo.Run(t, cfg)
 		t.Fatalf("the run returned: %v", err)
 	}

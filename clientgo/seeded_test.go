@@ -40,8 +40,7 @@ func resyncOrder(t *testing.T, seed uint64) ([]string, *clientgo.Report) {
 	var mu sync.Mutex
 	var order []string
 	cfg := clientgo.Config{
-		Seed:  seed,
-		World: world.Config{DefaultResource: cmsGVR},
+		Seed: seed,
 		Setup: func(w *world.World) error {
 			for i := range 8 {
 				if err := w.Apply(world.Op{Kind: world.OpCreate, Name: fmt.Sprintf("c%d", i)}); err != nil {
@@ -50,7 +49,8 @@ func resyncOrder(t *testing.T, seed uint64) ([]string, *clientgo.Report) {
 			}
 			return nil
 		},
-		Main: func(ctx context.Context, c *rest.Config) error {
+		Cluster: clientgo.Cluster{World: world.Config{DefaultResource: cmsGVR}},
+		Controller: clientgo.Main(func(ctx context.Context, c *rest.Config) error {
 			client, err := kubernetes.NewForConfig(c)
 			if err != nil {
 				return err
@@ -73,8 +73,8 @@ func resyncOrder(t *testing.T, seed uint64) ([]string, *clientgo.Report) {
 			<-ctx.Done()
 			factory.Shutdown()
 			return nil
-		},
-		FaultsFor: 15 * time.Second,
+		}),
+		Phases: clientgo.Phases{FaultsFor: 15 * time.Second},
 	}
 	rep, err := clientgo.Run(t, cfg)
 	if err != nil {
@@ -146,7 +146,6 @@ func parentFirst(ctx context.Context, c *rest.Config) error {
 func parentFirstConfig(seed uint64) clientgo.Config {
 	return clientgo.Config{
 		Seed:      seed,
-		World:     world.Config{DefaultResource: cmsGVR},
 		WatchList: true,
 		Setup: func(w *world.World) error {
 			for i := range 3 {
@@ -162,10 +161,10 @@ func parentFirstConfig(seed uint64) clientgo.Config {
 			}
 			return nil
 		},
-		Main:      parentFirst,
-		FaultsFor: 5 * time.Second,
-		Budget:    time.Minute,
-		Check: func(srv *fakeapi.Server) error {
+		Cluster:    clientgo.Cluster{World: world.Config{DefaultResource: cmsGVR}},
+		Controller: clientgo.Main(parentFirst),
+		Phases:     clientgo.Phases{FaultsFor: 5 * time.Second, Budget: time.Minute},
+		Checks: clientgo.Checks{Outcome: func(srv *fakeapi.Server) error {
 			l, err := srv.Snapshot(cmsGVR, "", metav1.ListOptions{LabelSelector: "role=child"})
 			if err != nil {
 				return err
@@ -174,7 +173,7 @@ func parentFirstConfig(seed uint64) clientgo.Config {
 				return fmt.Errorf("%d children left of 3: the controller deleted a child whose parent exists", len(l.Items))
 			}
 			return nil
-		},
+		}},
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 // controller-runtime: its RESTMapper and its cache's informer map discover a group while
 // holding a sync.Mutex, and a goroutine waiting for a sync.Mutex is not durably blocked, so the
 // driver's synctest.Wait would wait for it forever while the holder waits for the driver. They
-// are counted in Report.StaticRequests and do not appear in the trace.
+// are counted in Report.Diagnostics.StaticRequests and do not appear in the trace.
 
 // isStatic reports whether a request reads one of the front's fixed documents: GET of /,
 // /version, /healthz, /livez, /readyz, /openapi/..., /api, /api/VERSION, /apis, /apis/GROUP or

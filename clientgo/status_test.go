@@ -69,15 +69,14 @@ func observingMain(ctx context.Context, c *rest.Config) error {
 	return nil
 }
 
-// TestOnWriteSeesStatusWrites: Config.OnWrite is called on the controller's writes to the status
+// TestOnWriteSeesStatusWrites: Checks.OnWrite is called on the controller's writes to the status
 // subresource with the object before and after, and the conflict hazard answers them 409 too; a
 // check that refuses a status write ends the run at it.
 func TestOnWriteSeesStatusWrites(t *testing.T) {
 	var mu sync.Mutex
 	var status []clientgo.Write
 	cfg := clientgo.Config{
-		Seed:  1,
-		World: world.Config{DefaultResource: deploymentsGVR},
+		Seed: 1,
 		Setup: func(w *world.World) error {
 			for i := range 3 {
 				if err := w.Apply(world.Op{Kind: world.OpCreate, Name: fmt.Sprintf("web-%d", i), Content: deploymentContent(1)}); err != nil {
@@ -94,17 +93,18 @@ func TestOnWriteSeesStatusWrites(t *testing.T) {
 			}
 			return nil
 		},
-		Main:      observingMain,
-		Hazards:   clientgo.Hazards{Conflicts: 2},
-		FaultsFor: 10 * time.Second,
-		OnWrite: func(w clientgo.Write) error {
+		Hazards:    clientgo.Hazards{Conflicts: 2},
+		Cluster:    clientgo.Cluster{World: world.Config{DefaultResource: deploymentsGVR}},
+		Controller: clientgo.Main(observingMain),
+		Phases:     clientgo.Phases{FaultsFor: 10 * time.Second},
+		Checks: clientgo.Checks{OnWrite: func(w clientgo.Write) error {
 			if strings.HasSuffix(w.Path, "/status") {
 				mu.Lock()
 				status = append(status, w)
 				mu.Unlock()
 			}
 			return nil
-		},
+		}},
 	}
 	rep, err := clientgo.Run(t, cfg)
 	if err != nil {
@@ -134,7 +134,7 @@ func TestOnWriteSeesStatusWrites(t *testing.T) {
 	}
 
 	cfg.Hazards = clientgo.Hazards{}
-	cfg.OnWrite = func(w clientgo.Write) error {
+	cfg.Checks.OnWrite = func(w clientgo.Write) error {
 		if strings.HasSuffix(w.Path, "/status") {
 			return fmt.Errorf("no status write allowed: %v", w)
 		}

@@ -414,9 +414,9 @@ func rvOf(obj runtime.Object) string {
 
 // WatchesServed is the number of watches the world served to the controller's own informers
 // (each start and each rewatch of a reflector is one).
-func (r *Report) WatchesServed() int {
+func (d *Diagnostics) WatchesServed() int {
 	n := 0
-	for _, k := range r.Streams {
+	for _, k := range d.Streams {
 		n += k.Watches
 	}
 	return n

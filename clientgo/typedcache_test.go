@@ -260,9 +260,7 @@ func TestKeptVersionsStayReadOnly(t *testing.T) {
 	for _, mutate := range []bool{false, true} {
 		c := &relistMutator{mutate: mutate}
 		cfg := Config{
-			Seed:    5,
-			World:   world.Config{DefaultResource: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}},
-			Workers: 1,
+			Seed: 5,
 			Setup: func(w *world.World) error {
 				for i := range 3 {
 					content := map[string]any{"spec": map[string]any{"replicas": int64(i + 1),
@@ -276,7 +274,8 @@ func TestKeptVersionsStayReadOnly(t *testing.T) {
 				_, err := w.Script(2*time.Second, world.Op{Kind: world.OpCloseWatches, Code: 410})
 				return err
 			},
-			New: func(ctx context.Context, env *Env) (Controller, error) {
+			Cluster: Cluster{World: world.Config{DefaultResource: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}}},
+			Controller: Constructor{Workers: 1, New: func(ctx context.Context, env *Env) (Controller, error) {
 				c.env = env
 				_, err := env.KubeInformers.Apps().V1().Deployments().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 					UpdateFunc: func(oldObj, newObj any) {
@@ -291,8 +290,8 @@ func TestKeptVersionsStayReadOnly(t *testing.T) {
 					},
 				})
 				return c, err
-			},
-			FaultsFor: time.Minute,
+			}},
+			Phases: Phases{FaultsFor: time.Minute},
 		}
 		_, err := Run(t, cfg)
 		if c.env == nil {

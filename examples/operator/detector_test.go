@@ -36,7 +36,7 @@ func TestCacheMutationCaughtByClientGosDetector(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.ClientGoMutationDetector || !strings.Contains(rep.String(), "not checked read-only") {
+		if rep.Diagnostics.ClientGoMutationDetector || !strings.Contains(rep.String(), "not checked read-only") {
 			t.Fatalf("the Report does not say the cache's objects went unchecked: %s", rep)
 		}
 	}
@@ -81,7 +81,7 @@ func TestDetectorChild(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: %v\n%s", seed, err, rep.Failure)
 		}
-		if !rep.ClientGoMutationDetector {
+		if !rep.Diagnostics.ClientGoMutationDetector {
 			t.Fatalf("seed %d: the Report says client-go's detector was off: %s", seed, rep)
 		}
 	}

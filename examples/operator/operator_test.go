@@ -35,14 +35,14 @@ func TestConverges(t *testing.T) {
 					t.Errorf("seed %d: the run did not exercise %q: %v", seed, s.name, err)
 				}
 				kinds := map[string]bool{}
-				for _, k := range rep.Streams {
+				for _, k := range rep.Diagnostics.Streams {
 					kinds[k.String()] = true
 				}
 				if !kinds["webapps.apps.example.com/v1 (json)"] || !kinds["deployments.apps/v1 (protobuf)"] {
-					t.Errorf("seed %d: the manager's informers were not served by the world: %v", seed, rep.Streams)
+					t.Errorf("seed %d: the manager's informers were not served by the world: %v", seed, rep.Diagnostics.Streams)
 				}
 				collected += w.ControlPlane().GC.Stats().Writes
-				t.Logf("%v; informers served: %v", rep, rep.Streams)
+				t.Logf("%v; informers served: %v", rep, rep.Diagnostics.Streams)
 			}
 			if collected == 0 {
 				t.Errorf("%s: the garbage collector deleted nothing over %d seeds: no WebApp deletion was followed through", s.name, n)
@@ -85,11 +85,11 @@ func TestDeterminism(t *testing.T) {
 				if errA != nil || errB != nil {
 					t.Fatalf("seed %d: %v / %v\n%s", seed, errA, errB, a.Failure)
 				}
-				batches += a.UnorderedBatches
+				batches += a.Diagnostics.UnorderedBatches
 				switch {
 				case a.Hash == b.Hash:
 					equal++
-				case a.UnorderedBatches > 0 || b.UnorderedBatches > 0:
+				case a.Diagnostics.UnorderedBatches > 0 || b.Diagnostics.UnorderedBatches > 0:
 					counted++
 				default:
 					t.Errorf("seed %d: trace hashes differ (%s, %s) with no unordered batch counted", seed, a.Hash[:16], b.Hash[:16])
@@ -119,9 +119,9 @@ var plantedBugs = []plantedBug{
 	// write happened: the Deployment keeps its old replicas, and the run does not converge.
 	{name: "mutate cache", spec: mixed, bugs: controller.Bugs{MutateCache: true}, caughtBy: "did not converge"},
 	// A status patched from a stale read (a restarted operator's cache listed from a lagging
-	// replica) makes an observed generation go back: the check on every write (Config.OnWrite)
+	// replica) makes an observed generation go back: the check on every write (Checks.OnWrite)
 	// stops the run at that write.
-	{name: "stale status", spec: restarts, bugs: controller.Bugs{StaleStatus: true}, caughtBy: "breaks Config.OnWrite"},
+	{name: "stale status", spec: restarts, bugs: controller.Bugs{StaleStatus: true}, caughtBy: "breaks Checks.OnWrite"},
 }
 
 // TestPlantedBugsCaught sweeps seeds with each planted bug until the expected check catches it
@@ -151,7 +151,7 @@ func TestPlantedBugsCaught(t *testing.T) {
 				again, err2 := clientgo.Run(t, runConfig(t, pb.spec, seed, opts, nil))
 				if err2 == nil || err2.Error() != err.Error() {
 					notReplayed++
-					t.Logf("seed %d caught the bug but did not replay it (unordered batches %d): %v, then %v", seed, again.UnorderedBatches, err, err2)
+					t.Logf("seed %d caught the bug but did not replay it (unordered batches %d): %v, then %v", seed, again.Diagnostics.UnorderedBatches, err, err2)
 					continue
 				}
 				caught, first = seed, err

@@ -17,14 +17,9 @@ import (
 // readmeRun is docs/controllers.md's controller-runtime block: the operator's Main, unchanged, in the world
 // of one seed.
 func readmeRun(t *testing.T, seed uint64) (*clientgo.Report, error) {
-	sch, err := operator.NewScheme() // client-go's types and WebApp's
-	if err != nil {
-		return nil, err
-	}
 	return clientgo.Run(t, clientgo.Config{
-		Seed:   seed,
-		API:    fakeapi.Config{Resources: []fakeapi.Resource{clientgo.CustomResource(webappv1.GroupVersion.WithKind("WebApp"), "webapps", true, true)}},
-		Scheme: sch,
+		Seed:    seed,
+		Cluster: clientgo.Cluster{API: fakeapi.Config{Resources: []fakeapi.Resource{clientgo.CustomResource(webappv1.GroupVersion.WithKind("WebApp"), "webapps", true, true)}}},
 		Setup: func(w *world.World) error { // the workload and its faults, as world ops
 			_, err := w.Script(100*time.Millisecond,
 				webappOp(world.OpCreate, "web", 3, "nginx:1.27"), webappOp(world.OpCreate, "api", 1, "nginx:1.27"),
@@ -33,11 +28,13 @@ func readmeRun(t *testing.T, seed uint64) (*clientgo.Report, error) {
 				world.Op{Kind: world.OpDelete, Resource: webappsGVR, Name: "api"}) // the collector deletes its Deployment
 			return err
 		},
-		Main:      operator.Main, // ctrl.NewManager(cfg, ...), SetupWithManager, mgr.Start(ctx)
-		Hazards:   clientgo.Hazards{Restarts: 1, Conflicts: 1},
-		FaultsFor: time.Minute,            // then faults stop, and the run must converge:
-		Check:     converged,              // every WebApp owns its Deployment; status says so
-		OnWrite:   generationsNeverGoBack, // checked on every write while it runs
+		Controller: clientgo.Main(operator.Main), // ctrl.NewManager(cfg, ...), SetupWithManager, mgr.Start(ctx)
+		Hazards:    clientgo.Hazards{Restarts: 1, Conflicts: 1},
+		Phases:     clientgo.Phases{FaultsFor: time.Minute}, // then faults stop, and the run must converge:
+		Checks: clientgo.Checks{
+			Outcome: converged,              // every WebApp owns its Deployment; status says so
+			OnWrite: generationsNeverGoBack, // checked on every write while it runs
+		},
 	})
 }
 

@@ -359,17 +359,12 @@ var restarts = spec{
 // runConfig runs the operator's Main, built with opts, under s for seed; w, if not nil, gets
 // the world.
 func runConfig(t *testing.T, s spec, seed uint64, opts operator.Options, w **world.World) clientgo.Config {
-	sch, err := scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
 	api := apiConfig()
 	if s.api != nil {
 		s.api(&api)
 	}
 	return clientgo.Config{
-		Seed: seed, API: api, Scheme: sch,
-		World: world.Config{ControlPlane: &controlplane.Config{Workload: controlplane.WorkloadConfig{MaxLatency: 2 * time.Second}}},
+		Seed: seed,
 		Setup: func(ww *world.World) error {
 			if w != nil {
 				*w = ww
@@ -380,11 +375,11 @@ func runConfig(t *testing.T, s spec, seed uint64, opts operator.Options, w **wor
 			_, err := ww.Script(100*time.Millisecond, s.workload.ops(ww.Sim().Rand("webapps"))...)
 			return err
 		},
-		Main:      func(ctx context.Context, cfg *rest.Config) error { return opts.Main(ctx, cfg) },
-		Hazards:   s.hazards,
-		FaultsFor: 2 * time.Minute,
-		Check:     converged,
-		OnWrite:   generationsNeverGoBack,
+		Hazards:    s.hazards,
+		Cluster:    clientgo.Cluster{API: api, ControlPlane: clientgo.ControlPlane{Config: controlplane.Config{Workload: controlplane.WorkloadConfig{MaxLatency: 2 * time.Second}}}},
+		Controller: clientgo.Main(func(ctx context.Context, cfg *rest.Config) error { return opts.Main(ctx, cfg) }),
+		Phases:     clientgo.Phases{FaultsFor: 2 * time.Minute},
+		Checks:     clientgo.Checks{Outcome: converged, OnWrite: generationsNeverGoBack},
 	}
 }
 

@@ -22,7 +22,7 @@ func BenchmarkHarnessRun(b *testing.B) {
 }
 
 // BenchmarkHarnessRunNoControlPlane is BenchmarkHarnessRun without the simulated control plane
-// (Config.NoControlPlane: no workload status, garbage collector or namespace controller). It is
+// (Cluster.ControlPlane.Off: no workload status, garbage collector or namespace controller). It is
 // the run the issue on the harness's performance started from, before the control plane was
 // added: seed 1 is the same 310 steps and 36 controller calls, so the two can be compared
 // instruction for instruction (docs/performance-rest.md, "Current figures").
@@ -42,7 +42,7 @@ func benchmarkHarnessRun(b *testing.B, noControlPlane bool) {
 		// clientgo.Run needs a *testing.T (its synctest bubble): each run is a test of its own.
 		ok := benchrun.Test(b, "SampleControllerRun", func(t *testing.T) {
 			cfg := runConfig(t, s, seed, 2, samplecontroller.Bugs{}, nil)
-			cfg.NoControlPlane = noControlPlane
+			cfg.Cluster.ControlPlane.Off = noControlPlane
 			if _, err := clientgo.Run(t, cfg); err != nil {
 				t.Fatal(err)
 			}

@@ -49,7 +49,7 @@ func withStatus(srv *fakeapi.Server) error {
 }
 
 // TestControlPlaneStandIns runs sample-controller, unchanged and with no status actor of the
-// test's, under the harness with its default control plane (clientgo.Config.NoControlPlane
+// test's, under the harness with its default control plane (clientgo.Cluster.ControlPlane.Off
 // unset): its Foos' status converges through the workload status stand-in, at once and with a
 // seeded latency up to 2s (World.ControlPlane), a scale reaches the Foo's status, and deleting
 // a Foo deletes its Deployment through the garbage collector (sample-controller sets a
@@ -63,8 +63,7 @@ func TestControlPlaneStandIns(t *testing.T) {
 		for _, seed := range []uint64{1, 2, 3} {
 			var w *world.World
 			rep, err := clientgo.Run(t, clientgo.Config{
-				Seed: seed, API: apiConfig(), Scheme: scheme, Workers: 2,
-				World: world.Config{ControlPlane: cp},
+				Seed: seed,
 				Setup: func(ww *world.World) error {
 					w = ww
 					_, err := ww.Script(100*time.Millisecond,
@@ -74,9 +73,10 @@ func TestControlPlaneStandIns(t *testing.T) {
 						world.Op{Kind: world.OpDelete, Resource: foosGVR, Name: "foo-1"})
 					return err
 				},
-				New:       newController(samplecontroller.Bugs{}),
-				FaultsFor: 30 * time.Second,
-				Check:     withStatus,
+				Cluster:    clientgo.Cluster{API: apiConfig(), World: world.Config{ControlPlane: cp}},
+				Controller: clientgo.Constructor{Scheme: scheme, Workers: 2, New: newController(samplecontroller.Bugs{})},
+				Phases:     clientgo.Phases{FaultsFor: 30 * time.Second},
+				Checks:     clientgo.Checks{Outcome: withStatus},
 			})
 			if err != nil {
 				t.Fatalf("seed %d: %v", seed, err)
@@ -91,8 +91,8 @@ func TestControlPlaneStandIns(t *testing.T) {
 			// The collector deletes dep-1 once, or twice: on some seeds sample-controller sees
 			// the Deployment's deletion before its Foo's and recreates it from its stale Foo
 			// cache, with a reference to the Foo now gone, which the collector deletes again.
-			if rep.ControlPlane == nil || rep.ControlPlane.GarbageCollector.Deletes < 1 || rep.ControlPlane.WorkloadStatus.Writes == 0 {
-				t.Errorf("seed %d: the report's control plane: %v, want the collector's delete of dep-1 and status writes", seed, rep.ControlPlane)
+			if rep.Diagnostics.ControlPlane == nil || rep.Diagnostics.ControlPlane.GarbageCollector.Deletes < 1 || rep.Diagnostics.ControlPlane.WorkloadStatus.Writes == 0 {
+				t.Errorf("seed %d: the report's control plane: %v, want the collector's delete of dep-1 and status writes", seed, rep.Diagnostics.ControlPlane)
 			}
 			t.Logf("seed %d: %v", seed, rep)
 		}
@@ -100,7 +100,7 @@ func TestControlPlaneStandIns(t *testing.T) {
 }
 
 // TestWithoutTheControlPlaneNothingCascades: the same run with the stand-ins off
-// (clientgo.Config.NoControlPlane) leaves the deleted Foo's Deployment behind and no
+// (clientgo.Cluster.ControlPlane.Off) leaves the deleted Foo's Deployment behind and no
 // Deployment's status moves: what the stand-ins do above is theirs.
 func TestWithoutTheControlPlaneNothingCascades(t *testing.T) {
 	scheme, err := sampleScheme()
@@ -109,15 +109,16 @@ func TestWithoutTheControlPlaneNothingCascades(t *testing.T) {
 	}
 	var w *world.World
 	rep, err := clientgo.Run(t, clientgo.Config{
-		Seed: 1, API: apiConfig(), Scheme: scheme, Workers: 2, NoControlPlane: true,
+		Seed: 1,
 		Setup: func(ww *world.World) error {
 			w = ww
 			_, err := ww.Script(100*time.Millisecond, fooOp(world.OpCreate, "foo-0", 2), fooOp(world.OpCreate, "foo-1", 3),
 				world.Op{Kind: world.OpSleep, Duration: 10 * time.Second}, world.Op{Kind: world.OpDelete, Resource: foosGVR, Name: "foo-1"})
 			return err
 		},
-		New:       newController(samplecontroller.Bugs{}),
-		FaultsFor: 30 * time.Second,
+		Cluster:    clientgo.Cluster{API: apiConfig(), ControlPlane: clientgo.ControlPlane{Off: true}},
+		Controller: clientgo.Constructor{Scheme: scheme, Workers: 2, New: newController(samplecontroller.Bugs{})},
+		Phases:     clientgo.Phases{FaultsFor: 30 * time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +138,7 @@ func TestWithoutTheControlPlaneNothingCascades(t *testing.T) {
 	if err := withStatus(w.Server()); err == nil {
 		t.Error("withStatus passes without the control plane")
 	}
-	if rep.ControlPlane != nil {
+	if rep.Diagnostics.ControlPlane != nil {
 		t.Errorf("the report has a control plane: %v", rep)
 	}
 }

@@ -19,7 +19,7 @@ const detectorChildEnv = "INFORMERSIM_DETECTOR_CHILD"
 // the controller's first status update, which every seed reaches.
 var detectorSeeds = []uint64{1, 2, 3}
 
-// Goal: under Config.Main the harness cannot see the objects client-go's informers cache, and
+// Goal: under a Main the harness cannot see the objects client-go's informers cache, and
 // says so in the Report; with client-go's own cache mutation detector on
 // (KUBE_CACHE_MUTATION_DETECTOR=true), the sample controller that writes into its lister's Foo
 // ends the process with client-go's "cache ... modified" after the harness named the run's seed
@@ -35,7 +35,7 @@ func TestListerMutationUnderMainCaughtByClientGosDetector(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the plant failed without the detector (a check now sees it: update this test): %v", err)
 		}
-		if rep.ClientGoMutationDetector || !strings.Contains(rep.String(), "not checked read-only") {
+		if rep.Diagnostics.ClientGoMutationDetector || !strings.Contains(rep.String(), "not checked read-only") {
 			t.Fatalf("the Report does not say client-go's objects went unchecked: %s", rep)
 		}
 	}
@@ -86,7 +86,7 @@ func TestDetectorChild(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: %v\n%s", seed, err, rep.Failure)
 		}
-		if !rep.ClientGoMutationDetector {
+		if !rep.Diagnostics.ClientGoMutationDetector {
 			t.Fatalf("seed %d: the Report says client-go's detector was off: %s", seed, rep)
 		}
 	}

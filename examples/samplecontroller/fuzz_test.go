@@ -59,8 +59,12 @@ func fuzzSample(t *testing.T, plant string) (clientgo.Config, clientgo.FuzzOptio
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := clientgo.Config{API: apiConfig(), Scheme: scheme, New: newController(fuzzBugs(t, plant)),
-		FaultsFor: time.Minute, Check: converged}
+	cfg := clientgo.Config{
+		Cluster:    clientgo.Cluster{API: apiConfig()},
+		Controller: clientgo.Constructor{Scheme: scheme, New: newController(fuzzBugs(t, plant))},
+		Phases:     clientgo.Phases{FaultsFor: time.Minute},
+		Checks:     clientgo.Checks{Outcome: converged},
+	}
 	opts := clientgo.FuzzOptions{Name: "FuzzSampleController",
 		Gen: world.GenConfig{Resource: foosGVR, Ops: 30, HotNames: 2, ColdNames: 2, MaxInterval: time.Second,
 			FaultOps: true, FaultOpKinds: []world.OpKind{world.OpCloseWatches, world.OpCompact, world.OpFailNext}, Shape: shapeFoo},
@@ -74,15 +78,15 @@ func fuzzSample(t *testing.T, plant string) (clientgo.Config, clientgo.FuzzOptio
 // and write check watch it.
 func fuzzSampleMain(t *testing.T, plant string) (clientgo.Config, clientgo.FuzzOptions) {
 	cfg, opts := fuzzSample(t, plant)
-	cfg.New, cfg.Main = nil, sampleMain(fuzzBugs(t, plant))
-	cfg.API.Replicas = 2
+	cfg.Controller = clientgo.Main(sampleMain(fuzzBugs(t, plant)))
+	cfg.Cluster.API.Replicas = 2
 	// The hazards' instants are drawn within the safety phase: a short one puts the restart
 	// among the workload's ops (at most 30, a second apart at most), not after them.
-	cfg.FaultsFor = 15 * time.Second
+	cfg.Phases.FaultsFor = 15 * time.Second
 	var w *world.World
 	cfg.Setup = func(world *world.World) error { w = world; return nil }
-	cfg.Invariant = deploymentNotMissingLong(func() time.Duration { return w.Sim().Now() })
-	cfg.OnWrite = observedGenerationNeverGoesBack
+	cfg.Checks.Invariant = deploymentNotMissingLong(func() time.Duration { return w.Sim().Now() })
+	cfg.Checks.OnWrite = observedGenerationNeverGoesBack
 	opts.Name = "FuzzSampleMain"
 	opts.Hazards.Restarts, opts.Hazards.StaleReads = 1, 2
 	return cfg, opts
@@ -92,7 +96,7 @@ func fuzzSampleMain(t *testing.T, plant string) (clientgo.Config, clientgo.FuzzO
 // also restart it and serve its LISTs from a lagging replica: INFORMERSIM_PLANT=restart
 // (Bugs.RemembersOwnership) and stale-status (Bugs.StatusOntoFreshRead) are for it. main.go's
 // 30s resync hands several Foos to the handlers in a Go map's order, which no seed decides
-// (Report.ResyncWakes counts it): an input's replay can differ there.
+// (Report.Diagnostics.ResyncWakes counts it): an input's replay can differ there.
 func FuzzSampleMain(f *testing.F) {
 	f.Add([]byte{})
 	plant := os.Getenv(fuzzPlantEnv)

@@ -29,8 +29,8 @@ var hazardSpec = spec{
 
 var allHazards = clientgo.Hazards{Restarts: 3, StaleReads: 6, HiddenChanges: 4, Conflicts: 3, SlowCalls: 3}
 
-// wiring is how sample-controller is handed to the harness: by its main.go (Config.Main,
-// client-go's own informers) or through the Env (Config.New, the world's informers), with the
+// wiring is how sample-controller is handed to the harness: by its main.go (Main,
+// client-go's own informers) or through the Env (Constructor.New, the world's informers), with the
 // hazards that apply to it.
 type wiring struct {
 	name    string
@@ -51,11 +51,11 @@ func hazardConfig(t *testing.T, wr wiring, seed uint64, bugs samplecontroller.Bu
 		cfg = mainConfig(t, hazardSpec, seed, bugs, nil)
 	}
 	cfg.Hazards = wr.hazards
-	cfg.OnWrite = observedGenerationNeverGoesBack
+	cfg.Checks.OnWrite = observedGenerationNeverGoesBack
 	var w *world.World
 	setup := cfg.Setup
 	cfg.Setup = func(world *world.World) error { w = world; return setup(world) }
-	cfg.Invariant = deploymentNotMissingLong(func() time.Duration { return w.Sim().Now() })
+	cfg.Checks.Invariant = deploymentNotMissingLong(func() time.Duration { return w.Sim().Now() })
 	return cfg
 }
 
@@ -178,9 +178,9 @@ func plantSeeds(t *testing.T) []uint64 { return envSeeds(t, "INFORMERSIM_PLANT_S
 // (TestPlantedListerMutationCaught catches it with the Env's informers).
 func TestPlantedBugsCaughtUnderHazards(t *testing.T) {
 	seeds := plantSeeds(t)
-	tombstone := func(err error) bool { return containsAny(err, "Config.Invariant broken", "has had no Deployment") }
+	tombstone := func(err error) bool { return containsAny(err, "Checks.Invariant broken", "has had no Deployment") }
 	memory := func(err error) bool { return containsAny(err, "did not converge", "replicas") }
-	staleStatus := func(err error) bool { return containsAny(err, "breaks Config.OnWrite", "observedGeneration went back") }
+	staleStatus := func(err error) bool { return containsAny(err, "breaks Checks.OnWrite", "observedGeneration went back") }
 	plants := []struct {
 		name   string
 		wiring wiring
@@ -221,7 +221,7 @@ func TestPlantedBugsCaughtUnderHazards(t *testing.T) {
 				t.Fatalf("the planted bug was caught on none of %d seeds", len(seeds))
 			}
 			// The replay line must reproduce the failure. A crash-restart hands a main's
-			// restarted informers their objects in a Go map's order (Report.UnorderedBatches,
+			// restarted informers their objects in a Go map's order (Report.Diagnostics.UnorderedBatches,
 			// ResyncWakes), so a seed whose run counted such a batch may fail a few steps
 			// apart on its replay: it is passed over, counted. A seed that differs with
 			// nothing counted is an error; and one caught seed at least must replay exactly.
@@ -237,7 +237,7 @@ func TestPlantedBugsCaughtUnderHazards(t *testing.T) {
 					t.Errorf("seed %d replayed: %v, want the same failure: %v (and nothing unordered was counted)", c.seed, again, c.err)
 					continue
 				}
-				t.Logf("seed %d did not replay exactly (%d unordered batches, %d resync wakes counted)", c.seed, c.rep.UnorderedBatches, c.rep.ResyncWakes)
+				t.Logf("seed %d did not replay exactly (%d unordered batches, %d resync wakes counted)", c.seed, c.rep.Diagnostics.UnorderedBatches, c.rep.Diagnostics.ResyncWakes)
 			}
 			if !replayed {
 				t.Errorf("none of the %d caught seeds replayed to the same failure", len(caught))

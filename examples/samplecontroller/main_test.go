@@ -48,7 +48,7 @@ func sampleMain(bugs samplecontroller.Bugs) func(ctx context.Context, cfg *rest.
 // mainConfig is runConfig with the controller wired by sampleMain instead of the Env.
 func mainConfig(t *testing.T, s spec, seed uint64, bugs samplecontroller.Bugs, w **world.World) clientgo.Config {
 	cfg := runConfig(t, s, seed, 2, bugs, w)
-	cfg.New, cfg.Main = nil, sampleMain(bugs)
+	cfg.Controller = clientgo.Main(sampleMain(bugs))
 	return cfg
 }
 
@@ -75,11 +75,11 @@ func envSeeds(t *testing.T, name string, def uint64) []uint64 {
 // TestMainWiringConverges runs sample-controller wired exactly as its main.go under each
 // condition (watch drops, 410 relists, compaction, stale replica routing, a slow worker, status
 // conflicts): it converges, the run shows the condition happened, the world served both
-// factories' informers (Report.Streams: Deployments in protobuf, Foos in JSON), and each seed
+// factories' informers (Report.Diagnostics.Streams: Deployments in protobuf, Foos in JSON), and each seed
 // run twice gives the same trace hash, unless the Report counted what client-go hands the
 // handlers in a Go map's order: a relist that found several Deployments gone
-// (Report.UnorderedBatches) or a resync of several Foos, every 30s in main.go
-// (Report.ResyncWakes). A difference with nothing counted fails.
+// (Report.Diagnostics.UnorderedBatches) or a resync of several Foos, every 30s in main.go
+// (Report.Diagnostics.ResyncWakes). A difference with nothing counted fails.
 func TestMainWiringConverges(t *testing.T) {
 	seeds := mainSeeds(t)
 	for _, s := range specs {
@@ -95,11 +95,11 @@ func TestMainWiringConverges(t *testing.T) {
 					t.Errorf("seed %d: the run did not exercise %q: %v", seed, s.name, err)
 				}
 				kinds := map[string]bool{}
-				for _, k := range rep.Streams {
+				for _, k := range rep.Diagnostics.Streams {
 					kinds[k.String()] = true
 				}
 				if !kinds["deployments.apps/v1 (protobuf)"] || !kinds["foos.samplecontroller.k8s.io/v1alpha1 (json)"] {
-					t.Errorf("seed %d: streams %v, unordered batches %d", seed, rep.Streams, rep.UnorderedBatches)
+					t.Errorf("seed %d: streams %v, unordered batches %d", seed, rep.Diagnostics.Streams, rep.Diagnostics.UnorderedBatches)
 				}
 				again, err := clientgo.Run(t, mainConfig(t, s, seed, samplecontroller.Bugs{}, nil))
 				if err != nil {
@@ -117,7 +117,7 @@ func TestMainWiringConverges(t *testing.T) {
 				default:
 					t.Errorf("seed %d: trace hashes differ (%s, %s) with nothing counted in the Report: nondeterminism the harness does not see", seed, rep.Hash[:16], again.Hash[:16])
 				}
-				t.Logf("%v; %d watches served: %v", rep, rep.WatchesServed(), rep.Streams)
+				t.Logf("%v; %d watches served: %v", rep, rep.Diagnostics.WatchesServed(), rep.Diagnostics.Streams)
 			}
 			t.Logf("%s: %d of %d seeds gave equal hashes on 2 runs, %d differed after a counted map-order batch or resync; %d seeds had one counted", s.name, equal, len(seeds), counted, exposed)
 		})

@@ -25,8 +25,8 @@ func perturbConfig(t *testing.T, bugs samplecontroller.Bugs, main bool) clientgo
 	}
 	var w *world.World
 	cfg.Setup = func(world *world.World) error { w = world; return nil }
-	cfg.Invariant = deploymentNotMissingLong(func() time.Duration { return w.Sim().Now() })
-	cfg.OnWrite = observedGenerationNeverGoesBack
+	cfg.Checks.Invariant = deploymentNotMissingLong(func() time.Duration { return w.Sim().Now() })
+	cfg.Checks.OnWrite = observedGenerationNeverGoesBack
 	return cfg
 }
 

@@ -57,7 +57,9 @@ func TestMissedDeploymentNeedsResync(t *testing.T) {
 			t.Logf("without resync (dep-4 created and deleted %d times): %v", created, err)
 
 			cfg := runConfig(t, s, seed, 2, samplecontroller.Bugs{}, &w)
-			cfg.New = newControllerResyncing(30 * time.Second)
+			ctor := cfg.Controller.(clientgo.Constructor)
+			ctor.New = newControllerResyncing(30 * time.Second)
+			cfg.Controller = ctor
 			rep, err := clientgo.Run(t, cfg)
 			if err != nil {
 				t.Fatalf("seed %d with a 30s resync: %v", seed, err)

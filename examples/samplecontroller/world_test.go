@@ -320,7 +320,7 @@ func runConfig(t *testing.T, s spec, seed uint64, workers int, bugs samplecontro
 		s.api(&api)
 	}
 	return clientgo.Config{
-		Seed: seed, API: api, Scheme: scheme, Workers: workers,
+		Seed: seed,
 		Setup: func(world *world.World) error {
 			if w != nil {
 				*w = world
@@ -330,10 +330,10 @@ func runConfig(t *testing.T, s spec, seed uint64, workers int, bugs samplecontro
 			}
 			return s.workload.setup(world)
 		},
-		New:       newController(bugs),
-		FaultsFor: 2 * time.Minute,
-		Check:     converged,
-		Latency:   s.latency,
+		Cluster:    clientgo.Cluster{API: api, Latency: s.latency},
+		Controller: clientgo.Constructor{Scheme: scheme, Workers: workers, New: newController(bugs)},
+		Phases:     clientgo.Phases{FaultsFor: 2 * time.Minute},
+		Checks:     clientgo.Checks{Outcome: converged},
 	}
 }
 
@@ -432,12 +432,12 @@ func TestDeterminism(t *testing.T) {
 			} else {
 				t.Errorf("workers %d seed %d: trace hashes differ: %s and %s", workers, seed, a.Hash, b.Hash)
 			}
-			if a.ConcurrentCalls > 0 {
+			if a.Diagnostics.ConcurrentCalls > 0 {
 				concurrent++
 			}
-			instants += a.ConcurrentCalls
-			maxConcurrent = max(maxConcurrent, a.MaxConcurrent)
-			ties += a.Ties
+			instants += a.Diagnostics.ConcurrentCalls
+			maxConcurrent = max(maxConcurrent, a.Diagnostics.MaxConcurrent)
+			ties += a.Diagnostics.Ties
 		}
 		t.Logf("workers %d: %d of %d seeds gave equal hashes on 2 runs (%d failed); %d seeds had calls from concurrent goroutines (%d instants in all, at most %d calls at once, ordered by the seed), %d ties; %v wall time, %v per run; hash of hashes %x",
 			workers, equal, len(seeds), failed, concurrent, instants, maxConcurrent, ties, time.Since(start), time.Since(start)/time.Duration(2*len(seeds)), all.Sum(nil)[:8])
