@@ -218,18 +218,18 @@ func batchDone(srv *fakeapi.Server) error {
 // own: the job controller stand-in runs each Job's pods for a seeded time, fails some (a
 // failure probability of 0.3 with a backoff limit of 1), and writes the conditions and counts
 // the controller reads. Both outcomes occur across the seeds, each seed's run replays (the same
-// trace twice), and with Config.NoControlPlane the same controller never finishes.
+// trace twice), and with Cluster.ControlPlane.Off the same controller never finishes.
 func TestJobControllerStandInRunsAJobCreatingController(t *testing.T) {
 	cfg := func(seed uint64) clientgo.Config {
 		return clientgo.Config{
-			Seed:  seed,
-			World: world.Config{ControlPlane: &controlplane.Config{Jobs: controlplane.JobConfig{MinDuration: 2 * time.Second, MaxDuration: 40 * time.Second, FailureProbability: 0.3}}},
-			Setup: batchRequests,
-			New: func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
+			Seed:    seed,
+			Setup:   batchRequests,
+			Cluster: clientgo.Cluster{ControlPlane: clientgo.ControlPlane{Config: controlplane.Config{Jobs: controlplane.JobConfig{MinDuration: 2 * time.Second, MaxDuration: 40 * time.Second, FailureProbability: 0.3}}}},
+			Controller: clientgo.Constructor{New: func(ctx context.Context, env *clientgo.Env) (clientgo.Controller, error) {
 				return newBatchRunner(ctx, env)
-			},
-			FaultsFor: 20 * time.Second,
-			Check:     batchDone,
+			}},
+			Phases: clientgo.Phases{FaultsFor: 20 * time.Second},
+			Checks: clientgo.Checks{Outcome: batchDone},
 		}
 	}
 	outcomes := map[string]int{}
@@ -242,8 +242,8 @@ func TestJobControllerStandInRunsAJobCreatingController(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: %v\n%s", seed, err, rep.Failure)
 		}
-		if rep.ControlPlane.JobController.Writes < 8 {
-			t.Errorf("seed %d: the job controller wrote %d times for 8 Jobs", seed, rep.ControlPlane.JobController.Writes)
+		if rep.Diagnostics.ControlPlane.JobController.Writes < 8 {
+			t.Errorf("seed %d: the job controller wrote %d times for 8 Jobs", seed, rep.Diagnostics.ControlPlane.JobController.Writes)
 		}
 		jobs, err := srv.Snapshot(jobsGVR, "default", metav1.ListOptions{})
 		if err != nil {
@@ -273,7 +273,7 @@ func TestJobControllerStandInRunsAJobCreatingController(t *testing.T) {
 	t.Logf("outcomes over 4 seeds: %v", outcomes)
 
 	off := cfg(1)
-	off.World.ControlPlane, off.NoControlPlane, off.Budget = nil, true, time.Minute
+	off.Cluster.ControlPlane, off.Phases.Budget = clientgo.ControlPlane{Off: true}, time.Minute
 	if _, err := clientgo.Run(t, off); err == nil {
 		t.Errorf("without the job controller the Jobs finished anyway")
 	}
