@@ -59,7 +59,7 @@ func TestControlPlaneStandIns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, cp := range []*controlplane.Config{nil, {Workload: controlplane.WorkloadConfig{MaxLatency: 2 * time.Second}}} {
+	for _, cp := range []controlplane.Config{{}, {Workload: controlplane.WorkloadConfig{MaxLatency: 2 * time.Second}}} {
 		for _, seed := range []uint64{1, 2, 3} {
 			var w *world.World
 			rep, err := clientgo.Run(t, clientgo.Config{
@@ -73,7 +73,7 @@ func TestControlPlaneStandIns(t *testing.T) {
 						world.Op{Kind: world.OpDelete, Resource: foosGVR, Name: "foo-1"})
 					return err
 				},
-				Cluster:    clientgo.Cluster{API: apiConfig(), World: world.Config{ControlPlane: cp}},
+				Cluster:    clientgo.Cluster{API: apiConfig(), ControlPlane: clientgo.ControlPlane{Config: cp}},
 				Controller: clientgo.Constructor{Scheme: scheme, Workers: 2, New: newController(samplecontroller.Bugs{})},
 				Phases:     clientgo.Phases{FaultsFor: 30 * time.Second},
 				Checks:     clientgo.Checks{Outcome: withStatus},
