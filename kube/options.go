@@ -10,7 +10,7 @@ import (
 // result if needed).
 func RESTOptions() rest.Options {
 	defs := &definitions{}
-	opts := rest.Options{Codecs: []rest.Codec{NewProtobufCodec()}, Admission: admission{defs: defs}, Tables: tables{defs: defs}}
+	opts := rest.Options{Codecs: []rest.Codec{NewProtobufCodec()}, Admission: admission{defs: defs}, Tables: tables{defs: defs}, OpenAPI: builtinOpenAPI}
 	addWrites(&opts, &writer{fields: newFieldManagers(nil)})
 	return opts
 }

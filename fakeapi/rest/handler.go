@@ -54,6 +54,10 @@ type Options struct {
 	// validates, defaults and prunes with k8s.io/apiextensions-apiserver's libraries). None: the
 	// objects are stored as fakeapi takes them.
 	Admission Admission
+	// OpenAPI, if set, gives the schemas of the kinds it knows, served in /openapi/v2 and in
+	// /openapi/v3's documents (kube.RESTOptions: the built-in kinds'). Without it the documents
+	// declare none and /openapi/v2 is 404.
+	OpenAPI OpenAPISource
 }
 
 // Handler serves the Kubernetes REST API of one *fakeapi.Server. It is safe for concurrent use.
@@ -69,6 +73,7 @@ type Handler struct {
 	// admission and tables are Options.Admission and Options.Tables, fixed at construction.
 	admission Admission
 	tables    TableConvertor
+	openAPI   OpenAPISource
 	// codecs are Options.Codecs by media type, codecOrder their media types in the order given;
 	// patchers is Options.Patchers. All fixed at construction.
 	codecs     map[string]Codec
@@ -144,7 +149,7 @@ func NewHandler(srv *fakeapi.Server, opts Options) (*Handler, error) {
 	cfg := srv.Config()
 	h := &Handler{srv: srv, clock: cfg.Clock, maxBody: opts.MaxRequestBodyBytes,
 		codecs: map[string]Codec{}, patchers: map[types.PatchType]Patcher{}, tracker: opts.Tracker, openWatch: opts.Watch,
-		admission: opts.Admission, tables: opts.Tables, items: newEncodingCache(defaultEncodingCacheItems)}
+		admission: opts.Admission, tables: opts.Tables, openAPI: opts.OpenAPI, items: newEncodingCache(defaultEncodingCacheItems)}
 	for _, c := range opts.Codecs {
 		h.codecs[c.MediaType()] = c
 		h.codecOrder = append(h.codecOrder, c.MediaType())
@@ -286,6 +291,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "openapi":
 		if len(segs) >= 2 && segs[1] == "v3" {
 			h.serveOpenAPI(w, r, segs[2:])
+			return
+		}
+		if len(segs) == 2 && segs[1] == "v2" && h.openAPI != nil {
+			h.serveOpenAPIv2(w, r)
 			return
 		}
 	case "api":
