@@ -5,8 +5,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	openapiv2 "github.com/google/gnostic-models/openapiv2"
+	"github.com/google/go-cmp/cmp"
 	"github.com/informersim/informersim/fakeapi/rest"
 	"google.golang.org/protobuf/proto"
 )
