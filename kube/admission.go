@@ -52,24 +52,48 @@ import (
 //
 // Objects of built-in kinds get kube-apiserver's defaults (defaults.go) on every write to the
 // main resource; custom resources given without a definition pass through unchanged.
+//
+// With AdmissionPlugins set (Options.Plugins), each write also goes through them: the mutating
+// ones after the defaults above, the validating ones after the validation (a
+// CustomResourceDefinition meets the mutating plugins before its own defaults).
 type admission struct {
-	defs *definitions
+	defs    *definitions
+	plugins *AdmissionPlugins
 }
 
 func (a admission) Admit(ctx context.Context, req *rest.AdmitRequest) (*unstructured.Unstructured, error) {
+	var out *unstructured.Unstructured
+	var err error
 	switch {
 	case req.GVK == crdGVK:
-		return admitDefinition(ctx, req)
+		stages := a.stagesFor(req, nil)
+		if req.Object, err = stages.mutate(ctx, req.Object); err != nil {
+			return nil, err
+		}
+		if out, err = admitDefinition(ctx, req); err != nil {
+			return nil, err
+		}
+		return out, stages.validate(ctx, out)
 	case req.Definition != nil:
 		d, err := a.defs.get(req.Definition, req.GVK)
 		if err != nil {
 			return nil, err
 		}
-		return d.admit(ctx, req)
+		return d.admit(ctx, req, a.stagesFor(req, d.prune))
 	case req.Builtin && req.Subresource == "":
-		defaultBuiltin(req.GVK, req.Object.Object)
+		defaults := func(u *unstructured.Unstructured) { defaultBuiltin(req.GVK, u.Object) }
+		defaults(req.Object)
+		stages := a.stagesFor(req, defaults)
+		if out, err = stages.mutate(ctx, req.Object); err != nil {
+			return nil, err
+		}
+		return out, stages.validate(ctx, out)
 	}
-	return req.Object, nil
+	stages := a.stagesFor(req, nil)
+	if out, err = stages.mutate(ctx, req.Object); err != nil {
+		return nil, err
+	}
+	return out, stages.validate(ctx, out)
 }
 
 var crdGVK = apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
@@ -309,8 +333,28 @@ func compileDefinition(u *unstructured.Unstructured, gvk schema.GroupVersionKind
 	return d, nil
 }
 
-// admit admits one custom resource of d (see admission).
-func (d *definition) admit(ctx context.Context, req *rest.AdmitRequest) (*unstructured.Unstructured, error) {
+// prune prunes and defaults obj, a custom resource of d a mutating admission plugin changed, by
+// the schema, as kube-apiserver does before it stores it.
+func (d *definition) prune(obj *unstructured.Unstructured) {
+	if d.structural == nil {
+		return
+	}
+	apiVersion, kind := obj.GetAPIVersion(), obj.GetKind()
+	meta, hasMeta, _, err := schemaobjectmeta.GetObjectMetaWithOptions(obj.Object, schemaobjectmeta.ObjectMetaOptions{})
+	if !d.preserveUnknown {
+		structuralpruning.PruneWithOptions(obj.Object, d.structural, true, structuralschema.UnknownFieldPathOptions{})
+		structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj.Object, d.structural)
+	}
+	obj.SetAPIVersion(apiVersion)
+	obj.SetKind(kind)
+	if err == nil && hasMeta {
+		_ = schemaobjectmeta.SetObjectMeta(obj.Object, meta)
+	}
+	structuraldefaulting.Default(obj.Object, d.structural)
+}
+
+// admit admits one custom resource of d (see admission), through stages' plugins (nil: none).
+func (d *definition) admit(ctx context.Context, req *rest.AdmitRequest, stages *pluginStages) (*unstructured.Unstructured, error) {
 	obj := req.Object
 	if obj.GetAPIVersion() == "" && obj.GetKind() == "" {
 		obj.SetGroupVersionKind(d.gvk)
@@ -358,6 +402,9 @@ func (d *definition) admit(ctx context.Context, req *rest.AdmitRequest) (*unstru
 	if d.structural != nil {
 		structuraldefaulting.Default(obj.Object, d.structural)
 	}
+	if obj, err = stages.mutate(ctx, obj); err != nil {
+		return nil, err
+	}
 	var errs field.ErrorList
 	switch {
 	case req.Old == nil:
@@ -387,5 +434,5 @@ func (d *definition) admit(ctx context.Context, req *rest.AdmitRequest) (*unstru
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(d.gvk.GroupKind(), obj.GetName(), errs)
 	}
-	return obj, nil
+	return obj, stages.validate(ctx, obj)
 }

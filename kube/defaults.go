@@ -48,6 +48,33 @@ var defaulters = map[schema.GroupVersionKind]func(obj map[string]any){
 	{Group: "batch", Version: "v1", Kind: "CronJob"}:                                defaultCronJob,
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding"}:        defaultBinding,
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding"}: defaultBinding,
+	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingWebhookConfiguration"}: func(o map[string]any) {
+		maps(o, "webhooks", func(w map[string]any) {
+			defaultWebhook(w)
+			setDefault(w, "reinvocationPolicy", "Never")
+		})
+	},
+	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration"}: func(o map[string]any) {
+		maps(o, "webhooks", defaultWebhook)
+	},
+}
+
+// defaultWebhook applies admissionregistration/v1's defaults to one webhook of a configuration:
+// failurePolicy Fail, matchPolicy Equivalent, selectors that select everything, a 10 s timeout,
+// each rule's scope "*", a service reference's port 443. sideEffects and
+// admissionReviewVersions have no default in v1 (they are required).
+func defaultWebhook(w map[string]any) {
+	setDefault(w, "failurePolicy", "Fail")
+	setDefault(w, "matchPolicy", "Equivalent")
+	setDefault(w, "namespaceSelector", map[string]any{})
+	setDefault(w, "objectSelector", map[string]any{})
+	setDefault(w, "timeoutSeconds", int64(10))
+	maps(w, "rules", func(r map[string]any) { setDefault(r, "scope", "*") })
+	if cc := child(w, "clientConfig"); cc != nil {
+		if svc := child(cc, "service"); svc != nil {
+			setDefault(svc, "port", int64(443))
+		}
+	}
 }
 
 // defaultBuiltin applies kube-apiserver's defaults of gvk to obj, if it has any.

@@ -9,8 +9,13 @@ import (
 // managedFields of every write. Pass them to rest.NewHandler (set MaxRequestBodyBytes on the
 // result if needed).
 func RESTOptions() rest.Options {
+	return restOptions(nil)
+}
+
+// restOptions is RESTOptions with the admission plugins plugins.
+func restOptions(plugins *AdmissionPlugins) rest.Options {
 	defs := &definitions{}
-	opts := rest.Options{Codecs: []rest.Codec{NewProtobufCodec()}, Admission: admission{defs: defs}, Tables: tables{defs: defs}, OpenAPI: builtinOpenAPI}
+	opts := rest.Options{Codecs: []rest.Codec{NewProtobufCodec()}, Admission: admission{defs: defs, plugins: plugins}, Tables: tables{defs: defs}, OpenAPI: builtinOpenAPI}
 	addWrites(&opts, &writer{fields: newFieldManagers(nil)})
 	return opts
 }

@@ -24,6 +24,9 @@ type Options struct {
 	// it). A custom resource without one is merged with a deduced schema (lists atomic). Schemas
 	// of built-in kinds are k8s.io/api's and cannot be given.
 	Schemas map[schema.GroupVersionKind][]byte
+	// Plugins are kube-apiserver admission plugins run on every write (AdmissionPlugins):
+	// informersim serve's admission webhooks. Nil: none.
+	Plugins *AdmissionPlugins
 }
 
 // RESTOptionsWith is [RESTOptions] with the structural schemas of opts. It fails on a schema
@@ -45,7 +48,7 @@ func RESTOptionsWith(opts Options) (rest.Options, error) {
 		}
 		converters[gvk] = tc
 	}
-	o := RESTOptions()
+	o := restOptions(opts.Plugins)
 	addWrites(&o, &writer{fields: newFieldManagers(converters)})
 	return o, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/fakeapi/rest"
 	"github.com/informersim/informersim/kube"
+	"github.com/informersim/informersim/kube/webhooks"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
@@ -214,8 +215,9 @@ func (f *stringsFlag) Set(v string) error {
 
 // apiConfig is what serve and the kube-apiserver stand-in of envtest-assets both run: a fake
 // apiserver that requires namespaces and starts with kube-apiserver's, behind a REST front with
-// every feature of kube/, custom resources and definitions installed, the control plane's
-// stand-ins running unless controllers is false.
+// every feature of kube/ and kube-apiserver's admission webhooks (kube/webhooks), custom
+// resources and definitions installed, the control plane's stand-ins running unless
+// controllers is false.
 type apiConfig struct {
 	seed        uint64
 	crds        crdFlags
@@ -269,13 +271,27 @@ func startAPI(ctx context.Context, cfg apiConfig, name string, stderr io.Writer)
 			api.stop()
 		}
 	}()
-	opts, err := kube.RESTOptionsWith(kube.Options{Schemas: cfg.crds.schemas})
+	plugins := &kube.AdmissionPlugins{}
+	opts, err := kube.RESTOptionsWith(kube.Options{Schemas: cfg.crds.schemas, Plugins: plugins})
 	if err != nil {
 		return fail(2, err)
 	}
 	if api.handler, err = rest.NewHandler(srv, opts); err != nil {
 		return fail(1, err)
 	}
+	// The admission webhooks: kube-apiserver's plugins, reading their configurations through an
+	// in-process client of the front, until stop.
+	hooksCtx, stopHooks := context.WithCancel(ctx)
+	stopControllers := api.stop
+	api.stop = func() {
+		stopHooks()
+		stopControllers()
+	}
+	hooks, err := webhooks.Start(hooksCtx, api.handler)
+	if err != nil {
+		return fail(1, err)
+	}
+	plugins.Set(hooks...)
 	if err := kube.InstallDefinitions(api.handler, cfg.crds.definitions); err != nil {
 		return fail(2, err)
 	}

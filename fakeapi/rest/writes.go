@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -58,6 +59,11 @@ type Write struct {
 	GVK     schema.GroupVersionKind
 	Builtin bool
 	Status  bool
+	// Resource is the resource the URL names (for a view of a custom resource's other version,
+	// that version's).
+	Resource schema.GroupVersionResource
+	// DryRun says the request asked for dryRun=All: nothing will be stored.
+	DryRun bool
 	// Namespace and Name are the URL's (Name is empty for a create); Subresource is "" or
 	// "status".
 	Namespace, Name, Subresource string
@@ -87,6 +93,18 @@ type Admission interface {
 	Admit(ctx context.Context, req *AdmitRequest) (*unstructured.Unstructured, error)
 }
 
+// A CallingAdmission is an Admission that may call out of the process for some writes, as
+// kube-apiserver's admission webhooks do. The front admits those writes without holding the fake
+// apiserver's lock: an update or a patch reads the object, computes and admits the write, and
+// stores it only if the object is still the version read, else reads it again and retries, as
+// kube-apiserver's GuaranteedUpdate does (at most maxAdmitAttempts times, then 409). So the
+// admission may take its time, and whoever it calls may read the API meanwhile.
+type CallingAdmission interface {
+	Admission
+	// CallsOut reports whether admitting w may call out of the process.
+	CallsOut(w Write) bool
+}
+
 // AdmitRequest is one write handed to an Admission.
 type AdmitRequest struct {
 	// Write says what the object's kind is, who writes it, and the definition of a custom
@@ -102,6 +120,7 @@ type AdmitRequest struct {
 func (h *Handler) writeOf(r *http.Request, t target, fieldManager string) Write {
 	return Write{
 		GVK:         t.res.GVR.GroupVersion().WithKind(t.res.Kind),
+		Resource:    t.res.GVR,
 		Builtin:     t.res.builtin,
 		Status:      t.res.Status,
 		Namespace:   t.namespace,
@@ -211,6 +230,7 @@ func (h *Handler) create(r *http.Request, t target, obj *unstructured.Unstructur
 	}
 	wr := h.writeOf(r, t, opts.FieldManager)
 	wr.FieldValidation = opts.FieldValidation
+	wr.DryRun = len(opts.DryRun) > 0
 	obj, err := h.admit(r.Context(), wr, nil, obj)
 	if err != nil {
 		return nil, err
@@ -245,29 +265,99 @@ func (h *Handler) update(r *http.Request, t target, obj *unstructured.Unstructur
 	}
 	wr := h.writeOf(r, t, opts.FieldManager)
 	wr.FieldValidation = opts.FieldValidation
-	out, _, err := rc.Mutate(r.Context(), t.name, fakeapi.Mutation{
-		Verb: verb, Subresource: t.sub, DryRun: len(opts.DryRun) > 0, LendTo: updateLender, HandOver: true,
-		Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-			wr.Now = h.now()
-			// obj is this request's own (decoded from its body), and Compute runs once.
-			if h.admission != nil && t.res.Namespaced && obj.GetNamespace() == "" {
-				obj.SetNamespace(t.namespace)
+	wr.DryRun = len(opts.DryRun) > 0
+	if h.admission != nil && t.res.Namespaced && obj.GetNamespace() == "" {
+		obj.SetNamespace(t.namespace)
+	}
+	admit := func(live, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		wr.Now = h.now()
+		return h.admit(r.Context(), wr, t.liveAsView(live), obj)
+	}
+	// track records the managedFields of obj, admitted, over live, the object as stored.
+	track := func(live, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		if h.tracker != nil {
+			var err error
+			if obj, err = h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: t.liveAsView(live), Object: obj}); err != nil {
+				return nil, asStatus(err)
 			}
-			old := t.liveAsView(live)
-			obj, err := h.admit(r.Context(), wr, old, obj)
-			if err != nil {
-				return nil, err
-			}
-			if h.tracker != nil {
-				if obj, err = h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: old, Object: obj}); err != nil {
-					return nil, asStatus(err)
-				}
-			}
-			t.toStore(obj)
-			return obj, nil
-		},
-	})
+		}
+		t.toStore(obj)
+		return obj, nil
+	}
+	m := fakeapi.Mutation{Verb: verb, Subresource: t.sub, DryRun: len(opts.DryRun) > 0, LendTo: updateLender, HandOver: true}
+	if h.callsOut(wr) {
+		body := obj
+		out, _, err := h.outsideLock(r.Context(), rc, t.res.GVR.GroupResource(), t.name, m, func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			return admit(live, body.DeepCopy())
+		}, track)
+		return out, err
+	}
+	m.Compute = func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		// obj is this request's own (decoded from its body), and Compute runs once.
+		obj, err := admit(live, obj)
+		if err != nil {
+			return nil, err
+		}
+		return track(live, obj)
+	}
+	out, _, err := rc.Mutate(r.Context(), t.name, m)
 	return out, err
+}
+
+// callsOut reports whether the admission of wr calls out of the process (CallingAdmission).
+func (h *Handler) callsOut(wr Write) bool {
+	c, ok := h.admission.(CallingAdmission)
+	return ok && c.CallsOut(wr)
+}
+
+// errStaleRead ends a write admitted outside the lock whose object changed meanwhile.
+var errStaleRead = errors.New("rest: the object changed while the write was admitted")
+
+// maxAdmitAttempts bounds how often a write admitted outside the lock is read and admitted again
+// because the object changed meanwhile (kube-apiserver retries without a bound; a write that
+// loses this many races is answered 409).
+const maxAdmitAttempts = 16
+
+// outsideLock runs a write whose admission calls out of the process (admission webhooks) as
+// kube-apiserver's GuaranteedUpdate runs every write: the object is read, computed and admitted
+// (compute, on a private copy of the stored object, nil when it is missing and m.Create is set)
+// without the server's lock, then stored under it through m, after commit, only if it is still
+// the version read; otherwise it is read again and the write computed again. So a webhook is
+// never called while the server is locked, and a webhook server that reads the API meanwhile is
+// answered.
+func (h *Handler) outsideLock(ctx context.Context, rc *fakeapi.ResourceClient, gr schema.GroupResource, name string, m fakeapi.Mutation,
+	compute func(live *unstructured.Unstructured) (*unstructured.Unstructured, error),
+	commit func(live, obj *unstructured.Unstructured) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, bool, error) {
+	for attempt := 1; ; attempt++ {
+		read, err := rc.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) && m.Create {
+			read, err = nil, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		obj, err := compute(read)
+		if err != nil {
+			return nil, false, err
+		}
+		stale := false
+		m := m
+		m.Compute = func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			if (live == nil) != (read == nil) || (live != nil && (live.GetUID() != read.GetUID() || live.GetResourceVersion() != read.GetResourceVersion())) {
+				stale = true
+				return nil, errStaleRead
+			}
+			return commit(live, obj)
+		}
+		out, created, err := rc.Mutate(ctx, name, m)
+		if !stale {
+			return out, created, err
+		}
+		if attempt == maxAdmitAttempts {
+			return nil, false, apierrors.NewConflict(gr, name,
+				fmt.Errorf("the object changed each of the %d times the write was admitted", maxAdmitAttempts))
+		}
+	}
 }
 
 // updateLender and patchLender are the names the objects of an update and of a JSON or merge
@@ -289,6 +379,7 @@ func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.Patch
 	rc := h.srv.Resource(t.res.storeGVR()).Namespace(t.namespace)
 	wr := h.writeOf(r, t, opts.FieldManager)
 	wr.FieldValidation = opts.FieldValidation
+	wr.DryRun = len(opts.DryRun) > 0
 	apply := pt == types.ApplyYAMLPatchType || pt == types.ApplyCBORPatchType
 	if apply {
 		wr.Manager = opts.FieldManager // required for apply, never derived
@@ -301,65 +392,77 @@ func (h *Handler) patchWith(r *http.Request, t target, p Patcher, pt types.Patch
 	if p == nil {
 		lendTo = patchLender
 	}
-	out, created, err := rc.Mutate(r.Context(), t.name, fakeapi.Mutation{
-		Verb: fakeapi.VerbPatch, Subresource: t.sub, Create: apply, DryRun: len(opts.DryRun) > 0, LendTo: lendTo, HandOver: p == nil,
-		Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-			wr.Now = h.now()
-			if p != nil {
-				// live is a private copy: a view's Patcher sees it in the view's version. The Patcher
-				// may change it; the admission needs it as stored.
-				if t.res.conv != nil && live != nil {
-					live.Object = t.res.conv.fromStore(live.Object)
-				} else if t.res.view() && live != nil {
-					live.SetAPIVersion(t.res.GVR.GroupVersion().String())
-				}
-				old := live
-				if h.admission != nil && live != nil {
-					old = live.DeepCopy()
-				}
-				out, err := p.Patch(r.Context(), &PatchRequest{Write: wr, Type: pt, Current: live, Patch: body, Options: opts})
-				if err == nil && out == nil {
-					err = errNilObject
-				}
-				if err != nil {
-					return nil, asStatus(err)
-				}
-				if err := h.checkType(t.res.GVR.GroupVersion().WithKind(t.res.Kind), out, true); err != nil {
-					return nil, err
-				}
-				if h.admission != nil && t.res.Namespaced && out.GetNamespace() == "" {
-					out.SetNamespace(t.namespace) // an apply that creates
-				}
-				out, err = h.admit(r.Context(), wr, old, out)
-				t.toStore(out)
-				return out, err
+	// compute patches live (nil for an apply that creates) and admits the result; commit, under
+	// the lock, records its managedFields over live as stored (a Patcher records its own).
+	compute := func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		wr.Now = h.now()
+		if p != nil {
+			// live is a private copy: a view's Patcher sees it in the view's version. The Patcher
+			// may change it; the admission needs it as stored.
+			if t.res.conv != nil && live != nil {
+				live.Object = t.res.conv.fromStore(live.Object)
+			} else if t.res.view() && live != nil {
+				live.SetAPIVersion(t.res.GVR.GroupVersion().String())
 			}
-			patched, err := fakeapi.PatchObject(t.res.GVR.GroupResource(), t.name, t.fromStore(live), pt, body)
+			old := live
+			if h.admission != nil && live != nil {
+				old = live.DeepCopy()
+			}
+			out, err := p.Patch(r.Context(), &PatchRequest{Write: wr, Type: pt, Current: live, Patch: body, Options: opts})
+			if err == nil && out == nil {
+				err = errNilObject
+			}
+			if err != nil {
+				return nil, asStatus(err)
+			}
+			if err := h.checkType(t.res.GVR.GroupVersion().WithKind(t.res.Kind), out, true); err != nil {
+				return nil, err
+			}
+			if h.admission != nil && t.res.Namespaced && out.GetNamespace() == "" {
+				out.SetNamespace(t.namespace) // an apply that creates
+			}
+			return h.admit(r.Context(), wr, old, out)
+		}
+		patched, err := fakeapi.PatchObject(t.res.GVR.GroupResource(), t.name, t.fromStore(live), pt, body)
+		if err != nil {
+			return nil, err
+		}
+		if err := h.checkType(t.res.GVR.GroupVersion().WithKind(t.res.Kind), patched, true); err != nil {
+			return nil, err
+		}
+		// As fakeapi's own patch: the URL names the object, a patch cannot move it.
+		patched.SetName(t.name)
+		patched.SetNamespace(live.GetNamespace())
+		return h.admit(r.Context(), wr, t.liveAsView(live), patched)
+	}
+	commit := func(live, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		if p == nil && h.tracker != nil {
+			// obj shares nothing with live (PatchObject patched a copy of it), which the
+			// tracker only reads.
+			var err error
+			if obj, err = h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: t.liveAsView(live), Object: obj}); err != nil {
+				return nil, asStatus(err)
+			}
+		}
+		t.toStore(obj)
+		return obj, nil
+	}
+	m := fakeapi.Mutation{Verb: fakeapi.VerbPatch, Subresource: t.sub, Create: apply, DryRun: len(opts.DryRun) > 0, LendTo: lendTo, HandOver: p == nil}
+	var out *unstructured.Unstructured
+	var created bool
+	var err error
+	if h.callsOut(wr) {
+		out, created, err = h.outsideLock(r.Context(), rc, t.res.GVR.GroupResource(), t.name, m, compute, commit)
+	} else {
+		m.Compute = func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			obj, err := compute(live)
 			if err != nil {
 				return nil, err
 			}
-			if err := h.checkType(t.res.GVR.GroupVersion().WithKind(t.res.Kind), patched, true); err != nil {
-				return nil, err
-			}
-			// As fakeapi's own patch: the URL names the object, a patch cannot move it.
-			patched.SetName(t.name)
-			patched.SetNamespace(live.GetNamespace())
-			old := t.liveAsView(live)
-			patched, err = h.admit(r.Context(), wr, old, patched)
-			if err != nil {
-				return nil, err
-			}
-			if h.tracker != nil {
-				// patched shares nothing with live (PatchObject patched a copy of it), which the
-				// tracker only reads.
-				if patched, err = h.tracker.Track(r.Context(), &TrackRequest{Write: wr, Live: old, Object: patched}); err != nil {
-					return nil, asStatus(err)
-				}
-			}
-			t.toStore(patched)
-			return patched, nil
-		},
-	})
+			return commit(live, obj)
+		}
+		out, created, err = rc.Mutate(r.Context(), t.name, m)
+	}
 	if err != nil {
 		return 0, nil, err
 	}

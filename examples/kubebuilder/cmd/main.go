@@ -34,6 +34,7 @@ import (
 
 	webv1 "github.com/informersim/informersim/examples/kubebuilder/api/v1"
 	"github.com/informersim/informersim/examples/kubebuilder/internal/controller"
+	webhookwebv1 "github.com/informersim/informersim/examples/kubebuilder/internal/webhook/v1"
 	// +kubebuilder:scaffold:imports
 )
 
@@ -88,6 +89,13 @@ func main() {
 	}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "unable to create controller", "controller", "StaticSite")
 		os.Exit(1)
+	}
+	// ENABLE_WEBHOOKS=false runs the manager without its webhooks (locally, without certificates).
+	if os.Getenv("ENABLE_WEBHOOKS") != "false" {
+		if err := webhookwebv1.SetupStaticSiteWebhookWithManager(mgr); err != nil {
+			setupLog.Error(err, "unable to create webhook", "webhook", "StaticSite")
+			os.Exit(1)
+		}
 	}
 	// +kubebuilder:scaffold:builder
 
