@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -272,8 +271,47 @@ func logError(ctx context.Context, err error, msg string, keysAndValues ...any) 
 	klog.FromContext(ctx).Error(err, msg, keysAndValues...)
 }
 
-// run is Run inside the bubble: this goroutine is the driver.
+// run is Run inside the bubble: this goroutine is the driver. Its phases: the cluster stands
+// (cluster), Setup prepares the world and the hazards are armed (prepare), the controller's
+// first life starts (startLives), the driver runs the safety, liveness and settle phases
+// (drive), the controller's lives end (lives.stop), and the report is read off the world.
 func run(cfg Config, wd *watchdog, reports *goseed.Reports) (*Report, error) {
+	c, err := newCluster(cfg, wd, reports)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.prepare(cfg); err != nil {
+		return nil, err
+	}
+	if !cfg.WatchList {
+		listWatchRuns.Add(1)
+		defer listWatchRuns.Add(-1)
+	}
+	l, err := startLives(c, cfg.Controller)
+	if err != nil {
+		return nil, err
+	}
+	defer l.releaseNames()
+	err = drive(c.b, c.w, cfg, l.exited, c.b.streamsQuiet)
+	if lifeErr, early := l.stop(); lifeErr != nil && (err == nil || early) {
+		// The controller's own error says more than "Run returned early".
+		err = fmt.Errorf("%w (seed %d; %s)", lifeErr, cfg.Seed, cfg.Repro)
+	}
+	return c.report(cfg, err), err
+}
+
+// cluster is what a run's controller talks to: the world, the bubble coupling the controller to
+// it, the REST front's transport and the *rest.Config the controller's clients are built from.
+type cluster struct {
+	w       *world.World
+	b       *bubble
+	tr      *transport
+	restCfg *rest.Config
+}
+
+// newCluster stands the cluster up: the world, the coupling, the REST front, the controller's
+// latencies, the outcome check, kube-apiserver's system namespaces and the CRDs.
+func newCluster(cfg Config, wd *watchdog, reports *goseed.Reports) (*cluster, error) {
 	w, err := world.NewFromConfig(sim.Config{Seed: cfg.Seed, Repro: cfg.Repro}, cfg.Cluster.API, cfg.Cluster.World)
 	if err != nil {
 		return nil, err
@@ -284,28 +322,14 @@ func run(cfg Config, wd *watchdog, reports *goseed.Reports) (*Report, error) {
 	b.checks = checks{invariant: cfg.Checks.Invariant, onWrite: cfg.Checks.OnWrite, repro: fmt.Sprintf("seed %d; %s", cfg.Seed, cfg.Repro)}
 	wd.repro.Store(&b.checks.repro)
 	wd.b.Store(b)
-	tr := &transport{b: b, host: strings.TrimPrefix(Host, "http://")}
 	opts := kube.RESTOptions()
 	opts.Watch = openWatch
 	handler, err := fakerest.NewHandler(w.Server(), opts)
 	if err != nil {
 		return nil, err
 	}
-	tr.handler = handler
-	wcfg := w.Config()
-	latency := cfg.Cluster.Latency
-	if latency == nil {
-		latency = func(r *rand.Rand, _ *http.Request) time.Duration {
-			return wcfg.MinLatency + time.Duration(r.Int64N(int64(wcfg.MaxLatency-wcfg.MinLatency)+1))
-		}
-	}
-	rnd := w.Sim().Rand(StreamController)
-	tr.latency = func(req *http.Request) time.Duration { return latency(rnd, req) }
-	restCfg := &rest.Config{
-		Host:      Host,
-		Transport: tr,
-		QPS:       -1,
-	}
+	tr := &transport{b: b, host: strings.TrimPrefix(Host, "http://"), handler: handler, latency: requestLatency(w, cfg.Cluster.Latency)}
+	c := &cluster{w: w, b: b, tr: tr, restCfg: &rest.Config{Host: Host, Transport: tr, QPS: -1}}
 	if outcome := cfg.Checks.Outcome; outcome != nil {
 		if err := w.AddCheck("controller", func() error { return outcome(w.Server()) }); err != nil {
 			return nil, err
@@ -321,139 +345,56 @@ func run(cfg Config, wd *watchdog, reports *goseed.Reports) (*Report, error) {
 	if err := w.Settle(); err != nil {
 		return nil, err
 	}
-	if cfg.Setup != nil {
-		if err := cfg.Setup(w); err != nil {
-			return nil, fmt.Errorf("clientgo: Setup: %w (seed %d; %s)", err, cfg.Seed, cfg.Repro)
+	return c, nil
+}
+
+// requestLatency is how long each response to the controller takes to arrive: latency's draw
+// from the "controller" stream, or one in the world's [MinLatency, MaxLatency] when it is nil.
+func requestLatency(w *world.World, latency func(*rand.Rand, *http.Request) time.Duration) func(*http.Request) time.Duration {
+	if latency == nil {
+		wcfg := w.Config()
+		latency = func(r *rand.Rand, _ *http.Request) time.Duration {
+			return wcfg.MinLatency + time.Duration(r.Int64N(int64(wcfg.MaxLatency-wcfg.MinLatency)+1))
 		}
-		w.Settle()
+	}
+	rnd := w.Sim().Rand(StreamController)
+	return func(req *http.Request) time.Duration { return latency(rnd, req) }
+}
+
+// prepare runs Setup in the standing cluster and arms the hazards, from the controller's start.
+func (c *cluster) prepare(cfg Config) error {
+	if cfg.Setup != nil {
+		if err := cfg.Setup(c.w); err != nil {
+			return fmt.Errorf("clientgo: Setup: %w (seed %d; %s)", err, cfg.Seed, cfg.Repro)
+		}
+		c.w.Settle()
 	}
 	if cfg.Hazards.any() {
-		if err := b.armHazards(cfg.Hazards, cfg.Phases.FaultsFor); err != nil {
-			return nil, fmt.Errorf("clientgo: Hazards: %w", err)
+		if err := c.b.armHazards(cfg.Hazards, cfg.Phases.FaultsFor); err != nil {
+			return fmt.Errorf("clientgo: Hazards: %w", err)
 		}
 	}
+	return nil
+}
 
-	if !cfg.WatchList {
-		listWatchRuns.Add(1)
-		defer listWatchRuns.Add(-1)
-	}
-	// The controller's life: one incarnation, or one after each crash-restart (Hazards).
-	var lives []*incarnation
-	start := func(t *transport) (*incarnation, error) {
-		ctx, cancel := context.WithCancel(context.Background())
-		inc := &incarnation{cancel: cancel, done: make(chan struct{}), tr: t}
-		if ctor, ok := cfg.Controller.(Constructor); ok {
-			env, err := newEnv(w, b, ctor.Scheme, restCfg, t, len(lives))
-			if err != nil {
-				cancel()
-				return nil, err
-			}
-			inc.env = env
-			if b.hz != nil {
-				b.hz.env = env
-			}
-		}
-		lives = append(lives, inc)
-		b.controllerWoken()
-		go func() {
-			defer close(inc.done)
-			if err := live(ctx, cfg.Controller, restCfg, t, inc.env); err != nil && ctx.Err() == nil {
-				inc.err = err
-			}
-		}()
-		return inc, nil
-	}
-	// controller-runtime's controller names (controllernames.go): those taken during the run
-	// are given back when it ends, and when a crashed controller's main has returned.
-	names := controllerNames()
-	defer releaseControllerNames(names)
-	cur, err := start(tr)
-	if err != nil {
-		return nil, err
-	}
-	var crashed []*incarnation // crashed incarnations whose goroutines have not all returned yet
-	b.onTurn = func() {
-		if b.hz == nil || (len(crashed) == 0 && !b.hz.restartDue) {
-			return
-		}
-		// What follows depends on how far the controller's goroutines got: let them all block
-		// first, as a turn does before its step, so a replay crashes and restarts the
-		// controller at the same point of its run.
-		b.quiesce()
-		if len(crashed) > 0 {
-			if !crashed[0].gone() {
-				if since := b.s.Now() - crashed[0].crashedAt; since >= restartGrace {
-					panic(stuckRestartReport(b.driverID, crashed[0], since, b.checks.repro))
-				}
-				return
-			}
-			// The crashed controller returned: start it afresh.
-			crashed = crashed[1:]
-			releaseControllerNames(names)
-			t := &transport{b: b, host: tr.host, handler: tr.handler, latency: tr.latency}
-			next, err := start(t)
-			if err != nil {
-				b.fail(fmt.Errorf("clientgo: restarting the controller: %w", err))
-				return
-			}
-			cur = next
-			b.fire(HazardRestart, sim.F("life", strconv.Itoa(len(lives)-1)))
-			return
-		}
-		b.hz.restartDue = false
-		cur.tr.crashed.Store(true)
-		cur.crashedAt = b.s.Now()
-		cur.cancel()
-		b.controllerWoken()
-		b.endStreamsOf(cur.tr)
-		if cur.env != nil {
-			// The process's informers die with it: stopped in the world, their handlers
-			// removed with what they had buffered, their watches closed.
-			cur.env.drop()
-		}
-		// A new process has empty caches: the world's view of them starts afresh.
-		b.views, b.listedAt = nil, nil
-		b.s.Emit(ControllerActor, "crash", sim.F("hazard", HazardRestart))
-		crashed = append(crashed, cur)
-	}
-	exited := func() bool { return len(crashed) == 0 && cur.exited() }
-	defer func() { cur.cancel() }()
-
-	err = drive(b, w, cfg, exited, b.streamsQuiet)
-	stoppedEarly := exited()
-	b.onTurn = nil
-	cur.cancel()
-	for _, inc := range crashed {
-		inc.cancel()
-	}
-	b.shutdown(append(crashed, cur))
-	for _, inc := range lives {
-		if inc.env != nil {
-			for _, f := range inc.env.factories {
-				f.Shutdown()
-			}
-		}
-	}
-	if cur.err != nil && (err == nil || stoppedEarly) {
-		// The controller's own error says more than "Run returned early".
-		err = fmt.Errorf("%w (seed %d; %s)", cur.err, cfg.Seed, cfg.Repro)
-	}
-	s := w.Sim()
+// report reads the run's Report off the world and the coupling; err is the run's failure.
+func (c *cluster) report(cfg Config, err error) *Report {
+	b, s := c.b, c.w.Sim()
 	rep := &Report{Seed: cfg.Seed, Hash: s.Trace().Hash(), Steps: s.StepCount(), SimTime: s.Now(), Seeded: b.seeded,
 		Hazards: b.hazardCounts(), Trace: s.Trace().Narrate(), Diagnostics: Diagnostics{
 			Calls: b.served, ConcurrentCalls: b.concurrentCalls, MaxConcurrent: b.maxConcurrent, Ties: b.ties,
 			Streams: b.streams.sorted(), WatchTimeoutsRedrawn: b.timeoutsRedrawn, StaticRequests: int(b.staticRequests.Load()),
 			UnorderedBatches: b.unorderedBatches, ResyncWakes: b.resyncWakes,
 			ClientGoMutationDetector: clientGoMutationDetector && cfg.main() != nil,
-			MissingNamespaceWrites:   missingNamespaceWrites(w)}}
-	if cp := w.ControlPlane(); cp != nil {
+			MissingNamespaceWrites:   missingNamespaceWrites(c.w)}}
+	if cp := c.w.ControlPlane(); cp != nil {
 		rep.Diagnostics.ControlPlane = &ControlPlaneReport{GarbageCollector: cp.GC.Stats(), NamespaceController: cp.Namespace.Stats(), WorkloadStatus: cp.Workload.Stats(), JobController: cp.Jobs.Stats()}
 	}
 	rep.unsure = b.seeded && cfg.main() != nil && controllerRuntimeMayRun() && rep.fired(HazardRestart) > 0
 	if err != nil {
-		rep.Failure = replayNote(rep) + record.Explain(w, err)
+		rep.Failure = replayNote(rep) + record.Explain(c.w, err)
 	}
-	return rep, err
+	return rep
 }
 
 // drive runs the three phases of a run.
@@ -506,76 +447,6 @@ func drive(b *bubble, w *world.World, cfg Config, exited func() bool, streamsQui
 		return err
 	}
 	return w.CheckConverged()
-}
-
-// live is one life of the controller, on a goroutine of its own: its main with a *rest.Config
-// sending over t, or its constructor on env and its Run. It returns when the controller does.
-func live(ctx context.Context, p Program, restCfg *rest.Config, t *transport, env *Env) error {
-	switch p := p.(type) {
-	case Main:
-		c := rest.CopyConfig(restCfg)
-		c.Transport = t
-		if err := p(ctx, c); err != nil {
-			err = fmt.Errorf("clientgo: the controller's main: %w", err)
-			if hint := nameCollisionHint(); hint != "" && nameCollision(err) {
-				err = fmt.Errorf("%w (%s)", err, hint)
-			}
-			return err
-		}
-	case Constructor:
-		c, err := p.New(ctx, env)
-		if err != nil {
-			return fmt.Errorf("clientgo: the controller's constructor: %w", err)
-		}
-		if c == nil {
-			return errors.New("clientgo: the controller's constructor returned nil")
-		}
-		for _, f := range env.factories {
-			f.Start(ctx.Done())
-		}
-		if err := c.Run(ctx, p.Workers); err != nil {
-			return fmt.Errorf("clientgo: the controller's Run: %w", err)
-		}
-	}
-	return nil
-}
-
-// incarnation is one life of the controller: from its main's (or constructor's) call to its
-// return.
-type incarnation struct {
-	cancel context.CancelFunc
-	done   chan struct{} // closed when it returned
-	err    error         // its error, read once done is closed
-	tr     *transport
-	// env is the life's Env (Constructor.New), nil under a Main.
-	env *Env
-	// crashedAt is when a restart hazard crashed it.
-	crashedAt time.Duration
-}
-
-// gone reports whether a crashed life is over: its main (or constructor and Run) returned, and
-// so did the goroutines its Env's factories started (Start runs each informer in one).
-func (inc *incarnation) gone() bool {
-	if !inc.exited() {
-		return false
-	}
-	if inc.env != nil {
-		for _, f := range inc.env.factories {
-			if f.running.Load() > 0 {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func (inc *incarnation) exited() bool {
-	select {
-	case <-inc.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // missingNamespaceWrites counts the world's ops whose write was refused because the namespace
