@@ -98,15 +98,6 @@ type bubble struct {
 	// staticRequests counts the discovery, version and health requests answered at once on the
 	// caller's goroutine (static.go).
 	staticRequests atomic.Int64
-	// unorderedBatches counts what client-go hands the handlers in a Go map's order
-	// (Report.Diagnostics.UnorderedBatches): watch-list starts of two objects or more, relists that find
-	// two objects or more gone. views are the keys each informer of the controller holds, as
-	// far as the world served them (stream.go).
-	unorderedBatches int
-	views            map[string]map[string]bool
-	// frames: whether a goroutine of the controller ran these frames, once looked for
-	// (priorityqueue.go).
-	frames map[string]bool
 	// resyncWakes counts Report.Diagnostics.ResyncWakes; slept is set when the driver's sleep let the
 	// bubble's clock move on, so the next calls drained were made by a controller woken by a
 	// timer of its own (the world did nothing in between).
@@ -121,21 +112,69 @@ type bubble struct {
 	// read them.
 	reports       *goseed.Reports
 	reportsReadAt time.Duration
-	// listedAt is, for each informer's view, when the response to its last LIST arrived;
-	// viewGVR its resource.
-	listedAt map[string]time.Duration
-	viewGVR  map[string]schema.GroupVersionResource
 	// hz are the run's hazards (hazards.go), nil when none is configured; onTurn, if set, runs
 	// before each turn of the driver (the controller's restarts).
 	hz     *hazards
 	onTurn func()
+	// conversions are the typed objects the Env's informers converted, by version
+	// (typedcache.go).
+	conversions convertedVersions
+	// checks are the user's checks while the controller runs (checks.go).
+	checks checks
+	// watches are the controller's own watches and what the world served its informers
+	// (stream.go); lending the objects the Env's informers lent it (readonly.go).
+	watches
+	lending
+
+	mu      sync.Mutex
+	failure error // the first failure of the coupling (a bad InformerFor), ends the run
+}
+
+func newBubble(w *world.World) *bubble {
+	b := &bubble{
+		w:        w,
+		s:        w.Sim(),
+		calls:    make(chan *call),
+		closed:   make(chan struct{}),
+		driverID: goroutineID(),
+	}
+	b.watches.b, b.lending.b, b.checks.b = b, b, b
+	return b
+}
+
+// watches are the watches the world serves the informers a controller built itself, and what
+// it served them: the keys each informer holds and when it last listed (stream.go).
+type watches struct {
+	b *bubble
+	// The controller's own watches (stream.go): open streams in the order they were opened, the
+	// last stream's number, and the report's count by kind.
+	open       []openStream
+	nextStream int
+	streams    streamStats
+	// unorderedBatches counts what client-go hands the handlers in a Go map's order
+	// (Report.Diagnostics.UnorderedBatches): watch-list starts of two objects or more, relists that find
+	// two objects or more gone. views are the keys each informer of the controller holds, as
+	// far as the world served them (stream.go).
+	unorderedBatches int
+	views            map[string]map[string]bool
+	// frames: whether a goroutine of the controller ran these frames, once looked for
+	// (priorityqueue.go).
+	frames map[string]bool
+	// listedAt is, for each informer's view, when the response to its last LIST arrived;
+	// viewGVR its resource.
+	listedAt map[string]time.Duration
+	viewGVR  map[string]schema.GroupVersionResource
+}
+
+// lending is the read-only check's state: the typed objects the Env's informers lent the
+// controller, and when the controller's code can have run since they were last compared
+// (readonly.go).
+type lending struct {
+	b *bubble
 	// lent are the typed objects the Env's informers handed out, with their copies, in the
 	// order they were handed out (readonly.go); lentIndex has them by identity.
 	lent      []lentObject
 	lentIndex map[any]bool
-	// conversions are the typed objects the Env's informers converted, by version
-	// (typedcache.go).
-	conversions convertedVersions
 	// When the controller's code can run, for the read-only check (readonly.go). woken is set
 	// when the driver wakes a goroutine of the controller (a response, a watch event, a call
 	// taken, a sleep letting its timers fire, a restart, a synced checker a step closed): it runs
@@ -150,27 +189,6 @@ type bubble struct {
 	// synced are the synced checkers handed to the controller, not done yet (readonly.go).
 	syncedMu sync.Mutex
 	synced   []cache.DoneChecker
-	// checks are the user's checks while the controller runs (checks.go).
-	checks checks
-
-	// The controller's own watches (stream.go): open streams in the order they were opened, the
-	// last stream's number, and the report's count by kind.
-	open       []openStream
-	nextStream int
-	streams    streamStats
-
-	mu      sync.Mutex
-	failure error // the first failure of the coupling (a bad InformerFor), ends the run
-}
-
-func newBubble(w *world.World) *bubble {
-	return &bubble{
-		w:        w,
-		s:        w.Sim(),
-		calls:    make(chan *call),
-		closed:   make(chan struct{}),
-		driverID: goroutineID(),
-	}
 }
 
 // fail records the first failure of the coupling; the driver ends the run with it.
@@ -337,7 +355,7 @@ func (b *bubble) turn() (bool, error) {
 			b.lentUnchecked = false
 			b.checkLent()
 		}
-		b.checkStep()
+		b.checks.checkStep()
 		return true, b.failed()
 	default: // nothing was due by now
 		return false, b.failed()
@@ -504,7 +522,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	listed := "" // the view a LIST refreshed
 	if t.latency != nil {
 		latency = func() time.Duration {
-			d := t.latency(req) + t.b.slowBy(req.Method+" "+req.URL.Path)
+			d := t.latency(req) + t.b.hz.slowBy(req.Method+" "+req.URL.Path)
 			if listed != "" {
 				t.b.listedAt[listed] += max(d, 0)
 			}
@@ -513,7 +531,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	err := t.b.do(req.Method, key, latency, func() {
 		if isUpdate(req.Method) {
-			if gvr, _, name, ok := objectPath(req.URL.Path); ok && name != "" && t.b.take(HazardConflict, sim.F("request", req.Method+" "+req.URL.Path)) {
+			if gvr, _, name, ok := objectPath(req.URL.Path); ok && name != "" && t.b.hz.take(HazardConflict, sim.F("request", req.Method+" "+req.URL.Path)) {
 				resp = conflict(req, gvr, name)
 				t.b.s.Emit(ControllerActor, "response", sim.F("request", request), sim.F("code", strconv.Itoa(resp.StatusCode)))
 				return
@@ -521,7 +539,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if isCacheList(req) && t.b.hz != nil && t.b.hz.armed[HazardStaleRead] > 0 {
 			if err := t.b.w.Server().Replicas().RouteNext(t.b.hz.staleReplica); err == nil {
-				t.b.take(HazardStaleRead, sim.F("request", request), sim.F("replica", strconv.Itoa(t.b.hz.staleReplica)))
+				t.b.hz.take(HazardStaleRead, sim.F("request", request), sim.F("replica", strconv.Itoa(t.b.hz.staleReplica)))
 			}
 		}
 		var wr *Write
@@ -542,7 +560,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				}
 			}
 			wr.After = current(t.b.w.Server(), wr.Resource, wr.Namespace, wr.Name)
-			t.b.checkWrite(*wr)
+			t.b.checks.checkWrite(*wr)
 		}
 		if req.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
 			listed = t.b.noteList(req, rec.body, resp.Header.Get("Content-Type"))

@@ -33,6 +33,7 @@ func (w Write) String() string {
 
 // checks are the user's checks while the controller runs (Checks.Invariant and OnWrite).
 type checks struct {
+	b         *bubble
 	invariant func(*fakeapi.Server) error
 	onWrite   func(Write) error
 	repro     string
@@ -89,7 +90,8 @@ func isWrite(method string) bool {
 
 // checkWrite runs Checks.OnWrite on a write served inside a step; a violation ends the run at
 // this step.
-func (b *bubble) checkWrite(w Write) {
+func (c *checks) checkWrite(w Write) {
+	b := c.b
 	if b.checks.onWrite == nil {
 		return
 	}
@@ -123,7 +125,8 @@ func (b *bubble) violation(oracle, msg string) *world.Violation {
 }
 
 // checkStep runs Checks.Invariant after a step; a violation ends the run at this step.
-func (b *bubble) checkStep() {
+func (c *checks) checkStep() {
+	b := c.b
 	if b.checks.invariant == nil {
 		return
 	}

@@ -156,7 +156,7 @@ func (f *Informers) build(obj runtime.Object) (*sharedIndexInformer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clientgo: InformerFor %T: %w", obj, err)
 	}
-	host.OnListRequest(func(o metav1.ListOptions) { f.b.staleList(name, o) })
+	host.OnListRequest(func(o metav1.ListOptions) { f.b.hz.staleList(name, o) })
 	return &sharedIndexInformer{b: f.b, env: f.env, name: name, resource: res.GVR.Resource, inf: inf, host: host, typed: t, indexer: indexer{Indexer: inf.GetIndexer(), b: f.b}, regs: map[*registration]bool{}}, nil
 }
 

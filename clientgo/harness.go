@@ -319,7 +319,7 @@ func newCluster(cfg Config, wd *watchdog, reports *goseed.Reports) (*cluster, er
 	b := newBubble(w)
 	b.seeded = goseed.Active()
 	b.reports = reports
-	b.checks = checks{invariant: cfg.Checks.Invariant, onWrite: cfg.Checks.OnWrite, repro: fmt.Sprintf("seed %d; %s", cfg.Seed, cfg.Repro)}
+	b.checks = checks{b: b, invariant: cfg.Checks.Invariant, onWrite: cfg.Checks.OnWrite, repro: fmt.Sprintf("seed %d; %s", cfg.Seed, cfg.Repro)}
 	wd.repro.Store(&b.checks.repro)
 	wd.b.Store(b)
 	opts := kube.RESTOptions()
@@ -370,9 +370,11 @@ func (c *cluster) prepare(cfg Config) error {
 		c.w.Settle()
 	}
 	if cfg.Hazards.any() {
-		if err := c.b.armHazards(cfg.Hazards, cfg.Phases.FaultsFor); err != nil {
+		hz, err := armHazards(c.b, cfg.Hazards, cfg.Phases.FaultsFor)
+		if err != nil {
 			return fmt.Errorf("clientgo: Hazards: %w", err)
 		}
+		c.b.hz = hz
 	}
 	return nil
 }
@@ -381,7 +383,7 @@ func (c *cluster) prepare(cfg Config) error {
 func (c *cluster) report(cfg Config, err error) *Report {
 	b, s := c.b, c.w.Sim()
 	rep := &Report{Seed: cfg.Seed, Hash: s.Trace().Hash(), Steps: s.StepCount(), SimTime: s.Now(), Seeded: b.seeded,
-		Hazards: b.hazardCounts(), Trace: s.Trace().Narrate(), Diagnostics: Diagnostics{
+		Hazards: b.hz.hazardCounts(), Trace: s.Trace().Narrate(), Diagnostics: Diagnostics{
 			Calls: b.served, ConcurrentCalls: b.concurrentCalls, MaxConcurrent: b.maxConcurrent, Ties: b.ties,
 			Streams: b.streams.sorted(), WatchTimeoutsRedrawn: b.timeoutsRedrawn, StaticRequests: int(b.staticRequests.Load()),
 			UnorderedBatches: b.unorderedBatches, ResyncWakes: b.resyncWakes,

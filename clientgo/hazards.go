@@ -108,6 +108,7 @@ func (h Hazards) validate() error {
 
 // hazards is the run's hazard state, the driver's alone.
 type hazards struct {
+	b   *bubble
 	cfg Hazards
 	// armed counts, by name, the hazards armed and not fired yet; total and fired the report's.
 	armed, total, fired map[string]int
@@ -118,19 +119,20 @@ type hazards struct {
 	env *Env
 }
 
-// arm schedules every configured hazard at its instants (from now, the controller's start).
-func (b *bubble) armHazards(h Hazards, within time.Duration) error {
-	b.hz = &hazards{cfg: h, armed: map[string]int{}, total: map[string]int{}, fired: map[string]int{}}
+// armHazards makes the run's hazards and schedules every configured one at its instants (from
+// now, the controller's start).
+func armHazards(b *bubble, h Hazards, within time.Duration) (*hazards, error) {
+	hz := &hazards{b: b, cfg: h, armed: map[string]int{}, total: map[string]int{}, fired: map[string]int{}}
 	if h.StaleLag == 0 {
-		b.hz.cfg.StaleLag = 10 * time.Second
+		hz.cfg.StaleLag = 10 * time.Second
 	}
 	if h.SlowBy == 0 {
-		b.hz.cfg.SlowBy = 5 * time.Second
+		hz.cfg.SlowBy = 5 * time.Second
 	}
 	if h.StaleReads > 0 {
-		b.hz.staleReplica = b.w.Server().Replicas().Len() - 1
-		if err := b.w.Server().Replicas().SetLag(b.hz.staleReplica, b.hz.cfg.StaleLag); err != nil {
-			return err
+		hz.staleReplica = b.w.Server().Replicas().Len() - 1
+		if err := b.w.Server().Replicas().SetLag(hz.staleReplica, hz.cfg.StaleLag); err != nil {
+			return nil, err
 		}
 	}
 	r := b.s.Rand(StreamHazards)
@@ -145,39 +147,39 @@ func (b *bubble) armHazards(h Hazards, within time.Duration) error {
 			at = append(at, h.RestartAt...)
 		}
 		for _, d := range at {
-			b.hz.total[name]++
-			b.s.AfterFunc(d, ControllerActor, "hazard", func() { b.arm(name) })
+			hz.total[name]++
+			b.s.AfterFunc(d, ControllerActor, "hazard", func() { hz.arm(name) })
 		}
 	}
-	return nil
+	return hz, nil
 }
 
 // arm arms one hazard, inside its step; a hidden change fires at once.
-func (b *bubble) arm(name string) {
-	b.s.Emit(ControllerActor, "hazard-armed", sim.F("hazard", name))
+func (h *hazards) arm(name string) {
+	h.b.s.Emit(ControllerActor, "hazard-armed", sim.F("hazard", name))
 	switch name {
 	case HazardRestart:
-		b.hz.restartDue = true
+		h.restartDue = true
 	case HazardHiddenChange:
-		b.hiddenChange()
+		h.hiddenChange()
 	default:
-		b.hz.armed[name]++
+		h.armed[name]++
 	}
 }
 
 // take fires an armed hazard if there is one, and reports whether it did.
-func (b *bubble) take(name string, fields ...sim.Field) bool {
-	if b.hz == nil || b.hz.armed[name] == 0 {
+func (h *hazards) take(name string, fields ...sim.Field) bool {
+	if h == nil || h.armed[name] == 0 {
 		return false
 	}
-	b.hz.armed[name]--
-	b.fire(name, fields...)
+	h.armed[name]--
+	h.fire(name, fields...)
 	return true
 }
 
-func (b *bubble) fire(name string, fields ...sim.Field) {
-	b.hz.fired[name]++
-	b.s.Emit(ControllerActor, "hazard-fired", append([]sim.Field{sim.F("hazard", name)}, fields...)...)
+func (h *hazards) fire(name string, fields ...sim.Field) {
+	h.fired[name]++
+	h.b.s.Emit(ControllerActor, "hazard-fired", append([]sim.Field{sim.F("hazard", name)}, fields...)...)
 }
 
 // hiddenChange closes every watch, deletes or updates an object an informer of the controller
@@ -185,16 +187,16 @@ func (b *bubble) fire(name string, fields ...sim.Field) {
 // are those the controller built itself (Main: as far as the world served them) and
 // those the current life's Env handed out (Constructor.New: their caches). With no object held, it
 // does nothing (and does not count as fired).
-func (b *bubble) hiddenChange() {
+func (h *hazards) hiddenChange() {
 	held := map[string][]string{} // informer -> the keys it holds, sorted
 	gvrOf := map[string]schema.GroupVersionResource{}
-	for v, keys := range b.views {
-		if len(keys) > 0 && b.viewGVR[v].Resource != "" {
+	for v, keys := range h.b.views {
+		if len(keys) > 0 && h.b.viewGVR[v].Resource != "" {
 			held[v] = slices.Sorted(maps.Keys(keys))
-			gvrOf[v] = b.viewGVR[v]
+			gvrOf[v] = h.b.viewGVR[v]
 		}
 	}
-	if env := b.hz.env; env != nil {
+	if env := h.env; env != nil {
 		for _, f := range env.factories {
 			for _, inf := range f.startedInformers() {
 				if inf.host == nil || inf.host.Stopped() {
@@ -209,11 +211,11 @@ func (b *bubble) hiddenChange() {
 		}
 	}
 	if len(held) == 0 {
-		b.s.Emit(ControllerActor, "hazard-missed", sim.F("hazard", HazardHiddenChange), sim.F("why", "no informer holds an object"))
+		h.b.s.Emit(ControllerActor, "hazard-missed", sim.F("hazard", HazardHiddenChange), sim.F("why", "no informer holds an object"))
 		return
 	}
 	views := slices.Sorted(maps.Keys(held))
-	r := b.s.Rand(StreamHazards)
+	r := h.b.s.Rand(StreamHazards)
 	view := views[r.IntN(len(views))]
 	keys := held[view]
 	key := keys[r.IntN(len(keys))]
@@ -226,20 +228,20 @@ func (b *bubble) hiddenChange() {
 		kind = world.OpDelete
 	}
 	gvr := gvrOf[view]
-	if err := b.w.Apply(world.Op{Kind: world.OpCloseWatches}); err != nil {
-		b.fail(fmt.Errorf("clientgo: hazard %s: %w", HazardHiddenChange, err))
+	if err := h.b.w.Apply(world.Op{Kind: world.OpCloseWatches}); err != nil {
+		h.b.fail(fmt.Errorf("clientgo: hazard %s: %w", HazardHiddenChange, err))
 		return
 	}
-	if err := b.w.Apply(world.Op{Kind: kind, Resource: gvr, Namespace: ns, Name: name}); err != nil {
+	if err := h.b.w.Apply(world.Op{Kind: kind, Resource: gvr, Namespace: ns, Name: name}); err != nil {
 		// The object went away meanwhile (a 404): the watches were closed for nothing.
-		b.s.Emit(ControllerActor, "hazard-missed", sim.F("hazard", HazardHiddenChange), sim.F("why", err.Error()))
+		h.b.s.Emit(ControllerActor, "hazard-missed", sim.F("hazard", HazardHiddenChange), sim.F("why", err.Error()))
 		return
 	}
-	if err := b.w.Apply(world.Op{Kind: world.OpCompact}); err != nil {
-		b.fail(fmt.Errorf("clientgo: hazard %s: %w", HazardHiddenChange, err))
+	if err := h.b.w.Apply(world.Op{Kind: world.OpCompact}); err != nil {
+		h.b.fail(fmt.Errorf("clientgo: hazard %s: %w", HazardHiddenChange, err))
 		return
 	}
-	b.fire(HazardHiddenChange, sim.F("op", kind.String()), sim.F("obj", resourceName(gvr)+"/"+key))
+	h.fire(HazardHiddenChange, sim.F("op", kind.String()), sim.F("obj", resourceName(gvr)+"/"+key))
 }
 
 // conflict answers an update with 409 Conflict, as the apiserver does for a stale
@@ -282,36 +284,36 @@ func isCacheList(req *http.Request) bool {
 // OnListRequest, inside that step): one a watch cache serves (resourceVersion=0, the first LIST
 // of an informer a restarted controller built) goes to the stale replica, as the controller's
 // own LISTs do through its transport.
-func (b *bubble) staleList(informer string, o metav1.ListOptions) {
-	if b.hz == nil || b.hz.armed[HazardStaleRead] == 0 || o.ResourceVersion != "0" {
+func (h *hazards) staleList(informer string, o metav1.ListOptions) {
+	if h == nil || h.armed[HazardStaleRead] == 0 || o.ResourceVersion != "0" {
 		return
 	}
-	if err := b.w.Server().Replicas().RouteNext(b.hz.staleReplica); err == nil {
-		b.take(HazardStaleRead, sim.F("informer", informer), sim.F("replica", strconv.Itoa(b.hz.staleReplica)))
+	if err := h.b.w.Server().Replicas().RouteNext(h.staleReplica); err == nil {
+		h.take(HazardStaleRead, sim.F("informer", informer), sim.F("replica", strconv.Itoa(h.staleReplica)))
 	}
 }
 
 // hazardCounts is the report's list: every configured hazard, in hazardNames' order.
-func (b *bubble) hazardCounts() []HazardCount {
-	if b.hz == nil {
+func (h *hazards) hazardCounts() []HazardCount {
+	if h == nil {
 		return nil
 	}
 	var out []HazardCount
 	for _, name := range hazardNames {
-		if b.hz.total[name] > 0 {
-			out = append(out, HazardCount{Name: name, Armed: b.hz.total[name], Fired: b.hz.fired[name]})
+		if h.total[name] > 0 {
+			out = append(out, HazardCount{Name: name, Armed: h.total[name], Fired: h.fired[name]})
 		}
 	}
 	return out
 }
 
 // slowBy is the extra latency of a call, if a slow-call hazard is armed.
-func (b *bubble) slowBy(label string) time.Duration {
-	if b.hz == nil {
+func (h *hazards) slowBy(label string) time.Duration {
+	if h == nil {
 		return 0
 	}
-	if b.take(HazardSlowCall, sim.F("call", label), sim.F("by", b.hz.cfg.SlowBy.String())) {
-		return b.hz.cfg.SlowBy
+	if h.take(HazardSlowCall, sim.F("call", label), sim.F("by", h.cfg.SlowBy.String())) {
+		return h.cfg.SlowBy
 	}
 	return 0
 }

@@ -127,7 +127,7 @@ func (l *lives) restart() {
 		return
 	}
 	l.cur = next
-	b.fire(HazardRestart, sim.F("life", strconv.Itoa(len(l.all)-1)))
+	b.hz.fire(HazardRestart, sim.F("life", strconv.Itoa(len(l.all)-1)))
 }
 
 // exited reports whether the controller returned on its own: no crashed life is pending and the

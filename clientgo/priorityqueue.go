@@ -31,7 +31,8 @@ const priorityQueueFrame = "sigs.k8s.io/controller-runtime/pkg/controller/priori
 // synced, and only then adds its handler; client-go hands a handler added late the objects the
 // informer holds in the order of a Go map (its indexer's). A manager starting while the world
 // holds objects (every restart) reconciles them in an order no seed decides.
-func (b *bubble) noteControllerRuntimeList(view string, keys map[string]bool) {
+func (ws *watches) noteControllerRuntimeList(view string, keys map[string]bool) {
+	b := ws.b
 	if len(keys) < 2 || b.seeded {
 		return
 	}
@@ -56,7 +57,8 @@ const controllerRuntimeFrame = "sigs.k8s.io/controller-runtime/pkg/internal/sour
 // runs reports whether a goroutine of this run's controller has frame in its stack, reading the
 // stacks once for each frame: the run's controller builds its queues and sources before its
 // informers list.
-func (b *bubble) runs(frame string) bool {
+func (ws *watches) runs(frame string) bool {
+	b := ws.b
 	if b.frames == nil {
 		b.frames = map[string]bool{}
 	}

@@ -55,7 +55,8 @@ type lentObject struct {
 // with a copy: pristine if not nil (a copy of obj the caller keeps and never changes, the typed
 // conversion's kept version, typedcache.go), else one made here. It returns the copy, which
 // nothing may change (the typed conversion keeps it), or nil when obj was not recorded.
-func (b *bubble) lend(informer string, obj any, pristine runtime.Object) runtime.Object {
+func (lr *lending) lend(informer string, obj any, pristine runtime.Object) runtime.Object {
+	b := lr.b
 	o, ok := obj.(runtime.Object)
 	if !ok || o == nil {
 		return nil
@@ -108,7 +109,8 @@ func (b *bubble) watchSynced(c cache.DoneChecker) cache.DoneChecker {
 
 // pollSynced, after a step, marks that the controller may run if a synced checker it was handed
 // is done since the last poll, and forgets the done ones.
-func (b *bubble) pollSynced() {
+func (lr *lending) pollSynced() {
+	b := lr.b
 	b.syncedMu.Lock()
 	defer b.syncedMu.Unlock()
 	kept := b.synced[:0]
@@ -130,7 +132,8 @@ func (b *bubble) pollSynced() {
 // unchanged; any other is compared with its copy as DeepEqual would (the first comparison, or a
 // block that moved: verifiedSnapshot, or reflect.DeepEqual itself where that cannot tell), and
 // snapshotted again when equal.
-func (b *bubble) checkLent() {
+func (lr *lending) checkLent() {
+	b := lr.b
 	if len(b.lent) == 0 {
 		return
 	}

@@ -26,8 +26,8 @@ import (
 // and when anything is not as expected the snapshot keeps looking the entries up.
 
 // smallMapLayout reports whether the runtime's map[string]string has the layout above, checked
-// once.
-var smallMapLayout = sync.OnceValue(checkSmallMapLayout)
+// once; false in the plain build and on 32-bit platforms (swissmap.Enabled).
+var smallMapLayout = sync.OnceValue(func() bool { return swissmap.Enabled && checkSmallMapLayout() })
 
 // smallStringMap returns the header and group of a map[string]string kept as a small map, and
 // false for a big one, a nil one, or when the layout was not found as expected. group is nil

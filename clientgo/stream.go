@@ -191,7 +191,7 @@ func (t *transport) openWatch(r *http.Request, gvr schema.GroupVersionResource, 
 	var werr error
 	var latency func() time.Duration
 	if t.latency != nil {
-		latency = func() time.Duration { return t.latency(r) + b.slowBy("WATCH "+r.URL.Path) }
+		latency = func() time.Duration { return t.latency(r) + b.hz.slowBy("WATCH "+r.URL.Path) }
 	}
 	if t.crashed.Load() {
 		return nil, errCrashed
@@ -241,7 +241,8 @@ type openStream struct {
 
 // pumpStreams schedules, on the driver, a delivery step for every open stream whose last event
 // was taken and whose watch has the next (or has ended), in the order the streams were opened.
-func (b *bubble) pumpStreams() {
+func (ws *watches) pumpStreams() {
+	b := ws.b
 	for _, o := range b.open {
 		sw := o.sw
 		if sw.scheduled || sw.ended || len(sw.out) > 0 || !sw.w.Ready() {
@@ -254,7 +255,8 @@ func (b *bubble) pumpStreams() {
 }
 
 // deliver hands the stream's next event to the REST front's watch loop, or ends the stream.
-func (b *bubble) deliver(sw *stepWatch, kind *StreamKind) {
+func (ws *watches) deliver(sw *stepWatch, kind *StreamKind) {
+	b := ws.b
 	sw.scheduled = false
 	if sw.ended {
 		return
@@ -300,7 +302,8 @@ func (b *bubble) deliver(sw *stepWatch, kind *StreamKind) {
 }
 
 // endStream closes the stream's channel, so the REST front's watch loop ends its response.
-func (b *bubble) endStream(sw *stepWatch, why string) {
+func (ws *watches) endStream(sw *stepWatch, why string) {
+	b := ws.b
 	if sw.ended {
 		return
 	}
@@ -312,7 +315,8 @@ func (b *bubble) endStream(sw *stepWatch, why string) {
 }
 
 // streamsQuiet reports whether no open stream has an event on its way.
-func (b *bubble) streamsQuiet() bool {
+func (ws *watches) streamsQuiet() bool {
+	b := ws.b
 	for _, o := range b.open {
 		if o.sw.scheduled || len(o.sw.out) > 0 || o.sw.w.Ready() {
 			return false
@@ -322,7 +326,8 @@ func (b *bubble) streamsQuiet() bool {
 }
 
 // endStreams ends every open stream when the run is over.
-func (b *bubble) endStreams() {
+func (ws *watches) endStreams() {
+	b := ws.b
 	for len(b.open) > 0 {
 		sw := b.open[0].sw
 		b.endStream(sw, "the run is over")
@@ -436,7 +441,8 @@ func viewKey(gvr schema.GroupVersionResource, ns, form string) string {
 // replaceView sets an informer's view to keys, the objects of a LIST or of a watch-list's start,
 // counting an unordered batch when two objects or more of the old view are gone: client-go's
 // Replace hands their tombstones to the handlers in the order of a Go map (its cache's keys).
-func (b *bubble) replaceView(view string, keys map[string]bool) {
+func (ws *watches) replaceView(view string, keys map[string]bool) {
+	b := ws.b
 	if b.views == nil {
 		b.views = map[string]map[string]bool{}
 	}
@@ -457,7 +463,8 @@ func (b *bubble) replaceView(view string, keys map[string]bool) {
 // the response's body: JSON, or protobuf decoded with client-go's scheme, and returns the view
 // ("" for a GET of one object). A body it cannot read forgets the view (nothing is counted for
 // it). The LIST's instant is the view's listedAt, moved on by the response's latency.
-func (b *bubble) noteList(req *http.Request, body []byte, contentType string) string {
+func (ws *watches) noteList(req *http.Request, body []byte, contentType string) string {
+	b := ws.b
 	gvr, ns, ok := collectionOf(req.URL.Path)
 	if !ok {
 		return ""
@@ -564,7 +571,8 @@ func createdName(body []byte, contentType string) (string, error) {
 }
 
 // noteView remembers the resource of an informer's view.
-func (b *bubble) noteView(view string, gvr schema.GroupVersionResource) {
+func (ws *watches) noteView(view string, gvr schema.GroupVersionResource) {
+	b := ws.b
 	if b.viewGVR == nil {
 		b.viewGVR = map[string]schema.GroupVersionResource{}
 	}
@@ -572,7 +580,8 @@ func (b *bubble) noteView(view string, gvr schema.GroupVersionResource) {
 }
 
 // endStreamsOf ends the streams a crashed controller's transport opened.
-func (b *bubble) endStreamsOf(t *transport) {
+func (ws *watches) endStreamsOf(t *transport) {
+	b := ws.b
 	for i := 0; i < len(b.open); {
 		sw := b.open[i].sw
 		if sw.tr != t {

@@ -26,7 +26,7 @@ import (
 // smallAnyMapLayout says whether the runtime's map[string]any has the layout above, checked
 // once when the package is initialised (a few microseconds; asked at every map fingerprinted,
 // where a sync.OnceValue's call cost a tenth of what reading in place saves).
-var smallAnyMapLayout = checkSmallAnyMapLayout()
+var smallAnyMapLayout = swissmap.Enabled && checkSmallAnyMapLayout()
 
 // smallMapGroup returns the group of m when it is a small map whose full slots number its
 // count, with the bits of its full slots (swissmap.Full), and false for a big map, or when the

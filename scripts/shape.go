@@ -11,6 +11,9 @@
 //     together, test files included). Elsewhere the largest sets are printed with -top only:
 //     fakeapi.Server and sim.Sim are facades whose methods are their API.
 //
+// The functions over the limit when the check was written are listed in notYet, which may only
+// shrink.
+//
 // Usage, from the repository root: go run scripts/shape.go [-top N] (exit 1 naming each one
 // over its limit; -top prints the N longest functions and largest method sets either way).
 package main
@@ -34,8 +37,56 @@ const (
 	minRows    = 4
 )
 
+// notYet are the functions over maxLines when the check was written, to be split: each may stay
+// over the limit until it is, and must then leave this list (the check says so), so the list only
+// shrinks. A function not in it that grows over the limit fails the check.
+var notYet = map[string]bool{}
+
+func init() {
+	for _, f := range []string{
+		"browser/browser_test.go checkTimeline",
+		"browser/spec_test.go TestFailingGinkgoSpecPage",
+		"clientgo/controllerruntime_test.go TestControllerRuntimeClientAndCache",
+		"clientgo/informers_test.go TestSharedInformerFactory",
+		"clientgo/kubeconfig_test.go TestKubeconfigTypedClientProtobuf",
+		"clientgo/kubectl_apply_test.go TestKubectlApplyPatchEdit",
+		"clientgo/kubectl_controlplane_test.go TestKubectlControlPlane",
+		"clientgo/readonly_snapshot.go memSnapshot.walk",
+		"clientgo/typed_test.go TestTypedWatches",
+		"cmd/informersim/scenario.go runScenario",
+		"compare/differential_test.go TestDifferential",
+		"controlplane/kept_test.go TestKeptViewsDecideAsRebuiltOnes",
+		"controlplane/view_test.go TestKeptGraphIsAFullRead",
+		"fakeapi/changes_test.go TestListChangesLentAsListLent",
+		"fakeapi/errors_test.go TestWatchEndRows",
+		"fakeapi/handover_test.go TestAdoptObjectIsNormalizeObject",
+		"fakeapi/mutate.go ResourceClient.Mutate",
+		"fakeapi/mutate_test.go TestMutateLends",
+		"fakeapi/property_test.go runProperty",
+		"fakeapi/rest/encache_test.go TestSharedEncodingsAreNeverStale",
+		"fakeapi/rest/events_test.go TestEventsOneStoreTwoVersions",
+		"fakeapi/rest/resource.go Handler.serveResource",
+		"fakeapi/write.go Server.applyUpdateManaged_locked",
+		"fakeapi/write.go validateMeta",
+		"fakeapi/write_test.go TestCreateRVAndUpdateRVAreCreateAndUpdate",
+		"kube/tounstructured.go buildToPlan",
+		"scripts/benchratio.go main",
+		"scripts/doccite.go main",
+		"sim/world/narrate.go Informer.onStepEvent",
+	} {
+		notYet[f] = true
+	}
+}
+
+// exempt are the types whose method set is an interface of another project's that they
+// implement, with why.
+var exempt = map[string]string{
+	"clientgo.kubeFactory": "client-go's informers.SharedInformerFactory: its methods are the interface's",
+}
+
 type fn struct {
-	where string
+	where string // file:line name
+	key   string // file name, as notYet lists it
 	lines int
 }
 
@@ -71,7 +122,7 @@ func main() {
 				methods[filepath.Dir(path)+"."+recv]++
 			}
 			n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1 - tableLines(fset, fd)
-			fns = append(fns, fn{fmt.Sprintf("%s:%d %s", path, fset.Position(fd.Pos()).Line, name), n})
+			fns = append(fns, fn{fmt.Sprintf("%s:%d %s", path, fset.Position(fd.Pos()).Line, name), path + " " + name, n})
 		}
 	}
 	sort.Slice(fns, func(i, j int) bool { return fns[i].lines > fns[j].lines })
@@ -96,14 +147,26 @@ func main() {
 		}
 	}
 	failed := false
+	seen := map[string]bool{}
 	for _, f := range fns {
-		if f.lines > maxLines {
+		seen[f.key] = true
+		switch {
+		case f.lines > maxLines && !notYet[f.key]:
 			fmt.Fprintf(os.Stderr, "shape: %s is %d lines (at most %d but tables)\n", f.where, f.lines, maxLines)
+			failed = true
+		case f.lines <= maxLines && notYet[f.key]:
+			fmt.Fprintf(os.Stderr, "shape: %s is %d lines now: take it out of notYet\n", f.where, f.lines)
+			failed = true
+		}
+	}
+	for key := range notYet {
+		if !seen[key] {
+			fmt.Fprintf(os.Stderr, "shape: notYet lists %s, which is gone: take it out\n", key)
 			failed = true
 		}
 	}
 	for _, t := range types {
-		if methods[t] > maxMethods && strings.HasPrefix(t, "clientgo") {
+		if methods[t] > maxMethods && strings.HasPrefix(t, "clientgo") && exempt[t] == "" {
 			fmt.Fprintf(os.Stderr, "shape: %s has %d methods (at most %d)\n", t, methods[t], maxMethods)
 			failed = true
 		}

@@ -27,6 +27,8 @@
 #   7. Every subcommand, package and document is listed where the docs list them
 #      (scripts/doclist.go): the README's command table and the usage, docs/design.md's
 #      Layout, docs/README.md.
+#   8. The code's shape (scripts/shape.go): no function over 100 lines but its tables, and no
+#      type of the clientgo harness with over 20 methods.
 set -u
 cd "$(dirname "$0")/.."
 module=$(go list -m)
@@ -121,6 +123,12 @@ $(cat "$tmp/doccite")"
 # 7. every subcommand, package and document listed
 go run scripts/doclist.go >"$tmp/doclist" 2>&1 || fail "not listed where the docs list them:
 $(cat "$tmp/doclist")"
+
+# 8. the code's shape: no function over 100 lines but tables (those over it when the check came
+# are listed in scripts/shape.go, a list that only shrinks), no type of the clientgo harness
+# with over 20 methods
+go run scripts/shape.go >"$tmp/shape" 2>&1 || fail "over the shape's limits:
+$(cat "$tmp/shape")"
 
 [ "$failed" = 0 ] && echo "verify: ok"
 exit "$failed"

@@ -15,8 +15,11 @@
 // tables, one table taking consecutive entries of the directory from the one its index names;
 // a table holds an array of groups laid out as a small map's.
 //
-// The layout is the runtime's, not a promise of the language. This package only reads what it
-// is told to read; each user checks, once per process and on maps of its own of the type it
+// The layout is the runtime's, not a promise of the language, and the offsets here are a 64-bit
+// platform's: Enabled is false on a 32-bit one and under the plain build tag (go test -tags
+// plain), and then every user takes the language's map operations. Checked against Go 1.24 to
+// 1.26 (internal/runtime/maps) on amd64. This package only reads what it is told to read; each
+// user checks, once per process and on maps of its own of the type it
 // reads, that the entries are where the layout says (clientgo's checkSmallMapLayout, fakeapi's
 // checkSmallAnyMapLayout), and falls back to the language's own map operations when they are
 // not.

@@ -1,3 +1,5 @@
+//go:build !plain && (amd64 || arm64 || loong64 || mips64 || mips64le || ppc64 || ppc64le || riscv64 || s390x)
+
 package swissmap
 
 import (
