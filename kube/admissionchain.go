@@ -53,11 +53,27 @@ func (p *AdmissionPlugins) get() []admissionapi.Interface {
 // CallsOut: with plugins set, every write is admitted outside the server's lock.
 func (a admission) CallsOut(rest.Write) bool { return len(a.plugins.get()) > 0 }
 
+// AdmitDelete runs the plugins on the delete of obj: the mutating ones (which cannot change
+// what a delete removes), then the validating ones.
+func (a admission) AdmitDelete(ctx context.Context, w rest.Write, obj *unstructured.Unstructured, opts metav1.DeleteOptions) error {
+	stages := a.stagesFor(&rest.AdmitRequest{Write: w, Old: obj}, nil)
+	if stages == nil {
+		return nil
+	}
+	stages.delete = &opts
+	if _, err := stages.mutate(ctx, nil); err != nil {
+		return err
+	}
+	return stages.validate(ctx, nil)
+}
+
 // pluginStages runs the plugins on one write (see AdmissionPlugins); nil runs nothing.
 type pluginStages struct {
 	plugins []admissionapi.Interface
 	req     *rest.AdmitRequest
 	oi      *objectInterfaces
+	// delete is the options of a delete (req.Old the object deleted), nil for other writes.
+	delete *metav1.DeleteOptions
 }
 
 // stagesFor returns the stages of req's write, nil without plugins. defaulter is what the
@@ -88,8 +104,14 @@ func (s *pluginStages) attributes(ctx context.Context, obj *unstructured.Unstruc
 			o.DryRun = []string{metav1.DryRunAll}
 		}
 	}
+	if s.delete != nil {
+		op, old = admissionapi.Delete, req.Old
+		o := s.delete.DeepCopy()
+		o.TypeMeta = metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "DeleteOptions"}
+		options = o
+	}
 	name := req.Name
-	if name == "" {
+	if name == "" && obj != nil {
 		name = obj.GetName()
 	}
 	u, ok := genericrequest.UserFrom(ctx)
@@ -97,7 +119,11 @@ func (s *pluginStages) attributes(ctx context.Context, obj *unstructured.Unstruc
 		// informersim serve authenticates no one: its requests are anonymous.
 		u = &user.DefaultInfo{Name: user.Anonymous, Groups: []string{user.AllUnauthenticated}}
 	}
-	return admissionapi.NewAttributesRecord(obj, old, req.GVK, req.Namespace, name, req.Resource, req.Subresource, op, options, req.DryRun, u)
+	var object runtime.Object
+	if obj != nil {
+		object = obj // not a typed nil: a delete has no object
+	}
+	return admissionapi.NewAttributesRecord(object, old, req.GVK, req.Namespace, name, req.Resource, req.Subresource, op, options, req.DryRun, u)
 }
 
 // warningsToFront passes the warnings the plugins add (k8s.io/apiserver/pkg/warning, a

@@ -91,7 +91,7 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target
 			writeError(w, err)
 			return
 		}
-		if err := rc.DeleteCollection(ctx, opts, lopts); err != nil {
+		if err := h.deleteCollection(r, t, rc, opts, lopts); err != nil {
 			h.fail(w, r, err)
 			return
 		}
@@ -127,7 +127,7 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target
 			writeError(w, err)
 			return
 		}
-		out, removed, err := rc.DeleteResult(ctx, t.name, opts)
+		out, removed, err := h.deleteAdmitted(ctx, r, t, rc, t.name, opts)
 		switch {
 		case err != nil:
 			h.fail(w, r, err)

@@ -99,10 +99,18 @@ type Admission interface {
 // stores it only if the object is still the version read, else reads it again and retries, as
 // kube-apiserver's GuaranteedUpdate does (at most maxAdmitAttempts times, then 409). So the
 // admission may take its time, and whoever it calls may read the API meanwhile.
+//
+// A delete is admitted too when CallsOut reports true for it (kube-apiserver's admission sees
+// deletes; the front's own Admission sees only the writes that store an object): the object is
+// read, AdmitDelete called, and the object deleted only if it is still the version read, else
+// the delete is admitted again.
 type CallingAdmission interface {
 	Admission
 	// CallsOut reports whether admitting w may call out of the process.
 	CallsOut(w Write) bool
+	// AdmitDelete admits the delete of obj (read-only, as stored) with opts: nil, or the
+	// request's answer as an error.
+	AdmitDelete(ctx context.Context, w Write, obj *unstructured.Unstructured, opts metav1.DeleteOptions) error
 }
 
 // AdmitRequest is one write handed to an Admission.
@@ -310,6 +318,43 @@ func (h *Handler) callsOut(wr Write) bool {
 	return ok && c.CallsOut(wr)
 }
 
+// deleteAdmitted deletes name as rc.DeleteResult does, admitting the delete first when the
+// admission calls out (CallingAdmission): the object is read and admitted, then deleted with
+// preconditions on the version admitted, and if it changed meanwhile read and admitted again.
+// Preconditions of the request's own are kept; a conflict with them is the request's answer.
+func (h *Handler) deleteAdmitted(ctx context.Context, r *http.Request, t target, rc *fakeapi.ResourceClient, name string, opts metav1.DeleteOptions) (*unstructured.Unstructured, bool, error) {
+	wr := h.writeOf(r, t, "")
+	wr.Name = name
+	wr.DryRun = len(opts.DryRun) > 0
+	if !h.callsOut(wr) {
+		return rc.DeleteResult(ctx, name, opts)
+	}
+	calling := h.admission.(CallingAdmission)
+	own := opts.Preconditions != nil && opts.Preconditions.ResourceVersion != nil
+	for attempt := 1; ; attempt++ {
+		live, err := rc.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, false, err
+		}
+		wr.Namespace = live.GetNamespace()
+		if err := calling.AdmitDelete(ctx, wr, t.liveAsView(live), opts); err != nil {
+			return nil, false, asStatus(err)
+		}
+		pinned := opts
+		if !own {
+			uid, rv := live.GetUID(), live.GetResourceVersion()
+			pinned.Preconditions = &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}
+			if opts.Preconditions != nil && opts.Preconditions.UID != nil {
+				pinned.Preconditions.UID = opts.Preconditions.UID
+			}
+		}
+		out, removed, err := rc.DeleteResult(ctx, name, pinned)
+		if own || !apierrors.IsConflict(err) || attempt == maxAdmitAttempts {
+			return out, removed, err
+		}
+	}
+}
+
 // errStaleRead ends a write admitted outside the lock whose object changed meanwhile.
 var errStaleRead = errors.New("rest: the object changed while the write was admitted")
 
@@ -510,4 +555,26 @@ func (t target) liveAsView(live *unstructured.Unstructured) *unstructured.Unstru
 		return live
 	}
 	return t.fromStore(live)
+}
+
+// deleteCollection deletes the objects lopts selects, as rc.DeleteCollection does; when the
+// admission calls out, as kube-apiserver does it: each object deleted on its own, admitted first
+// (deleteAdmitted), the first refusal ending the request.
+func (h *Handler) deleteCollection(r *http.Request, t target, rc *fakeapi.ResourceClient, opts metav1.DeleteOptions, lopts metav1.ListOptions) error {
+	wr := h.writeOf(r, t, "")
+	wr.DryRun = len(opts.DryRun) > 0
+	if !h.callsOut(wr) {
+		return rc.DeleteCollection(r.Context(), opts, lopts)
+	}
+	l, err := rc.List(r.Context(), lopts)
+	if err != nil {
+		return err
+	}
+	for _, item := range l.Items {
+		irc := h.srv.Resource(t.res.storeGVR()).Namespace(item.GetNamespace())
+		if _, _, err := h.deleteAdmitted(r.Context(), r, t, irc, item.GetName(), opts); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
 }

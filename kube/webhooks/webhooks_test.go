@@ -107,6 +107,15 @@ func newWebhookServer(t *testing.T) *webhookServer {
 			}
 			pt := admissionv1.PatchTypeJSONPatch
 			resp.Patch, resp.PatchType = []byte("["+op+"]"), &pt
+		case "/nodelete":
+			var old struct {
+				Data map[string]string `json:"data"`
+			}
+			_ = json.Unmarshal(review.Request.OldObject.Raw, &old)
+			if _, keep := old.Data["keep"]; keep && review.Request.Operation == admissionv1.Delete && review.Request.Object.Raw == nil {
+				resp.Allowed = false
+				resp.Result = &metav1.Status{Message: "kept", Code: 403}
+			}
 		case "/deny":
 			if w.during != nil {
 				w.during()
@@ -156,7 +165,8 @@ const configMapRules = `"rules":[{"operations":["CREATE","UPDATE"],"apiGroups":[
 // kube-apiserver's message, its warnings passed on; failurePolicy Ignore letting a write through
 // an unreachable webhook and Fail refusing it; and a webhook that reads the API while it is
 // called (as one with a client does) answered, for creates, updates and patches alike: the
-// write is admitted outside the server's lock.
+// write is admitted outside the server's lock; deletes and deletecollection admitted with the
+// object deleted.
 func TestWebhooksAsKubeAPIServer(t *testing.T) {
 	f := newFront(t)
 	w := newWebhookServer(t)
@@ -222,6 +232,34 @@ func TestWebhooksAsKubeAPIServer(t *testing.T) {
 	resp.Body.Close()
 	if got := resp.Header.Values("Warning"); resp.StatusCode != http.StatusCreated || !slicesContains(got, `299 - "checked by deny"`) {
 		t.Errorf("the validating webhook's warning: %d %q", resp.StatusCode, got)
+	}
+
+	// Deletes are admitted too: the object deleted is the review's oldObject.
+	f.configure("Validating", "nodelete.example.org", w.clientConfig("/nodelete")+`,"rules":[{"operations":["DELETE"],"apiGroups":[""],"apiVersions":["v1"],"resources":["configmaps"]}],"sideEffects":"None","admissionReviewVersions":["v1"]`)
+	if code, body := f.do("POST", "/api/v1/namespaces/hooked/configmaps", "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"kept"},"data":{"keep":"1"}}`); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	const kept = `admission webhook \"nodelete.example.org\" denied the request: kept`
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		code, body := f.do("DELETE", "/api/v1/namespaces/hooked/configmaps/kept?dryRun=All", "", "")
+		if code == http.StatusForbidden && strings.Contains(body, kept) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the delete webhook was not called within 10s: %d %s", code, body)
+		}
+	}
+	if code, body := f.do("DELETE", "/api/v1/namespaces/hooked/configmaps/kept", "", ""); code != http.StatusForbidden || !strings.Contains(body, kept) {
+		t.Errorf("delete denied: %d %s", code, body)
+	}
+	if code, body := f.do("DELETE", "/api/v1/namespaces/hooked/configmaps", "", ""); code != http.StatusForbidden || !strings.Contains(body, kept) {
+		t.Errorf("deletecollection denied: %d %s", code, body)
+	}
+	if code, body := f.do("GET", "/api/v1/namespaces/hooked/configmaps/kept", "", ""); code != http.StatusOK {
+		t.Errorf("the kept configmap after the denied deletes: %d %s", code, body)
+	}
+	if code, body := f.do("DELETE", "/api/v1/namespaces/default/configmaps/b", "", ""); code != http.StatusOK {
+		t.Errorf("delete allowed: %d %s", code, body)
 	}
 
 	code, body = f.do("POST", "/api/v1/namespaces/default/secrets", "application/json", `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"}}`)
