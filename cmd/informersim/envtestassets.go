@@ -204,7 +204,7 @@ if [ "$#" = 1 ] && { [ "$1" = --help ] || [ "$1" = -h ]; }; then
 %[2]sINFORMERSIM_HELP
 	exit 0
 fi
-%[3]s=%[1]s exec "$(dirname "$0")/informersim" "$@"
+%[3]s=%[1]s exec "${0%%/*}/informersim" "$@"
 `, name, help.String(), standInEnv)
 }
 

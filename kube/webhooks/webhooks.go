@@ -27,7 +27,6 @@ package webhooks
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -50,8 +49,9 @@ type plugin interface {
 
 // Start makes the two webhook plugins for front, the REST front's handler, and starts the
 // informers they read configurations and namespaces from (through an in-process client of
-// front, until ctx is done); it returns once those have synced, the mutating plugin first.
-// Give them to the front's kube.AdmissionPlugins.
+// front, until ctx is done); it returns the plugins, the mutating one first, at once: each
+// waits for the informers at the first write it admits. Give them to the front's
+// kube.AdmissionPlugins.
 func Start(ctx context.Context, front http.Handler) ([]admission.Interface, error) {
 	tr, err := fakerest.NewTransport(front)
 	if err != nil {
@@ -77,14 +77,8 @@ func Start(ctx context.Context, front http.Handler) ([]admission.Interface, erro
 			return nil, fmt.Errorf("webhooks: %w", err)
 		}
 	}
+	// The plugins wait for their informers to sync at the first write they admit (as
+	// kube-apiserver's do, for up to 10 s), so the front can serve at once.
 	factory.Start(ctx.Done())
-	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			return nil, fmt.Errorf("webhooks: the informer of %v did not sync", typ)
-		}
-	}
-	if ctx.Err() != nil {
-		return nil, errors.Join(errors.New("webhooks: stopped before the informers synced"), ctx.Err())
-	}
 	return []admission.Interface{m, v}, nil
 }
