@@ -35,6 +35,9 @@ var patches = []patch{
 	{file: "runtime/proc.go", after: "func newproc1(", text: "\tnewg.trackingSeq = uint8(cheaprand())\n",
 		with: "\tnewg.trackingSeq = uint8(cheaprand())\n\tnewg.informersimSelects = 0\n",
 		why:  "a new goroutine (a reused g included) starts its count of selects at zero"},
+	{file: "runtime/time.go", after: "func (t *timer) maybeAdd()", text: "t.rand = cheaprand()",
+		with: "t.rand = informersimTimerRand()",
+		why:  "timers of the bubble due at the same instant fire in an order drawn from the run's seed"},
 	{file: "runtime/runtime.go", after: "func syscall_runtimeSetenv(", text: "\tif key == \"GODEBUG\" {\n",
 		with: "\tif key == \"" + EnvSeed + "\" {\n\t\tinformersimSetSeed(value)\n\t}\n\tif key == \"GODEBUG\" {\n",
 		why:  "os.Setenv of " + EnvSeed + " gives the runtime the run's seed"},
@@ -134,6 +137,7 @@ func informersimSetSeed(value string) {
 	informersimSeed = n
 	informersimRandState = informersimMix(n ^ 0x72616e642d736564)
 	maps.InformersimSetSeed(n)
+	informersimTimerDraws = 0
 	informersimRunning.Store(true)
 }
 
@@ -171,6 +175,21 @@ func informersimMix(x uint64) uint64 {
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
 }
+
+// informersimTimerRand is the tie-breaker of a timer of the bubble that joins the heap: timers
+// due at the same instant fire in the order of these draws. During a run it is the next draw of
+// a stream the run's seed starts (timers join the heap in the order the run's goroutines set
+// them, which the run decides); outside a run, the runtime's own.
+func informersimTimerRand() uint32 {
+	if !informersimRunning.Load() {
+		return cheaprand()
+	}
+	informersimTimerDraws++
+	return uint32(informersimMix(informersimSeed ^ 0x74696d65722d6f72 ^ informersimMix(informersimTimerDraws)))
+}
+
+// informersimTimerDraws counts the run's draws of timer tie-breakers.
+var informersimTimerDraws uint64
 
 // informersimSelectRandn is a number below n drawn from the run's seed and the goroutine's
 // count of selects: a function of what the goroutine did, not of when it ran.
