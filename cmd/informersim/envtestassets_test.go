@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -126,6 +127,28 @@ func TestEnvtestAssetsStartedByEnvtest(t *testing.T) {
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "bob" cannot list resource "configmaps" in API group "" in the namespace "default"`) ||
 		!strings.Contains(err.Error(), "evaluates no RBAC Roles") {
 		t.Errorf("bob lists configmaps: %v; want kube-apiserver's 403 for RBAC without bindings, saying the stand-in evaluates no Roles", err)
+	}
+	// The admin impersonating bob is bob; a token the stand-in cannot verify is a 401.
+	as := rest.CopyConfig(cfg)
+	as.Impersonate = rest.ImpersonationConfig{UserName: "bob", Groups: []string{"team"}}
+	ac, err := client.New(as, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ac.List(ctx, &corev1.ConfigMapList{}, client.InNamespace("default")); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "bob" cannot list`) {
+		t.Errorf("the admin impersonating bob lists configmaps: %v; want bob's 403", err)
+	}
+	if err := bc.Get(ctx, client.ObjectKey{Name: "default"}, &corev1.Namespace{}); !apierrors.IsForbidden(err) {
+		t.Errorf("bob gets a namespace: %v; want 403", err)
+	}
+	tokenCfg := rest.AnonymousClientConfig(cfg)
+	tokenCfg.BearerToken = "not-a-token"
+	tc, err := client.New(tokenCfg, client.Options{Mapper: c.RESTMapper()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tc.List(ctx, &corev1.ConfigMapList{}); !apierrors.IsUnauthorized(err) {
+		t.Errorf("a request with a bearer token: %v; want 401", err)
 	}
 	// Without a client certificate: system:anonymous may read /healthz, not the API.
 	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
