@@ -113,56 +113,7 @@ func TestEnvtestAssetsStartedByEnvtest(t *testing.T) {
 		t.Errorf("create of an invalid gadget: %v, want Invalid", err)
 	}
 
-	// A user of envtest's AddUser outside system:masters: RBAC without bindings refuses it, with
-	// kube-apiserver's wording and the reason the stand-in gives.
-	bob, err := env.AddUser(envtest.User{Name: "bob", Groups: []string{"team"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bc, err := client.New(bob.Config(), client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = bc.List(ctx, &corev1.ConfigMapList{}, client.InNamespace("default"))
-	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "bob" cannot list resource "configmaps" in API group "" in the namespace "default"`) ||
-		!strings.Contains(err.Error(), "evaluates no RBAC Roles") {
-		t.Errorf("bob lists configmaps: %v; want kube-apiserver's 403 for RBAC without bindings, saying the stand-in evaluates no Roles", err)
-	}
-	// The admin impersonating bob is bob; a token the stand-in cannot verify is a 401.
-	as := rest.CopyConfig(cfg)
-	as.Impersonate = rest.ImpersonationConfig{UserName: "bob", Groups: []string{"team"}}
-	ac, err := client.New(as, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ac.List(ctx, &corev1.ConfigMapList{}, client.InNamespace("default")); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "bob" cannot list`) {
-		t.Errorf("the admin impersonating bob lists configmaps: %v; want bob's 403", err)
-	}
-	if err := bc.Get(ctx, client.ObjectKey{Name: "default"}, &corev1.Namespace{}); !apierrors.IsForbidden(err) {
-		t.Errorf("bob gets a namespace: %v; want 403", err)
-	}
-	tokenCfg := rest.AnonymousClientConfig(cfg)
-	tokenCfg.BearerToken = "not-a-token"
-	tc, err := client.New(tokenCfg, client.Options{Mapper: c.RESTMapper()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tc.List(ctx, &corev1.ConfigMapList{}); !apierrors.IsUnauthorized(err) {
-		t.Errorf("a request with a bearer token: %v; want 401", err)
-	}
-	// Without a client certificate: system:anonymous may read /healthz, not the API.
-	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	for path, want := range map[string]int{"/healthz": 200, "/api/v1/namespaces": 403} {
-		resp, err := insecure.Get(strings.TrimSuffix(cfg.Host, "/") + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != want {
-			t.Errorf("anonymous GET %s: %d %s, want %d", path, resp.StatusCode, body, want)
-		}
-	}
+	checkStandInAuth(t, env, cfg, c)
 	if pids := processesRunning(t, assets); len(pids) != 2 {
 		t.Errorf("while envtest runs, the processes of %s are %v; want the two stand-ins", assets, pids)
 	}
@@ -321,4 +272,63 @@ func waitHealthy(t *testing.T, url string) {
 		}
 	}
 	t.Fatalf("%s did not answer 200 within 10s", url)
+}
+
+// checkStandInAuth checks the stand-in's authentication and authorisation as envtest's admin
+// (c, over cfg) and the users env provisions see them: a user of envtest's AddUser outside
+// system:masters is refused as RBAC without bindings refuses it, with kube-apiserver's wording
+// and the reason the stand-in gives; the admin impersonating that user is that user; a token the
+// stand-in cannot verify is a 401; without a client certificate, system:anonymous may read
+// /healthz, not the API.
+func checkStandInAuth(t *testing.T, env *envtest.Environment, cfg *rest.Config, c client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	bob, err := env.AddUser(envtest.User{Name: "bob", Groups: []string{"team"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bc, err := client.New(bob.Config(), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = bc.List(ctx, &corev1.ConfigMapList{}, client.InNamespace("default"))
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "bob" cannot list resource "configmaps" in API group "" in the namespace "default"`) ||
+		!strings.Contains(err.Error(), "evaluates no RBAC Roles") {
+		t.Errorf("bob lists configmaps: %v; want kube-apiserver's 403 for RBAC without bindings, saying the stand-in evaluates no Roles", err)
+	}
+	// The admin impersonating bob is bob; a token the stand-in cannot verify is a 401.
+	as := rest.CopyConfig(cfg)
+	as.Impersonate = rest.ImpersonationConfig{UserName: "bob", Groups: []string{"team"}}
+	ac, err := client.New(as, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ac.List(ctx, &corev1.ConfigMapList{}, client.InNamespace("default")); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "bob" cannot list`) {
+		t.Errorf("the admin impersonating bob lists configmaps: %v; want bob's 403", err)
+	}
+	if err := bc.Get(ctx, client.ObjectKey{Name: "default"}, &corev1.Namespace{}); !apierrors.IsForbidden(err) {
+		t.Errorf("bob gets a namespace: %v; want 403", err)
+	}
+	tokenCfg := rest.AnonymousClientConfig(cfg)
+	tokenCfg.BearerToken = "not-a-token"
+	tc, err := client.New(tokenCfg, client.Options{Mapper: c.RESTMapper()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tc.List(ctx, &corev1.ConfigMapList{}); !apierrors.IsUnauthorized(err) {
+		t.Errorf("a request with a bearer token: %v; want 401", err)
+	}
+	// Without a client certificate: system:anonymous may read /healthz, not the API.
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	for path, want := range map[string]int{"/healthz": 200, "/api/v1/namespaces": 403} {
+		resp, err := insecure.Get(strings.TrimSuffix(cfg.Host, "/") + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("anonymous GET %s: %d %s, want %d", path, resp.StatusCode, body, want)
+		}
+	}
 }
