@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -330,5 +331,36 @@ func checkStandInAuth(t *testing.T, env *envtest.Environment, cfg *rest.Config, 
 		if resp.StatusCode != want {
 			t.Errorf("anonymous GET %s: %d %s, want %d", path, resp.StatusCode, body, want)
 		}
+	}
+}
+
+// Goal: envtest-assets keeps the directories of the three most recently used builds and removes
+// older ones, never the one it prints, and leaves what is not an assets' directory alone.
+func TestEnvtestAssetsPrunesOldBuilds(t *testing.T) {
+	parent := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for i, name := range []string{"0000000000000001", "0000000000000002", "0000000000000003", "0000000000000004", "notassets"} {
+		dir := filepath.Join(parent, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		at := old.Add(time.Duration(i) * time.Minute)
+		if err := os.Chtimes(dir, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errb strings.Builder
+	if code := run([]string{"envtest-assets", "-dir=" + parent, "-kubectl=" + os.Args[0]}, &out, &errb); code != 0 {
+		t.Fatalf("envtest-assets: exit %d: %s", code, errb.String())
+	}
+	var left []string
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	want := []string{"0000000000000003", "0000000000000004", filepath.Base(strings.TrimSpace(out.String())), "notassets"}
+	slices.Sort(want)
+	if !slices.Equal(left, want) {
+		t.Errorf("after envtest-assets, %s holds %q, want %q", parent, left, want)
 	}
 }
