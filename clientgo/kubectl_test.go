@@ -334,10 +334,15 @@ func TestKubectlEverydayVerbs(t *testing.T) {
 		t.Errorf("kubectl describe configmap:\n%s", desc)
 	}
 
-	// explain: a clear error, not a template failure.
+	// explain: the kind's schema from /openapi/v3, its description and fields.
 	out, err := command("explain", "pods").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "not found in OpenAPI schema") || strings.Contains(string(out), "template") {
+	if err != nil || !strings.Contains(string(out), "KIND:       Pod") || !strings.Contains(string(out), "Pod is a collection of containers") ||
+		!strings.Contains(string(out), "spec\t<PodSpec>") {
 		t.Fatalf("kubectl explain pods: %v\n%s", err, out)
+	}
+	if out, err := command("explain", "deployment.spec.replicas").CombinedOutput(); err != nil || !strings.Contains(string(out), "FIELD: replicas <integer>") ||
+		!strings.Contains(string(out), "Number of desired pods") {
+		t.Fatalf("kubectl explain deployment.spec.replicas: %v\n%s", err, out)
 	}
 
 	expect(run("delete", "namespace", "team-a"), `namespace "team-a" deleted`)

@@ -81,6 +81,10 @@ func (a admission) Admit(ctx context.Context, req *rest.AdmitRequest) (*unstruct
 		}
 		return d.admit(ctx, req, a.stagesFor(req, d.prune))
 	case req.Builtin && req.Subresource == "":
+		// Decoded into its Go type first, as kube-apiserver decodes a body (builtins.go).
+		if req.Object, err = typedBuiltin(ctx, req); err != nil {
+			return nil, err
+		}
 		defaults := func(u *unstructured.Unstructured) { defaultBuiltin(req.GVK, u.Object) }
 		defaults(req.Object)
 		stages := a.stagesFor(req, defaults)
@@ -88,6 +92,8 @@ func (a admission) Admit(ctx context.Context, req *rest.AdmitRequest) (*unstruct
 			return nil, err
 		}
 		return out, stages.validate(ctx, out)
+	case req.Builtin && req.Subresource == "status":
+		return typedBuiltin(ctx, req)
 	}
 	stages := a.stagesFor(req, nil)
 	if out, err = stages.mutate(ctx, req.Object); err != nil {

@@ -41,6 +41,7 @@ template:
       name: c
       ports: [{containerPort: 80, protocol: TCP}]
       readinessProbe: {failureThreshold: 3, httpGet: {path: /, port: 80, scheme: HTTP}, periodSeconds: 10, successThreshold: 1, timeoutSeconds: 1}
+      resources: {}
       terminationMessagePath: /dev/termination-log
       terminationMessagePolicy: File
     dnsPolicy: ClusterFirst
@@ -61,8 +62,9 @@ parallelism: 1
 podReplacementPolicy: TerminatingOrFailed
 suspend: false
 template:
+  metadata: {}
   spec:
-    containers: [{image: busybox, imagePullPolicy: Always, name: c, terminationMessagePath: /dev/termination-log, terminationMessagePolicy: File}]
+    containers: [{image: busybox, imagePullPolicy: Always, name: c, resources: {}, terminationMessagePath: /dev/termination-log, terminationMessagePolicy: File}]
     dnsPolicy: ClusterFirst
     enableServiceLinks: true
     restartPolicy: Never
@@ -76,10 +78,12 @@ template:
 concurrencyPolicy: Allow
 failedJobsHistoryLimit: 1
 jobTemplate:
+  metadata: {}
   spec:
     template:
+      metadata: {}
       spec:
-        containers: [{image: "busybox:latest", imagePullPolicy: Always, name: c, terminationMessagePath: /dev/termination-log, terminationMessagePolicy: File}]
+        containers: [{image: "busybox:latest", imagePullPolicy: Always, name: c, resources: {}, terminationMessagePath: /dev/termination-log, terminationMessagePolicy: File}]
         dnsPolicy: ClusterFirst
         enableServiceLinks: true
         restartPolicy: Always

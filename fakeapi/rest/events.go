@@ -62,15 +62,57 @@ var eventFieldLabels = map[string]string{
 
 var eventConversion = &viewConversion{
 	toStore: func(obj map[string]any) map[string]any {
-		return renameFields(obj, "v1", 0, 1)
+		return rendered(renameFields(obj, "v1", 0, 1), coreEventAlways, coreEventOmitEmpty)
 	},
 	fromStore: func(obj map[string]any) map[string]any {
-		return renameFields(obj, "events.k8s.io/v1", 1, 0)
+		return rendered(renameFields(obj, "events.k8s.io/v1", 1, 0), newEventAlways, newEventOmitEmpty)
 	},
 	fieldLabel: func(label string) (string, bool) {
 		l, ok := eventFieldLabels[label]
 		return l, ok
 	},
+}
+
+// Each version's Go type always writes some fields, empty or null when unset, and leaves out
+// others when empty: kube-apiserver writes an event as the type of the version asked for, so a
+// field converted from the other version is written or left out as that type does.
+var (
+	coreEventAlways = map[string]any{"eventTime": nil, "firstTimestamp": nil, "lastTimestamp": nil,
+		"reportingComponent": "", "reportingInstance": "", "source": map[string]any{}, "involvedObject": map[string]any{}}
+	coreEventOmitEmpty = []string{"message", "reason", "type", "action", "count"}
+	newEventAlways     = map[string]any{"eventTime": nil, "regarding": map[string]any{}, "deprecatedSource": map[string]any{},
+		"deprecatedFirstTimestamp": nil, "deprecatedLastTimestamp": nil}
+	newEventOmitEmpty = []string{"note", "reason", "type", "action", "reportingController", "reportingInstance", "deprecatedCount"}
+)
+
+// rendered is obj (changed in place: a new top level already) with the fields always written
+// present and the empty ones of omitEmpty left out.
+func rendered(obj map[string]any, always map[string]any, omitEmpty []string) map[string]any {
+	for k, v := range always {
+		if _, ok := obj[k]; !ok {
+			if m, isMap := v.(map[string]any); isMap && len(m) == 0 {
+				v = map[string]any{} // each object its own map
+			}
+			obj[k] = v
+		}
+	}
+	for _, k := range omitEmpty {
+		switch v := obj[k].(type) {
+		case string:
+			if v == "" {
+				delete(obj, k)
+			}
+		case float64:
+			if v == 0 {
+				delete(obj, k)
+			}
+		case int64:
+			if v == 0 {
+				delete(obj, k)
+			}
+		}
+	}
+	return obj
 }
 
 // renameFields returns obj with a new top level: the apiVersion given (when obj has one) and

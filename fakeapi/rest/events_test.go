@@ -42,7 +42,8 @@ func TestEventsOneStoreTwoVersions(t *testing.T) {
 	want := map[string]any{"apiVersion": "events.k8s.io/v1", "kind": "Event",
 		"regarding": map[string]any{"kind": "Pod", "name": "p", "namespace": "ns"}, "reason": "Pulled", "note": "pulled it", "type": "Normal",
 		"deprecatedSource": map[string]any{"component": "kubelet"}, "deprecatedCount": float64(3), "reportingController": "kubelet",
-		"deprecatedFirstTimestamp": "2026-01-01T00:00:00Z", "deprecatedLastTimestamp": "2026-01-01T00:01:00Z"}
+		"deprecatedFirstTimestamp": "2026-01-01T00:00:00Z", "deprecatedLastTimestamp": "2026-01-01T00:01:00Z",
+		"eventTime": nil} // events.k8s.io/v1's type always writes it
 	if diff := cmp.Diff(want, seen); diff != "" {
 		t.Errorf("a core event through events.k8s.io/v1 (-want +got):\n%s", diff)
 	}
@@ -62,6 +63,12 @@ func TestEventsOneStoreTwoVersions(t *testing.T) {
 	for _, k := range []string{"regarding", "note", "reportingController"} {
 		if _, ok := back[k]; ok {
 			t.Errorf("core/v1 shows the events.k8s.io field %s", k)
+		}
+	}
+	// Written as core/v1's type writes what it always has, unset.
+	for k, v := range map[string]any{"firstTimestamp": nil, "lastTimestamp": nil, "source": map[string]any{}} {
+		if got, ok := back[k]; !ok || !cmp.Equal(got, v) {
+			t.Errorf("the new event through core/v1: %s = %v (present %v), want %v", k, got, ok, v)
 		}
 	}
 
