@@ -4,25 +4,17 @@ GO ?= go
 RACE_PKGS ?= ./informer/... ./fakeapi/...
 SEED ?= 1
 
-.PHONY: all test test-unit test-plain test-race test-nested test-seeded test-kubebuilder envtest-assets chromium verify demo course bench sim fuzz fuzz-rest fuzz-scenarios fuzz-controller fuzz-corpus fuzz-samplecontroller rewrite compare realcluster-build realcluster realcluster-stop compare-real
+.PHONY: all test test-unit test-race test-nested test-seeded test-kubebuilder envtest-assets chromium verify demo course bench sim fuzz fuzz-rest fuzz-scenarios fuzz-controller fuzz-corpus fuzz-samplecontroller rewrite compare realcluster-build realcluster realcluster-stop compare-real
 
 all: test
 
 ## test: verify, then every test, then -race on the packages with a goroutine driver and on
 ## worlds run in parallel goroutines (a parallel seed sweep), then the nested modules that use
 ## client-go (clientgo/, examples/).
-test: verify test-unit test-plain test-race test-nested test-seeded
+test: verify test-unit test-race test-nested test-seeded
 
 test-unit:
 	$(GO) test ./...
-
-## test-plain: the plain build (-tags plain), in which the fast paths that read the Go runtime's
-## insides are off (internal/swissmap.Enabled false: fakeapi's fingerprints range over maps,
-## clientgo's read-only snapshots look entries up): the main module's tests, whose pinned hashes
-## must hold, and clientgo's read-only check and harness runs.
-test-plain:
-	$(GO) test -tags plain ./...
-	cd clientgo && $(GO) test -tags plain -run 'TestReadOnly|TestSnapshot|TestVerifiedSnapshot|TestSmallMapLayout|TestHarness|TestRestartUnderNew' .
 
 test-race:
 	$(GO) test -race $(RACE_PKGS)

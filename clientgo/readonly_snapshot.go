@@ -5,8 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
-
-	"github.com/informersim/informersim/internal/swissmap"
 )
 
 // A memory snapshot of a lent object, so that the read-only check's comparisons after the first
@@ -458,14 +456,6 @@ func (s *memSnapshot) walk(live, c unsafe.Pointer, plan *memPlan, depth int) boo
 				// found so here).
 				if s.verify && !stringMapsEqual(*(*map[string]string)(lf), *(*map[string]string)(cf)) {
 					return false
-				}
-				if header, group, ok := smallStringMap(*(*map[string]string)(lf)); ok {
-					// Its memory, as any other block's (readonly_maps.go).
-					s.block(header, swissmap.HeaderSize)
-					if group != nil {
-						s.block(group, swissmap.GroupSize)
-					}
-					continue
 				}
 				if m := *(*map[string]string)(lf); m != nil {
 					from := len(s.strs)

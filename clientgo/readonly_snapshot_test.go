@@ -4,14 +4,11 @@ import (
 	"maps"
 	"math"
 	"reflect"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 	"unsafe"
-
-	"github.com/informersim/informersim/internal/swissmap"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -351,33 +348,4 @@ func BenchmarkSnapshotUnchanged(b *testing.B) {
 			}
 		}
 	})
-}
-
-// TestSmallMapLayout: the runtime's maps have the layout readonly_maps.go reads, so that the
-// snapshot compares a small map's memory; otherwise it falls back to looking each entry up,
-// which is as exact and slower, and this test says so.
-func TestSmallMapLayout(t *testing.T) {
-	if !swissmap.Enabled {
-		// The plain build, or a 32-bit platform: snapshots look every entry up.
-		if smallMapLayout() {
-			t.Fatal("the map layout is used though swissmap.Enabled is false")
-		}
-		if _, _, ok := smallStringMap(map[string]string{"a": "1"}); ok {
-			t.Fatal("a map read in place though swissmap.Enabled is false")
-		}
-		return
-	}
-	if !smallMapLayout() {
-		t.Fatalf("the runtime's map[string]string is not laid out as readonly_maps.go expects (Go %s): snapshots look map entries up; update the layout", runtime.Version())
-	}
-	m := map[string]string{"a": "1", "b": "2"}
-	if _, _, ok := smallStringMap(m); !ok {
-		t.Errorf("a map of two entries is not found small")
-	}
-	for i := range 20 {
-		m[strconv.Itoa(i)] = "x"
-	}
-	if _, _, ok := smallStringMap(m); ok {
-		t.Errorf("a map of 22 entries is found small")
-	}
 }

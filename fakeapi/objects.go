@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/informersim/informersim/internal/jsonvalue"
-	"github.com/informersim/informersim/internal/swissmap"
 )
 
 // This file holds the helpers behind the ownership rule of stored objects (see the package
@@ -108,11 +107,11 @@ func sameComposite(a, b any) bool {
 }
 
 // smallMapEntries is the number of entries a Go map keeps in its small form, a single group of
-// slots (internal/swissmap). The runtime (swiss tables, Go 1.24 and later) turns a small map that holds that many
+// slots (the runtime's internal/runtime/maps: eight slots a group). The runtime (swiss tables, Go 1.24 and later) turns a small map that holds that many
 // entries into a full table on any assignment, even one to a key already present: about 650
 // bytes and three allocations more, kept for as long as the map lives. A pod's metadata has
 // eight fields, so every write of a pod used to pay it once per field it set.
-const smallMapEntries = swissmap.GroupSlots
+const smallMapEntries = 8
 
 // setField sets m[k] = v for a map the server may write (see "Ownership of objects"). Deleting k
 // first leaves a full small map room for the assignment, so it stays small when k was there;
