@@ -47,7 +47,6 @@ func init() {
 		"browser/browser_test.go checkTimeline",
 		"browser/spec_test.go TestFailingGinkgoSpecPage",
 		"clientgo/controllerruntime_test.go TestControllerRuntimeClientAndCache",
-		"cmd/informersim/envtestassets_test.go TestEnvtestAssetsStartedByEnvtest",
 		"clientgo/informers_test.go TestSharedInformerFactory",
 		"clientgo/kubeconfig_test.go TestKubeconfigTypedClientProtobuf",
 		"clientgo/kubectl_apply_test.go TestKubectlApplyPatchEdit",
