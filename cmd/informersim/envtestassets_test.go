@@ -364,3 +364,46 @@ func TestEnvtestAssetsPrunesOldBuilds(t *testing.T) {
 		t.Errorf("after envtest-assets, %s holds %q, want %q", parent, left, want)
 	}
 }
+
+// BenchmarkEnvtestStartStop: envtest.Environment's Start and Stop with informersim's stand-ins
+// (the CRD directory installed), and as the anchor of the same run one start of the binary
+// (its initialisation, the part of each stand-in's start envtest waits for that informersim
+// cannot shorten): the ratio says how many such starts a Start and Stop cost.
+//
+//	cd cmd/informersim && go test -tags serve -run '^$' -bench EnvtestStartStop -benchtime 5x .
+func BenchmarkEnvtestStartStop(b *testing.B) {
+	parent := b.TempDir()
+	var out, errb strings.Builder
+	if code := run([]string{"envtest-assets", "-dir=" + parent}, &out, &errb); code != 0 {
+		b.Fatalf("envtest-assets: exit %d: %s", code, errb.String())
+	}
+	assets := strings.TrimSpace(out.String())
+	crds := b.TempDir()
+	if err := os.WriteFile(filepath.Join(crds, "example.org_gadgets.yaml"), []byte(crdManifest), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Setenv("KUBEBUILDER_ASSETS", assets)
+	b.Setenv("USE_EXISTING_CLUSTER", "")
+	var anchor, startStop time.Duration
+	for b.Loop() {
+		start := time.Now()
+		cmd := exec.Command(filepath.Join(assets, "informersim"), "--help")
+		cmd.Env = append(os.Environ(), "INFORMERSIM_STAND_IN=etcd")
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("the binary's start: %v", err)
+		}
+		anchor += time.Since(start)
+		start = time.Now()
+		env := &envtest.Environment{CRDDirectoryPaths: []string{crds}, ErrorIfCRDPathMissing: true}
+		if _, err := env.Start(); err != nil {
+			b.Fatalf("envtest.Environment.Start: %v", err)
+		}
+		if err := env.Stop(); err != nil {
+			b.Fatalf("envtest.Environment.Stop: %v", err)
+		}
+		startStop += time.Since(start)
+	}
+	b.ReportMetric(float64(startStop.Milliseconds())/float64(b.N), "ms-start-stop/op")
+	b.ReportMetric(float64(anchor.Milliseconds())/float64(b.N), "ms-binary-start/op")
+	b.ReportMetric(float64(startStop)/float64(anchor), "x-binary-starts")
+}
