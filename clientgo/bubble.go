@@ -7,15 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing/synctest"
 	"time"
 
+	"github.com/informersim/informersim/clientgo/internal/introspect"
 	"github.com/informersim/informersim/internal/goseed"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
@@ -136,7 +135,7 @@ func newBubble(w *world.World) *bubble {
 		s:        w.Sim(),
 		calls:    make(chan *call),
 		closed:   make(chan struct{}),
-		driverID: goroutineID(),
+		driverID: introspect.GoroutineID(),
 	}
 	b.watches.b, b.lending.b, b.checks.b = b, b, b
 	return b
@@ -215,7 +214,7 @@ func (b *bubble) onDriver() bool {
 		// caller that sees it set is another goroutine.
 		return false
 	}
-	return goroutineID() == b.driverID
+	return introspect.GoroutineID() == b.driverID
 }
 
 // do runs fn in the world as a traced step at the caller's instant and returns when it has run
@@ -572,20 +571,6 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Request = req
 	return resp, nil
-}
-
-// goroutineID returns the running goroutine's id, read from its stack header ("goroutine 12 [").
-func goroutineID() uint64 {
-	var buf [64]byte
-	n := runtime.Stack(buf[:], false)
-	s := strings.TrimPrefix(string(buf[:n]), "goroutine ")
-	if i := strings.IndexByte(s, ' '); i > 0 {
-		id, err := strconv.ParseUint(s[:i], 10, 64)
-		if err == nil {
-			return id
-		}
-	}
-	return 0
 }
 
 // readBody reads a request's body whole, as io.ReadAll does, into one slice of the body's size

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/informersim/informersim/clientgo/internal/introspect"
 	"github.com/informersim/informersim/sim"
 )
 
@@ -79,23 +80,12 @@ func bubbleRuns(driver uint64, frame string) (found bool) {
 	if !controllerRuntimeMayRun() {
 		return false
 	}
-	withAllStacks(func(all []byte) {
+	introspect.AllStacks(func(all []byte) {
 		f := []byte(frame)
-		controllerStacks(all, driver, func(stack []byte, _ string) bool {
+		introspect.BubbleStacks(all, driver, func(stack []byte, _ string) bool {
 			found = bytes.Contains(stack, f)
 			return !found
 		})
 	})
 	return found
-}
-
-// bubbleOf is the "synctest bubble N" of a goroutine's state, "" outside bubbles.
-func bubbleOf(state string) string {
-	_, after, ok := strings.Cut(state, "synctest bubble ")
-	if !ok {
-		return ""
-	}
-	n, _, _ := strings.Cut(after, "]")
-	n, _, _ = strings.Cut(n, ",")
-	return "synctest bubble " + n
 }

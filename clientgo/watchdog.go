@@ -1,16 +1,13 @@
 package clientgo
 
 import (
-	"bytes"
 	"fmt"
-	"runtime"
-	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/informersim/informersim/clientgo/internal/crhooks"
+	"github.com/informersim/informersim/clientgo/internal/introspect"
 )
 
 // A run is driven by rule 1 of bubble: the world steps once every goroutine of the controller
@@ -101,82 +98,13 @@ type bubbleGoroutine struct{ stack, state string }
 // testing/synctest's own (the bubble's root and the test's waiter): the controller's.
 func bubbleGoroutines(driver uint64) []bubbleGoroutine {
 	var out []bubbleGoroutine
-	withAllStacks(func(all []byte) {
-		controllerStacks(all, driver, func(stack []byte, state string) bool {
+	introspect.AllStacks(func(all []byte) {
+		introspect.BubbleStacks(all, driver, func(stack []byte, state string) bool {
 			out = append(out, bubbleGoroutine{stack: strings.TrimSpace(string(stack)), state: state})
 			return true
 		})
 	})
 	return out
-}
-
-// controllerStacks calls f with the stack and state of each goroutine of the driver's bubble in
-// all (runtime.Stack's text of every goroutine), but the driver and testing/synctest's own,
-// until f returns false.
-func controllerStacks(all []byte, driver uint64, f func(stack []byte, state string) bool) {
-	stacks := bytes.Split(all, []byte("\n\n"))
-	bubble := ""
-	for _, s := range stacks {
-		if id, state, ok := stackHeader(s); ok && id == driver {
-			bubble = bubbleOf(state)
-		}
-	}
-	if bubble == "" {
-		return
-	}
-	for _, s := range stacks {
-		id, state, ok := stackHeader(s)
-		if !ok || id == driver || bubbleOf(state) != bubble || bytes.Contains(s, []byte("testing/synctest.")) {
-			continue
-		}
-		if !f(s, state) {
-			return
-		}
-	}
-}
-
-// stackBufs keeps the buffers withAllStacks fills: a megabyte or more made (and zeroed) at each
-// read of the stacks was a third of the bytes a harness run allocated (bubbleRuns reads them
-// once or twice a run).
-var stackBufs = sync.Pool{New: func() any { return new([]byte) }}
-
-// withAllStacks calls f with the stacks of every goroutine of the process, in a buffer that is
-// reused once f returns (f must not keep it).
-func withAllStacks(f func(all []byte)) {
-	buf := stackBufs.Get().(*[]byte)
-	defer stackBufs.Put(buf)
-	if len(*buf) == 0 {
-		*buf = make([]byte, 1<<20)
-	}
-	for {
-		n := runtime.Stack(*buf, true)
-		if n < len(*buf) {
-			f((*buf)[:n])
-			return
-		}
-		*buf = make([]byte, 2*len(*buf))
-	}
-}
-
-// stackHeader is goroutineHeader of a stack's first line.
-func stackHeader(stack []byte) (uint64, string, bool) {
-	line, _, _ := bytes.Cut(stack, []byte("\n"))
-	return goroutineHeader(string(line))
-}
-
-// goroutineHeader parses "goroutine 12 [chan receive (durable), synctest bubble 1]:".
-func goroutineHeader(s string) (uint64, string, bool) {
-	s, ok := strings.CutPrefix(s, "goroutine ")
-	if !ok {
-		return 0, "", false
-	}
-	line, _, _ := strings.Cut(s, "\n")
-	idText, state, ok := strings.Cut(line, " ")
-	if !ok {
-		return 0, "", false
-	}
-	id, err := strconv.ParseUint(idText, 10, 64)
-	return id, state, err == nil
 }
 
 // why says what a goroutine's state means for the run.

@@ -1,0 +1,64 @@
+package introspect
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"testing/synctest"
+)
+
+// TestReaderContainsAcrossChunks places the string across each chunk boundary of the reader.
+func TestReaderContainsAcrossChunks(t *testing.T) {
+	s := []byte("sigs.k8s.io/controller-runtime/")
+	for _, at := range []int{0, 1<<20 - len(s), 1<<20 - 5, 1 << 20, 2<<20 - 1, 3<<20 - len(s)} {
+		data := make([]byte, 3<<20)
+		copy(data[at:], s)
+		if got, err := readerContains(bytes.NewReader(data[:max(at+len(s), 0)]), s); err != nil || !got {
+			t.Errorf("at %d: %v, %v", at, got, err)
+		}
+		if got, err := readerContains(bytes.NewReader(data[:at+len(s)-1]), s); err != nil || got {
+			t.Errorf("cut at %d: %v, %v", at, got, err)
+		}
+	}
+}
+
+// TestGoroutineID reads the calling goroutine's id from its own stack header, and another
+// goroutine's differs.
+func TestGoroutineID(t *testing.T) {
+	id := GoroutineID()
+	if id == 0 {
+		t.Fatal("GoroutineID: 0, the header was not parsed")
+	}
+	other := make(chan uint64)
+	go func() { other <- GoroutineID() }()
+	if o := <-other; o == 0 || o == id {
+		t.Fatalf("another goroutine's id %d, this one's %d", o, id)
+	}
+}
+
+// TestBubbleStacks finds, from a bubble's goroutine, the bubble's other goroutines and not
+// testing/synctest's own nor the caller.
+func TestBubbleStacks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		self := GoroutineID()
+		stop := make(chan struct{})
+		go blockedInBubble(stop)
+		synctest.Wait()
+		var found []string
+		AllStacks(func(all []byte) {
+			BubbleStacks(all, self, func(stack []byte, state string) bool {
+				found = append(found, string(stack))
+				if !strings.Contains(state, "synctest bubble") {
+					t.Errorf("state %q names no bubble", state)
+				}
+				return true
+			})
+		})
+		close(stop)
+		if len(found) != 1 || !strings.Contains(found[0], "blockedInBubble") {
+			t.Fatalf("the bubble's goroutines other than the caller: %d stacks\n%s", len(found), strings.Join(found, "\n\n"))
+		}
+	})
+}
+
+func blockedInBubble(stop chan struct{}) { <-stop }
