@@ -60,7 +60,7 @@ func TestChecksWhileRunning(t *testing.T) {
 	cfg.Controller, cfg.Checks.Invariant = clientgo.Main(mirrorMainWith(true)), noMirrorOfAMirror
 	rep, err := clientgo.Run(t, cfg)
 	if err == nil || !strings.Contains(err.Error(), "clientgo: Checks.Invariant broken after step ") ||
-		!strings.Contains(err.Error(), "-mirror-mirror mirrors a mirror") || !strings.Contains(err.Error(), world.Repro(1)) {
+		!strings.Contains(err.Error(), "-mirror-mirror mirrors a mirror") || !strings.Contains(err.Error(), world.TestRepro(t.Name(), 1)) {
 		t.Fatalf("the invariant: %v", err)
 	}
 	if rep.SimTime >= base.Phases.FaultsFor || !strings.Contains(rep.Failure, "invariant-violation") || !strings.Contains(rep.Trace, "controller: invariant-violation error=") {
@@ -84,7 +84,7 @@ func TestChecksWhileRunning(t *testing.T) {
 	}
 	rep, err = clientgo.Run(t, cfg)
 	if err == nil || !strings.Contains(err.Error(), "clientgo: the controller's write POST /api/v1/namespaces/default/configmaps (201) breaks Checks.OnWrite: created ") ||
-		!strings.Contains(err.Error(), world.Repro(1)) || rep.SimTime >= base.Phases.FaultsFor {
+		!strings.Contains(err.Error(), world.TestRepro(t.Name(), 1)) || rep.SimTime >= base.Phases.FaultsFor {
 		t.Fatalf("the write check: %v (stopped at %v)", err, rep.SimTime)
 	}
 	// The failure tells the written object's story: a violation about it, its history in the

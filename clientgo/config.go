@@ -26,7 +26,8 @@ type Config struct {
 	// Seed decides the run: the world's every choice and the order of the controller's calls.
 	Seed uint64
 	// Repro is the line that replays the run, printed with its failure; empty means
-	// world.Repro(Seed), which replays a seeded test. A run a fuzz input decides (Fuzz) sets
+	// world.TestRepro of Run's *testing.T and Seed, which re-runs that test or subtest alone at
+	// the seed (world.Repro(Seed) for another T, such as a Ginkgo spec's). A run a fuzz input decides (Fuzz) sets
 	// Go's own replay line for the input (world.FuzzRepro).
 	Repro string
 	// Cluster is what the controller runs against: the world, the apiserver, the control plane's

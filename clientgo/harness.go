@@ -249,7 +249,13 @@ func runTest(t T, cfg Config) (*Report, error) {
 	wd := startWatchdog()
 	defer close(wd.stop)
 	if cfg.Repro == "" {
-		cfg.Repro = world.Repro(cfg.Seed) // run's failures and the detector's markers name it
+		// Run's failures and the detector's markers name it: from a go test function, the line
+		// that re-runs that test or subtest alone (world.TestRepro); from a Ginkgo spec, the
+		// suite's with the spec's focus (world.Repro).
+		cfg.Repro = world.Repro(cfg.Seed)
+		if tt, ok := t.(*testing.T); ok {
+			cfg.Repro = world.TestRepro(tt.Name(), cfg.Seed)
+		}
 		if goseed.Active() {
 			cfg.Repro = "env $(informersim determinism) " + cfg.Repro // the replay is the mode's
 		}

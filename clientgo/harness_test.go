@@ -373,7 +373,7 @@ func TestRunFailureIsToldForAPerson(t *testing.T) {
 			t.Errorf("Failure lacks %q:\n%s", want, rep.Failure)
 		}
 	}
-	for _, once := range []string{"seed", world.Repro(1)} {
+	for _, once := range []string{"seed", world.TestRepro(t.Name(), 1)} {
 		if n := strings.Count(rep.Failure, once); n != 1 {
 			t.Errorf("%q is stated %d times, want once:\n%s", once, n, rep.Failure)
 		}

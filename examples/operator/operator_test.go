@@ -144,7 +144,7 @@ func TestPlantedBugsCaught(t *testing.T) {
 				if err == nil {
 					continue
 				}
-				if !strings.Contains(err.Error(), pb.caughtBy) || !strings.Contains(err.Error(), world.Repro(seed)) {
+				if !strings.Contains(err.Error(), pb.caughtBy) || !strings.Contains(err.Error(), world.TestRepro(t.Name(), seed)) {
 					otherwise++
 					continue
 				}
@@ -163,7 +163,7 @@ func TestPlantedBugsCaught(t *testing.T) {
 			if _, err := clientgo.Run(t, runConfig(t, pb.spec, caught, fifo, nil)); err != nil {
 				t.Fatalf("seed %d fails with the correct operator too: %v", caught, err)
 			}
-			t.Logf("caught and replayed on seed %d after %d seeds (%d failed otherwise, %d not replayed); replay: %s\n%v", caught, tried, otherwise, notReplayed, world.Repro(caught), first)
+			t.Logf("caught and replayed on seed %d after %d seeds (%d failed otherwise, %d not replayed); replay: %s\n%v", caught, tried, otherwise, notReplayed, world.TestRepro(t.Name(), caught), first)
 		})
 	}
 }
