@@ -195,7 +195,9 @@
 //     replays from its seed (examples/operator's TestDeterminism measures both).
 //   - A watchdog ends a run stuck on something the bubble cannot see (a real listener, a mutex
 //     held across a call, a channel from outside the run): after two minutes of wall-clock time with
-//     no progress it panics, naming each such goroutine, its stack and the seed.
+//     no progress it panics, naming each such goroutine, its stack and the seed; a goroutine
+//     accepting connections on a real address (a health-probe server on ":8081") it names after
+//     a few seconds, with the addresses to set to "0".
 //
 // Limits: a handler's resync period, selectors and namespaces of the Env factories follow the
 // world's informers; client-go's own informers hand some batches to the handlers in a Go map's

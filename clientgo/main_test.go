@@ -21,8 +21,14 @@ func TestMain(m *testing.M) {
 // failed with every one of want in its output.
 func failsInChild(t *testing.T, env string, want ...string) {
 	t.Helper()
+	failsInChildWith(t, env, "1", want...)
+}
+
+// failsInChildWith is failsInChild with env set to value.
+func failsInChildWith(t *testing.T, env, value string, want ...string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.timeout=120s")
-	cmd.Env = append(os.Environ(), env+"=1")
+	cmd.Env = append(os.Environ(), env+"="+value)
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		t.Fatalf("the child process passed:\n%s", out)

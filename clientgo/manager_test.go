@@ -191,11 +191,15 @@ func TestManagerInTheWorld(t *testing.T) {
 var coreEventsGVR = schema.GroupVersionResource{Version: "v1", Resource: "events"}
 
 // TestStuckRunIsNamed: a manager serving health probes on a real address leaves a goroutine in
-// network I/O, which the run cannot see the end of: the watchdog ends the process, naming the
-// goroutine and the seed, instead of a hang until go test's timeout. It runs in a child process.
+// network I/O, which the run cannot see the end of. The watchdog ends the process within
+// seconds, naming the listener, the fix and the seed, instead of a hang until go test's
+// timeout; with the listener check out of reach (a watchdog of two seconds), its general report
+// names the goroutine's state. Each runs in a child process.
 func TestStuckRunIsNamed(t *testing.T) {
-	if os.Getenv("CLIENTGO_STUCK_CHILD") == "1" {
-		clientgo.SetStuckAfter(2 * time.Second)
+	if os.Getenv("CLIENTGO_STUCK_CHILD") != "" {
+		if os.Getenv("CLIENTGO_STUCK_CHILD") == "general" {
+			clientgo.SetStuckAfter(2 * time.Second)
+		}
 		cfg := widgetManagerConfig(t, 7)
 		scheme := widgetManagerScheme(t)
 		cfg.Controller = clientgo.Main(func(ctx context.Context, c *rest.Config) error {
@@ -208,5 +212,11 @@ func TestStuckRunIsNamed(t *testing.T) {
 		_, err := clientgo.Run(t, cfg)
 		t.Fatalf("the run returned: %v", err)
 	}
-	failsInChild(t, "CLIENTGO_STUCK_CHILD", "clientgo: the run is stuck (seed 7;", "IO wait", "network I/O: a server listening on a real address")
+	start := time.Now()
+	failsInChildWith(t, "CLIENTGO_STUCK_CHILD", "1", "clientgo: the run is stuck (seed 7;", "accept connections on a real address",
+		`HealthProbeBindAddress: "0"`, "net.(*netFD).accept")
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("the listener was named after %v, want seconds", d)
+	}
+	failsInChildWith(t, "CLIENTGO_STUCK_CHILD", "general", "clientgo: the run is stuck (seed 7;", "IO wait", "network I/O: a server listening on a real address")
 }

@@ -27,6 +27,16 @@ import (
 // binary, a real hang only waits longer: the margin is generous.
 var stuckAfter = 2 * time.Minute
 
+// listenerAfter is how long (wall clock) the driver waits with no progress before the watchdog
+// looks for a goroutine of the controller accepting connections on a real address: a metrics or
+// health-probe server (a kubebuilder main's default probe address is ":8081"). Such a goroutine
+// never blocks durably, so the run can never go on; the watchdog ends it then, naming the fix,
+// rather than after stuckAfter.
+const listenerAfter = 3 * time.Second
+
+// watchdogTick is how often the watchdog looks at the driver.
+const watchdogTick = time.Second
+
 // watchdog watches one run's driver.
 type watchdog struct {
 	b     atomic.Pointer[bubble]
@@ -43,10 +53,11 @@ func startWatchdog() *watchdog {
 }
 
 func (wd *watchdog) loop() {
-	tick := time.NewTicker(stuckAfter / 10)
+	tick := time.NewTicker(min(watchdogTick, stuckAfter/10))
 	defer tick.Stop()
 	var last int64 = -1
 	var since time.Time
+	looked := false // for a listener, since the driver's last progress
 	for {
 		select {
 		case <-wd.stop:
@@ -58,15 +69,21 @@ func (wd *watchdog) loop() {
 				continue
 			}
 			if p := b.wakes.Load(); p != last {
-				last, since = p, now
+				last, since, looked = p, now, false
 				continue
 			}
+			repro := ""
+			if r := wd.repro.Load(); r != nil {
+				repro = *r
+			}
 			if now.Sub(since) >= stuckAfter {
-				repro := ""
-				if r := wd.repro.Load(); r != nil {
-					repro = *r
-				}
 				panic(stuckReport(b.driverID, now.Sub(since), repro))
+			}
+			if now.Sub(since) >= listenerAfter && !looked {
+				looked = true
+				if l := listeners(b.driverID); len(l) > 0 {
+					panic(listenerReport(l, repro))
+				}
 			}
 		}
 	}
@@ -88,6 +105,27 @@ func stuckReport(driver uint64, waited time.Duration, repro string) string {
 		msg += "(none found: the bubble's goroutines are busy)"
 	}
 	return msg
+}
+
+// listeners are the goroutines of the driver's bubble accepting connections on a real address.
+func listeners(driver uint64) []bubbleGoroutine {
+	var out []bubbleGoroutine
+	for _, g := range bubbleGoroutines(driver) {
+		if strings.Contains(g.state, "IO wait") && strings.Contains(g.stack, "net.(*netFD).accept") {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// listenerReport says why a run with a listener cannot go on, and what to change.
+func listenerReport(l []bubbleGoroutine, repro string) string {
+	var stacks []string
+	for _, g := range l {
+		stacks = append(stacks, g.stack)
+	}
+	return fmt.Sprintf("clientgo: the run is stuck (%s): %d goroutine(s) of the controller accept connections on a real address, which the run can never see the end of, so the world can take no step. Give every server of the controller the address \"0\" (off): with controller-runtime, ctrl.Options{Metrics: metricsserver.Options{BindAddress: \"0\"}, HealthProbeBindAddress: \"0\"} (a kubebuilder main's defaults are \":8080\" and \":8081\"; set them from flags the test passes, or leave HealthProbeBindAddress empty):\n\n%s",
+		repro, len(l), strings.Join(stacks, "\n\n"))
 }
 
 // bubbleGoroutine is a goroutine of the driver's bubble: its stack, and its state as its header
