@@ -118,8 +118,10 @@ type bubble struct {
 	// conversions are the typed objects the Env's informers converted, by version
 	// (typedcache.go).
 	conversions convertedVersions
-	// checks are the user's checks while the controller runs (checks.go).
+	// checks are the user's checks while the controller runs (checks.go); rec counts the
+	// controller's reconcile outcomes (reconciles.go).
 	checks checks
+	rec    *reconciles
 	// watches are the controller's own watches and what the world served its informers
 	// (stream.go); lending the objects the Env's informers lent it (readonly.go).
 	watches
@@ -325,6 +327,7 @@ func (b *bubble) turn() (bool, error) {
 	}
 	now := bubbleNow()
 	b.takeDetectorReports(now)
+	b.rec.take()
 	pending := b.drain()
 	if b.slept {
 		b.slept = false
@@ -551,6 +554,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		rec := newRecorder()
 		t.handler.ServeHTTP(rec, inner)
 		resp = rec.Result()
+		if isWrite(req.Method) && resp.StatusCode < 300 {
+			t.b.rec.wrote(req.URL.Path) // a client-go key's success, as far as it shows (reconciles.go)
+		}
 		if wr != nil {
 			wr.Code = resp.StatusCode
 			if wr.Name == "" && req.Method == http.MethodPost && resp.StatusCode < 300 {

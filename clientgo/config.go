@@ -128,6 +128,11 @@ type Checks struct {
 	// "status.observedGeneration never goes back", "never writes an annotation from a stale
 	// read". A violation ends the run at that step, like Invariant's.
 	OnWrite func(w Write) error
+	// HotLoop configures the hot-loop check (reconciles.go): a key of the controller whose last
+	// HotLoop.Failures outcomes (10 by default) were failures in a row when the run converged,
+	// after the faults stopped, and whose next retry fails again, fails the run unless
+	// HotLoop.Allow is set. Report.Reconciles counts every key's errors and requeues either way.
+	HotLoop HotLoop
 }
 
 // Program is how the harness starts the controller, once at the start and again after each
@@ -210,6 +215,9 @@ func (cfg Config) validate() (Config, error) {
 	}
 	if err := cfg.Hazards.validate(); err != nil {
 		return cfg, err
+	}
+	if cfg.Checks.HotLoop.Failures < 0 {
+		return cfg, fmt.Errorf("clientgo: Run: negative Checks.HotLoop.Failures (%d)", cfg.Checks.HotLoop.Failures)
 	}
 	p := &cfg.Phases
 	if p.FaultsFor < 0 || p.Budget < 0 || p.Settle < 0 {

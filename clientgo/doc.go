@@ -111,6 +111,17 @@
 // trace up to it. A bug the outcome check cannot see (a controller mirroring its own mirrors,
 // TestChecksWhileRunning) is caught this way at its first wrong write.
 //
+// # Reconcile errors and hot loops
+//
+// Report.Reconciles counts, per controller and key, the reconciles that failed or asked to be
+// requeued: a controller-runtime controller's outcomes as it logs them (through the root
+// logger clientgo/controllerruntime installs), a client-go workqueue controller's errors as it
+// hands them to utilruntime.HandleErrorWithContext with the object's key. A key whose last
+// Checks.HotLoop.Failures outcomes (10 by default) were failures in a row when the run
+// converged, after the faults stopped, and whose next retry fails again fails the run with the
+// hot-loop oracle's violation (the key, the count, the last error, the seed and the replay
+// line), unless Checks.HotLoop.Allow (reconciles.go).
+//
 // # Read-only objects
 //
 // The typed objects the Env's informers hand out, to handlers and through listers, are the

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	_ "unsafe" // go:linkname
 
+	"github.com/informersim/informersim/clientgo/internal/crhooks"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	_ "k8s.io/apimachinery/pkg/util/wait" // jitterRand below
 	clientfeatures "k8s.io/client-go/features"
@@ -62,9 +63,11 @@ func init() {
 		return drawn()
 	}
 	clientfeatures.ReplaceFeatureGates(harnessGates{clientfeatures.FeatureGates()})
+	crhooks.Reconciled = noteReconciled
 	outside := utilruntime.ErrorHandlers
 	utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{func(ctx context.Context, err error, msg string, kv ...any) {
 		if runsActive.Load() > 0 {
+			noteHandledError(err, kv) // a workqueue controller's failed sync (reconciles.go)
 			logError(ctx, err, msg, kv...)
 			return
 		}

@@ -286,6 +286,9 @@ func run(cfg Config, wd *watchdog, reports *goseed.Reports) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The controller's goroutines report their reconciles' outcomes to the run of their bubble,
+	// until the run's lives are over (reconciles.go).
+	defer registerReconciles(c.b.rec)()
 	if err := c.prepare(cfg); err != nil {
 		return nil, err
 	}
@@ -299,11 +302,18 @@ func run(cfg Config, wd *watchdog, reports *goseed.Reports) (*Report, error) {
 	}
 	defer l.releaseNames()
 	err = drive(c.b, c.w, cfg, l.exited, c.b.streamsQuiet)
+	if err == nil && !l.exited() {
+		err = endReconciles(c.b, l.exited) // the hot loops, once the run passed its checks
+	}
+	// Whether a controller-runtime controller ran, read while its workers are still there.
+	crRan := cfg.main() != nil && controllerRuntimeMayRun() && c.b.runs(crWorkerFrame)
 	if lifeErr, early := l.stop(); lifeErr != nil && (err == nil || early) {
 		// The controller's own error says more than "Run returned early".
 		err = fmt.Errorf("%w (seed %d; %s)", lifeErr, cfg.Seed, cfg.Repro)
 	}
-	return c.report(cfg, err), err
+	rep := c.report(cfg, err)
+	rep.Reconciles = c.b.rec.report(crRan)
+	return rep, err
 }
 
 // cluster is what a run's controller talks to: the world, the bubble coupling the controller to
@@ -323,6 +333,7 @@ func newCluster(cfg Config, wd *watchdog, reports *goseed.Reports) (*cluster, er
 		return nil, err
 	}
 	b := newBubble(w)
+	b.rec = newReconciles(w.Sim(), cfg.Checks.HotLoop)
 	b.seeded = goseed.Active()
 	b.reports = reports
 	b.checks = checks{b: b, invariant: cfg.Checks.Invariant, onWrite: cfg.Checks.OnWrite, repro: fmt.Sprintf("seed %d; %s", cfg.Seed, cfg.Repro)}
@@ -417,6 +428,7 @@ func drive(b *bubble, w *world.World, cfg Config, exited func() bool, streamsQui
 		return fmt.Errorf("clientgo: the controller's Run returned before the end of the run (%s)", repro)
 	}
 	s.SetFaultsEnabled(false)
+	b.rec.faultsStopped()
 	// Liveness phase: until the world is quiet and the controller's outcome is right.
 	var last error
 	converged := func() bool {

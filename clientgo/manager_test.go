@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/informersim/informersim/clientgo"
 	_ "github.com/informersim/informersim/clientgo/controllerruntime" // managers run again and again in this process
 	"github.com/informersim/informersim/fakeapi"
@@ -219,4 +221,42 @@ func TestStuckRunIsNamed(t *testing.T) {
 		t.Errorf("the listener was named after %v, want seconds", d)
 	}
 	failsInChildWith(t, "CLIENTGO_STUCK_CHILD", "general", "clientgo: the run is stuck (seed 7;", "IO wait", "network I/O: a server listening on a real address")
+}
+
+// TestManagerReconcilesCounted: a manager's reconciles are seen through controller-runtime's
+// root logger (clientgo/controllerruntime): the Report names its controller and counts its
+// outcomes, the conflicts injected on status updates among its requeues, with no hot loop. A
+// manager given a logger of its own (Options.Logger) logs past the harness: its Report says its
+// reconciles were not seen, rather than counting none.
+func TestManagerReconcilesCounted(t *testing.T) {
+	cfg := widgetManagerConfig(t, 2)
+	rep, err := clientgo.Run(t, cfg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, rep.Failure)
+	}
+	r := rep.Reconciles
+	if len(r.Controllers) != 1 || r.Controllers[0] != "widget" || r.Reconciles < 4 || len(r.HotLoops) != 0 || r.Unobserved != "" {
+		t.Fatalf("reconciles %+v", r)
+	}
+	t.Logf("%v", r)
+
+	scheme := widgetManagerScheme(t)
+	cfg.Controller = clientgo.Main(func(ctx context.Context, c *rest.Config) error {
+		mgr, err := ctrl.NewManager(c, ctrl.Options{Scheme: scheme, Logger: funcr.New(func(string, string) {}, funcr.Options{})})
+		if err != nil {
+			return err
+		}
+		if err := ctrl.NewControllerManagedBy(mgr).For(&Widget{}).Owns(&corev1.ConfigMap{}).
+			Complete(&widgetReconciler{Client: mgr.GetClient(), scheme: mgr.GetScheme(), events: mgr.GetEventRecorder("widgets")}); err != nil {
+			return err
+		}
+		return mgr.Start(ctx)
+	})
+	rep, err = clientgo.Run(t, cfg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, rep.Failure)
+	}
+	if rep.Reconciles.Reconciles != 0 || !strings.Contains(rep.Reconciles.Unobserved, "Options.Logger") || !strings.Contains(rep.String(), "not seen") {
+		t.Fatalf("a manager with a logger of its own: %+v; %v", rep.Reconciles, rep)
+	}
 }

@@ -33,6 +33,9 @@ type Report struct {
 	Hazards []HazardCount
 	// Diagnostics are the harness's counters of the run.
 	Diagnostics Diagnostics
+	// Reconciles counts the controller's reconcile errors and requeues per key and names its
+	// hot loops (Checks.HotLoop, reconciles.go), which envtest cannot see.
+	Reconciles *ReconcileReport
 	// Trace is the run's narrated trace (sim.Narrate): how two runs were compared (Hash is its
 	// canonical text's), and what to read when a run surprises.
 	Trace string
@@ -149,6 +152,9 @@ func (r *Report) String() string {
 	}
 	if len(r.Hazards) > 0 {
 		s += fmt.Sprintf(", hazards fired/armed %v", r.Hazards)
+	}
+	if rc := r.Reconciles; rc != nil && (rc.Errors > 0 || rc.Requeues > 0 || rc.Unobserved != "") {
+		s += ", reconciles: " + rc.String()
 	}
 	if d.ControlPlane == nil {
 		s += ", no control plane"

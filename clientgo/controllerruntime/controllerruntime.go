@@ -13,6 +13,7 @@ import (
 func init() {
 	metricsserver.DefaultBindAddress = "0"
 	crhooks.ControllerNames = names{}
+	installOutcomes()
 }
 
 // controller-runtime keeps the names in an unexported set behind an unexported mutex

@@ -24,6 +24,11 @@
 //     (the harness's watchdog would end the run) and which two runs would both bind. This
 //     package makes the default "0" (no metrics server), as controller-runtime's own tests do. An
 //     address the controller sets itself is kept.
+//   - The root logger: pkg/log.Log (and ctrl.Log) is replaced by one that tells the harness
+//     each reconcile's outcome (an error, a requeue, a success: Report.Reconciles and the
+//     hot-loop check) and passes every line on to the logger ctrl.SetLogger sets, at the
+//     verbosity it asks (reconciles.go). A manager given a logger of its own (Options.Logger)
+//     is not seen, and its run's Report.Reconciles says so.
 //
 // Without it, in a test binary that links controller-runtime, clientgo.Run fails at once with an
 // error naming this import (where the binary's function table cannot be read, on Windows, a

@@ -3,6 +3,7 @@ package operator_test
 import (
 	"crypto/sha256"
 	"fmt"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/informersim/informersim/clientgo"
 	"github.com/informersim/informersim/examples/operator"
 	"github.com/informersim/informersim/examples/operator/internal/controller"
+	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/sim/world"
 )
 
@@ -165,5 +167,67 @@ func TestPlantedBugsCaught(t *testing.T) {
 			}
 			t.Logf("caught and replayed on seed %d after %d seeds (%d failed otherwise, %d not replayed); replay: %s\n%v", caught, tried, otherwise, notReplayed, world.TestRepro(t.Name(), caught), first)
 		})
+	}
+}
+
+// TestHotLoopPlantCaught: the operator with the NotFound of a deleted WebApp returned as an
+// error (controller.Bugs.NotFoundIsAnError) retries that request forever; every other check
+// passes (its Deployments, its status, the world quiet), so before the harness counted
+// reconciles a sweep caught it on none of its seeds. Now the harness reads each reconcile's
+// outcome from controller-runtime's logs and fails the run with the hot-loop oracle. The
+// sweep's figure (INFORMERSIM_OPERATOR_HOTLOOP_SEEDS seeds of the mixed spec, default 12) is
+// logged; the seeds whose workload deletes no WebApp cannot catch it. The correct operator runs
+// the same seeds with no hot loop, and one seed's counts are equal on two runs.
+func TestHotLoopPlantCaught(t *testing.T) {
+	n := envInt(t, "INFORMERSIM_OPERATOR_HOTLOOP_SEEDS", 12)
+	planted := fifo
+	planted.Bugs = controller.Bugs{NotFoundIsAnError: true}
+	caught, otherwise, noDelete := 0, 0, 0
+	var first *clientgo.Report
+	for _, seed := range seeds(t, n) {
+		var w *world.World
+		rep, err := clientgo.Run(t, runConfig(t, mixed, seed, planted, &w))
+		deleted := count(w.Server(), func(rq fakeapi.RequestRecord) bool {
+			return rq.Verb == fakeapi.VerbDelete && rq.Resource == webappsGVR && rq.Err == ""
+		}) > 0
+		switch {
+		case err != nil && strings.Contains(err.Error(), "hot loop"):
+			caught++
+			if first == nil {
+				first = rep
+			}
+		case err != nil:
+			otherwise++
+			t.Logf("seed %d failed otherwise: %v", seed, err)
+		case !deleted:
+			noDelete++
+		default:
+			t.Errorf("seed %d: a WebApp was deleted and the plant was not caught: %v", seed, rep.Reconciles)
+		}
+	}
+	t.Logf("the NotFound-as-error plant caught on %d of %d seeds (%d failed otherwise, %d deleted no WebApp)", caught, n, otherwise, noDelete)
+	if first == nil {
+		t.Fatalf("caught on none of %d seeds", n)
+	}
+	if len(first.Reconciles.HotLoops) == 0 || first.Reconciles.HotLoops[0].Controller != "webapp" || len(first.Reconciles.Controllers) == 0 {
+		t.Errorf("the report of the first catch: %v", first.Reconciles)
+	}
+	t.Logf("first catch:\n%s", strings.Join(strings.SplitN(first.Failure, "\n", 7)[:6], "\n"))
+	if caught < n/2 {
+		t.Errorf("caught on %d of %d seeds, want at least half", caught, n)
+	}
+	for _, seed := range seeds(t, n) {
+		rep, err := clientgo.Run(t, runConfig(t, mixed, seed, fifo, nil))
+		if err != nil {
+			t.Fatalf("seed %d: the correct operator fails: %v", seed, err)
+		}
+		if len(rep.Reconciles.HotLoops) != 0 || rep.Reconciles.Reconciles == 0 {
+			t.Fatalf("seed %d: the correct operator's reconciles: %v", seed, rep.Reconciles)
+		}
+	}
+	a, errA := clientgo.Run(t, runConfig(t, mixed, first.Seed, planted, nil))
+	b, errB := clientgo.Run(t, runConfig(t, mixed, first.Seed, planted, nil))
+	if errA == nil || errB == nil || !reflect.DeepEqual(a.Reconciles, b.Reconciles) {
+		t.Errorf("seed %d twice: %v / %v\n%v\n%v", first.Seed, errA, errB, a.Reconciles, b.Reconciles)
 	}
 }

@@ -35,6 +35,9 @@ type Bugs struct {
 	// carries no resourceVersion: a status computed from a stale read (a cache relisted from a
 	// lagging replica) overwrites a newer one, and status.observedGeneration goes back.
 	StaleStatus bool
+	// NotFoundIsAnError returns the NotFound of a WebApp that is gone instead of nil (the
+	// client.IgnoreNotFound left out): the request is retried forever, with a growing backoff.
+	NotFoundIsAnError bool
 }
 
 // WebAppReconciler keeps, for every WebApp, a Deployment of the same name with its replicas
@@ -58,6 +61,9 @@ func (r *WebAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	log := logf.FromContext(ctx)
 	var app webappv1.WebApp
 	if err := r.Get(ctx, req.NamespacedName, &app); err != nil {
+		if r.Bugs.NotFoundIsAnError {
+			return ctrl.Result{}, err
+		}
 		// Deleted: the garbage collector deletes its Deployment.
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
