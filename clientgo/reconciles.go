@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/informersim/informersim/clientgo/internal/crhooks"
+	"github.com/informersim/informersim/clientgo/internal/introspect"
 	"github.com/informersim/informersim/sim"
 )
 
@@ -207,18 +206,10 @@ var (
 	reconcileRuns   = map[string]*reconciles{}
 )
 
-// currentBubble is the bubble of the calling goroutine ("synctest bubble N"), "" outside one.
-func currentBubble() string {
-	var buf [96]byte
-	n := runtime.Stack(buf[:], false)
-	header, _, _ := strings.Cut(string(buf[:n]), "\n")
-	return bubbleOf(header)
-}
-
 // registerReconciles makes the calling goroutine's bubble (the driver's) report to r, until the
 // returned function is called.
 func registerReconciles(r *reconciles) func() {
-	name := currentBubble()
+	name := introspect.CurrentBubble()
 	if name == "" {
 		return func() {}
 	}
@@ -240,7 +231,7 @@ func noteReconciled(controller, namespace, name string, kind crhooks.Outcome, er
 	if n == 0 {
 		return // no run: a manager outside the harness (and no stack to read)
 	}
-	bubble := currentBubble()
+	bubble := introspect.CurrentBubble()
 	reconcileRunsMu.Lock()
 	r := reconcileRuns[bubble]
 	reconcileRunsMu.Unlock()

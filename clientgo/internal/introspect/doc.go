@@ -4,7 +4,7 @@
 //
 // # Contract
 //
-// GoroutineID, AllStacks and BubbleStacks read runtime.Stack's text. Assumptions, checked with
+// GoroutineID, CurrentBubble, AllStacks and BubbleStacks read runtime.Stack's text. Assumptions, checked with
 // Go 1.25 and 1.26 (1.26.8 pinned by the project) on linux/amd64:
 //
 //   - a goroutine's stack starts with a header line "goroutine N [STATE]:" (N the goroutine's
@@ -15,8 +15,9 @@
 //   - a durably blocked goroutine says "(durable)" in its state (the watchdog's report only).
 //
 // If the header changes, GoroutineID returns 0 (the harness then takes every call for another
-// goroutine's, which is only slower) and BubbleStacks finds no goroutine (the watchdog's
-// report and the frame search come back empty).
+// goroutine's, which is only slower), BubbleStacks finds no goroutine (the watchdog's report
+// and the frame search come back empty) and CurrentBubble returns "" (no reconcile outcome is
+// counted: Report.Reconciles then says a controller-runtime controller's were not seen).
 //
 // BinaryHasFunctions reads the running binary's function table (.gopclntab in ELF, __gopclntab
 // in Mach-O), which holds every function's full name as text; with another format or without
@@ -38,5 +39,7 @@
 // And by name, in goroutine stacks (clientgo/priorityqueue.go), two frames of controller-runtime
 // v0.25.2: its priority queue's goroutine that hands items out
 // (pkg/controller/priorityqueue.(*priorityqueue[...]) and its sources that add a watch's
-// handlers (pkg/internal/source.).
+// handlers (pkg/internal/source.); and one, by the harness's reconcile counting
+// (clientgo/reconciles.go), to tell whether a controller ran: its workers'
+// (pkg/internal/controller.(*Controller[...]).
 package introspect

@@ -62,3 +62,20 @@ func TestBubbleStacks(t *testing.T) {
 }
 
 func blockedInBubble(stop chan struct{}) { <-stop }
+
+func TestCurrentBubble(t *testing.T) {
+	if got := CurrentBubble(); got != "" {
+		t.Errorf("outside a bubble: %q", got)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		outer := CurrentBubble()
+		if !strings.HasPrefix(outer, "synctest bubble ") {
+			t.Fatalf("in a bubble: %q", outer)
+		}
+		done := make(chan string)
+		go func() { done <- CurrentBubble() }()
+		if inner := <-done; inner != outer {
+			t.Errorf("a goroutine of the bubble says %q, its starter %q", inner, outer)
+		}
+	})
+}

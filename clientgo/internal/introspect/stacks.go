@@ -101,3 +101,15 @@ func bubbleOf(state string) string {
 	n, _, _ = strings.Cut(n, ",")
 	return "synctest bubble " + n
 }
+
+// CurrentBubble is the running goroutine's testing/synctest bubble, "synctest bubble N" as its
+// stack header says it, or "" outside a bubble (or when the header cannot be read).
+func CurrentBubble() string {
+	var buf [96]byte
+	n := runtime.Stack(buf[:], false)
+	_, state, ok := stackHeader(buf[:n])
+	if !ok {
+		return ""
+	}
+	return bubbleOf(state)
+}
