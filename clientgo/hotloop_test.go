@@ -81,7 +81,7 @@ func TestHotLoopCaughtBySweep(t *testing.T) {
 			if !regexp.MustCompile(`failed 1\d times in a row`).MatchString(rep.Failure) {
 				t.Errorf("seed %d: the failure does not give the count:\n%s", seed, rep.Failure)
 			}
-			for _, want := range []string{"hot loop: the controller's reconcile of default/r", `configmap "r`, "not found", fmt.Sprintf("seed: %d", seed), world.Repro(seed)} {
+			for _, want := range []string{"hot loop: the controller's reconcile of default/r", `configmap "r`, "not found", fmt.Sprintf("seed: %d", seed), fmt.Sprintf("replay: INFORMERSIM_SEED=%d go test -run", seed)} {
 				if !strings.Contains(rep.Failure, want) {
 					t.Errorf("seed %d: the failure does not say %q:\n%s", seed, want, rep.Failure)
 				}
