@@ -451,33 +451,43 @@ func (s *memSnapshot) walk(live, c unsafe.Pointer, plan *memPlan, depth int) boo
 				}
 			}
 		case memOpaque:
-			if f.typ == stringMapType {
-				// Its entries now are the copy's (the whole object was DeepEqual to it, or is
-				// found so here).
-				if s.verify && !stringMapsEqual(*(*map[string]string)(lf), *(*map[string]string)(cf)) {
-					return false
-				}
-				if m := *(*map[string]string)(lf); m != nil {
-					from := len(s.strs)
-					for k, v := range m {
-						s.strs = append(s.strs, k, v)
-					}
-					s.stringMaps = append(s.stringMaps, savedStringMap{at: lf, from: from, to: len(s.strs)})
-				}
-				continue
-			}
-			o := opaquePair{typ: f.typ, live: lf, copy: cf}
-			if s.verify && !o.equal() {
+			if !s.opaqueField(f, lf, cf) {
 				return false
 			}
-			if o.isNil() {
-				// Nil in the object and so in its copy (the two are equal): the object's is in
-				// the enclosing block, and the copy's never changes.
-				continue
-			}
-			s.opaque = append(s.opaque, o)
 		}
 	}
+	return true
+}
+
+// opaqueField snapshots a field the plan does not walk into (a map, a channel, a func, an
+// interface...): a map[string]string by its entries, anything else kept to compare whole. It
+// reports false when verifying and the object differs from its copy there.
+func (s *memSnapshot) opaqueField(f *memField, lf, cf unsafe.Pointer) bool {
+	if f.typ == stringMapType {
+		// Its entries now are the copy's (the whole object was DeepEqual to it, or is
+		// found so here).
+		if s.verify && !stringMapsEqual(*(*map[string]string)(lf), *(*map[string]string)(cf)) {
+			return false
+		}
+		if m := *(*map[string]string)(lf); m != nil {
+			from := len(s.strs)
+			for k, v := range m {
+				s.strs = append(s.strs, k, v)
+			}
+			s.stringMaps = append(s.stringMaps, savedStringMap{at: lf, from: from, to: len(s.strs)})
+		}
+		return true
+	}
+	o := opaquePair{typ: f.typ, live: lf, copy: cf}
+	if s.verify && !o.equal() {
+		return false
+	}
+	if o.isNil() {
+		// Nil in the object and so in its copy (the two are equal): the object's is in
+		// the enclosing block, and the copy's never changes.
+		return true
+	}
+	s.opaque = append(s.opaque, o)
 	return true
 }
 

@@ -51,7 +51,6 @@ func init() {
 		"clientgo/kubeconfig_test.go TestKubeconfigTypedClientProtobuf",
 		"clientgo/kubectl_apply_test.go TestKubectlApplyPatchEdit",
 		"clientgo/kubectl_controlplane_test.go TestKubectlControlPlane",
-		"clientgo/readonly_snapshot.go memSnapshot.walk",
 		"clientgo/typed_test.go TestTypedWatches",
 		"cmd/informersim/scenario.go runScenario",
 		"compare/differential_test.go TestDifferential",
