@@ -105,8 +105,6 @@ var runReports = sync.OnceValues(goseed.NewReports)
 func replayNote(rep *Report) string {
 	// The notes never say "seed": the report states it once, on its own line.
 	switch n := rep.MapOrdered(); {
-	case rep.unsure:
-		return "Replay: likely, not guaranteed: this run was made in the deterministic mode, but it crash-restarted a controller-runtime manager, and a few of those runs take another path when replayed (docs/determinism.md); replay it a few times.\n"
 	case rep.Seeded:
 		return "Replay: guaranteed: this run was made in the deterministic mode, where the run decides the Go runtime's map order and the controller's goroutines' turns.\n"
 	case n > 0:
@@ -127,11 +125,11 @@ var unorderedTally = struct {
 	runs map[*testing.T]*tally
 }{runs: map[*testing.T]*tally{}}
 
-type tally struct{ runs, unordered, unsure int }
+type tally struct{ runs, unordered int }
 
 // noteReplay counts rep for t's summary, registering the summary with t's first run.
 func noteReplay(t *testing.T, rep *Report) {
-	if t == nil || rep == nil || rep.Seeded && !rep.unsure {
+	if t == nil || rep == nil || rep.Seeded {
 		return
 	}
 	unorderedTally.Lock()
@@ -147,17 +145,11 @@ func noteReplay(t *testing.T, rep *Report) {
 			if c.unordered > 0 {
 				t.Logf("clientgo: %d of %d runs of %s were handed objects in an order no seed decides (Report.MapOrdered): their seeds may not replay. In the deterministic mode the seed decides it: %s", c.unordered, c.runs, t.Name(), DeterminismCommand)
 			}
-			if c.unsure > 0 {
-				t.Logf("clientgo: %d runs of %s crash-restarted a controller-runtime manager in the deterministic mode: a few such runs take another path on a replay of their seed (docs/determinism.md)", c.unsure, t.Name())
-			}
 		})
 	}
 	c.runs++
 	if rep.MapOrdered() > 0 {
 		c.unordered++
-	}
-	if rep.unsure {
-		c.unsure++
 	}
 }
 
@@ -199,7 +191,6 @@ func (r *Report) fired(name string) int {
 	return 0
 }
 
-// ReplayGuaranteed reports whether the run's seed replays it, as far as the harness knows: a run
-// in the deterministic mode, unless it crash-restarted a controller-runtime manager (a few such
-// runs take another path on a replay; docs/determinism.md).
-func (r *Report) ReplayGuaranteed() bool { return r.Seeded && !r.unsure }
+// ReplayGuaranteed reports whether the run's seed replays it: the run was made in the
+// deterministic mode (docs/determinism.md).
+func (r *Report) ReplayGuaranteed() bool { return r.Seeded }

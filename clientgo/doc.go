@@ -14,8 +14,7 @@
 //     controller that changes an object a client-go informer handed out fails the run with the
 //     read-only-objects violation (client-go's mutation detector, on for the run unless
 //     INFORMERSIM_MUTATION_DETECTOR=off). Runs take turns in the process. Report.ReplayGuaranteed
-//     says whether the seed replays the run: not quite always for a crash-restarted
-//     controller-runtime manager (a few seeds in a hundred differ; docs/determinism.md).
+//     says the seed replays the run (docs/determinism.md).
 //   - Outside it, a run replays as far as the world can tell when Report.MapOrdered is zero:
 //     what client-go hands over in a Go map's order (a resync, a relist's tombstones, a
 //     watch-list start) and controller-runtime's priority queue's hand-overs are counted, with a

@@ -409,7 +409,6 @@ func (c *cluster) report(cfg Config, err error) *Report {
 	if cp := c.w.ControlPlane(); cp != nil {
 		rep.Diagnostics.ControlPlane = &ControlPlaneReport{GarbageCollector: cp.GC.Stats(), NamespaceController: cp.Namespace.Stats(), WorkloadStatus: cp.Workload.Stats(), JobController: cp.Jobs.Stats()}
 	}
-	rep.unsure = b.seeded && cfg.main() != nil && controllerRuntimeMayRun() && rep.fired(HazardRestart) > 0
 	if err != nil {
 		rep.Failure = replayNote(rep) + record.Explain(c.w, err)
 	}

@@ -24,10 +24,6 @@ type Report struct {
 	// the run, and Diagnostics.UnorderedBatches and ResyncWakes count nothing. Outside it, a run
 	// with MapOrdered zero replays as far as the world can tell.
 	Seeded bool
-	// unsure is set when a run in the deterministic mode crash-restarted a controller-runtime
-	// manager: a residue of such runs differ between runs of their seed (docs/determinism.md,
-	// "What it does not decide"), which nothing counts yet.
-	unsure bool
 	// Hazards counts, for each hazard configured (Config.Hazards), how often it was armed and
 	// how often it fired: a hazard armed but never fired is there with Fired 0.
 	Hazards []HazardCount

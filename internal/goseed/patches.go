@@ -30,11 +30,11 @@ var patches = []patch{
 		with: "j := informersimSelectRandn(gp, uint32(norder+1))",
 		why:  "the order a select polls its cases in is drawn from the run's seed"},
 	{file: "runtime/runtime2.go", after: "type g struct", text: "\ttrackingSeq     uint8 // used to decide whether to track this G\n",
-		with: "\ttrackingSeq     uint8 // used to decide whether to track this G\n\tinformersimSelects uint64 // selects this goroutine made: its draws of a poll order\n",
+		with: "\ttrackingSeq     uint8 // used to decide whether to track this G\n\tinformersimSelects uint64 // selects this goroutine made: its draws of a poll order\n\tinformersimBorn uint32 // the run's count of goroutines made when it was made (0: outside a run)\n\tinformersimTimers uint32 // timers it put in the bubble's heap during the run\n",
 		why:  "a goroutine counts its selects, which with the run's seed draw their poll order"},
 	{file: "runtime/proc.go", after: "func newproc1(", text: "\tnewg.trackingSeq = uint8(cheaprand())\n",
-		with: "\tnewg.trackingSeq = uint8(cheaprand())\n\tnewg.informersimSelects = 0\n",
-		why:  "a new goroutine (a reused g included) starts its count of selects at zero"},
+		with: "\tnewg.trackingSeq = uint8(cheaprand())\n\tinformersimNewG(newg, callergp)\n",
+		why:  "a new goroutine (a reused g included) starts its counts of selects and timers at zero and is numbered in its run"},
 	{file: "runtime/time.go", after: "func (t *timer) maybeAdd()", text: "t.rand = cheaprand()",
 		with: "t.rand = informersimTimerRand()",
 		why:  "timers of the bubble due at the same instant fire in an order drawn from the run's seed"},
@@ -137,7 +137,7 @@ func informersimSetSeed(value string) {
 	informersimSeed = n
 	informersimRandState = informersimMix(n ^ 0x72616e642d736564)
 	maps.InformersimSetSeed(n)
-	informersimTimerDraws = 0
+	informersimGoroutines = 0
 	informersimRunning.Store(true)
 }
 
@@ -177,19 +177,38 @@ func informersimMix(x uint64) uint64 {
 }
 
 // informersimTimerRand is the tie-breaker of a timer of the bubble that joins the heap: timers
-// due at the same instant fire in the order of these draws. During a run it is the next draw of
-// a stream the run's seed starts (timers join the heap in the order the run's goroutines set
-// them, which the run decides); outside a run, the runtime's own.
+// due at the same instant fire in the order of these numbers. During a run it is drawn from the
+// run's seed, the goroutine that puts the timer in the heap (numbered by when the run made it)
+// and how many it put there before: a function of what that goroutine did, not of what others
+// did before it (a controller-runtime worker sets a timer the first time a process reconciles
+// that it does not set later; a count shared by all goroutines would shift every later draw).
+// Outside a run it is the runtime's own draw.
 func informersimTimerRand() uint32 {
 	if !informersimRunning.Load() {
 		return cheaprand()
 	}
-	informersimTimerDraws++
-	return uint32(informersimMix(informersimSeed ^ 0x74696d65722d6f72 ^ informersimMix(informersimTimerDraws)))
+	var who uint64
+	if cg := getg().m.curg; cg != nil {
+		cg.informersimTimers++
+		who = uint64(cg.informersimBorn)<<32 | uint64(cg.informersimTimers)
+	}
+	return uint32(informersimMix(informersimSeed ^ 0x74696d65722d6f72 ^ informersimMix(who)))
 }
 
-// informersimTimerDraws counts the run's draws of timer tie-breakers.
-var informersimTimerDraws uint64
+// informersimGoroutines counts the goroutines made by the run's bubble since the run began.
+var informersimGoroutines uint32
+
+// informersimNewG starts a new goroutine's counts, and numbers it when a goroutine of a run's
+// bubble makes it during the run.
+func informersimNewG(newg, parent *g) {
+	newg.informersimSelects = 0
+	newg.informersimTimers = 0
+	newg.informersimBorn = 0
+	if informersimRunning.Load() && parent != nil && parent.bubble != nil {
+		informersimGoroutines++
+		newg.informersimBorn = informersimGoroutines
+	}
+}
 
 // informersimSelectRandn is a number below n drawn from the run's seed and the goroutine's
 // count of selects: a function of what the goroutine did, not of when it ran.
