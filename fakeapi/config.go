@@ -290,7 +290,7 @@ func BuiltinResources() []Resource {
 			"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
 			"involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath",
 			"reason", "reportingComponent", "type"}},
-		{GVR: gvr("events.k8s.io", "v1", "events"), Kind: "Event", Namespaced: true,
+		{GVR: gvr("events.k8s.io", "v1", "events"), Kind: "Event", Namespaced: true, ShortNames: []string{"ev"},
 			FieldLabels: []string{"regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid", "reason", "type"}},
 		// apps/v1
 		{GVR: apps("deployments"), Kind: "Deployment", Namespaced: true, Status: true, Generation: true, Scale: workloadScale(), ShortNames: []string{"deploy"}, Categories: all},

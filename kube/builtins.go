@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/informersim/informersim/fakeapi/rest"
@@ -25,7 +26,7 @@ func typedBuiltin(ctx context.Context, req *rest.AdmitRequest) (*unstructured.Un
 	err = runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(req.Object.Object, obj, strict || warn)
 	if se, ok := runtime.AsStrictDecodingError(err); ok {
 		if strict {
-			return nil, apierrors.NewBadRequest(err.Error())
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", req.GVK.Kind, req.GVK.Version, req.GVK.Kind, err))
 		}
 		for _, e := range se.Errors() {
 			rest.AddWarning(ctx, e.Error())

@@ -21,6 +21,8 @@ var defaulters = map[schema.GroupVersionKind]func(obj map[string]any){
 	{Version: "v1", Kind: "Pod"}: func(o map[string]any) {
 		if spec := child(o, "spec"); spec != nil {
 			defaultPodSpec(spec)
+			// SetDefaults_Pod's, not the pod spec's: templates do not get it.
+			setDefault(spec, "enableServiceLinks", true)
 			defaultRequestsFromLimits(spec)
 		}
 	},
@@ -143,7 +145,6 @@ func defaultPodSpec(spec map[string]any) {
 	setDefault(spec, "restartPolicy", "Always")
 	setDefault(spec, "terminationGracePeriodSeconds", int64(30))
 	setDefault(spec, "schedulerName", "default-scheduler")
-	setDefault(spec, "enableServiceLinks", true)
 	setDefault(spec, "securityContext", map[string]any{})
 	for _, key := range []string{"initContainers", "containers", "ephemeralContainers"} {
 		maps(spec, key, defaultContainer)

@@ -45,7 +45,6 @@ template:
       terminationMessagePath: /dev/termination-log
       terminationMessagePolicy: File
     dnsPolicy: ClusterFirst
-    enableServiceLinks: true
     restartPolicy: Always
     schedulerName: default-scheduler
     securityContext: {}
@@ -66,7 +65,6 @@ template:
   spec:
     containers: [{image: busybox, imagePullPolicy: Always, name: c, resources: {}, terminationMessagePath: /dev/termination-log, terminationMessagePolicy: File}]
     dnsPolicy: ClusterFirst
-    enableServiceLinks: true
     restartPolicy: Never
     schedulerName: default-scheduler
     securityContext: {}
@@ -85,7 +83,6 @@ jobTemplate:
       spec:
         containers: [{image: "busybox:latest", imagePullPolicy: Always, name: c, resources: {}, terminationMessagePath: /dev/termination-log, terminationMessagePolicy: File}]
         dnsPolicy: ClusterFirst
-        enableServiceLinks: true
         restartPolicy: Always
         schedulerName: default-scheduler
         securityContext: {}
