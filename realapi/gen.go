@@ -38,15 +38,23 @@ var Families = []family{
 
 // Generate returns n sequences drawn from seed: family i mod len(Families) for the i-th, its
 // contents from a source seeded by (seed, i). The same arguments give the same sequences.
-func Generate(seed uint64, n int) ([]Sequence, error) {
+func Generate(seed uint64, n int) ([]Sequence, error) { return GenerateRun(seed, n, "") }
+
+// GenerateRun is Generate with run, a short label of lowercase letters and digits, in every
+// sequence's namespace name, so that runs against one control plane do not meet each other's
+// objects.
+func GenerateRun(seed uint64, n int, run string) ([]Sequence, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("realapi: Generate needs a positive number of sequences, got %d", n)
+	}
+	if len(run) > 12 || strings.Trim(run, "abcdefghijklmnopqrstuvwxyz0123456789") != "" {
+		return nil, fmt.Errorf("realapi: run label %q: at most 12 lowercase letters and digits", run)
 	}
 	out := make([]Sequence, 0, n)
 	for i := range n {
 		f := Families[i%len(Families)]
 		r := rand.New(rand.NewPCG(seed, uint64(i)))
-		ns := fmt.Sprintf("rs%d-%04d-%s", seed%1000, i, f.name)
+		ns := fmt.Sprintf("rs%d%s-%04d-%s", seed%1000, run, i, f.name)
 		b := &builder{ns: ns}
 		b.step(Step{Name: "create the namespace", NoCompare: f.name != "namespace",
 			Req: Request{Method: "POST", Path: "/api/v1/namespaces", Body: obj("v1", "Namespace", ns, "", nil, "")}})

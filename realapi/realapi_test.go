@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // binDir is where scripts/realcluster.sh builds the control plane.
@@ -114,7 +115,10 @@ func TestAgainstRealControlPlane(t *testing.T) {
 		}
 	}
 	seed := uint64(envInt(t, "REALAPI_SEED", 1))
-	seqs, err := Generate(seed, envInt(t, "REALAPI_SEQUENCES", 510))
+	// A label of this run in the namespaces: a control plane left running keeps the objects of
+	// the runs before.
+	run := strconv.FormatInt(time.Now().Unix()%(36*36*36*36), 36)
+	seqs, err := GenerateRun(seed, envInt(t, "REALAPI_SEQUENCES", 510), run)
 	if err != nil {
 		t.Fatal(err)
 	}

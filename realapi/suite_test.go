@@ -35,6 +35,13 @@ func TestGenerateIsSeeded(t *testing.T) {
 	if _, err := Generate(1, 0); err == nil {
 		t.Error("Generate(1, 0) did not fail")
 	}
+	labelled, err := GenerateRun(7, 2*len(Families), "abc9")
+	if err != nil || labelled[0].Namespace != "rs7abc9-0000-crud" {
+		t.Errorf("GenerateRun's namespace %q (%v)", labelled[0].Namespace, err)
+	}
+	if _, err := GenerateRun(1, 1, "Bad-Label"); err == nil {
+		t.Error("GenerateRun took a label that cannot be in a namespace name")
+	}
 }
 
 // TestNormaliseRanksRevisions: object revisions become their rank in order of first
