@@ -53,7 +53,7 @@ envtest-assets:
 ## suites unchanged, with KUBEBUILDER_ASSETS pointing at informersim's stand-ins (no etcd or
 ## kube-apiserver needed on the machine); prints the assets' directory and each suite's time.
 test-kubebuilder:
-	assets=$$($(MAKE) -s envtest-assets) && echo "KUBEBUILDER_ASSETS=$$assets" && \
+	assets=$$($(MAKE) -s --no-print-directory envtest-assets) && echo "KUBEBUILDER_ASSETS=$$assets" && \
 		cd examples/kubebuilder && $(GO) vet ./... && KUBEBUILDER_ASSETS=$$assets $(GO) test -count=1 ./...
 
 ## test-seeded: the deterministic mode (docs/determinism.md): the overlay of the Go runtime that
