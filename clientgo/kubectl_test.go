@@ -320,7 +320,9 @@ func TestKubectlEverydayVerbs(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(run("create", "-f", evFile), "event/web.1 created")
-	expect(run("-n", "team-a", "get", "ev", "-o", "name"), "event/web.1") // events' short name
+	// events' short name: both event APIs carry it, as on kube-apiserver (one storage), so kubectl
+	// says which it took, first.
+	expect(run("-n", "team-a", "get", "ev", "-o", "name"), "Warning: short name \"ev\" could also match lower priority resource events.events.k8s.io\nevent/web.1")
 	desc := run("-n", "team-a", "describe", "deployment", "web")
 	// The strategy is kube-apiserver's default (RollingUpdate, 25% and 25%), which widens
 	// describe's first column as against a cluster.
