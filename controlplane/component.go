@@ -161,6 +161,20 @@ func (b *base) ready(now time.Time) bool {
 	return !now.Before(b.noticed.Add(b.delay))
 }
 
+// idle says whether Step has nothing to do at now: the component is stopped or backing off, or a
+// change still waits out its delay while no timer of the component's own (own) is due.
+func (b *base) idle(now time.Time, own func() (time.Time, bool)) bool {
+	if b.stopped || now.Before(b.retryAt) {
+		return true
+	}
+	if b.changed() && !b.ready(now) {
+		if at, ok := own(); !ok || now.Before(at) {
+			return true
+		}
+	}
+	return false
+}
+
 // beginScan starts a read of the server's state.
 func (b *base) beginScan() {
 	b.readRev = math.MaxUint64

@@ -247,13 +247,8 @@ func (jc *JobController) SetStopped(stopped bool) {
 
 // Step implements Component.
 func (jc *JobController) Step(ctx context.Context, now time.Time) (string, error) {
-	if jc.stopped || now.Before(jc.retryAt) {
+	if jc.idle(now, jc.ownTimer) {
 		return "", nil
-	}
-	if jc.changed() && !jc.ready(now) {
-		if at, ok := jc.ownTimer(); !ok || now.Before(at) {
-			return "", nil
-		}
 	}
 	jc.stats.Scans++
 	jc.beginScan()

@@ -192,14 +192,9 @@ func (ws *WorkloadStatus) SetStopped(stopped bool) {
 
 // Step implements Component.
 func (ws *WorkloadStatus) Step(ctx context.Context, now time.Time) (string, error) {
-	if ws.stopped || now.Before(ws.retryAt) {
-		return "", nil
-	}
 	// A change waits the component's delay; timers of its own (latencies) fire regardless.
-	if ws.changed() && !ws.ready(now) {
-		if at, ok := ws.ownTimer(); !ok || now.Before(at) {
-			return "", nil
-		}
+	if ws.idle(now, ws.ownTimer) {
+		return "", nil
 	}
 	ws.stats.Scans++
 	ws.beginScan()
