@@ -191,80 +191,9 @@ func TestKubeconfigTypedClientProtobuf(t *testing.T) {
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}},
 		}}),
 	}
-	next := func(w watch.Interface) watch.Event {
-		t.Helper()
-		select {
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				t.Fatal("the watch ended")
-			}
-			return ev
-		case <-ctx.Done():
-			t.Fatal("no watch event")
-		}
-		return watch.Event{}
-	}
 	for _, k := range kinds {
-		_, rv, err := k.list()
-		if err != nil {
-			t.Fatalf("%s: list: %v", k.name, err)
-		}
-		w, err := k.watch(rv)
-		if err != nil {
-			t.Fatalf("%s: watch: %v", k.name, err)
-		}
-		if err := k.create(); err != nil {
-			t.Fatalf("%s: create: %v", k.name, err)
-		}
-		if ev := next(w); ev.Type != watch.Added {
-			t.Fatalf("%s: first event %v", k.name, ev.Type)
-		}
-		got, err := k.get()
-		if err != nil {
-			t.Fatalf("%s: get: %v", k.name, err)
-		}
-		if _, err := k.update(got); err != nil {
-			t.Fatalf("%s: update: %v", k.name, err)
-		}
-		if ev := next(w); ev.Type != watch.Modified || ev.Object.(metav1.Object).GetLabels()["updated"] != "yes" {
-			t.Fatalf("%s: event after the update %v %+v", k.name, ev.Type, ev.Object)
-		}
-		if p, err := k.patch(types.MergePatchType, `{"metadata":{"annotations":{"merge":"1"}}}`); err != nil || p.GetAnnotations()["merge"] != "1" {
-			t.Fatalf("%s: merge patch: %v", k.name, err)
-		}
-		if p, err := k.patch(types.StrategicMergePatchType, `{"metadata":{"annotations":{"smp":"1"}}}`); err != nil || p.GetAnnotations()["smp"] != "1" || p.GetAnnotations()["merge"] != "1" {
-			t.Fatalf("%s: strategic merge patch: %v", k.name, err)
-		}
-		next(w)
-		next(w)
-		// The 410 mid-watch: an ERROR event carrying the Status, then the stream ends.
-		srv.Faults().CloseAllWatches(fakeapi.NewWatchError(410))
-		ev := next(w)
-		if st, ok := ev.Object.(*metav1.Status); ev.Type != watch.Error || !ok || st.Code != 410 || !apierrors.IsResourceExpired(apierrors.FromObject(ev.Object)) {
-			t.Fatalf("%s: after the 410: %v %+v", k.name, ev.Type, ev.Object)
-		}
-		if _, ok := <-w.ResultChan(); ok {
-			t.Fatalf("%s: the watch goes on after its ERROR event", k.name)
-		}
-		// What a reflector does then: list again and watch from there.
-		n, rv, err := k.list()
-		if err != nil || n != 1 {
-			t.Fatalf("%s: relist: %d %v", k.name, n, err)
-		}
-		if w, err = k.watch(rv); err != nil {
-			t.Fatalf("%s: rewatch: %v", k.name, err)
-		}
-		// A delete whose protobuf DeleteOptions carry a failing precondition, then a real one.
-		if err := k.del(metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(types.UID("nope"))}}); !apierrors.IsConflict(err) {
-			t.Fatalf("%s: delete with a wrong uid precondition: %v, want 409", k.name, err)
-		}
-		if err := k.del(metav1.DeleteOptions{}); err != nil {
-			t.Fatalf("%s: delete: %v", k.name, err)
-		}
-		if ev := next(w); ev.Type != watch.Deleted && ev.Type != watch.Modified {
-			t.Fatalf("%s: event after the delete %v", k.name, ev.Type)
-		}
-		w.Stop()
+		w := typedWritesWatched(ctx, t, k)
+		typedWatchExpiresThenDelete(ctx, t, srv, k, w)
 	}
 	// Every body went as protobuf: requests with a body say so, responses answer in it.
 	if odd := log.not(func(s string) bool {
@@ -471,4 +400,94 @@ func TestDiscoveryAggregatedMatchesLegacy(t *testing.T) {
 	if aggregated != legacy {
 		t.Errorf("aggregated discovery:\n%s\nlegacy:\n%s", aggregated, legacy)
 	}
+}
+
+// nextEvent is w's next event, failing the test if the stream ends or ctx does first.
+func nextEvent(ctx context.Context, t *testing.T, w watch.Interface) watch.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-w.ResultChan():
+		if !ok {
+			t.Fatal("the watch ended")
+		}
+		return ev
+	case <-ctx.Done():
+		t.Fatal("no watch event")
+	}
+	return watch.Event{}
+}
+
+// typedWritesWatched lists k, watches from the list's RV, then creates, updates and patches
+// (merge, then strategic merge) object x, checking each write's answer and the watch's events;
+// it returns the watch, with the two patches' events read, for typedWatchExpiresThenDelete.
+func typedWritesWatched(ctx context.Context, t *testing.T, k typedKind) watch.Interface {
+	t.Helper()
+	_, rv, err := k.list()
+	if err != nil {
+		t.Fatalf("%s: list: %v", k.name, err)
+	}
+	w, err := k.watch(rv)
+	if err != nil {
+		t.Fatalf("%s: watch: %v", k.name, err)
+	}
+	if err := k.create(); err != nil {
+		t.Fatalf("%s: create: %v", k.name, err)
+	}
+	if ev := nextEvent(ctx, t, w); ev.Type != watch.Added {
+		t.Fatalf("%s: first event %v", k.name, ev.Type)
+	}
+	got, err := k.get()
+	if err != nil {
+		t.Fatalf("%s: get: %v", k.name, err)
+	}
+	if _, err := k.update(got); err != nil {
+		t.Fatalf("%s: update: %v", k.name, err)
+	}
+	if ev := nextEvent(ctx, t, w); ev.Type != watch.Modified || ev.Object.(metav1.Object).GetLabels()["updated"] != "yes" {
+		t.Fatalf("%s: event after the update %v %+v", k.name, ev.Type, ev.Object)
+	}
+	if p, err := k.patch(types.MergePatchType, `{"metadata":{"annotations":{"merge":"1"}}}`); err != nil || p.GetAnnotations()["merge"] != "1" {
+		t.Fatalf("%s: merge patch: %v", k.name, err)
+	}
+	if p, err := k.patch(types.StrategicMergePatchType, `{"metadata":{"annotations":{"smp":"1"}}}`); err != nil || p.GetAnnotations()["smp"] != "1" || p.GetAnnotations()["merge"] != "1" {
+		t.Fatalf("%s: strategic merge patch: %v", k.name, err)
+	}
+	nextEvent(ctx, t, w)
+	nextEvent(ctx, t, w)
+	return w
+}
+
+// typedWatchExpiresThenDelete ends w with a 410 and checks what a reflector then sees and does
+// (an ERROR event carrying the Status, the stream's end, a relist and a fresh watch), then deletes
+// x, first with a failing UID precondition in the protobuf DeleteOptions.
+func typedWatchExpiresThenDelete(ctx context.Context, t *testing.T, srv *fakeapi.Server, k typedKind, w watch.Interface) {
+	t.Helper()
+	// The 410 mid-watch: an ERROR event carrying the Status, then the stream ends.
+	srv.Faults().CloseAllWatches(fakeapi.NewWatchError(410))
+	ev := nextEvent(ctx, t, w)
+	if st, ok := ev.Object.(*metav1.Status); ev.Type != watch.Error || !ok || st.Code != 410 || !apierrors.IsResourceExpired(apierrors.FromObject(ev.Object)) {
+		t.Fatalf("%s: after the 410: %v %+v", k.name, ev.Type, ev.Object)
+	}
+	if _, ok := <-w.ResultChan(); ok {
+		t.Fatalf("%s: the watch goes on after its ERROR event", k.name)
+	}
+	// What a reflector does then: list again and watch from there.
+	n, rv, err := k.list()
+	if err != nil || n != 1 {
+		t.Fatalf("%s: relist: %d %v", k.name, n, err)
+	}
+	if w, err = k.watch(rv); err != nil {
+		t.Fatalf("%s: rewatch: %v", k.name, err)
+	}
+	// A delete whose protobuf DeleteOptions carry a failing precondition, then a real one.
+	if err := k.del(metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(types.UID("nope"))}}); !apierrors.IsConflict(err) {
+		t.Fatalf("%s: delete with a wrong uid precondition: %v, want 409", k.name, err)
+	}
+	if err := k.del(metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("%s: delete: %v", k.name, err)
+	}
+	if ev := nextEvent(ctx, t, w); ev.Type != watch.Deleted && ev.Type != watch.Modified {
+		t.Fatalf("%s: event after the delete %v", k.name, ev.Type)
+	}
+	w.Stop()
 }

@@ -257,53 +257,7 @@ func TestTypedWatches(t *testing.T) {
 	ctx := testCtx(t)
 	srv, cs := newServer(t, fakeapi.Config{})
 
-	t.Run("configmaps", func(t *testing.T) {
-		cms := cs.CoreV1().ConfigMaps("w")
-		w, err := cms.Watch(ctx, metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Stop()
-		c, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev := next(t, w); ev.Type != watch.Added || ev.Object.(*corev1.ConfigMap).ResourceVersion != c.ResourceVersion {
-			t.Fatalf("first event %v %+v", ev.Type, ev.Object)
-		}
-		c.Data = map[string]string{"a": "b"}
-		if _, err := cms.Update(ctx, c, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if ev := next(t, w); ev.Type != watch.Modified || ev.Object.(*corev1.ConfigMap).Data["a"] != "b" {
-			t.Fatalf("second event %v %+v", ev.Type, ev.Object)
-		}
-		if err := cms.Delete(ctx, "c", metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if ev := next(t, w); ev.Type != watch.Deleted {
-			t.Fatalf("third event %v", ev.Type)
-		}
-		// A 410 mid-watch: the server closes the watch with an ERROR event.
-		ids := srv.Faults().Watchers()
-		if len(ids) != 1 {
-			t.Fatalf("open watches %v", ids)
-		}
-		if err := srv.Faults().CloseWatch(ids[0], fakeapi.NewWatchError(410)); err != nil {
-			t.Fatal(err)
-		}
-		ev := next(t, w)
-		st, ok := ev.Object.(*metav1.Status)
-		if ev.Type != watch.Error || !ok || st.Code != 410 || st.Reason != metav1.StatusReasonExpired {
-			t.Fatalf("error event %v %+v", ev.Type, ev.Object)
-		}
-		if !apierrors.IsResourceExpired(apierrors.FromObject(ev.Object)) {
-			t.Fatalf("FromObject(%+v) is not Expired", st)
-		}
-		if _, ok := <-w.ResultChan(); ok {
-			t.Fatal("watch still open after the ERROR event")
-		}
-	})
+	t.Run("configmaps", func(t *testing.T) { configMapWatchToExpiry(ctx, t, srv, cs) })
 
 	t.Run("pods from a compacted resourceVersion", func(t *testing.T) {
 		pods := cs.CoreV1().Pods("w")
@@ -391,5 +345,57 @@ func TestTypedFaults(t *testing.T) {
 	}
 	if lists != 3 {
 		t.Fatalf("%d list requests, want 3 (the 500, the 429 and its retry)", lists)
+	}
+}
+
+// configMapWatchToExpiry watches ConfigMaps of namespace w through a create, an update and a
+// delete, then has the server close that watch with a 410: an ERROR event whose Status reads as
+// Expired, then the stream's end.
+func configMapWatchToExpiry(ctx context.Context, t *testing.T, srv *fakeapi.Server, cs *kubernetes.Clientset) {
+	t.Helper()
+	cms := cs.CoreV1().ConfigMaps("w")
+	w, err := cms.Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	c, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, w); ev.Type != watch.Added || ev.Object.(*corev1.ConfigMap).ResourceVersion != c.ResourceVersion {
+		t.Fatalf("first event %v %+v", ev.Type, ev.Object)
+	}
+	c.Data = map[string]string{"a": "b"}
+	if _, err := cms.Update(ctx, c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, w); ev.Type != watch.Modified || ev.Object.(*corev1.ConfigMap).Data["a"] != "b" {
+		t.Fatalf("second event %v %+v", ev.Type, ev.Object)
+	}
+	if err := cms.Delete(ctx, "c", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, w); ev.Type != watch.Deleted {
+		t.Fatalf("third event %v", ev.Type)
+	}
+	// A 410 mid-watch: the server closes the watch with an ERROR event.
+	ids := srv.Faults().Watchers()
+	if len(ids) != 1 {
+		t.Fatalf("open watches %v", ids)
+	}
+	if err := srv.Faults().CloseWatch(ids[0], fakeapi.NewWatchError(410)); err != nil {
+		t.Fatal(err)
+	}
+	ev := next(t, w)
+	st, ok := ev.Object.(*metav1.Status)
+	if ev.Type != watch.Error || !ok || st.Code != 410 || st.Reason != metav1.StatusReasonExpired {
+		t.Fatalf("error event %v %+v", ev.Type, ev.Object)
+	}
+	if !apierrors.IsResourceExpired(apierrors.FromObject(ev.Object)) {
+		t.Fatalf("FromObject(%+v) is not Expired", st)
+	}
+	if _, ok := <-w.ResultChan(); ok {
+		t.Fatal("watch still open after the ERROR event")
 	}
 }

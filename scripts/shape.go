@@ -46,12 +46,6 @@ func init() {
 	for _, f := range []string{
 		"browser/browser_test.go checkTimeline",
 		"browser/spec_test.go TestFailingGinkgoSpecPage",
-		"clientgo/controllerruntime_test.go TestControllerRuntimeClientAndCache",
-		"clientgo/informers_test.go TestSharedInformerFactory",
-		"clientgo/kubeconfig_test.go TestKubeconfigTypedClientProtobuf",
-		"clientgo/kubectl_apply_test.go TestKubectlApplyPatchEdit",
-		"clientgo/kubectl_controlplane_test.go TestKubectlControlPlane",
-		"clientgo/typed_test.go TestTypedWatches",
 		"cmd/informersim/scenario.go runScenario",
 		"compare/differential_test.go TestDifferential",
 		"controlplane/kept_test.go TestKeptViewsDecideAsRebuiltOnes",
