@@ -205,6 +205,23 @@ func objectPattern(key string) *regexp.Regexp {
 // hovering shows the narration line; zoom widens the picture; a failure is marked.
 func checkTimeline(t *testing.T, b *browser, r *rec.Run, topo world.Topology, follow string) {
 	t.Helper()
+	checkLanes(t, b, r, topo)
+	byText := checkDrawn(t, b, r)
+	followed := checkFollow(t, b, r, follow)
+	checkHoverAndZoom(t, b, r, followed, byText)
+	viol := eval[string](t, b, `Array.from(document.querySelectorAll('.viol-label')).map(e => e.textContent).join('|')`)
+	switch {
+	case r.Failure == nil && viol != "":
+		t.Errorf("%s: a passing run shows a violation: %q", r.Scenario.Name, viol)
+	case r.Failure != nil && r.Failure.Oracle != "" && !strings.HasPrefix(viol, "oracle "+r.Failure.Oracle+" violated"):
+		t.Errorf("%s: the failure is marked %q, want the oracle %s", r.Scenario.Name, viol, r.Failure.Oracle)
+	}
+}
+
+// checkLanes: one lane per component, in the record's order, and a lane for every part of each
+// informer and work queue of the topology.
+func checkLanes(t *testing.T, b *browser, r *rec.Run, topo world.Topology) {
+	t.Helper()
 	var want []string
 	for _, c := range r.Components {
 		want = append(want, c.ID)
@@ -228,6 +245,12 @@ func checkTimeline(t *testing.T, b *browser, r *rec.Run, topo world.Topology, fo
 			}
 		}
 	}
+}
+
+// checkDrawn: at fit every narrated event is drawn once, in its lane, with its mark. It returns
+// each drawn event's narration line by sequence number, for the hover check.
+func checkDrawn(t *testing.T, b *browser, r *rec.Run) map[int64]string {
+	t.Helper()
 	type drawn struct {
 		Seq  int64  `json:"seq"`
 		Lane string `json:"lane"`
@@ -248,7 +271,14 @@ func checkTimeline(t *testing.T, b *browser, r *rec.Run, topo world.Topology, fo
 	if !slices.Equal(got, wantDrawn) {
 		t.Errorf("%s: %d events drawn, want %d (each narrated event once, in its lane, with its mark)", r.Scenario.Name, len(got), len(wantDrawn))
 	}
+	return byText
+}
 
+// checkFollow clicks follow's first event and checks that exactly the trace's events about it are
+// highlighted, its history listed and the follow menu set. It returns those events' sequence
+// numbers.
+func checkFollow(t *testing.T, b *browser, r *rec.Run, follow string) []int64 {
+	t.Helper()
 	// Follow one object: click its first event.
 	re := objectPattern(follow)
 	var wantSeqs []int64
@@ -279,7 +309,13 @@ func checkTimeline(t *testing.T, b *browser, r *rec.Run, topo world.Topology, fo
 	if sel := eval[string](t, b, `document.querySelector('select.tl-follow').value`); sel != follow {
 		t.Errorf("%s: the follow menu shows %q after clicking an event of %s", r.Scenario.Name, sel, follow)
 	}
+	return wantSeqs
+}
 
+// checkHoverAndZoom hovers over the last followed event (the tip shows its narration line), then
+// zooms in (the picture widens) and back to fit (the highlight stays).
+func checkHoverAndZoom(t *testing.T, b *browser, r *rec.Run, wantSeqs []int64, byText map[int64]string) {
+	t.Helper()
 	// Hover over the last followed event: the tip shows its narration line.
 	last := wantSeqs[len(wantSeqs)-1]
 	box := eval[[]float64](t, b, fmt.Sprintf(`(() => { informersimTimeline.reveal(%[1]d); const r = document.querySelector('rect.ev[data-seq="%[1]d"]'); r.scrollIntoView({block: 'center'});
@@ -298,14 +334,6 @@ func checkTimeline(t *testing.T, b *browser, r *rec.Run, topo world.Topology, fo
 	b.run(t, chromedp.Click(`button.tl-zoom[title="fit the run into the window"]`, chromedp.ByQuery))
 	if n := eval[int](t, b, `document.querySelectorAll('rect.ev.hl').length`); n != len(wantSeqs) {
 		t.Errorf("%s: after zooming %d events are highlighted, want %d", r.Scenario.Name, n, len(wantSeqs))
-	}
-
-	viol := eval[string](t, b, `Array.from(document.querySelectorAll('.viol-label')).map(e => e.textContent).join('|')`)
-	switch {
-	case r.Failure == nil && viol != "":
-		t.Errorf("%s: a passing run shows a violation: %q", r.Scenario.Name, viol)
-	case r.Failure != nil && r.Failure.Oracle != "" && !strings.HasPrefix(viol, "oracle "+r.Failure.Oracle+" violated"):
-		t.Errorf("%s: the failure is marked %q, want the oracle %s", r.Scenario.Name, viol, r.Failure.Oracle)
 	}
 }
 

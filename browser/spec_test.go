@@ -142,6 +142,22 @@ func TestFailingGinkgoSpecPage(t *testing.T) {
 	b := newBrowser(t)
 	b.open(t, found[1], "svg.tl-svg rect.ev")
 	b.screenshot(t, "failing-spec-opens")
+	checkFailingPageHeader(t, b, object)
+	checkFollowedPath(t, b, r, object)
+	checkWorkerLane(t, b, r, object)
+	checkReportLinks(t, b, r, object)
+	// The mark stands at the step the check found it: after the last event of that step.
+	last := r.Events[len(r.Events)-1]
+	if r.Failure.Step != last.Step {
+		t.Errorf("the failure is at step %d, the run's last step is %d", r.Failure.Step, last.Step)
+	}
+}
+
+// checkFailingPageHeader: the page is titled with the failing spec's name, its banner names the
+// check and the object, its failure report holds what the terminal printed, and it opens
+// following the object.
+func checkFailingPageHeader(t *testing.T, b *browser, object string) {
+	t.Helper()
 	if h1 := eval[string](t, b, `document.querySelector('h1').textContent`); h1 != failingSpec.text {
 		t.Errorf("the page's title is %q, want the spec's name %q", h1, failingSpec.text)
 	}
@@ -161,6 +177,12 @@ func TestFailingGinkgoSpecPage(t *testing.T) {
 	if sel := eval[string](t, b, `document.querySelector('select.tl-follow').value`); sel != object {
 		t.Errorf("the page opens following %q, want %s", sel, object)
 	}
+}
+
+// checkFollowedPath: every event about object is highlighted (at fit all are in view) and listed
+// in its history, with an arrow wherever its path changes lanes.
+func checkFollowedPath(t *testing.T, b *browser, r *timelineRun, object string) {
+	t.Helper()
 	// Every event about the object is highlighted (at fit all are in view) and listed.
 	b.run(t, chromedpEval(`informersimTimeline.fit()`))
 	re := objectPattern(object)
@@ -193,6 +215,12 @@ func TestFailingGinkgoSpecPage(t *testing.T) {
 	if got := eval[string](t, b, `document.querySelector('.followed-history').textContent`); got != strings.Join(history, "\n") {
 		t.Errorf("the history listed:\n%s\nwant:\n%s", got, strings.Join(history, "\n"))
 	}
+}
+
+// checkWorkerLane: the controller's worker lane has one mark per step it took (a sync), as the
+// trace has them, and the violation's mark names the check and object.
+func checkWorkerLane(t *testing.T, b *browser, r *timelineRun, object string) {
+	t.Helper()
 	// The worker's lane: one mark per step it took (a sync), as the trace has them.
 	var syncs []int64
 	for _, e := range r.Events {
@@ -209,6 +237,11 @@ func TestFailingGinkgoSpecPage(t *testing.T) {
 	if !strings.HasPrefix(viol, `check "the controller knows every pod" failed`) || !strings.Contains(viol, object) {
 		t.Errorf("the violation's mark is labelled %q", viol)
 	}
+}
+
+// checkReportLinks: the report's lines link to their events, and the reverse.
+func checkReportLinks(t *testing.T, b *browser, r *timelineRun, object string) {
+	t.Helper()
 	// The report's lines link to their events, and the reverse: the OnDelete line picks the
 	// handler's OnDelete, and clicking the worker's last sync makes its report line current.
 	var onDelete, lastSync int64 = -1, -1
@@ -228,11 +261,6 @@ func TestFailingGinkgoSpecPage(t *testing.T) {
 	b.run(t, chromedp.Click(fmt.Sprintf(`rect.ev[data-seq="%d"]`, lastSync), chromedp.ByQuery))
 	if cur := eval[[]string](t, b, `Array.from(document.querySelectorAll('.rep-line.current')).map(l => l.dataset.seq)`); !slices.Equal(cur, []string{fmt.Sprint(lastSync)}) {
 		t.Errorf("clicking the worker's sync %d makes report lines %q current", lastSync, cur)
-	}
-	// The mark stands at the step the check found it: after the last event of that step.
-	last := r.Events[len(r.Events)-1]
-	if r.Failure.Step != last.Step {
-		t.Errorf("the failure is at step %d, the run's last step is %d", r.Failure.Step, last.Step)
 	}
 }
 

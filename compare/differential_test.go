@@ -187,38 +187,80 @@ func TestDifferential(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pods := srv.Resource(podsGVR)
-	create := func(ns, name string) {
-		t.Helper()
-		if _, err := pods.Namespace(ns).Create(ctx, newPod(ns, name), metav1.CreateOptions{}); err != nil {
-			t.Fatalf("create %s/%s: %v", ns, name, err)
-		}
-	}
-	update := func(ns, name string) {
-		t.Helper()
-		p, err := pods.Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatalf("get %s/%s: %v", ns, name, err)
-		}
-		labels := p.GetLabels()
-		labels["gen"] = p.GetResourceVersion()
-		p.SetLabels(labels)
-		if _, err := pods.Namespace(ns).Update(ctx, p, metav1.UpdateOptions{}); err != nil {
-			t.Fatalf("update %s/%s: %v", ns, name, err)
-		}
-	}
-	del := func(ns, name string) {
-		t.Helper()
-		if err := pods.Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-			t.Fatalf("delete %s/%s: %v", ns, name, err)
-		}
-	}
-
+	d := &differential{t: t, ctx: ctx, cancel: cancel, srv: srv, pods: srv.Resource(podsGVR), gate: newGate()}
 	for i := range 6 {
-		create([]string{"a", "b"}[i%2], fmt.Sprintf("p%d", i))
+		d.create([]string{"a", "b"}[i%2], fmt.Sprintf("p%d", i))
 	}
+	d.startSubjects()
+	defer d.stopAll()
+	d.start = time.Now()
+	d.phases()
 
-	g := newGate()
+	checkRequests(t, srv)
+	stores := map[string]map[string]string{}
+	for _, s := range d.subjects {
+		stores[s.name] = storeState(t, s.store())
+	}
+	d.stopAll()
+	subjects := d.subjects
+	for _, s := range subjects[1:] {
+		if diff := cmp.Diff(stores[s.name], stores[subjects[0].name]); diff != "" {
+			t.Errorf("store of %s differs from %s (-%s +%s):\n%s", s.name, subjects[0].name, s.name, subjects[0].name, diff)
+		}
+	}
+	checkNotifications(t, subjects, stores)
+	goleak.VerifyNone(t, leakOpts...)
+}
+
+// differential is TestDifferential's run: the server, the three informers under test and the
+// gate on their re-watches. Its phases change the server in order and wait for convergence
+// after each, so they share this state rather than being independent subtests.
+type differential struct {
+	t        *testing.T
+	ctx      context.Context
+	cancel   context.CancelFunc // ends the informers' runs (stopAll)
+	srv      *fakeapi.Server
+	pods     *fakeapi.ResourceClient
+	gate     *gate
+	subjects []*subject
+	stopped  bool
+	start    time.Time // when the informers started, for the phases' log lines
+}
+
+func (d *differential) create(ns, name string) {
+	d.t.Helper()
+	if _, err := d.pods.Namespace(ns).Create(d.ctx, newPod(ns, name), metav1.CreateOptions{}); err != nil {
+		d.t.Fatalf("create %s/%s: %v", ns, name, err)
+	}
+}
+
+// update labels the pod with its current RV, so each update changes it.
+func (d *differential) update(ns, name string) {
+	d.t.Helper()
+	p, err := d.pods.Namespace(ns).Get(d.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		d.t.Fatalf("get %s/%s: %v", ns, name, err)
+	}
+	labels := p.GetLabels()
+	labels["gen"] = p.GetResourceVersion()
+	p.SetLabels(labels)
+	if _, err := d.pods.Namespace(ns).Update(d.ctx, p, metav1.UpdateOptions{}); err != nil {
+		d.t.Fatalf("update %s/%s: %v", ns, name, err)
+	}
+}
+
+func (d *differential) del(ns, name string) {
+	d.t.Helper()
+	if err := d.pods.Namespace(ns).Delete(d.ctx, name, metav1.DeleteOptions{}); err != nil {
+		d.t.Fatalf("delete %s/%s: %v", ns, name, err)
+	}
+}
+
+// startSubjects starts client-go's informer in both start-up modes and ours, each on its own
+// gated ListerWatcher with a recording handler.
+func (d *differential) startSubjects() {
+	t, ctx := d.t, d.ctx
+	t.Helper()
 	example := func() *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
 		u.SetAPIVersion("v1")
@@ -226,13 +268,11 @@ func TestDifferential(t *testing.T) {
 		return u
 	}
 	newLW := func(name string, watchListUnsupported bool) gatedLW {
-		lw := srv.ListerWatcher(podsGVR, "")
+		lw := d.srv.ListerWatcher(podsGVR, "")
 		lw.Name = name
 		lw.WatchListUnsupported = watchListUnsupported
-		return gatedLW{ListerWatcher: lw, gate: g}
+		return gatedLW{ListerWatcher: lw, gate: d.gate}
 	}
-
-	var subjects []*subject
 	for _, mode := range []struct {
 		name        string
 		unsupported bool
@@ -244,71 +284,78 @@ func TestDifferential(t *testing.T) {
 			t.Fatal(err)
 		}
 		go func() { defer close(s.done); inf.RunWithContext(ctx) }()
-		subjects = append(subjects, s)
+		d.subjects = append(d.subjects, s)
 	}
-	{
-		inf := informer.NewSharedIndexInformerWithOptions(newLW("ours", true), example(),
-			informer.SharedIndexInformerOptions{})
-		s := &subject{name: "ours", tombstone: "informer", store: inf.GetStore().List,
-			synced: inf.HasSynced, rec: &recorder{}, done: make(chan struct{})}
-		if _, err := inf.AddEventHandler(s.rec); err != nil {
-			t.Fatal(err)
+	inf := informer.NewSharedIndexInformerWithOptions(newLW("ours", true), example(),
+		informer.SharedIndexInformerOptions{})
+	s := &subject{name: "ours", tombstone: "informer", store: inf.GetStore().List,
+		synced: inf.HasSynced, rec: &recorder{}, done: make(chan struct{})}
+	if _, err := inf.AddEventHandler(s.rec); err != nil {
+		t.Fatal(err)
+	}
+	go func() { defer close(s.done); inf.Run(ctx) }()
+	d.subjects = append(d.subjects, s)
+}
+
+// stopAll ends the informers' runs and waits for them; a second call does nothing.
+func (d *differential) stopAll() {
+	if d.stopped {
+		return
+	}
+	d.stopped = true
+	d.cancel()
+	for _, s := range d.subjects {
+		<-s.done
+	}
+}
+
+// converge polls until every informer has synced and its store maps key→RV as a fresh LIST
+// does, and fails the test, naming the phase, at the budget's end.
+func (d *differential) converge(phase string) {
+	t := d.t
+	t.Helper()
+	var want map[string]string
+	var diffs []string
+	for {
+		want = serverState(t, d.srv)
+		diffs = diffs[:0]
+		for _, s := range d.subjects {
+			if !s.synced() {
+				diffs = append(diffs, s.name+": not synced")
+				continue
+			}
+			if diff := cmp.Diff(storeState(t, s.store()), want); diff != "" {
+				diffs = append(diffs, fmt.Sprintf("%s store (-got +want):\n%s", s.name, diff))
+			}
 		}
-		go func() { defer close(s.done); inf.Run(ctx) }()
-		subjects = append(subjects, s)
-	}
-	stopped := false
-	stopAll := func() {
-		if stopped {
+		if len(diffs) == 0 {
+			t.Logf("%-30s converged after %v", phase, time.Since(d.start).Round(time.Millisecond))
 			return
 		}
-		stopped = true
-		cancel()
-		for _, s := range subjects {
-			<-s.done
+		select {
+		case <-d.ctx.Done():
+			t.Fatalf("phase %q: no convergence within %v:\n%s", phase, differentialBudget, strings.Join(diffs, "\n"))
+		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	defer stopAll()
+}
 
-	start := time.Now()
-	converge := func(phase string) {
-		t.Helper()
-		var want map[string]string
-		var diffs []string
-		for {
-			want = serverState(t, srv)
-			diffs = diffs[:0]
-			for _, s := range subjects {
-				if !s.synced() {
-					diffs = append(diffs, s.name+": not synced")
-					continue
-				}
-				if d := cmp.Diff(storeState(t, s.store()), want); d != "" {
-					diffs = append(diffs, fmt.Sprintf("%s store (-got +want):\n%s", s.name, d))
-				}
-			}
-			if len(diffs) == 0 {
-				t.Logf("%-30s converged after %v", phase, time.Since(start).Round(time.Millisecond))
-				return
-			}
-			select {
-			case <-ctx.Done():
-				t.Fatalf("phase %q: no convergence within %v:\n%s", phase, differentialBudget, strings.Join(diffs, "\n"))
-			case <-time.After(10 * time.Millisecond):
-			}
+// waitHeld waits until n watch requests are held at the gate.
+func (d *differential) waitHeld(n int) {
+	d.t.Helper()
+	for d.gate.held() < n {
+		select {
+		case <-d.ctx.Done():
+			d.t.Fatalf("only %d of %d watch requests reached the gate", d.gate.held(), n)
+		case <-time.After(time.Millisecond):
 		}
 	}
-	waitHeld := func(n int) {
-		t.Helper()
-		for g.held() < n {
-			select {
-			case <-ctx.Done():
-				t.Fatalf("only %d of %d watch requests reached the gate", g.held(), n)
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}
+}
 
+// phases is the scripted sequence of writes and faults, each phase ending in convergence.
+func (d *differential) phases() {
+	t, srv, create, update, del, converge := d.t, d.srv, d.create, d.update, d.del, d.converge
+	t.Helper()
 	// Phase 1: initial sync, then ordinary writes seen on open watches.
 	converge("initial sync")
 	create("a", "p6")
@@ -343,9 +390,9 @@ func TestDifferential(t *testing.T) {
 	// Phase 4: watches close while the gate holds re-watches; while all three are
 	// disconnected, pods are deleted and changed and the history is compacted past their RV.
 	// The re-watch then gets 410, the informers relist, and the deletes become tombstones.
-	g.hold()
+	d.gate.hold()
 	srv.Faults().CloseAllWatches(nil)
-	waitHeld(len(subjects))
+	d.waitHeld(len(d.subjects))
 	del("a", "p0")
 	del("b", "p1")
 	update("b", "p3")
@@ -353,7 +400,7 @@ func TestDifferential(t *testing.T) {
 	if err := srv.Faults().Compact(srv.Revision()); err != nil {
 		t.Fatal(err)
 	}
-	g.release()
+	d.gate.release()
 	converge("compaction while down, relist")
 
 	// Phase 5: ordinary writes after all of it.
@@ -361,19 +408,14 @@ func TestDifferential(t *testing.T) {
 	del("b", "p9")
 	create("b", "p11")
 	converge("writes after faults")
+}
 
-	checkRequests(t, srv)
-	stores := map[string]map[string]string{}
-	for _, s := range subjects {
-		stores[s.name] = storeState(t, s.store())
-	}
-	stopAll()
-	for _, s := range subjects[1:] {
-		if d := cmp.Diff(stores[s.name], stores[subjects[0].name]); d != "" {
-			t.Errorf("store of %s differs from %s (-%s +%s):\n%s", s.name, subjects[0].name, s.name, subjects[0].name, d)
-		}
-	}
-
+// checkNotifications checks each informer's handler calls: replayed they give its store; its
+// tombstones are of its own type, carry the last known RV and are exactly the deletes missed while
+// disconnected; RVs never go back for a key; and, key by key, the three saw the same sequence (up
+// to the tombstone's type).
+func checkNotifications(t *testing.T, subjects []*subject, stores map[string]map[string]string) {
+	t.Helper()
 	wantTombstones := []string{"a/p0", "b/p1", "b/p5"}
 	perKey := map[string]map[string][]notification{}
 	for _, s := range subjects {
@@ -426,8 +468,6 @@ func TestDifferential(t *testing.T) {
 			t.Errorf("per-key notifications of %s differ from %s (-%s +%s):\n%s", s.name, subjects[0].name, s.name, subjects[0].name, d)
 		}
 	}
-
-	goleak.VerifyNone(t, leakOpts...)
 }
 
 // serverState is the server's current pods, key → RV, from a consistent LIST.

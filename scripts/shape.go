@@ -44,10 +44,7 @@ var notYet = map[string]bool{}
 
 func init() {
 	for _, f := range []string{
-		"browser/browser_test.go checkTimeline",
-		"browser/spec_test.go TestFailingGinkgoSpecPage",
 		"cmd/informersim/scenario.go runScenario",
-		"compare/differential_test.go TestDifferential",
 		"controlplane/kept_test.go TestKeptViewsDecideAsRebuiltOnes",
 		"controlplane/view_test.go TestKeptGraphIsAFullRead",
 		"fakeapi/changes_test.go TestListChangesLentAsListLent",
