@@ -44,7 +44,6 @@ var notYet = map[string]bool{}
 
 func init() {
 	for _, f := range []string{
-		"cmd/informersim/scenario.go runScenario",
 		"controlplane/kept_test.go TestKeptViewsDecideAsRebuiltOnes",
 		"controlplane/view_test.go TestKeptGraphIsAFullRead",
 		"fakeapi/changes_test.go TestListChangesLentAsListLent",

@@ -73,40 +73,12 @@ func runScenario(cmd string, args []string, stdout, stderr io.Writer, explain bo
 		return 2
 	}
 	if *jsonOut || *htmlOut != "" {
-		rec, err := scenarios.RunRecord(sc, res)
-		if err != nil {
-			fmt.Fprintf(stderr, "informersim %s: %v\n", cmd, err)
-			return 1
-		}
-		if replaced {
-			// As below: the file's blocks belong to its own seed and policy.
-			rec.NotCompared()
-		}
-		if *htmlOut != "" {
-			if err := writeFile(*htmlOut, rec.WriteHTML); err != nil {
-				fmt.Fprintf(stderr, "informersim %s: --html: %v\n", cmd, err)
-				return 1
-			}
-		}
-		if *jsonOut {
-			if err := rec.WriteJSON(stdout); err != nil {
-				fmt.Fprintf(stderr, "informersim %s: %v\n", cmd, err)
-				return 1
-			}
+		if code := writeRecord(cmd, sc, res, replaced, *jsonOut, *htmlOut, stdout, stderr); code != 0 {
+			return code
 		}
 	}
 	if !*jsonOut {
-		var b strings.Builder
-		if explain {
-			fmt.Fprintf(&b, "%s: %s\n\n%s\n\n", sc.Name, sc.Title, sc.Concept)
-		}
-		fmt.Fprintf(&b, "scenario %s seed=%d\n", sc.Name, res.Seed)
-		b.WriteString(res.Narration())
-		fmt.Fprintf(&b, "\ntrace sha256 %s\n", res.Hash)
-		if w := res.Env.World(); w != nil {
-			fmt.Fprintf(&b, "hazards: %s\n", world.CountHazards(w.Sim().Trace().Events()))
-		}
-		if _, err := io.WriteString(stdout, b.String()); err != nil {
+		if err := writeNarration(stdout, sc, res, explain); err != nil {
 			return 1
 		}
 	}
@@ -136,6 +108,51 @@ func runScenario(cmd string, args []string, stdout, stderr io.Writer, explain bo
 		return 1
 	}
 	return code
+}
+
+// writeRecord writes the run's complete record: as a timeline page to htmlOut if set, as JSON to
+// stdout if jsonOut. A run whose seed or policy replaced the file's own is recorded as not
+// compared with the file's expected blocks, which belong to its own. It returns the exit code:
+// 0, or 1 with the error on stderr.
+func writeRecord(cmd string, sc scenarios.Scenario, res *scenarios.Result, replaced, jsonOut bool, htmlOut string, stdout, stderr io.Writer) int {
+	rec, err := scenarios.RunRecord(sc, res)
+	if err != nil {
+		fmt.Fprintf(stderr, "informersim %s: %v\n", cmd, err)
+		return 1
+	}
+	if replaced {
+		rec.NotCompared()
+	}
+	if htmlOut != "" {
+		if err := writeFile(htmlOut, rec.WriteHTML); err != nil {
+			fmt.Fprintf(stderr, "informersim %s: --html: %v\n", cmd, err)
+			return 1
+		}
+	}
+	if jsonOut {
+		if err := rec.WriteJSON(stdout); err != nil {
+			fmt.Fprintf(stderr, "informersim %s: %v\n", cmd, err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// writeNarration prints the run as text, in one write: the concept first when explaining, then
+// the narration, the trace's hash and the hazards the run met.
+func writeNarration(stdout io.Writer, sc scenarios.Scenario, res *scenarios.Result, explain bool) error {
+	var b strings.Builder
+	if explain {
+		fmt.Fprintf(&b, "%s: %s\n\n%s\n\n", sc.Name, sc.Title, sc.Concept)
+	}
+	fmt.Fprintf(&b, "scenario %s seed=%d\n", sc.Name, res.Seed)
+	b.WriteString(res.Narration())
+	fmt.Fprintf(&b, "\ntrace sha256 %s\n", res.Hash)
+	if w := res.Env.World(); w != nil {
+		fmt.Fprintf(&b, "hazards: %s\n", world.CountHazards(w.Sim().Trace().Events()))
+	}
+	_, err := io.WriteString(stdout, b.String())
+	return err
 }
 
 // writeFile writes a file through write, and reports the first error of writing or closing it.
