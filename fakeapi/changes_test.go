@@ -60,137 +60,179 @@ func (v *changesView) apply(t *testing.T, c *ListChanges) {
 // would lend), and both servers must have served and recorded the same requests (the same
 // failures taken, the same replicas routed to, the same records).
 func TestListChangesLentAsListLent(t *testing.T) {
-	var full, fullAgain, partial, deletes, failures int
+	var tally changesTally
 	for seed := uint64(1); seed <= 60; seed++ {
-		mk := func() (*Server, *testclock.FakeClock) {
-			clk := testclock.NewFakeClock(epoch)
-			s, err := New(Config{Clock: clk, Rand: rand.New(rand.NewPCG(seed, 1)), Replicas: 2, Routing: RoutingRoundRobin,
-				MaxLogEntries: 12, MaxCacheHistoryEvents: 8, CompactionInterval: 3 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s, clk
-		}
-		a, aclk := mk()
-		b, bclk := mk()
-		type reader struct {
-			la, lb *ListerWatcher
-			view   changesView
-		}
-		var readers []*reader
-		for _, scope := range []struct {
-			gvr     schema.GroupVersionResource
-			ns      string
-			replica int
-		}{{cmGVR, "", -1}, {cmGVR, "a", -1}, {nodeGVR, "", -1}, {cmGVR, "b", 1}} {
-			r := &reader{la: a.ListerWatcher(scope.gvr, scope.ns), lb: b.ListerWatcher(scope.gvr, scope.ns)}
-			r.la.Name, r.lb.Name, r.la.Replica, r.lb.Replica = "reader", "reader", scope.replica, scope.replica
-			readers = append(readers, r)
-		}
+		p := newChangesPair(t, seed)
 		rnd := rand.New(rand.NewPCG(seed, 2))
 		for op := 0; op < 150; op++ {
-			ns := []string{"a", "b"}[rnd.IntN(2)]
-			name := fmt.Sprintf("o%d", rnd.IntN(6))
-			both := func(f func(s *Server) error) {
-				ea, eb := f(a), f(b)
-				if fmt.Sprint(ea) != fmt.Sprint(eb) {
-					t.Fatalf("seed %d op %d: the servers differ: %v, %v", seed, op, ea, eb)
-				}
-			}
-			switch k := rnd.IntN(10); {
-			case k < 4:
-				both(func(s *Server) error {
-					u := cm(ns, name, map[string]string{"v": fmt.Sprint(op)})
-					if _, err := s.Resource(cmGVR).Namespace(ns).Create(bg, u, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
-						_, err = s.Resource(cmGVR).Namespace(ns).Update(bg, u, metav1.UpdateOptions{})
-						return err
-					} else {
-						return err
-					}
-				})
-			case k < 6:
-				both(func(s *Server) error {
-					err := s.Resource(cmGVR).Namespace(ns).Delete(bg, name, metav1.DeleteOptions{})
-					if apierrors.IsNotFound(err) {
-						return nil
-					}
-					return err
-				})
-			case k < 7:
-				both(func(s *Server) error {
-					u := obj("Node", "", name, nil)
-					u.SetAPIVersion("v1")
-					_, err := s.Resource(nodeGVR).Create(bg, u, metav1.CreateOptions{})
-					if apierrors.IsAlreadyExists(err) {
-						err = s.Resource(nodeGVR).Delete(bg, name, metav1.DeleteOptions{})
-					}
-					return err
-				})
-			case k < 8:
-				back := uint64(rnd.IntN(3))
-				both(func(s *Server) error { return s.Faults().Compact(max(s.Revision(), back+1) - back) })
-			case k < 9:
-				failures++
-				both(func(s *Server) error {
-					s.Faults().FailNext(VerbList, apierrors.NewInternalError(fmt.Errorf("injected")))
-					return nil
-				})
-			default:
-				aclk.Step(time.Second)
-				bclk.Step(time.Second)
-			}
-			for ri, r := range readers {
-				if rnd.IntN(3) == 0 {
-					continue // reads at irregular intervals: several writes to catch up on
-				}
-				la, errA := r.la.ListLent(metav1.ListOptions{})
-				c, errB := r.lb.ListChangesLent(metav1.ListOptions{}, r.view.rev)
-				if fmt.Sprint(errA) != fmt.Sprint(errB) {
-					t.Fatalf("seed %d op %d reader %d: ListLent %v, ListChangesLent %v", seed, op, ri, errA, errB)
-				}
-				if errA != nil {
-					continue
-				}
-				if c.Full {
-					full++
-					if r.view.rev != 0 {
-						fullAgain++ // the history no longer reached back to the view
-					}
-				} else {
-					partial++
-					for _, ch := range c.Changes {
-						if ch.Type == watch.Deleted {
-							deletes++
-						}
-					}
-				}
-				r.view.apply(t, &c)
-				if got, want := FormatRV(c.Revision), la.GetResourceVersion(); got != want {
-					t.Fatalf("seed %d op %d reader %d: revision %s, list's %s", seed, op, ri, got, want)
-				}
-				// The view holds b's committed objects, as a list of b lends them.
-				snap, err := b.Lending().Snapshot(r.lb.gvr, r.lb.ns, metav1.ListOptions{}, "observer")
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !sameContents(r.view.items, snap.Items) {
-					t.Fatalf("seed %d op %d reader %d: the view holds %s, the server %s", seed, op, ri, keysOf(r.view.items), keysOf(snap.Items))
-				}
-				if !reflect.DeepEqual(contentsOf(la.Items), contentsOf(r.view.items)) {
-					t.Fatalf("seed %d op %d reader %d: the view differs from server a's list", seed, op, ri)
-				}
-			}
+			p.randomOp(rnd, op, &tally)
+			p.readAll(rnd, op, &tally)
 		}
-		if ra, rb := a.Requests(), b.Requests(); !reflect.DeepEqual(ra, rb) {
+		if ra, rb := p.a.Requests(), p.b.Requests(); !reflect.DeepEqual(ra, rb) {
 			t.Fatalf("seed %d: the request records differ:\n%v\n%v", seed, ra, rb)
 		}
-		if err := b.Lending().Check(); err != nil {
+		if err := p.b.Lending().Check(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("full answers %d (%d to a reader that held a view), changes %d (deletions among them %d), failures injected %d", full, fullAgain, partial, deletes, failures)
-	if fullAgain == 0 || partial == 0 || deletes == 0 || failures == 0 {
-		t.Fatalf("a path was not taken: full again %d, changes %d, deletions %d, failures %d", fullAgain, partial, deletes, failures)
+	t.Logf("full answers %d (%d to a reader that held a view), changes %d (deletions among them %d), failures injected %d", tally.full, tally.fullAgain, tally.partial, tally.deletes, tally.failures)
+	if tally.fullAgain == 0 || tally.partial == 0 || tally.deletes == 0 || tally.failures == 0 {
+		t.Fatalf("a path was not taken: full again %d, changes %d, deletions %d, failures %d", tally.fullAgain, tally.partial, tally.deletes, tally.failures)
+	}
+}
+
+// changesTally counts the paths TestListChangesLentAsListLent took over all its seeds, so that
+// it can fail if one was never taken.
+type changesTally struct {
+	full, fullAgain, partial, deletes, failures int
+}
+
+// changesPair is one seed of TestListChangesLentAsListLent: two servers driven alike (a read by
+// ListLent, b by ListChangesLent) and the readers of four scopes.
+type changesPair struct {
+	t          *testing.T
+	seed       uint64
+	a, b       *Server
+	aclk, bclk *testclock.FakeClock
+	readers    []*changesReader
+}
+
+// changesReader reads one scope from both servers; view is what ListChangesLent has told it.
+type changesReader struct {
+	la, lb *ListerWatcher
+	view   changesView
+}
+
+func newChangesPair(t *testing.T, seed uint64) *changesPair {
+	t.Helper()
+	mk := func() (*Server, *testclock.FakeClock) {
+		clk := testclock.NewFakeClock(epoch)
+		s, err := New(Config{Clock: clk, Rand: rand.New(rand.NewPCG(seed, 1)), Replicas: 2, Routing: RoutingRoundRobin,
+			MaxLogEntries: 12, MaxCacheHistoryEvents: 8, CompactionInterval: 3 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, clk
+	}
+	p := &changesPair{t: t, seed: seed}
+	p.a, p.aclk = mk()
+	p.b, p.bclk = mk()
+	for _, scope := range []struct {
+		gvr     schema.GroupVersionResource
+		ns      string
+		replica int
+	}{{cmGVR, "", -1}, {cmGVR, "a", -1}, {nodeGVR, "", -1}, {cmGVR, "b", 1}} {
+		r := &changesReader{la: p.a.ListerWatcher(scope.gvr, scope.ns), lb: p.b.ListerWatcher(scope.gvr, scope.ns)}
+		r.la.Name, r.lb.Name, r.la.Replica, r.lb.Replica = "reader", "reader", scope.replica, scope.replica
+		p.readers = append(p.readers, r)
+	}
+	return p
+}
+
+// randomOp draws one operation and applies it to both servers, which must answer alike: a
+// ConfigMap write or delete, a Node created or deleted, a compaction, an injected LIST failure,
+// or a second on both clocks.
+func (p *changesPair) randomOp(rnd *rand.Rand, op int, tally *changesTally) {
+	t, seed, a, b := p.t, p.seed, p.a, p.b
+	t.Helper()
+	ns := []string{"a", "b"}[rnd.IntN(2)]
+	name := fmt.Sprintf("o%d", rnd.IntN(6))
+	both := func(f func(s *Server) error) {
+		ea, eb := f(a), f(b)
+		if fmt.Sprint(ea) != fmt.Sprint(eb) {
+			t.Fatalf("seed %d op %d: the servers differ: %v, %v", seed, op, ea, eb)
+		}
+	}
+	switch k := rnd.IntN(10); {
+	case k < 4:
+		both(func(s *Server) error {
+			u := cm(ns, name, map[string]string{"v": fmt.Sprint(op)})
+			if _, err := s.Resource(cmGVR).Namespace(ns).Create(bg, u, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+				_, err = s.Resource(cmGVR).Namespace(ns).Update(bg, u, metav1.UpdateOptions{})
+				return err
+			} else {
+				return err
+			}
+		})
+	case k < 6:
+		both(func(s *Server) error {
+			err := s.Resource(cmGVR).Namespace(ns).Delete(bg, name, metav1.DeleteOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		})
+	case k < 7:
+		both(func(s *Server) error {
+			u := obj("Node", "", name, nil)
+			u.SetAPIVersion("v1")
+			_, err := s.Resource(nodeGVR).Create(bg, u, metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				err = s.Resource(nodeGVR).Delete(bg, name, metav1.DeleteOptions{})
+			}
+			return err
+		})
+	case k < 8:
+		back := uint64(rnd.IntN(3))
+		both(func(s *Server) error { return s.Faults().Compact(max(s.Revision(), back+1) - back) })
+	case k < 9:
+		tally.failures++
+		both(func(s *Server) error {
+			s.Faults().FailNext(VerbList, apierrors.NewInternalError(fmt.Errorf("injected")))
+			return nil
+		})
+	default:
+		p.aclk.Step(time.Second)
+		p.bclk.Step(time.Second)
+	}
+}
+
+// readAll reads each scope from both servers, skipping a third of them at random so that some
+// readers have several writes to catch up on: ListChangesLent applied to the reader's view must
+// give exactly b's committed objects, in key order, and the contents of a's ListLent.
+func (p *changesPair) readAll(rnd *rand.Rand, op int, tally *changesTally) {
+	t, seed := p.t, p.seed
+	t.Helper()
+	for ri, r := range p.readers {
+		if rnd.IntN(3) == 0 {
+			continue // reads at irregular intervals: several writes to catch up on
+		}
+		la, errA := r.la.ListLent(metav1.ListOptions{})
+		c, errB := r.lb.ListChangesLent(metav1.ListOptions{}, r.view.rev)
+		if fmt.Sprint(errA) != fmt.Sprint(errB) {
+			t.Fatalf("seed %d op %d reader %d: ListLent %v, ListChangesLent %v", seed, op, ri, errA, errB)
+		}
+		if errA != nil {
+			continue
+		}
+		if c.Full {
+			tally.full++
+			if r.view.rev != 0 {
+				tally.fullAgain++ // the history no longer reached back to the view
+			}
+		} else {
+			tally.partial++
+			for _, ch := range c.Changes {
+				if ch.Type == watch.Deleted {
+					tally.deletes++
+				}
+			}
+		}
+		r.view.apply(t, &c)
+		if got, want := FormatRV(c.Revision), la.GetResourceVersion(); got != want {
+			t.Fatalf("seed %d op %d reader %d: revision %s, list's %s", seed, op, ri, got, want)
+		}
+		// The view holds b's committed objects, as a list of b lends them.
+		snap, err := p.b.Lending().Snapshot(r.lb.gvr, r.lb.ns, metav1.ListOptions{}, "observer")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameContents(r.view.items, snap.Items) {
+			t.Fatalf("seed %d op %d reader %d: the view holds %s, the server %s", seed, op, ri, keysOf(r.view.items), keysOf(snap.Items))
+		}
+		if !reflect.DeepEqual(contentsOf(la.Items), contentsOf(r.view.items)) {
+			t.Fatalf("seed %d op %d reader %d: the view differs from server a's list", seed, op, ri)
+		}
 	}
 }
 

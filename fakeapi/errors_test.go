@@ -131,147 +131,190 @@ func TestListErrorRows(t *testing.T) {
 
 // TestWatchEndRows covers the rows of fakeapi.md §4.6: how a watch ends and what the client sees.
 func TestWatchEndRows(t *testing.T) {
-	t.Run("server deadline from timeoutSeconds: clean close", func(t *testing.T) {
-		s, clk := newTestServer(t, nil)
-		w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1", TimeoutSeconds: ptr(int64(30))})
-		clk.Step(29 * time.Second)
-		s.Advance()
-		if w.Done() {
-			t.Fatalf("closed before the deadline")
-		}
-		clk.Step(time.Second)
-		s.Advance()
-		if got := drain(w); len(got) != 0 || !w.Done() || w.CloseReason() != CloseDeadline {
-			t.Errorf("events %v done %v reason %v, want clean close at deadline", got, w.Done(), w.CloseReason())
-		}
+	for _, row := range []struct {
+		name  string
+		check func(t *testing.T)
+	}{
+		{"server deadline from timeoutSeconds: clean close", watchEndsAtTimeoutSeconds},
+		{"server deadline without timeoutSeconds: seeded draw in [30m, 60m)", watchDeadlineDrawn},
+		{"WatchTimeoutServer ignores the client's timeout", watchTimeoutServerIgnoresClient},
+		{"client Stop", watchClientStop},
+		{"start RV too old: ERROR 410 in the stream", watchTooOldInStream},
+		{"start RV too old: 410 from Watch() when configured", watchTooOldFromWatch},
+		{"sendInitialEvents at an RV the cache cannot reach: ERROR 504 after the wait", watchInitialEventsTooLarge},
+		{"sendInitialEvents waits for a lagging cache, then streams", watchInitialEventsWaitForCache},
+		{"error close faults", watchErrorCloseFaults},
+		{"rejected before streaming", watchRejectedBeforeStreaming},
+	} {
+		t.Run(row.name, row.check)
+	}
+}
+
+// watchEndsAtTimeoutSeconds: server deadline from timeoutSeconds: clean close (a row of
+// TestWatchEndRows).
+func watchEndsAtTimeoutSeconds(t *testing.T) {
+	s, clk := newTestServer(t, nil)
+	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1", TimeoutSeconds: ptr(int64(30))})
+	clk.Step(29 * time.Second)
+	s.Advance()
+	if w.Done() {
+		t.Fatalf("closed before the deadline")
+	}
+	clk.Step(time.Second)
+	s.Advance()
+	if got := drain(w); len(got) != 0 || !w.Done() || w.CloseReason() != CloseDeadline {
+		t.Errorf("events %v done %v reason %v, want clean close at deadline", got, w.Done(), w.CloseReason())
+	}
+}
+
+// watchDeadlineDrawn: server deadline without timeoutSeconds: seeded draw in [30m, 60m) (a row
+// of TestWatchEndRows).
+func watchDeadlineDrawn(t *testing.T) {
+	s, _ := newTestServer(t, func(c *Config) { c.BookmarkInterval = -1; c.CompactionInterval = -1 })
+	mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+	at, ok := s.NextDeadline()
+	d := at.Sub(epoch)
+	if !ok || d < 30*time.Minute || d >= 60*time.Minute {
+		t.Errorf("deadline after %v (%v), want within [30m, 60m)", d, ok)
+	}
+}
+
+// watchTimeoutServerIgnoresClient: WatchTimeoutServer ignores the client's timeout (a row of
+// TestWatchEndRows).
+func watchTimeoutServerIgnoresClient(t *testing.T) {
+	s, _ := newTestServer(t, func(c *Config) {
+		c.WatchTimeout, c.BookmarkInterval, c.CompactionInterval = WatchTimeoutServer, -1, -1
 	})
-	t.Run("server deadline without timeoutSeconds: seeded draw in [30m, 60m)", func(t *testing.T) {
-		s, _ := newTestServer(t, func(c *Config) { c.BookmarkInterval = -1; c.CompactionInterval = -1 })
-		mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
-		at, ok := s.NextDeadline()
-		d := at.Sub(epoch)
-		if !ok || d < 30*time.Minute || d >= 60*time.Minute {
-			t.Errorf("deadline after %v (%v), want within [30m, 60m)", d, ok)
-		}
-	})
-	t.Run("WatchTimeoutServer ignores the client's timeout", func(t *testing.T) {
-		s, _ := newTestServer(t, func(c *Config) {
-			c.WatchTimeout, c.BookmarkInterval, c.CompactionInterval = WatchTimeoutServer, -1, -1
-		})
-		mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1", TimeoutSeconds: ptr(int64(5))})
-		if at, _ := s.NextDeadline(); at.Sub(epoch) < 30*time.Minute {
-			t.Errorf("deadline after %v, want the server's own >= 30m", at.Sub(epoch))
-		}
-		if got, want := s.Requests()[0].Options.TimeoutSeconds, int64(5); got == nil || *got != want {
-			t.Errorf("recorded client timeout %v, want %d", got, want)
-		}
-	})
-	t.Run("client Stop", func(t *testing.T) {
+	mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1", TimeoutSeconds: ptr(int64(5))})
+	if at, _ := s.NextDeadline(); at.Sub(epoch) < 30*time.Minute {
+		t.Errorf("deadline after %v, want the server's own >= 30m", at.Sub(epoch))
+	}
+	if got, want := s.Requests()[0].Options.TimeoutSeconds, int64(5); got == nil || *got != want {
+		t.Errorf("recorded client timeout %v, want %d", got, want)
+	}
+}
+
+// watchClientStop: client Stop (a row of TestWatchEndRows).
+func watchClientStop(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	w.Stop()
+	w.Stop()
+	if got := drain(w); len(got) != 0 || !w.Done() || w.CloseReason() != CloseStopped {
+		t.Errorf("events %v done %v reason %v, want Stopped with nothing pending", got, w.Done(), w.CloseReason())
+	}
+}
+
+// watchTooOldInStream: start RV too old: ERROR 410 in the stream (a row of TestWatchEndRows).
+func watchTooOldInStream(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	mustCreate(t, s, cmGVR, cm("ns", "b", nil))
+	s.Faults().Compact(3)
+	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+	ev, _ := w.Next()
+	err := apierrors.FromObject(ev.Object)
+	se := wantStatus(t, err, 410, metav1.StatusReasonExpired)
+	// fakeapi.md §4.6 row 3, §4.7: the cacher names oldest-1, the lowest RV it can still
+	// watch from (watch_cache_history.go); after Compact(3) that is 2.
+	if got, want := se.ErrStatus.Message, "too old resource version: 1 (2)"; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+	if !w.Done() {
+		t.Errorf("not closed after the ERROR event")
+	}
+}
+
+// watchTooOldFromWatch: start RV too old: 410 from Watch() when configured (a row of
+// TestWatchEndRows).
+func watchTooOldFromWatch(t *testing.T) {
+	s, _ := newTestServer(t, func(c *Config) { c.ExpiredWatchAsError = true })
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	mustCreate(t, s, cmGVR, cm("ns", "b", nil))
+	s.Faults().Compact(3)
+	_, err := s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+	wantStatus(t, err, 410, metav1.StatusReasonExpired)
+}
+
+// watchInitialEventsTooLarge: sendInitialEvents at an RV the cache cannot reach: ERROR 504 after
+// the wait (a row of TestWatchEndRows).
+func watchInitialEventsTooLarge(t *testing.T) {
+	s, clk := newTestServer(t, nil)
+	s.Replicas().Freeze(0)
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "2", SendInitialEvents: ptr(true),
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
+	if got := drain(w); len(got) != 0 {
+		t.Fatalf("events %v while waiting", got)
+	}
+	clk.Step(DefaultResourceVersionWait)
+	s.Advance()
+	ev, _ := w.Next()
+	err := apierrors.FromObject(ev.Object)
+	wantStatus(t, err, 504, metav1.StatusReasonTimeout)
+	if !apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) || !w.Done() || w.CloseReason() != CloseTooLarge {
+		t.Errorf("err %v done %v reason %v", err, w.Done(), w.CloseReason())
+	}
+}
+
+// watchInitialEventsWaitForCache: sendInitialEvents waits for a lagging cache, then streams (a
+// row of TestWatchEndRows).
+func watchInitialEventsWaitForCache(t *testing.T) {
+	s, clk := newTestServer(t, nil)
+	s.Replicas().SetLag(0, time.Second)
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{SendInitialEvents: ptr(true),
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
+	if got := drain(w); len(got) != 0 {
+		t.Fatalf("events %v before the cache caught up", got)
+	}
+	at, _ := s.NextDeadline()
+	clk.SetTime(at)
+	s.Advance()
+	if diff := cmp.Diff(drain(w), []string{"ADDED ns/a 2", "BOOKMARK 2 end"}); diff != "" {
+		t.Errorf("events (-got +want):\n%s", diff)
+	}
+}
+
+// watchErrorCloseFaults: error close faults (a row of TestWatchEndRows).
+func watchErrorCloseFaults(t *testing.T) {
+	for _, code := range []int32{410, 429, 500, 504} {
 		s, _ := newTestServer(t, nil)
 		w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
 		mustCreate(t, s, cmGVR, cm("ns", "a", nil))
-		w.Stop()
-		w.Stop()
-		if got := drain(w); len(got) != 0 || !w.Done() || w.CloseReason() != CloseStopped {
-			t.Errorf("events %v done %v reason %v, want Stopped with nothing pending", got, w.Done(), w.CloseReason())
+		if err := s.Faults().CloseWatch(w.ID(), NewWatchError(code)); err != nil {
+			t.Fatal(err)
 		}
-	})
-	t.Run("start RV too old: ERROR 410 in the stream", func(t *testing.T) {
-		s, _ := newTestServer(t, nil)
-		mustCreate(t, s, cmGVR, cm("ns", "a", nil))
-		mustCreate(t, s, cmGVR, cm("ns", "b", nil))
-		s.Faults().Compact(3)
-		w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
-		ev, _ := w.Next()
-		err := apierrors.FromObject(ev.Object)
-		se := wantStatus(t, err, 410, metav1.StatusReasonExpired)
-		// fakeapi.md §4.6 row 3, §4.7: the cacher names oldest-1, the lowest RV it can still
-		// watch from (watch_cache_history.go); after Compact(3) that is 2.
-		if got, want := se.ErrStatus.Message, "too old resource version: 1 (2)"; got != want {
-			t.Errorf("message %q, want %q", got, want)
+		got := drain(w)
+		if len(got) != 1 || got[0][:9] != fmt.Sprintf("ERROR %d", code) || !w.Done() {
+			t.Errorf("code %d: events %v done %v", code, got, w.Done())
 		}
-		if !w.Done() {
-			t.Errorf("not closed after the ERROR event")
-		}
-	})
-	t.Run("start RV too old: 410 from Watch() when configured", func(t *testing.T) {
-		s, _ := newTestServer(t, func(c *Config) { c.ExpiredWatchAsError = true })
-		mustCreate(t, s, cmGVR, cm("ns", "a", nil))
-		mustCreate(t, s, cmGVR, cm("ns", "b", nil))
-		s.Faults().Compact(3)
-		_, err := s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
-		wantStatus(t, err, 410, metav1.StatusReasonExpired)
-	})
-	t.Run("sendInitialEvents at an RV the cache cannot reach: ERROR 504 after the wait", func(t *testing.T) {
-		s, clk := newTestServer(t, nil)
-		s.Replicas().Freeze(0)
-		mustCreate(t, s, cmGVR, cm("ns", "a", nil))
-		w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "2", SendInitialEvents: ptr(true),
-			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
-		if got := drain(w); len(got) != 0 {
-			t.Fatalf("events %v while waiting", got)
-		}
-		clk.Step(DefaultResourceVersionWait)
-		s.Advance()
-		ev, _ := w.Next()
-		err := apierrors.FromObject(ev.Object)
-		wantStatus(t, err, 504, metav1.StatusReasonTimeout)
-		if !apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) || !w.Done() || w.CloseReason() != CloseTooLarge {
-			t.Errorf("err %v done %v reason %v", err, w.Done(), w.CloseReason())
-		}
-	})
-	t.Run("sendInitialEvents waits for a lagging cache, then streams", func(t *testing.T) {
-		s, clk := newTestServer(t, nil)
-		s.Replicas().SetLag(0, time.Second)
-		mustCreate(t, s, cmGVR, cm("ns", "a", nil))
-		w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{SendInitialEvents: ptr(true),
-			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
-		if got := drain(w); len(got) != 0 {
-			t.Fatalf("events %v before the cache caught up", got)
-		}
-		at, _ := s.NextDeadline()
-		clk.SetTime(at)
-		s.Advance()
-		if diff := cmp.Diff(drain(w), []string{"ADDED ns/a 2", "BOOKMARK 2 end"}); diff != "" {
-			t.Errorf("events (-got +want):\n%s", diff)
-		}
-	})
-	t.Run("error close faults", func(t *testing.T) {
-		for _, code := range []int32{410, 429, 500, 504} {
-			s, _ := newTestServer(t, nil)
-			w := mustWatch(t, s, cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
-			mustCreate(t, s, cmGVR, cm("ns", "a", nil))
-			if err := s.Faults().CloseWatch(w.ID(), NewWatchError(code)); err != nil {
-				t.Fatal(err)
-			}
-			got := drain(w)
-			if len(got) != 1 || got[0][:9] != fmt.Sprintf("ERROR %d", code) || !w.Done() {
-				t.Errorf("code %d: events %v done %v", code, got, w.Done())
-			}
-		}
-	})
-	t.Run("rejected before streaming", func(t *testing.T) {
-		s, _ := newTestServer(t, nil)
-		_, err := s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: "x"})
-		wantStatus(t, err, 400, metav1.StatusReasonBadRequest)
-		_, err = s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
-		wantStatus(t, err, 422, metav1.StatusReasonInvalid)
-		_, err = s.OpenWatch(cmGVR, "", metav1.ListOptions{SendInitialEvents: ptr(true), ResourceVersionMatch: metav1.ResourceVersionMatchExact})
-		wantStatus(t, err, 422, metav1.StatusReasonInvalid)
-		s.Replicas().SetReady(0, false)
-		_, err = s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
-		wantStatus(t, err, 429, metav1.StatusReasonTooManyRequests)
-		s.Replicas().SetReady(0, true)
-		s.Faults().FailNext(VerbWatch, apierrors.NewInternalError(errors.New("boom")))
-		_, err = s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
-		wantStatus(t, err, 500, metav1.StatusReasonInternalError)
-		s.Faults().FailNext(VerbWatch, NewConnectionRefused())
-		_, err = s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
-		if !utilnet.IsConnectionRefused(err) {
-			t.Errorf("error %v is not recognised as connection refused", err)
-		}
-		if _, err := s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: "1"}); err != nil {
-			t.Errorf("failures must be consumed once: %v", err)
-		}
-	})
+	}
+}
+
+// watchRejectedBeforeStreaming: rejected before streaming (a row of TestWatchEndRows).
+func watchRejectedBeforeStreaming(t *testing.T) {
+	s, _ := newTestServer(t, nil)
+	_, err := s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: "x"})
+	wantStatus(t, err, 400, metav1.StatusReasonBadRequest)
+	_, err = s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
+	wantStatus(t, err, 422, metav1.StatusReasonInvalid)
+	_, err = s.OpenWatch(cmGVR, "", metav1.ListOptions{SendInitialEvents: ptr(true), ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+	wantStatus(t, err, 422, metav1.StatusReasonInvalid)
+	s.Replicas().SetReady(0, false)
+	_, err = s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+	wantStatus(t, err, 429, metav1.StatusReasonTooManyRequests)
+	s.Replicas().SetReady(0, true)
+	s.Faults().FailNext(VerbWatch, apierrors.NewInternalError(errors.New("boom")))
+	_, err = s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+	wantStatus(t, err, 500, metav1.StatusReasonInternalError)
+	s.Faults().FailNext(VerbWatch, NewConnectionRefused())
+	_, err = s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+	if !utilnet.IsConnectionRefused(err) {
+		t.Errorf("error %v is not recognised as connection refused", err)
+	}
+	if _, err := s.OpenWatch(cmGVR, "", metav1.ListOptions{ResourceVersion: "1"}); err != nil {
+		t.Errorf("failures must be consumed once: %v", err)
+	}
 }

@@ -71,63 +71,9 @@ func TestAdoptObjectIsNormalizeObject(t *testing.T) {
 	print := func(v any) string { return fmt.Sprintf("%#v", v) }
 	errs, sharing := 0, 0
 	for i := range 20000 {
-		var bad any
-		switch r.IntN(8) {
-		case 0:
-			bad = struct{}{}
-		case 1:
-			bad = uint64(1 << 63)
-		case 2:
-			bad = nested(70)
-		}
-		randomMap := func(n int, bad any) map[string]any {
-			m := map[string]any{}
-			for j := r.IntN(n); j > 0; j-- {
-				m[fmt.Sprintf("k%d", r.IntN(n))] = oddValue(r, 1, bad)
-			}
-			return m
-		}
-		obj := randomMap(6, bad)
-		switch r.IntN(8) {
-		case 0:
-		case 1:
-			obj["metadata"] = map[string]any(nil)
-		default:
-			obj["metadata"] = randomMap(10, bad)
-		}
-		oldRaw := randomMap(6, nil)
-		if r.IntN(4) > 0 {
-			oldRaw["metadata"] = randomMap(10, nil)
-		}
-		for k, v := range obj { // some values of old equal obj's, as in an update
-			if r.IntN(2) == 0 {
-				oldRaw[k] = copyValue(v)
-			}
-		}
-		if md, ok := obj["metadata"].(map[string]any); ok && md != nil && r.IntN(2) == 0 {
-			omd := map[string]any{}
-			for k, v := range md {
-				if r.IntN(3) > 0 {
-					omd[k] = copyValue(v)
-				}
-			}
-			oldRaw["metadata"] = omd
-		}
-		var old map[string]any
-		if r.IntN(5) > 0 {
-			oldN, err := normalize(oldRaw, 0)
-			if err != nil {
-				continue // old must be a stored, normalised object
-			}
-			old = oldN.(map[string]any)
-			if omd, ok := old["metadata"].(map[string]any); ok && r.IntN(6) == 0 {
-				obj["metadata"] = omd // a caller handing over the stored metadata itself
-			}
-			for k, v := range old { // or the stored values themselves
-				if k != "metadata" && isComposite(v) && r.IntN(6) == 0 {
-					obj[k] = v
-				}
-			}
+		obj, old, ok := randomHandover(r)
+		if !ok {
+			continue
 		}
 		oldText := print(old)
 		want, wantErr := normalizeObject(obj, old)
@@ -148,31 +94,106 @@ func TestAdoptObjectIsNormalizeObject(t *testing.T) {
 		if !sameComposite(got, obj) {
 			t.Fatalf("case %d: adoptObject did not return obj itself", i)
 		}
-		shared := func(m, o map[string]any, k string) bool { return sameComposite(m[k], o[k]) }
-		for k := range want {
-			if shared(want, old, k) {
-				sharing++
-			}
-			if shared(got, old, k) != shared(want, old, k) {
-				t.Fatalf("case %d: %q shared with old: adoptObject %v, normalizeObject %v", i, k, shared(got, old, k), shared(want, old, k))
-			}
-		}
-		gmd, _ := got["metadata"].(map[string]any)
-		wmd, _ := want["metadata"].(map[string]any)
-		omd, _ := old["metadata"].(map[string]any)
-		if sameComposite(gmd, omd) {
-			t.Fatalf("case %d: the adopted metadata is old's", i)
-		}
-		for k := range wmd {
-			if shared(gmd, omd, k) != shared(wmd, omd, k) {
-				t.Fatalf("case %d: metadata %q shared with old: adoptObject %v, normalizeObject %v", i, k, shared(gmd, omd, k), shared(wmd, omd, k))
-			}
-		}
+		sharing += checkAdoptedSharing(t, i, old, got, want)
 	}
 	t.Logf("%d of 20000 objects rejected, %d top-level values shared with old", errs, sharing)
 	if errs < 1000 || sharing < 1000 {
 		t.Fatalf("%d of 20000 objects rejected, %d top-level values shared with old: both must be seen often", errs, sharing)
 	}
+}
+
+// randomHandover draws an object a caller hands over (with values to convert, nil maps and lists,
+// values normalize rejects, nesting past its limit) and, most of the time, a stored object it
+// replaces, some of whose values obj shares or equals, as in an update. ok is false when the
+// drawn old cannot be stored (normalize rejects it): the case is skipped.
+func randomHandover(r *rand.Rand) (map[string]any, map[string]any, bool) {
+	var bad any
+	switch r.IntN(8) {
+	case 0:
+		bad = struct{}{}
+	case 1:
+		bad = uint64(1 << 63)
+	case 2:
+		bad = nested(70)
+	}
+	randomMap := func(n int, bad any) map[string]any {
+		m := map[string]any{}
+		for j := r.IntN(n); j > 0; j-- {
+			m[fmt.Sprintf("k%d", r.IntN(n))] = oddValue(r, 1, bad)
+		}
+		return m
+	}
+	obj := randomMap(6, bad)
+	switch r.IntN(8) {
+	case 0:
+	case 1:
+		obj["metadata"] = map[string]any(nil)
+	default:
+		obj["metadata"] = randomMap(10, bad)
+	}
+	oldRaw := randomMap(6, nil)
+	if r.IntN(4) > 0 {
+		oldRaw["metadata"] = randomMap(10, nil)
+	}
+	for k, v := range obj { // some values of old equal obj's, as in an update
+		if r.IntN(2) == 0 {
+			oldRaw[k] = copyValue(v)
+		}
+	}
+	if md, ok := obj["metadata"].(map[string]any); ok && md != nil && r.IntN(2) == 0 {
+		omd := map[string]any{}
+		for k, v := range md {
+			if r.IntN(3) > 0 {
+				omd[k] = copyValue(v)
+			}
+		}
+		oldRaw["metadata"] = omd
+	}
+	var old map[string]any
+	if r.IntN(5) > 0 {
+		oldN, err := normalize(oldRaw, 0)
+		if err != nil {
+			return nil, nil, false // old must be a stored, normalised object
+		}
+		old = oldN.(map[string]any)
+		if omd, ok := old["metadata"].(map[string]any); ok && r.IntN(6) == 0 {
+			obj["metadata"] = omd // a caller handing over the stored metadata itself
+		}
+		for k, v := range old { // or the stored values themselves
+			if k != "metadata" && isComposite(v) && r.IntN(6) == 0 {
+				obj[k] = v
+			}
+		}
+	}
+	return obj, old, true
+}
+
+// checkAdoptedSharing checks that adoptObject's result got shares a value with old exactly where
+// normalizeObject's want does (at the top level and in metadata) and never holds old's metadata
+// map. It returns how many top-level values want shares with old.
+func checkAdoptedSharing(t *testing.T, i int, old, got, want map[string]any) (sharing int) {
+	t.Helper()
+	shared := func(m, o map[string]any, k string) bool { return sameComposite(m[k], o[k]) }
+	for k := range want {
+		if shared(want, old, k) {
+			sharing++
+		}
+		if shared(got, old, k) != shared(want, old, k) {
+			t.Fatalf("case %d: %q shared with old: adoptObject %v, normalizeObject %v", i, k, shared(got, old, k), shared(want, old, k))
+		}
+	}
+	gmd, _ := got["metadata"].(map[string]any)
+	wmd, _ := want["metadata"].(map[string]any)
+	omd, _ := old["metadata"].(map[string]any)
+	if sameComposite(gmd, omd) {
+		t.Fatalf("case %d: the adopted metadata is old's", i)
+	}
+	for k := range wmd {
+		if shared(gmd, omd, k) != shared(wmd, omd, k) {
+			t.Fatalf("case %d: metadata %q shared with old: adoptObject %v, normalizeObject %v", i, k, shared(gmd, omd, k), shared(wmd, omd, k))
+		}
+	}
+	return sharing
 }
 
 // handedOverWrites makes the same writes on a server, handing the objects over when handOver is

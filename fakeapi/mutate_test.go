@@ -230,118 +230,140 @@ func withData(v string) func(live *unstructured.Unstructured) (*unstructured.Uns
 // next write acts on it, and a dry run's answer is still a copy. Without LendTo the same changes
 // reach nothing of the server.
 func TestMutateLends(t *testing.T) {
-	const lender = "the front"
-	setup := func(t *testing.T) (*Server, *ResourceClient) {
-		s, _ := newTestServer(t, nil)
-		mustCreate(t, s, cmGVR, cm("ns", "a", nil))
-		return s, s.Resource(cmGVR).Namespace("ns")
+	for _, row := range []struct {
+		name  string
+		check func(t *testing.T)
+	}{
+		{"lent, not copied", lentNotCopied},
+		{"Compute changes live", lentComputeChangesLive},
+		{"Compute returns live", lentComputeReturnsLive},
+		{"the answer changed", lentAnswerChanged},
+	} {
+		t.Run(row.name, row.check)
 	}
-	mutation := func(t *testing.T, s *Server) *MutationError {
-		t.Helper()
-		var me *MutationError
-		if err := s.Lending().Mutation(); err != nil && !errors.As(err, &me) {
-			t.Fatalf("Lending.Mutation = %v", err)
-		}
-		return me
-	}
-
-	t.Run("lent, not copied", func(t *testing.T) {
-		s, rc := setup(t)
-		var lent *unstructured.Unstructured
-		out, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbUpdate, LendTo: lender, Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-			lent = live
-			return withData("w")(live)
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, key, _ := rc.key("a")
-		if got := s.current_locked(res, key); out != got {
-			t.Error("the answer is not the committed version")
-		}
-		if lent.Object["data"].(map[string]any)["k"] != "v" || lent.GetResourceVersion() == out.GetResourceVersion() {
-			t.Errorf("Compute saw %v, want the version before the write", lent.Object)
-		}
-		if err := s.Lending().Check(); err != nil {
-			t.Errorf("nothing was changed, Lending.Check = %v", err)
-		}
-	})
-
-	t.Run("Compute changes live", func(t *testing.T) {
-		s, rc := setup(t)
-		before, _ := rc.Get(bg, "a", metav1.GetOptions{})
-		_, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbUpdate, LendTo: lender, Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-			out, _ := withData("w")(live)
-			live.Object["data"].(map[string]any)["k"] = "scribbled"
-			return out, nil
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := MutationError{Resource: "configmaps", Namespace: "ns", Name: "a", ResourceVersion: before.GetResourceVersion(), LentTo: lender, Holders: []string{lender}, NoticedBy: "the Mutation it was lent to"}
-		if me := mutation(t, s); me == nil || !cmp.Equal(*me, want) {
-			t.Errorf("Lending.Mutation = %v, want %+v", me, want)
-		}
-	})
-
-	t.Run("Compute returns live", func(t *testing.T) {
-		s, rc := setup(t)
-		rev := s.Revision()
-		_, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbUpdate, LendTo: lender, Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-			return live, nil
-		}})
-		if !apierrors.IsInternalError(err) {
-			t.Fatalf("Mutate = %v, want a 500", err)
-		}
-		if s.Revision() != rev {
-			t.Error("the refused write moved the revision")
-		}
-		if me := mutation(t, s); me != nil {
-			t.Errorf("nothing was changed, Lending.Mutation = %v", me)
-		}
-	})
-
-	t.Run("the answer changed", func(t *testing.T) {
-		s, rc := setup(t)
-		out, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbUpdate, LendTo: lender, Compute: withData("w")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out.Object["data"].(map[string]any)["k"] = "scribbled"
-		if me := mutation(t, s); me != nil {
-			t.Fatalf("before any write: %v", me)
-		}
-		if _, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbUpdate, LendTo: lender, Compute: withData("x")}); err != nil {
-			t.Fatal(err)
-		}
-		want := MutationError{Resource: "configmaps", Namespace: "ns", Name: "a", ResourceVersion: out.GetResourceVersion(), LentTo: lender, Holders: []string{lender}, NoticedBy: "a write to it"}
-		if me := mutation(t, s); me == nil || !cmp.Equal(*me, want) {
-			t.Errorf("Lending.Mutation = %v, want %+v", me, want)
-		}
-	})
 
 	for _, c := range []struct {
 		name string
 		m    Mutation
 	}{
-		{"dry run, lent", Mutation{Verb: VerbUpdate, LendTo: lender, DryRun: true, Compute: withData("w")}},
+		{"dry run, lent", Mutation{Verb: VerbUpdate, LendTo: testLender, DryRun: true, Compute: withData("w")}},
 		{"not lent", Mutation{Verb: VerbUpdate, Compute: setData("w")}},
 	} {
 		t.Run(c.name+": the answer is a copy", func(t *testing.T) {
-			s, rc := setup(t)
+			s, rc := lendingSetup(t)
 			out, _, err := rc.Mutate(bg, "a", c.m)
 			if err != nil {
 				t.Fatal(err)
 			}
 			out.Object["data"].(map[string]any)["k"] = "scribbled"
 			out.SetLabels(map[string]string{"x": "y"})
-			if _, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbUpdate, LendTo: lender, Compute: withData("x")}); err != nil {
+			if _, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbUpdate, LendTo: testLender, Compute: withData("x")}); err != nil {
 				t.Fatal(err)
 			}
 			if err := s.Lending().Check(); err != nil {
 				t.Errorf("a copy was changed, Lending.Check = %v", err)
 			}
 		})
+	}
+}
+
+// testLender is the holder the lending tests lend objects to.
+const testLender = "the front"
+
+// lendingSetup is a server holding ConfigMap ns/a, and a client of its namespace.
+func lendingSetup(t *testing.T) (*Server, *ResourceClient) {
+	s, _ := newTestServer(t, nil)
+	mustCreate(t, s, cmGVR, cm("ns", "a", nil))
+	return s, s.Resource(cmGVR).Namespace("ns")
+}
+
+// lendingMutation is the mutation of a lent object the server has noticed, nil if none; another
+// error from Lending.Mutation fails the test.
+func lendingMutation(t *testing.T, s *Server) *MutationError {
+	t.Helper()
+	var me *MutationError
+	if err := s.Lending().Mutation(); err != nil && !errors.As(err, &me) {
+		t.Fatalf("Lending.Mutation = %v", err)
+	}
+	return me
+}
+
+// lentNotCopied: lent, not copied (a row of TestMutateLends).
+func lentNotCopied(t *testing.T) {
+	s, rc := lendingSetup(t)
+	var lent *unstructured.Unstructured
+	out, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbUpdate, LendTo: testLender, Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		lent = live
+		return withData("w")(live)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, key, _ := rc.key("a")
+	if got := s.current_locked(res, key); out != got {
+		t.Error("the answer is not the committed version")
+	}
+	if lent.Object["data"].(map[string]any)["k"] != "v" || lent.GetResourceVersion() == out.GetResourceVersion() {
+		t.Errorf("Compute saw %v, want the version before the write", lent.Object)
+	}
+	if err := s.Lending().Check(); err != nil {
+		t.Errorf("nothing was changed, Lending.Check = %v", err)
+	}
+}
+
+// lentComputeChangesLive: Compute changes live (a row of TestMutateLends).
+func lentComputeChangesLive(t *testing.T) {
+	s, rc := lendingSetup(t)
+	before, _ := rc.Get(bg, "a", metav1.GetOptions{})
+	_, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbUpdate, LendTo: testLender, Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		out, _ := withData("w")(live)
+		live.Object["data"].(map[string]any)["k"] = "scribbled"
+		return out, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := MutationError{Resource: "configmaps", Namespace: "ns", Name: "a", ResourceVersion: before.GetResourceVersion(), LentTo: testLender, Holders: []string{testLender}, NoticedBy: "the Mutation it was lent to"}
+	if me := lendingMutation(t, s); me == nil || !cmp.Equal(*me, want) {
+		t.Errorf("Lending.Mutation = %v, want %+v", me, want)
+	}
+}
+
+// lentComputeReturnsLive: Compute returns live (a row of TestMutateLends).
+func lentComputeReturnsLive(t *testing.T) {
+	s, rc := lendingSetup(t)
+	rev := s.Revision()
+	_, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbUpdate, LendTo: testLender, Compute: func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return live, nil
+	}})
+	if !apierrors.IsInternalError(err) {
+		t.Fatalf("Mutate = %v, want a 500", err)
+	}
+	if s.Revision() != rev {
+		t.Error("the refused write moved the revision")
+	}
+	if me := lendingMutation(t, s); me != nil {
+		t.Errorf("nothing was changed, Lending.Mutation = %v", me)
+	}
+}
+
+// lentAnswerChanged: the answer changed (a row of TestMutateLends).
+func lentAnswerChanged(t *testing.T) {
+	s, rc := lendingSetup(t)
+	out, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbUpdate, LendTo: testLender, Compute: withData("w")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Object["data"].(map[string]any)["k"] = "scribbled"
+	if me := lendingMutation(t, s); me != nil {
+		t.Fatalf("before any write: %v", me)
+	}
+	if _, _, err := rc.Mutate(bg, "a", Mutation{Verb: VerbUpdate, LendTo: testLender, Compute: withData("x")}); err != nil {
+		t.Fatal(err)
+	}
+	want := MutationError{Resource: "configmaps", Namespace: "ns", Name: "a", ResourceVersion: out.GetResourceVersion(), LentTo: testLender, Holders: []string{testLender}, NoticedBy: "a write to it"}
+	if me := lendingMutation(t, s); me == nil || !cmp.Equal(*me, want) {
+		t.Errorf("Lending.Mutation = %v, want %+v", me, want)
 	}
 }
 

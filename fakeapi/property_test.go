@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
+	testclock "k8s.io/utils/clock/testing"
 )
 
 // modelWrite is one effective write as the test saw it: its revision, key and whether the old
@@ -90,6 +91,8 @@ func TestWatchGuaranteesProperty(t *testing.T) {
 	}
 }
 
+// runProperty runs one seed of TestWatchGuaranteesProperty: a watch from RV 1, then 120 random
+// steps with every watch checked after each, then every watch drained and checked complete.
 func runProperty(seed uint64, stats *propertyStats) error {
 	rnd := rand.New(rand.NewPCG(seed, 99))
 	s, clk := newTestServer(nopTB{}, func(c *Config) {
@@ -99,162 +102,206 @@ func runProperty(seed uint64, stats *propertyStats) error {
 		c.MaxWatchEvents = 1 + rnd.IntN(40)
 		c.MaxLogEntries = 8 + rnd.IntN(64)
 	})
-	state := map[string]*bool{} // "ns/name" -> x=1?
-	var writes []modelWrite
-	var watches []*propWatch
-	nss, namesPool := []string{"a", "b"}, []string{"p", "q", "r", "s"}
-	rc := func(ns string) *ResourceClient { return s.Resource(cmGVR).Namespace(ns) }
-	record := func(before uint64, ns, name string, typ watch.EventType, old, nw *bool) {
-		if s.Revision() == before {
-			return // a no-op write consumes no revision (§2)
-		}
-		writes = append(writes, modelWrite{rev: s.Revision(), ns: ns, name: name, typ: typ, oldX: old, newX: nw})
-	}
-	open := func(from uint64) error {
-		p := &propWatch{ns: []string{"", "a"}[rnd.IntN(2)], selector: rnd.IntN(2) == 0, from: from, floorAtOpen: s.CompactedRevision()}
-		stats.watches++
-		opts := metav1.ListOptions{ResourceVersion: strconv.FormatUint(from, 10), AllowWatchBookmarks: rnd.IntN(2) == 0}
-		if p.selector {
-			opts.LabelSelector = "x=1"
-		}
-		w, err := s.OpenWatch(cmGVR, p.ns, opts)
-		if err != nil {
-			return fmt.Errorf("open from %d: %v", from, err)
-		}
-		p.w, p.lastRV = w, from
-		watches = append(watches, p)
-		return nil
-	}
-	pull := func(p *propWatch, n int) error {
-		for i := 0; i < n; i++ {
-			ev, ok := p.w.Next()
-			if !ok {
-				return nil
-			}
-			switch o := ev.Object.(type) {
-			case *metav1.Status:
-				// The only ERROR a watch may see here is the start-point 410, as its first event,
-				// and only when its start RV was below floor-1 when it was opened (§4.7).
-				if o.Code != 410 || len(p.rvs) > 0 || p.from+1 >= p.floorAtOpen {
-					return fmt.Errorf("watch %d from %d (floor %d): unexpected error %d %s", p.w.ID(), p.from, p.floorAtOpen, o.Code, o.Message)
-				}
-				stats.expired++
-				p.errored = true
-			case *unstructured.Unstructured:
-				rv, err := strconv.ParseUint(o.GetResourceVersion(), 10, 64)
-				if err != nil {
-					return fmt.Errorf("bad RV %q", o.GetResourceVersion())
-				}
-				if rv < p.lastRV || (ev.Type != watch.Bookmark && rv == p.lastRV) {
-					return fmt.Errorf("watch %d: %s at RV %d after RV %d", p.w.ID(), ev.Type, rv, p.lastRV)
-				}
-				p.lastRV = rv
-				p.rvs = append(p.rvs, rv)
-				if ev.Type != watch.Bookmark {
-					p.got = append(p.got, render(ev))
-					stats.events++
-				} else {
-					stats.bookmarks++
-				}
-			}
-		}
-		return nil
-	}
-	check := func(p *propWatch, complete bool) error {
-		want := p.expected(writes)
-		if p.errored {
-			return nil
-		}
-		if len(p.got) > len(want) {
-			return fmt.Errorf("watch %d from %d: got %v, want prefix of %v", p.w.ID(), p.from, p.got, want)
-		}
-		for i := range p.got {
-			if p.got[i] != want[i] {
-				return fmt.Errorf("watch %d from %d (ns %q sel %v): event %d is %q, want %q\ngot  %v\nwant %v", p.w.ID(), p.from, p.ns, p.selector, i, p.got[i], want[i], p.got, want)
-			}
-		}
-		if complete && !p.w.Done() && len(p.got) != len(want) {
-			return fmt.Errorf("watch %d from %d: open and drained but got %d of %d events", p.w.ID(), p.from, len(p.got), len(want))
-		}
-		return nil
-	}
-	if err := open(1); err != nil {
+	r := &propertyRun{rnd: rnd, s: s, clk: clk, stats: stats, state: map[string]*bool{}}
+	if err := r.open(1); err != nil {
 		return err
 	}
 	for step := 0; step < 120; step++ {
-		ns, name := nss[rnd.IntN(2)], namesPool[rnd.IntN(len(namesPool))]
-		key := ns + "/" + name
-		x := rnd.IntN(2) == 0
-		before := s.Revision()
-		switch op := rnd.IntN(10); {
-		case op < 4: // write
-			cur, err := rc(ns).Get(bg, name, metav1.GetOptions{})
-			if err != nil {
-				u := cm(ns, name, map[string]string{"x": map[bool]string{true: "1", false: "2"}[x]})
-				if _, err := rc(ns).Create(bg, u, metav1.CreateOptions{}); err != nil {
-					return err
-				}
-				record(before, ns, name, watch.Added, nil, &x)
-				state[key] = &x
-				continue
-			}
-			if rnd.IntN(4) == 0 {
-				if err := rc(ns).Delete(bg, name, metav1.DeleteOptions{}); err != nil {
-					return err
-				}
-				record(before, ns, name, watch.Deleted, state[key], nil)
-				delete(state, key)
-				continue
-			}
-			cur.SetLabels(map[string]string{"x": map[bool]string{true: "1", false: "2"}[x]})
-			if _, err := rc(ns).Update(bg, cur, metav1.UpdateOptions{}); err != nil {
-				return err
-			}
-			record(before, ns, name, watch.Modified, state[key], &x)
-			state[key] = &x
-		case op == 4:
-			s.Faults().Compact(s.CompactedRevision() + uint64(rnd.IntN(int(s.Revision()-s.CompactedRevision())+1)))
-		case op == 5:
-			s.Faults().BurnRevisions(uint64(rnd.IntN(3)))
-		case op == 6: // resume a watch from one of its delivered RVs, or from the start
-			p := watches[rnd.IntN(len(watches))]
-			from := p.from
-			if len(p.rvs) > 0 {
-				from = p.rvs[rnd.IntN(len(p.rvs))]
-			}
-			if err := open(from); err != nil {
-				return err
-			}
-		case op == 7:
-			clk.Step(time.Duration(rnd.IntN(1500)) * time.Millisecond)
-			s.Advance()
-		case op == 8 && len(watches) > 0:
-			p := watches[rnd.IntN(len(watches))]
-			if rnd.IntN(5) == 0 {
-				s.Faults().CloseWatch(p.w.ID(), nil)
-			}
-		default:
-			p := watches[rnd.IntN(len(watches))]
-			if err := pull(p, rnd.IntN(6)); err != nil {
-				return err
-			}
-		}
-		for _, p := range watches {
-			if err := check(p, false); err != nil {
-				return err
-			}
-		}
-	}
-	for _, p := range watches {
-		if err := pull(p, 1<<20); err != nil {
+		if err := r.step(); err != nil {
 			return err
 		}
-		if err := check(p, true); err != nil {
+	}
+	for _, p := range r.watches {
+		if err := r.pull(p, 1<<20); err != nil {
+			return err
+		}
+		if err := r.check(p, true); err != nil {
 			return err
 		}
 		p.w.Stop()
 	}
 	return nil
+}
+
+// propertyRun is one seed's server, its model (the state and every write that took a revision)
+// and the watches opened so far.
+type propertyRun struct {
+	rnd     *rand.Rand
+	s       *Server
+	clk     *testclock.FakeClock
+	stats   *propertyStats
+	state   map[string]*bool // "ns/name" -> x=1?
+	writes  []modelWrite
+	watches []*propWatch
+}
+
+func (r *propertyRun) rc(ns string) *ResourceClient { return r.s.Resource(cmGVR).Namespace(ns) }
+
+// record adds a write to the model, unless it was a no-op, which consumes no revision (§2).
+func (r *propertyRun) record(before uint64, ns, name string, typ watch.EventType, old, nw *bool) {
+	if r.s.Revision() == before {
+		return
+	}
+	r.writes = append(r.writes, modelWrite{rev: r.s.Revision(), ns: ns, name: name, typ: typ, oldX: old, newX: nw})
+}
+
+// open opens a watch from RV from, of a random scope, selector and bookmark setting.
+func (r *propertyRun) open(from uint64) error {
+	rnd, s := r.rnd, r.s
+	p := &propWatch{ns: []string{"", "a"}[rnd.IntN(2)], selector: rnd.IntN(2) == 0, from: from, floorAtOpen: s.CompactedRevision()}
+	r.stats.watches++
+	opts := metav1.ListOptions{ResourceVersion: strconv.FormatUint(from, 10), AllowWatchBookmarks: rnd.IntN(2) == 0}
+	if p.selector {
+		opts.LabelSelector = "x=1"
+	}
+	w, err := s.OpenWatch(cmGVR, p.ns, opts)
+	if err != nil {
+		return fmt.Errorf("open from %d: %v", from, err)
+	}
+	p.w, p.lastRV = w, from
+	r.watches = append(r.watches, p)
+	return nil
+}
+
+// pull reads up to n events of p's watch, checking each as it comes: the only ERROR allowed, RVs
+// that never go back, an event's RV above the last one.
+func (r *propertyRun) pull(p *propWatch, n int) error {
+	for i := 0; i < n; i++ {
+		ev, ok := p.w.Next()
+		if !ok {
+			return nil
+		}
+		switch o := ev.Object.(type) {
+		case *metav1.Status:
+			// The only ERROR a watch may see here is the start-point 410, as its first event,
+			// and only when its start RV was below floor-1 when it was opened (§4.7).
+			if o.Code != 410 || len(p.rvs) > 0 || p.from+1 >= p.floorAtOpen {
+				return fmt.Errorf("watch %d from %d (floor %d): unexpected error %d %s", p.w.ID(), p.from, p.floorAtOpen, o.Code, o.Message)
+			}
+			r.stats.expired++
+			p.errored = true
+		case *unstructured.Unstructured:
+			rv, err := strconv.ParseUint(o.GetResourceVersion(), 10, 64)
+			if err != nil {
+				return fmt.Errorf("bad RV %q", o.GetResourceVersion())
+			}
+			if rv < p.lastRV || (ev.Type != watch.Bookmark && rv == p.lastRV) {
+				return fmt.Errorf("watch %d: %s at RV %d after RV %d", p.w.ID(), ev.Type, rv, p.lastRV)
+			}
+			p.lastRV = rv
+			p.rvs = append(p.rvs, rv)
+			if ev.Type != watch.Bookmark {
+				p.got = append(p.got, render(ev))
+				r.stats.events++
+			} else {
+				r.stats.bookmarks++
+			}
+		}
+	}
+	return nil
+}
+
+// check compares what p delivered with what the model says it must: a prefix of it, all of it if
+// complete and the watch is still open.
+func (r *propertyRun) check(p *propWatch, complete bool) error {
+	want := p.expected(r.writes)
+	if p.errored {
+		return nil
+	}
+	if len(p.got) > len(want) {
+		return fmt.Errorf("watch %d from %d: got %v, want prefix of %v", p.w.ID(), p.from, p.got, want)
+	}
+	for i := range p.got {
+		if p.got[i] != want[i] {
+			return fmt.Errorf("watch %d from %d (ns %q sel %v): event %d is %q, want %q\ngot  %v\nwant %v", p.w.ID(), p.from, p.ns, p.selector, i, p.got[i], want[i], p.got, want)
+		}
+	}
+	if complete && !p.w.Done() && len(p.got) != len(want) {
+		return fmt.Errorf("watch %d from %d: open and drained but got %d of %d events", p.w.ID(), p.from, len(p.got), len(want))
+	}
+	return nil
+}
+
+// step draws one step: a write to a random object, a compaction, burnt revisions, a re-watch from
+// a delivered RV, time passing, a watch closed, or events pulled from a watch; then it checks
+// every watch against the model.
+func (r *propertyRun) step() error {
+	rnd, s, clk := r.rnd, r.s, r.clk
+	nss, namesPool := []string{"a", "b"}, []string{"p", "q", "r", "s"}
+	ns, name := nss[rnd.IntN(2)], namesPool[rnd.IntN(len(namesPool))]
+	x := rnd.IntN(2) == 0
+	before := s.Revision()
+	switch op := rnd.IntN(10); {
+	case op < 4: // write
+		if skip, err := r.write(ns, name, x, before); err != nil || skip {
+			return err
+		}
+	case op == 4:
+		s.Faults().Compact(s.CompactedRevision() + uint64(rnd.IntN(int(s.Revision()-s.CompactedRevision())+1)))
+	case op == 5:
+		s.Faults().BurnRevisions(uint64(rnd.IntN(3)))
+	case op == 6: // resume a watch from one of its delivered RVs, or from the start
+		p := r.watches[rnd.IntN(len(r.watches))]
+		from := p.from
+		if len(p.rvs) > 0 {
+			from = p.rvs[rnd.IntN(len(p.rvs))]
+		}
+		if err := r.open(from); err != nil {
+			return err
+		}
+	case op == 7:
+		clk.Step(time.Duration(rnd.IntN(1500)) * time.Millisecond)
+		s.Advance()
+	case op == 8 && len(r.watches) > 0:
+		p := r.watches[rnd.IntN(len(r.watches))]
+		if rnd.IntN(5) == 0 {
+			s.Faults().CloseWatch(p.w.ID(), nil)
+		}
+	default:
+		p := r.watches[rnd.IntN(len(r.watches))]
+		if err := r.pull(p, rnd.IntN(6)); err != nil {
+			return err
+		}
+	}
+	for _, p := range r.watches {
+		if err := r.check(p, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// write creates ns/name with label x if it does not exist, else deletes it (one time in four) or
+// relabels it, and records the write in the model. A create or a delete ends the step without
+// the checks (skip), as the loop this was taken from did.
+func (r *propertyRun) write(ns, name string, x bool, before uint64) (skip bool, err error) {
+	key := ns + "/" + name
+	rnd := r.rnd
+	cur, err := r.rc(ns).Get(bg, name, metav1.GetOptions{})
+	if err != nil {
+		u := cm(ns, name, map[string]string{"x": map[bool]string{true: "1", false: "2"}[x]})
+		if _, err := r.rc(ns).Create(bg, u, metav1.CreateOptions{}); err != nil {
+			return false, err
+		}
+		r.record(before, ns, name, watch.Added, nil, &x)
+		r.state[key] = &x
+		return true, nil
+	}
+	if rnd.IntN(4) == 0 {
+		if err := r.rc(ns).Delete(bg, name, metav1.DeleteOptions{}); err != nil {
+			return false, err
+		}
+		r.record(before, ns, name, watch.Deleted, r.state[key], nil)
+		delete(r.state, key)
+		return true, nil
+	}
+	cur.SetLabels(map[string]string{"x": map[bool]string{true: "1", false: "2"}[x]})
+	if _, err := r.rc(ns).Update(bg, cur, metav1.UpdateOptions{}); err != nil {
+		return false, err
+	}
+	r.record(before, ns, name, watch.Modified, r.state[key], &x)
+	r.state[key] = &x
+	return false, nil
 }
 
 // nopTB lets newTestServer run outside a *testing.T (the property loop reports its own errors).

@@ -470,96 +470,8 @@ func TestLastFinalizerRemovalDeletesStoredState(t *testing.T) {
 // Create and Update, one through CreateRV and UpdateRV: the same answers (names,
 // resourceVersions, errors), the same records and the same watch events.
 func TestCreateRVAndUpdateRVAreCreateAndUpdate(t *testing.T) {
-	type answer struct {
-		name, rv, err string
-	}
-	run := func(rvOnly bool) ([]answer, []RequestRecord, []WatchEvent) {
-		s, _ := newTestServer(t, nil)
-		w := mustWatch(t, s, podsGVR, "", metav1.ListOptions{ResourceVersion: "1"})
-		pods := s.Resource(podsGVR).Namespace("ns")
-		var answers []answer
-		errText := func(err error) string {
-			if err == nil {
-				return ""
-			}
-			return err.Error()
-		}
-		create := func(u *unstructured.Unstructured, opts metav1.CreateOptions) {
-			if rvOnly {
-				name, rv, err := pods.CreateRV(bg, u, opts)
-				answers = append(answers, answer{name, rv, errText(err)})
-				return
-			}
-			out, err := pods.Create(bg, u, opts)
-			a := answer{err: errText(err)}
-			if out != nil {
-				a.name, a.rv = out.GetName(), out.GetResourceVersion()
-			}
-			answers = append(answers, a)
-		}
-		update := func(u *unstructured.Unstructured, opts metav1.UpdateOptions, sub ...string) {
-			if rvOnly {
-				rv, err := pods.UpdateRV(bg, u, opts, sub...)
-				answers = append(answers, answer{rv: rv, err: errText(err)})
-				return
-			}
-			out, err := pods.Update(bg, u, opts, sub...)
-			a := answer{err: errText(err)}
-			if out != nil {
-				a.rv = out.GetResourceVersion()
-			}
-			answers = append(answers, a)
-		}
-		pod := func(name string, labels map[string]string) *unstructured.Unstructured {
-			u := obj("Pod", "ns", name, labels)
-			u.SetAPIVersion("v1")
-			return u
-		}
-		create(pod("a", map[string]string{"x": "1"}), metav1.CreateOptions{})
-		gen := pod("", nil)
-		gen.SetGenerateName("g-")
-		create(gen, metav1.CreateOptions{})
-		create(pod("dry", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		create(pod("a", nil), metav1.CreateOptions{}) // already exists
-		cur, err := pods.Get(bg, "a", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		next := cur.DeepCopy()
-		next.SetLabels(map[string]string{"x": "2"})
-		update(next, metav1.UpdateOptions{})
-		update(next, metav1.UpdateOptions{}) // conflict: the resourceVersion moved
-		cur, _ = pods.Get(bg, "a", metav1.GetOptions{})
-		update(cur.DeepCopy(), metav1.UpdateOptions{}) // no-op
-		dry := cur.DeepCopy()
-		dry.SetLabels(map[string]string{"x": "dry"})
-		update(dry, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
-		st := cur.DeepCopy()
-		st.Object["status"] = map[string]any{"phase": "Running"}
-		update(st, metav1.UpdateOptions{}, "status")
-		fin, _ := pods.Get(bg, "a", metav1.GetOptions{})
-		fin = fin.DeepCopy()
-		fin.SetFinalizers([]string{"example.com/f"})
-		update(fin, metav1.UpdateOptions{})
-		if err := pods.Delete(bg, "a", metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		marked, _ := pods.Get(bg, "a", metav1.GetOptions{})
-		marked = marked.DeepCopy()
-		marked.SetFinalizers(nil)
-		update(marked, metav1.UpdateOptions{}) // deletes the object
-		update(pod("missing", nil), metav1.UpdateOptions{})
-		var events []WatchEvent
-		for {
-			if _, ok := w.Next(); !ok {
-				break
-			}
-		}
-		events = s.WatchEvents()
-		return answers, s.Requests(), events
-	}
-	wantA, wantR, wantE := run(false)
-	gotA, gotR, gotE := run(true)
+	wantA, wantR, wantE := rvWriteSequence(t, false)
+	gotA, gotR, gotE := rvWriteSequence(t, true)
 	if !reflect.DeepEqual(gotA, wantA) {
 		t.Errorf("answers:\n got %v\nwant %v", gotA, wantA)
 	}
@@ -572,6 +484,113 @@ func TestCreateRVAndUpdateRVAreCreateAndUpdate(t *testing.T) {
 	if len(wantA) != 12 || wantA[1].name == "" || wantA[3].err == "" || wantA[5].err == "" {
 		t.Fatalf("the sequence did not go as planned: %v", wantA)
 	}
+}
+
+// rvAnswer is what one write of rvWriteSequence answered: the name, the resourceVersion and the
+// error's text.
+type rvAnswer struct {
+	name, rv, err string
+}
+
+// rvWriter writes pods through Create and Update, or through CreateRV and UpdateRV (rvOnly),
+// keeping each answer in the form both give.
+type rvWriter struct {
+	pods    *ResourceClient
+	rvOnly  bool
+	answers []rvAnswer
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func (w *rvWriter) create(u *unstructured.Unstructured, opts metav1.CreateOptions) {
+	if w.rvOnly {
+		name, rv, err := w.pods.CreateRV(bg, u, opts)
+		w.answers = append(w.answers, rvAnswer{name, rv, errText(err)})
+		return
+	}
+	out, err := w.pods.Create(bg, u, opts)
+	a := rvAnswer{err: errText(err)}
+	if out != nil {
+		a.name, a.rv = out.GetName(), out.GetResourceVersion()
+	}
+	w.answers = append(w.answers, a)
+}
+
+func (w *rvWriter) update(u *unstructured.Unstructured, opts metav1.UpdateOptions, sub ...string) {
+	if w.rvOnly {
+		rv, err := w.pods.UpdateRV(bg, u, opts, sub...)
+		w.answers = append(w.answers, rvAnswer{rv: rv, err: errText(err)})
+		return
+	}
+	out, err := w.pods.Update(bg, u, opts, sub...)
+	a := rvAnswer{err: errText(err)}
+	if out != nil {
+		a.rv = out.GetResourceVersion()
+	}
+	w.answers = append(w.answers, a)
+}
+
+// rvPod is a pod of namespace ns for rvWriteSequence.
+func rvPod(name string, labels map[string]string) *unstructured.Unstructured {
+	u := obj("Pod", "ns", name, labels)
+	u.SetAPIVersion("v1")
+	return u
+}
+
+// rvWriteSequence makes TestCreateRVAndUpdateRVAreCreateAndUpdate's writes on a new server, and
+// returns their answers, the server's request records and its watch events, read after draining
+// a watch opened at the start.
+func rvWriteSequence(t *testing.T, rvOnly bool) ([]rvAnswer, []RequestRecord, []WatchEvent) {
+	s, _ := newTestServer(t, nil)
+	watcher := mustWatch(t, s, podsGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+	w := &rvWriter{pods: s.Resource(podsGVR).Namespace("ns"), rvOnly: rvOnly}
+	w.create(rvPod("a", map[string]string{"x": "1"}), metav1.CreateOptions{})
+	gen := rvPod("", nil)
+	gen.SetGenerateName("g-")
+	w.create(gen, metav1.CreateOptions{})
+	w.create(rvPod("dry", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	w.create(rvPod("a", nil), metav1.CreateOptions{}) // already exists
+	cur, err := w.pods.Get(bg, "a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := cur.DeepCopy()
+	next.SetLabels(map[string]string{"x": "2"})
+	w.update(next, metav1.UpdateOptions{})
+	w.update(next, metav1.UpdateOptions{}) // conflict: the resourceVersion moved
+	cur, _ = w.pods.Get(bg, "a", metav1.GetOptions{})
+	w.update(cur.DeepCopy(), metav1.UpdateOptions{}) // no-op
+	dry := cur.DeepCopy()
+	dry.SetLabels(map[string]string{"x": "dry"})
+	w.update(dry, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+	st := cur.DeepCopy()
+	st.Object["status"] = map[string]any{"phase": "Running"}
+	w.update(st, metav1.UpdateOptions{}, "status")
+	fin, _ := w.pods.Get(bg, "a", metav1.GetOptions{})
+	fin = fin.DeepCopy()
+	fin.SetFinalizers([]string{"example.com/f"})
+	w.update(fin, metav1.UpdateOptions{})
+	if err := w.pods.Delete(bg, "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	marked, _ := w.pods.Get(bg, "a", metav1.GetOptions{})
+	marked = marked.DeepCopy()
+	marked.SetFinalizers(nil)
+	w.update(marked, metav1.UpdateOptions{}) // deletes the object
+	w.update(rvPod("missing", nil), metav1.UpdateOptions{})
+	var events []WatchEvent
+	for {
+		if _, ok := watcher.Next(); !ok {
+			break
+		}
+	}
+	events = s.WatchEvents()
+	return w.answers, s.Requests(), events
 }
 
 // TestCreationTimestampFollowsTheClock checks now_locked's kept timestamp: objects created within
