@@ -47,8 +47,6 @@ func init() {
 		"controlplane/kept_test.go TestKeptViewsDecideAsRebuiltOnes",
 		"controlplane/view_test.go TestKeptGraphIsAFullRead",
 		"fakeapi/mutate.go ResourceClient.Mutate",
-		"fakeapi/rest/encache_test.go TestSharedEncodingsAreNeverStale",
-		"fakeapi/rest/events_test.go TestEventsOneStoreTwoVersions",
 		"fakeapi/rest/resource.go Handler.serveResource",
 		"fakeapi/write.go Server.applyUpdateManaged_locked",
 		"fakeapi/write.go validateMeta",

@@ -21,23 +21,7 @@ func TestSharedEncodingsAreNeverStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := &http.Client{Transport: tr}
-	const base = "/api/v1/namespaces/a/configmaps"
-	type cm struct {
-		Metadata struct{ Name, ResourceVersion, UID string }
-		Data     map[string]string
-	}
-	read := func(what string, c call, wantCode int) cm {
-		t.Helper()
-		w := do(h, c)
-		if w.Code != wantCode {
-			t.Fatalf("%s: %d %s", what, w.Code, w.Body)
-		}
-		var got cm
-		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		return got
-	}
+	const base = sharedCMBase
 	body := func(v, rv string) string {
 		return fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","resourceVersion":%q},"data":{"k":%q}}`, rv, v)
 	}
@@ -51,77 +35,112 @@ func TestSharedEncodingsAreNeverStale(t *testing.T) {
 		defer resp.Body.Close()
 		watchers = append(watchers, json.NewDecoder(resp.Body))
 	}
-	created := read("create", call{method: "POST", path: base, body: body("v1", "")}, 201)
-	var versions []cm // what each write answered: the versions the watchers must see, in order
+	created := readSharedCM(t, h, "create", call{method: "POST", path: base, body: body("v1", "")}, 201)
+	var versions []sharedCM // what each write answered: the versions the watchers must see, in order
 	versions = append(versions, created)
-	check := func(step string, want cm) {
-		t.Helper()
-		if got := read(step+": GET", call{method: "GET", path: base + "/c"}, 200); got.Data["k"] != want.Data["k"] || got.Metadata.ResourceVersion != want.Metadata.ResourceVersion {
-			t.Fatalf("%s: GET answered %+v, want %+v", step, got, want)
-		}
-		w := do(h, call{method: "GET", path: base})
-		var l struct{ Items []cm }
-		if err := json.Unmarshal(w.Body.Bytes(), &l); err != nil || len(l.Items) != 1 || l.Items[0].Data["k"] != want.Data["k"] || l.Items[0].Metadata.UID != want.Metadata.UID {
-			t.Fatalf("%s: LIST answered %s (%v), want %+v", step, w.Body, err, want)
-		}
-	}
-	check("created", created)
+	checkServesVersion(t, h, "created", created)
 	cur := created
 	for i := 2; i <= 4; i++ {
-		cur = read("update", call{method: "PUT", path: base + "/c", body: body(fmt.Sprintf("v%d", i), cur.Metadata.ResourceVersion)}, 200)
+		cur = readSharedCM(t, h, "update", call{method: "PUT", path: base + "/c", body: body(fmt.Sprintf("v%d", i), cur.Metadata.ResourceVersion)}, 200)
 		if cur.Data["k"] != fmt.Sprintf("v%d", i) {
 			t.Fatalf("update %d answered %+v", i, cur)
 		}
 		versions = append(versions, cur)
-		check(fmt.Sprintf("update %d", i), cur)
+		checkServesVersion(t, h, fmt.Sprintf("update %d", i), cur)
 	}
 	// A dry run answers content that was never stored, at the live resourceVersion: sharing
 	// it would serve it to the next GET.
-	dry := read("dry-run update", call{method: "PUT", path: base + "/c?dryRun=All", body: body("dry", cur.Metadata.ResourceVersion)}, 200)
+	dry := readSharedCM(t, h, "dry-run update", call{method: "PUT", path: base + "/c?dryRun=All", body: body("dry", cur.Metadata.ResourceVersion)}, 200)
 	if dry.Data["k"] != "dry" || dry.Metadata.ResourceVersion != cur.Metadata.ResourceVersion {
 		t.Fatalf("dry run answered %+v (live %+v)", dry, cur)
 	}
-	check("after a dry run", cur)
+	checkServesVersion(t, h, "after a dry run", cur)
 	// Deleted and created again: same name, a new uid and resourceVersion.
 	if w := do(h, call{method: "DELETE", path: base + "/c"}); w.Code != 200 {
 		t.Fatal(w.Body)
 	}
-	again := read("create again", call{method: "POST", path: base, body: body("again", "")}, 201)
+	again := readSharedCM(t, h, "create again", call{method: "POST", path: base, body: body("again", "")}, 201)
 	versions = append(versions, again)
-	check("created again", again)
+	checkServesVersion(t, h, "created again", again)
 
 	for i, dec := range watchers {
-		var got []string
-		for range len(versions) + 1 { // the DELETED event too
-			var ev struct {
-				Type   string
-				Object cm
-			}
-			if err := dec.Decode(&ev); err != nil {
-				t.Fatalf("watcher %d: %v", i, err)
-			}
-			got = append(got, ev.Type+" "+ev.Object.Data["k"]+" "+ev.Object.Metadata.ResourceVersion)
-		}
-		var want []string
-		for j, v := range versions {
-			typ := "MODIFIED"
-			if j == 0 || j == len(versions)-1 {
-				typ = "ADDED"
-			}
-			if j == len(versions)-1 {
-				want = append(want, got[j]) // the DELETED event, checked below
-			}
-			want = append(want, typ+" "+v.Data["k"]+" "+v.Metadata.ResourceVersion)
-		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("watcher %d saw\n%q\nwant\n%q", i, got, want)
-		}
-		if del := got[len(versions)-1]; del[:len("DELETED v4")] != "DELETED v4" {
-			t.Errorf("watcher %d: %q where the deletion of v4 belongs", i, del)
-		}
+		checkWatcherSawVersions(t, i, dec, versions)
 	}
 	if hits, misses := h.items.stats(); hits == 0 || misses == 0 {
 		t.Errorf("the shared encodings were looked up %d times with a hit and %d without: the test did not exercise the cache", hits, misses)
+	}
+}
+
+// sharedCMBase is the collection TestSharedEncodingsAreNeverStale writes ConfigMap c in.
+const sharedCMBase = "/api/v1/namespaces/a/configmaps"
+
+// sharedCM is the part of a ConfigMap TestSharedEncodingsAreNeverStale compares: enough to tell
+// one version from another.
+type sharedCM struct {
+	Metadata struct{ Name, ResourceVersion, UID string }
+	Data     map[string]string
+}
+
+// readSharedCM makes the call, wants its status code, and decodes the ConfigMap it answered.
+func readSharedCM(t *testing.T, h *Handler, what string, c call, wantCode int) sharedCM {
+	t.Helper()
+	w := do(h, c)
+	if w.Code != wantCode {
+		t.Fatalf("%s: %d %s", what, w.Code, w.Body)
+	}
+	var got sharedCM
+	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return got
+}
+
+// checkServesVersion: GET and LIST of the collection answer want's version of ConfigMap c, not an
+// older one (or a dry run's) a shared encoding could still hold.
+func checkServesVersion(t *testing.T, h *Handler, step string, want sharedCM) {
+	t.Helper()
+	base := sharedCMBase
+	if got := readSharedCM(t, h, step+": GET", call{method: "GET", path: base + "/c"}, 200); got.Data["k"] != want.Data["k"] || got.Metadata.ResourceVersion != want.Metadata.ResourceVersion {
+		t.Fatalf("%s: GET answered %+v, want %+v", step, got, want)
+	}
+	w := do(h, call{method: "GET", path: base})
+	var l struct{ Items []sharedCM }
+	if err := json.Unmarshal(w.Body.Bytes(), &l); err != nil || len(l.Items) != 1 || l.Items[0].Data["k"] != want.Data["k"] || l.Items[0].Metadata.UID != want.Metadata.UID {
+		t.Fatalf("%s: LIST answered %s (%v), want %+v", step, w.Body, err, want)
+	}
+}
+
+// checkWatcherSawVersions: watcher i saw every version in order, as ADDED, MODIFIED..., then the
+// deletion of the last update, then the object created again as ADDED.
+func checkWatcherSawVersions(t *testing.T, i int, dec *json.Decoder, versions []sharedCM) {
+	t.Helper()
+	var got []string
+	for range len(versions) + 1 { // the DELETED event too
+		var ev struct {
+			Type   string
+			Object sharedCM
+		}
+		if err := dec.Decode(&ev); err != nil {
+			t.Fatalf("watcher %d: %v", i, err)
+		}
+		got = append(got, ev.Type+" "+ev.Object.Data["k"]+" "+ev.Object.Metadata.ResourceVersion)
+	}
+	var want []string
+	for j, v := range versions {
+		typ := "MODIFIED"
+		if j == 0 || j == len(versions)-1 {
+			typ = "ADDED"
+		}
+		if j == len(versions)-1 {
+			want = append(want, got[j]) // the DELETED event, checked below
+		}
+		want = append(want, typ+" "+v.Data["k"]+" "+v.Metadata.ResourceVersion)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("watcher %d saw\n%q\nwant\n%q", i, got, want)
+	}
+	if del := got[len(versions)-1]; del[:len("DELETED v4")] != "DELETED v4" {
+		t.Errorf("watcher %d: %q where the deletion of v4 belongs", i, del)
 	}
 }
 

@@ -16,24 +16,41 @@ import (
 // resourceVersion.
 func TestEventsOneStoreTwoVersions(t *testing.T) {
 	_, h := newHandler(t)
-	core := "/api/v1/namespaces/ns/events"
-	v1 := "/apis/events.k8s.io/v1/namespaces/ns/events"
-	obj := func(c call) map[string]any {
-		t.Helper()
-		w := do(h, c)
-		if w.Code >= 300 {
-			t.Fatalf("%s %s: %d %s", c.method, c.path, w.Code, w.Body)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil {
-			t.Fatal(err)
-		}
-		return m
+	created := coreEventThroughV1(t, h)
+	v1EventThroughCore(t, h)
+	eventsSelected(t, h)
+	eventPatchedWatchedDeleted(t, h, created["metadata"].(map[string]any)["resourceVersion"].(string))
+}
+
+// The collection of namespace ns's events in each version.
+const (
+	coreEvents = "/api/v1/namespaces/ns/events"
+	v1Events   = "/apis/events.k8s.io/v1/namespaces/ns/events"
+)
+
+// eventObj makes the call, which must succeed, and decodes the object it answered.
+func eventObj(t *testing.T, h *Handler, c call) map[string]any {
+	t.Helper()
+	w := do(h, c)
+	if w.Code >= 300 {
+		t.Fatalf("%s %s: %d %s", c.method, c.path, w.Code, w.Body)
 	}
-	created := obj(call{method: "POST", path: core, body: `{"apiVersion":"v1","kind":"Event","metadata":{"name":"old"},
+	var m map[string]any
+	if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// coreEventThroughV1 creates event old through core/v1 and reads it through events.k8s.io/v1:
+// the same uid and resourceVersion, the fields renamed. It returns the created object.
+func coreEventThroughV1(t *testing.T, h *Handler) map[string]any {
+	t.Helper()
+	core, v1 := coreEvents, v1Events
+	created := eventObj(t, h, call{method: "POST", path: core, body: `{"apiVersion":"v1","kind":"Event","metadata":{"name":"old"},
 		"involvedObject":{"kind":"Pod","name":"p","namespace":"ns"},"reason":"Pulled","message":"pulled it","type":"Normal",
 		"source":{"component":"kubelet"},"count":3,"firstTimestamp":"2026-01-01T00:00:00Z","lastTimestamp":"2026-01-01T00:01:00Z","reportingComponent":"kubelet"}`})
-	seen := obj(call{method: "GET", path: v1 + "/old"})
+	seen := eventObj(t, h, call{method: "GET", path: v1 + "/old"})
 	md, cmd := seen["metadata"].(map[string]any), created["metadata"].(map[string]any)
 	if md["uid"] != cmd["uid"] || md["resourceVersion"] != cmd["resourceVersion"] {
 		t.Errorf("not the same object: %v against %v", md, cmd)
@@ -47,11 +64,18 @@ func TestEventsOneStoreTwoVersions(t *testing.T) {
 	if diff := cmp.Diff(want, seen); diff != "" {
 		t.Errorf("a core event through events.k8s.io/v1 (-want +got):\n%s", diff)
 	}
+	return created
+}
 
-	obj(call{method: "POST", path: v1, body: `{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"new"},
+// v1EventThroughCore creates event new through events.k8s.io/v1 and reads it through core/v1:
+// renamed back, with none of events.k8s.io's own names, and core/v1's always-written fields.
+func v1EventThroughCore(t *testing.T, h *Handler) {
+	t.Helper()
+	core, v1 := coreEvents, v1Events
+	eventObj(t, h, call{method: "POST", path: v1, body: `{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"new"},
 		"regarding":{"kind":"Pod","name":"q","namespace":"ns"},"reason":"Checked","note":"fine","type":"Warning","action":"Check",
 		"reportingController":"example.com/c","reportingInstance":"c-1","eventTime":"2026-01-01T00:00:00.000000Z"}`})
-	back := obj(call{method: "GET", path: core + "/new"})
+	back := eventObj(t, h, call{method: "GET", path: core + "/new"})
 	for k, v := range map[string]any{"apiVersion": "v1", "message": "fine", "reportingComponent": "example.com/c", "reportingInstance": "c-1", "action": "Check"} {
 		if back[k] != v {
 			t.Errorf("the new event through core/v1: %s = %v, want %v", k, back[k], v)
@@ -71,14 +95,20 @@ func TestEventsOneStoreTwoVersions(t *testing.T) {
 			t.Errorf("the new event through core/v1: %s = %v (present %v), want %v", k, got, ok, v)
 		}
 	}
+}
 
+// eventsSelected lists both events through both versions, with each version's field selectors;
+// a core/v1 field label on events.k8s.io/v1 is refused.
+func eventsSelected(t *testing.T, h *Handler) {
+	t.Helper()
+	core, v1 := coreEvents, v1Events
 	for _, tc := range []struct{ path, want string }{
 		{core, "new old"}, {v1, "new old"},
 		{v1 + "?fieldSelector=regarding.name%3Dq", "new"},
 		{v1 + "?fieldSelector=reportingController%3Dkubelet", "old"},
 		{core + "?fieldSelector=involvedObject.name%3Dp", "old"},
 	} {
-		l := obj(call{method: "GET", path: tc.path})
+		l := eventObj(t, h, call{method: "GET", path: tc.path})
 		var names string
 		for _, it := range l["items"].([]any) {
 			if names != "" {
@@ -93,18 +123,24 @@ func TestEventsOneStoreTwoVersions(t *testing.T) {
 	if w := do(h, call{method: "GET", path: v1 + "?fieldSelector=involvedObject.name%3Dp"}); w.Code != 400 || status(t, w).Message != "field label not supported: involvedObject.name" {
 		t.Errorf("a core label on events.k8s.io/v1: %d %s", w.Code, w.Body)
 	}
+}
 
+// eventPatchedWatchedDeleted watches events.k8s.io/v1 from rv while old is patched through core/v1,
+// then patches and deletes old through events.k8s.io/v1 and reads the effect through core/v1.
+func eventPatchedWatchedDeleted(t *testing.T, h *Handler, rv string) {
+	t.Helper()
+	core, v1 := coreEvents, v1Events
 	// A watch on events.k8s.io/v1 sees a patch made through core/v1, in its own version.
 	tr, _ := NewTransport(h)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", "http://x"+v1+"?watch=1&resourceVersion="+cmd["resourceVersion"].(string), nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://x"+v1+"?watch=1&resourceVersion="+rv, nil)
 	resp, err := tr.RoundTrip(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	patched := obj(call{method: "PATCH", path: core + "/old", contentType: "application/merge-patch+json", body: `{"message":"changed"}`})
+	patched := eventObj(t, h, call{method: "PATCH", path: core + "/old", contentType: "application/merge-patch+json", body: `{"message":"changed"}`})
 	sc := bufio.NewScanner(resp.Body)
 	var ev struct {
 		Type   string
@@ -124,8 +160,8 @@ func TestEventsOneStoreTwoVersions(t *testing.T) {
 
 	// A patch through events.k8s.io/v1 changes what core/v1 reads; a delete through it removes
 	// the event from both.
-	obj(call{method: "PATCH", path: v1 + "/old", contentType: "application/merge-patch+json", body: `{"note":"again","deprecatedCount":4}`})
-	if got := obj(call{method: "GET", path: core + "/old"}); got["message"] != "again" || got["count"] != float64(4) || got["note"] != nil {
+	eventObj(t, h, call{method: "PATCH", path: v1 + "/old", contentType: "application/merge-patch+json", body: `{"note":"again","deprecatedCount":4}`})
+	if got := eventObj(t, h, call{method: "GET", path: core + "/old"}); got["message"] != "again" || got["count"] != float64(4) || got["note"] != nil {
 		t.Errorf("after a patch through events.k8s.io/v1: %v", got)
 	}
 	if w := do(h, call{method: "DELETE", path: v1 + "/old"}); w.Code != 200 {
