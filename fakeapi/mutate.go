@@ -73,103 +73,136 @@ func (c *ResourceClient) Mutate(ctx context.Context, name string, m Mutation) (*
 		return nil, false, fmt.Errorf("fakeapi: Mutate: nil Compute")
 	}
 	out, err := c.write(verb, name, func() (*unstructured.Unstructured, error) {
-		s := c.srv
-		var subs []string
-		if m.Subresource != "" {
-			subs = []string{m.Subresource}
-		}
-		status, err := statusSubresource(c.gvr, subs)
-		if err != nil {
-			return nil, err
-		}
-		if err := ctxErr(ctx); err != nil {
-			return nil, err
-		}
-		res, key, err := c.target_locked(verb, name)
-		if err != nil {
-			return nil, err
-		}
-		if status && !res.info.Status {
-			return nil, apierrors.NewNotFound(c.gvr.GroupResource(), name)
-		}
-		cur := s.live_locked(res, key)
-		if cur == nil && (!m.Create || status) { // a /status write never creates (its store does not allow it)
-			return nil, apierrors.NewNotFound(c.gvr.GroupResource(), name)
-		}
-		var live *unstructured.Unstructured
-		switch {
-		case cur != nil && m.LendTo != "":
-			live = cur
-			s.lend_locked(cur, res.keys[key], m.LendTo, false)
-		case cur != nil:
-			live = cur.DeepCopy()
-		}
-		u, err := m.Compute(live)
-		if live == cur {
-			s.checkLent_locked(cur, "the Mutation it was lent to")
-		}
-		if err != nil {
-			return nil, err
-		}
-		if u == nil || u.Object == nil {
-			return nil, apierrors.NewInternalError(fmt.Errorf("fakeapi: Mutate: Compute returned no object"))
-		}
-		if cur != nil && live == cur && contentKey(u.Object) == contentKey(cur.Object) {
-			return nil, apierrors.NewInternalError(fmt.Errorf("fakeapi: Mutate: Compute returned the stored object it was lent"))
-		}
-		// answer is what Mutate returns of w, the object written: the committed version itself
-		// when it is lent, else a copy.
-		answer := func(w *unstructured.Unstructured) *unstructured.Unstructured {
-			if h := res.keys[key]; m.LendTo != "" && !m.DryRun && h != nil && h.latest() == w {
-				s.lend_locked(w, h, m.LendTo, false)
-				return w
-			}
-			return copyWriteAnswer(w)
-		}
-		switch objName := metaStr(u, "name"); {
-		case objName == "":
-			setMeta(u, "name", key.name)
-		case objName != key.name:
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", objName, key.name))
-		}
-		if cur == nil {
-			// Created by the write (server-side apply), as kube-apiserver's patcher does: a uid
-			// names an object that is not there; the other system fields are the server's.
-			if uid := metaStr(u, "uid"); uid != "" {
-				return nil, apierrors.NewConflict(c.gvr.GroupResource(), name, fmt.Errorf("uid mismatch: the provided object specified uid %s, and no existing object was found", uid))
-			}
-			for _, f := range []string{"resourceVersion", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} {
-				removeMeta(u, f)
-			}
-			opts := metav1.CreateOptions{}
-			if m.DryRun {
-				opts.DryRun = []string{metav1.DryRunAll}
-			}
-			w, err := s.insert_locked(res, key.ns, u, opts, m.HandOver)
-			if err != nil {
-				return nil, err
-			}
-			created = true
-			return answer(w), nil
-		}
-		if verb == VerbPatch && metaValue(u, "resourceVersion") == nil {
-			setMeta(u, "resourceVersion", cur.GetResourceVersion()) // unconditional, as a patch
-		}
-		in, err := s.input(res, key.ns, u, cur, m.HandOver)
-		if err != nil {
-			return nil, err
-		}
-		if errs := validateMeta(res, in, cur); len(errs) > 0 {
-			return nil, s.invalid(res, name, errs)
-		}
-		w, err := s.applyUpdateManaged_locked(res, key, cur, in, true, status, m.DryRun, true)
-		if err != nil {
-			return nil, err
-		}
-		return answer(w), nil
+		w, made, err := c.mutate_locked(ctx, name, m)
+		created = made
+		return w, err
 	})
 	if err != nil {
 		return nil, false, err
 	}
 	return out, created, nil
+}
+
+// mutate_locked is Mutate's write, under the server's lock: it finds the target, has Compute
+// make the new object, then creates it (Create, the object missing) or updates the stored one.
+// It returns the answer and whether the write created the object.
+func (c *ResourceClient) mutate_locked(ctx context.Context, name string, m Mutation) (*unstructured.Unstructured, bool, error) {
+	verb := m.Verb
+	s := c.srv
+	var subs []string
+	if m.Subresource != "" {
+		subs = []string{m.Subresource}
+	}
+	status, err := statusSubresource(c.gvr, subs)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := ctxErr(ctx); err != nil {
+		return nil, false, err
+	}
+	res, key, err := c.target_locked(verb, name)
+	if err != nil {
+		return nil, false, err
+	}
+	if status && !res.info.Status {
+		return nil, false, apierrors.NewNotFound(c.gvr.GroupResource(), name)
+	}
+	cur := s.live_locked(res, key)
+	if cur == nil && (!m.Create || status) { // a /status write never creates (its store does not allow it)
+		return nil, false, apierrors.NewNotFound(c.gvr.GroupResource(), name)
+	}
+	u, err := c.computeMutation_locked(res, key, cur, m)
+	if err != nil {
+		return nil, false, err
+	}
+	switch objName := metaStr(u, "name"); {
+	case objName == "":
+		setMeta(u, "name", key.name)
+	case objName != key.name:
+		return nil, false, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", objName, key.name))
+	}
+	if cur == nil {
+		w, err := c.createFromMutation_locked(res, key, u, m)
+		if err != nil {
+			return nil, false, err
+		}
+		return c.mutationAnswer_locked(res, key, m, w), true, nil
+	}
+	if verb == VerbPatch && metaValue(u, "resourceVersion") == nil {
+		setMeta(u, "resourceVersion", cur.GetResourceVersion()) // unconditional, as a patch
+	}
+	in, err := s.input(res, key.ns, u, cur, m.HandOver)
+	if err != nil {
+		return nil, false, err
+	}
+	if errs := validateMeta(res, in, cur); len(errs) > 0 {
+		return nil, false, s.invalid(res, name, errs)
+	}
+	w, err := s.applyUpdateManaged_locked(res, key, cur, in, true, status, m.DryRun, true)
+	if err != nil {
+		return nil, false, err
+	}
+	return c.mutationAnswer_locked(res, key, m, w), false, nil
+}
+
+// computeMutation_locked calls m.Compute with the stored cur (lent with LendTo, else a deep copy;
+// nil when missing) and checks what it returned: an object, and not cur itself; a lent cur must
+// come back unchanged.
+func (c *ResourceClient) computeMutation_locked(res *resourceStore, key objKey, cur *unstructured.Unstructured, m Mutation) (*unstructured.Unstructured, error) {
+	s := c.srv
+	var live *unstructured.Unstructured
+	switch {
+	case cur != nil && m.LendTo != "":
+		live = cur
+		s.lend_locked(cur, res.keys[key], m.LendTo, false)
+	case cur != nil:
+		live = cur.DeepCopy()
+	}
+	u, err := m.Compute(live)
+	if live == cur {
+		s.checkLent_locked(cur, "the Mutation it was lent to")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if u == nil || u.Object == nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("fakeapi: Mutate: Compute returned no object"))
+	}
+	if cur != nil && live == cur && contentKey(u.Object) == contentKey(cur.Object) {
+		return nil, apierrors.NewInternalError(fmt.Errorf("fakeapi: Mutate: Compute returned the stored object it was lent"))
+	}
+	return u, nil
+}
+
+// createFromMutation_locked creates the object a Mutation computed for a missing name, as
+// kube-apiserver's patcher does for a server-side apply.
+func (c *ResourceClient) createFromMutation_locked(res *resourceStore, key objKey, u *unstructured.Unstructured, m Mutation) (*unstructured.Unstructured, error) {
+	s, name := c.srv, key.name
+	// Created by the write (server-side apply), as kube-apiserver's patcher does: a uid
+	// names an object that is not there; the other system fields are the server's.
+	if uid := metaStr(u, "uid"); uid != "" {
+		return nil, apierrors.NewConflict(c.gvr.GroupResource(), name, fmt.Errorf("uid mismatch: the provided object specified uid %s, and no existing object was found", uid))
+	}
+	for _, f := range []string{"resourceVersion", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} {
+		removeMeta(u, f)
+	}
+	opts := metav1.CreateOptions{}
+	if m.DryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	w, err := s.insert_locked(res, key.ns, u, opts, m.HandOver)
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// mutationAnswer_locked is what Mutate returns of w, the object written: the committed version
+// itself when it is lent, else a copy.
+func (c *ResourceClient) mutationAnswer_locked(res *resourceStore, key objKey, m Mutation, w *unstructured.Unstructured) *unstructured.Unstructured {
+	if h := res.keys[key]; m.LendTo != "" && !m.DryRun && h != nil && h.latest() == w {
+		c.srv.lend_locked(w, h, m.LendTo, false)
+		return w
+	}
+	return copyWriteAnswer(w)
 }

@@ -369,17 +369,34 @@ var metadataPath = field.NewPath("metadata")
 // it was committed (every write that commits user values validates them first) and cannot have
 // changed since (stored values are immutable), so it is not walked again.
 func validateMeta(res *resourceStore, u, stored *unstructured.Unstructured) field.ErrorList {
-	var errs field.ErrorList
-	md := metadataPath
 	md0, _ := u.Object["metadata"].(map[string]any)
 	var storedMD map[string]any
 	if stored != nil {
 		storedMD, _ = stored.Object["metadata"].(map[string]any)
 	}
-	checked := func(f string) bool { // true when md0[f] is stored's own, validated value
-		v, ok := storedMD[f]
-		return ok && sameComposite(md0[f], v)
+	if errs := metaTypeErrors(md0, storedMD); len(errs) > 0 {
+		return errs // the accessors of metaValueErrors assume well-typed metadata
 	}
+	errs := metaValueErrors(res, md0, storedMD)
+	// Map iteration in metaValueErrors: sort the messages so the error text is deterministic
+	// (style rule 9).
+	sortFieldErrors(errs)
+	return errs
+}
+
+// sharedWithStored reports whether metadata field f of md0 is the stored metadata's own value,
+// validated when it was committed (validateMeta).
+func sharedWithStored(md0, storedMD map[string]any, f string) bool {
+	v, ok := storedMD[f]
+	return ok && sameComposite(md0[f], v)
+}
+
+// metaTypeErrors checks the types of the metadata fields validateMeta reads: the string fields,
+// labels and annotations as maps of strings, finalizers as a list of qualified names. Values
+// shared with storedMD are not walked.
+func metaTypeErrors(md0, storedMD map[string]any) field.ErrorList {
+	var errs field.ErrorList
+	md := metadataPath
 	for _, f := range []string{"name", "generateName", "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"} {
 		if v := md0[f]; v != nil { // as metaString: absent or null is an empty string
 			if _, isString := v.(string); !isString {
@@ -388,7 +405,7 @@ func validateMeta(res *resourceStore, u, stored *unstructured.Unstructured) fiel
 		}
 	}
 	for _, f := range []string{"labels", "annotations"} {
-		if m, ok := md0[f]; ok && m != nil && !checked(f) {
+		if m, ok := md0[f]; ok && m != nil && !sharedWithStored(md0, storedMD, f) {
 			mm, isMap := m.(map[string]any)
 			if !isMap {
 				errs = append(errs, field.Invalid(md.Child(f), m, "must be a map of strings"))
@@ -401,7 +418,7 @@ func validateMeta(res *resourceStore, u, stored *unstructured.Unstructured) fiel
 			}
 		}
 	}
-	if f, ok := md0["finalizers"]; ok && f != nil && !checked("finalizers") {
+	if f, ok := md0["finalizers"]; ok && f != nil && !sharedWithStored(md0, storedMD, "finalizers") {
 		l, isList := f.([]any)
 		if !isList {
 			errs = append(errs, field.Invalid(md.Child("finalizers"), f, "must be a list of strings"))
@@ -420,9 +437,15 @@ func validateMeta(res *resourceStore, u, stored *unstructured.Unstructured) fiel
 			}
 		}
 	}
-	if len(errs) > 0 {
-		return errs // the accessors below assume well-typed metadata
-	}
+	return errs
+}
+
+// metaValueErrors checks the values of well-typed metadata: the name by the resource's naming
+// rule, the namespace, label keys and values, annotation keys. Labels and annotations shared with
+// storedMD are not walked.
+func metaValueErrors(res *resourceStore, md0, storedMD map[string]any) field.ErrorList {
+	var errs field.ErrorList
+	md := metadataPath
 	// Each check below asks apimachinery's validator only when the fast check of names.go
 	// cannot accept the value at once, so valid objects are validated without regexps.
 	if name, _ := md0["name"].(string); name != "" {
@@ -452,7 +475,7 @@ func validateMeta(res *resourceStore, u, stored *unstructured.Unstructured) fiel
 	}
 	// labels and annotations hold only strings here (checked above).
 	var labels, annotations map[string]any
-	if !checked("labels") {
+	if !sharedWithStored(md0, storedMD, "labels") {
 		labels, _ = md0["labels"].(map[string]any)
 	}
 	for k, v := range labels {
@@ -467,7 +490,7 @@ func validateMeta(res *resourceStore, u, stored *unstructured.Unstructured) fiel
 			}
 		}
 	}
-	if !checked("annotations") {
+	if !sharedWithStored(md0, storedMD, "annotations") {
 		annotations, _ = md0["annotations"].(map[string]any)
 	}
 	for k := range annotations {
@@ -477,7 +500,11 @@ func validateMeta(res *resourceStore, u, stored *unstructured.Unstructured) fiel
 			}
 		}
 	}
-	// Map iteration above: sort the messages so the error text is deterministic (style rule 9).
+	return errs
+}
+
+// sortFieldErrors sorts errs by field, then by bad value as text, keeping the order of equal ones.
+func sortFieldErrors(errs field.ErrorList) {
 	slices.SortStableFunc(errs, func(a, b *field.Error) int {
 		if a.Field != b.Field {
 			if a.Field < b.Field {
@@ -494,7 +521,6 @@ func validateMeta(res *resourceStore, u, stored *unstructured.Unstructured) fiel
 		}
 		return 0
 	})
-	return errs
 }
 
 func (s *Server) invalid(res *resourceStore, name string, errs field.ErrorList) error {
@@ -695,81 +721,16 @@ func (s *Server) applyUpdateManaged_locked(res *resourceStore, key objKey, cur, 
 	if err := s.admitWrite_locked(res, cur, false); err != nil {
 		return nil, err
 	}
-	gr := res.info.GVR.GroupResource()
-	name := key.name
-	switch rv := metaStr(u, "resourceVersion"); {
-	case rv == "" && res.info.RequireResourceVersion:
-		// The registry's Update qualifies this one by resource, not kind, and reports the parsed
-		// RV (a uint64 zero).
-		qualified := schema.GroupKind{Group: gr.Group, Kind: gr.Resource}
-		return nil, apierrors.NewInvalid(qualified, name, field.ErrorList{field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update")})
-	case rv != "":
-		if _, err := strconv.ParseUint(rv, 10, 64); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q", rv))
-		}
-		if rv != metaStr(cur, "resourceVersion") {
-			return nil, apierrors.NewConflict(gr, name, errModified)
-		}
-	}
-	if uid := metaStr(u, "uid"); uid != "" && uid != metaStr(cur, "uid") {
-		return nil, apierrors.NewConflict(gr, name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, cur.GetUID()))
+	if err := updatePreconditions(res, key.name, cur, u); err != nil {
+		return nil, err
 	}
 	var next *unstructured.Unstructured
 	if status {
-		// /status changes only .status (§5.5). next shares all but its top-level and metadata
-		// maps with the stored cur (copy on write), so it must not leave the package as is.
-		next = withOwnMeta(cur)
-		if st, ok := u.Object["status"]; ok {
-			setField(next.Object, "status", st)
-		} else {
-			delete(next.Object, "status")
-		}
-		if keepManaged {
-			if mf := metaValue(u, "managedFields"); mf != nil {
-				setMeta(next, "managedFields", mf)
-			} else {
-				removeMeta(next, "managedFields")
-			}
-		}
+		next = statusWriteNext(cur, u, keepManaged)
 	} else {
-		next = u
-		if res.info.Status {
-			if st, ok := cur.Object["status"]; ok {
-				setField(next.Object, "status", st)
-			} else {
-				delete(next.Object, "status")
-			}
-		}
-		// System fields are the server's (apiserver rest.BeforeUpdate): an empty uid takes the
-		// stored one, timestamps and generation cannot be changed by an update.
-		var errs field.ErrorList
-		md := metadataPath
-		if dt, _ := metaString(u, "deletionTimestamp"); dt != "" && !terminating(cur) {
-			errs = append(errs, field.Invalid(md.Child("deletionTimestamp"), dt, "field is immutable; may only be changed via deletion"))
-		}
-		if terminating(cur) {
-			// §5.2: no new finalizers once deletionTimestamp is set.
-			var added []string
-			for _, f := range next.GetFinalizers() {
-				if !slices.Contains(cur.GetFinalizers(), f) {
-					added = append(added, f)
-				}
-			}
-			if len(added) > 0 {
-				errs = append(errs, field.Forbidden(md.Child("finalizers"), fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %q", added)))
-			}
-		}
-		if len(errs) > 0 {
-			return nil, s.invalid(res, name, errs)
-		}
-		if _, ok := metaValue(cur, "uid").(string); ok {
-			copyMeta(next, cur, "uid") // the stored value itself: nothing to allocate
-		} else {
-			setMetaString(next, "uid", string(cur.GetUID()))
-		}
-		copyMeta(next, cur, "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
-		if res.info.Generation && !specEqual(next, cur) {
-			setGeneration(next, cur.GetGeneration()+1)
+		var err error
+		if next, err = s.objectWriteNext(res, key.name, cur, u); err != nil {
+			return nil, err
 		}
 	}
 	if _, ok := metaValue(cur, "resourceVersion").(string); ok {
@@ -797,6 +758,98 @@ func (s *Server) applyUpdateManaged_locked(res *resourceStore, key objKey, cur, 
 		shareUnchanged(next, cur)
 	}
 	return s.commit_locked(res, key, watch.Modified, next, cur), nil
+}
+
+// updatePreconditions checks an update's resourceVersion (required where the resource requires
+// it, well-formed, the stored one's) and uid (the stored one's if set), with kube-apiserver's
+// errors.
+func updatePreconditions(res *resourceStore, name string, cur, u *unstructured.Unstructured) error {
+	gr := res.info.GVR.GroupResource()
+	switch rv := metaStr(u, "resourceVersion"); {
+	case rv == "" && res.info.RequireResourceVersion:
+		// The registry's Update qualifies this one by resource, not kind, and reports the parsed
+		// RV (a uint64 zero).
+		qualified := schema.GroupKind{Group: gr.Group, Kind: gr.Resource}
+		return apierrors.NewInvalid(qualified, name, field.ErrorList{field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update")})
+	case rv != "":
+		if _, err := strconv.ParseUint(rv, 10, 64); err != nil {
+			return apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q", rv))
+		}
+		if rv != metaStr(cur, "resourceVersion") {
+			return apierrors.NewConflict(gr, name, errModified)
+		}
+	}
+	if uid := metaStr(u, "uid"); uid != "" && uid != metaStr(cur, "uid") {
+		return apierrors.NewConflict(gr, name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, cur.GetUID()))
+	}
+	return nil
+}
+
+// statusWriteNext is the object a /status write of u makes of cur: cur with u's status (and u's
+// managedFields when keepManaged).
+func statusWriteNext(cur, u *unstructured.Unstructured, keepManaged bool) *unstructured.Unstructured {
+	// /status changes only .status (§5.5). next shares all but its top-level and metadata
+	// maps with the stored cur (copy on write), so it must not leave the package as is.
+	next := withOwnMeta(cur)
+	if st, ok := u.Object["status"]; ok {
+		setField(next.Object, "status", st)
+	} else {
+		delete(next.Object, "status")
+	}
+	if keepManaged {
+		if mf := metaValue(u, "managedFields"); mf != nil {
+			setMeta(next, "managedFields", mf)
+		} else {
+			removeMeta(next, "managedFields")
+		}
+	}
+	return next
+}
+
+// objectWriteNext is the object an update of cur to u makes: u with cur's status where the
+// resource has a status subresource, and the server's system fields; a change to deletionTimestamp
+// or a finalizer added to a terminating object is refused.
+func (s *Server) objectWriteNext(res *resourceStore, name string, cur, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	next := u
+	if res.info.Status {
+		if st, ok := cur.Object["status"]; ok {
+			setField(next.Object, "status", st)
+		} else {
+			delete(next.Object, "status")
+		}
+	}
+	// System fields are the server's (apiserver rest.BeforeUpdate): an empty uid takes the
+	// stored one, timestamps and generation cannot be changed by an update.
+	var errs field.ErrorList
+	md := metadataPath
+	if dt, _ := metaString(u, "deletionTimestamp"); dt != "" && !terminating(cur) {
+		errs = append(errs, field.Invalid(md.Child("deletionTimestamp"), dt, "field is immutable; may only be changed via deletion"))
+	}
+	if terminating(cur) {
+		// §5.2: no new finalizers once deletionTimestamp is set.
+		var added []string
+		for _, f := range next.GetFinalizers() {
+			if !slices.Contains(cur.GetFinalizers(), f) {
+				added = append(added, f)
+			}
+		}
+		if len(added) > 0 {
+			errs = append(errs, field.Forbidden(md.Child("finalizers"), fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %q", added)))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, s.invalid(res, name, errs)
+	}
+	if _, ok := metaValue(cur, "uid").(string); ok {
+		copyMeta(next, cur, "uid") // the stored value itself: nothing to allocate
+	} else {
+		setMetaString(next, "uid", string(cur.GetUID()))
+	}
+	copyMeta(next, cur, "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
+	if res.info.Generation && !specEqual(next, cur) {
+		setGeneration(next, cur.GetGeneration()+1)
+	}
+	return next, nil
 }
 
 // deleteDuringUpdate is the registry's ShouldDeleteDuringUpdate: an update that leaves no

@@ -46,10 +46,6 @@ func init() {
 	for _, f := range []string{
 		"controlplane/kept_test.go TestKeptViewsDecideAsRebuiltOnes",
 		"controlplane/view_test.go TestKeptGraphIsAFullRead",
-		"fakeapi/mutate.go ResourceClient.Mutate",
-		"fakeapi/rest/resource.go Handler.serveResource",
-		"fakeapi/write.go Server.applyUpdateManaged_locked",
-		"fakeapi/write.go validateMeta",
 		"kube/tounstructured.go buildToPlan",
 		"scripts/benchratio.go main",
 		"scripts/doccite.go main",

@@ -19,7 +19,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
-// serveResource dispatches a resource request on its method and on whether it names an object.
+// serveResource dispatches a resource request on whether it names an object, then on its method.
 func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target) {
 	f, err := h.negotiate(r.Header.Get("Accept"), t)
 	if err != nil {
@@ -34,13 +34,17 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target
 		r = withWarnings(r) // for the admission's warnings (warnings.go)
 	}
 	rc := h.srv.Resource(t.res.storeGVR()).Namespace(t.namespace)
-	ctx := r.Context()
-	var subs []string
-	if t.sub != "" {
-		subs = []string{t.sub}
+	if t.name == "" {
+		h.serveCollection(w, r, t, rc, f)
+		return
 	}
-	switch {
-	case t.name == "" && r.Method == http.MethodGet:
+	h.serveObject(w, r, t, rc, f)
+}
+
+// serveCollection serves a request on a collection: list (or watch), create, delete-collection.
+func (h *Handler) serveCollection(w http.ResponseWriter, r *http.Request, t target, rc *fakeapi.ResourceClient, f format) {
+	switch r.Method {
+	case http.MethodGet:
 		var opts metav1.ListOptions
 		if err := decodeQuery(r, &opts); err != nil {
 			writeError(w, err)
@@ -60,7 +64,7 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target
 			return
 		}
 		h.writeList(w, t, l, f, lent)
-	case t.name == "" && r.Method == http.MethodPost:
+	case http.MethodPost:
 		if t.res.Namespaced && t.namespace == "" {
 			writeError(w, errMethodNotAllowed(r.Method)) // no create route across namespaces
 			return
@@ -76,7 +80,7 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target
 		}
 		out, err := h.create(r, t, obj, opts)
 		h.respond(w, r, t, http.StatusCreated, out, err, f)
-	case t.name == "" && r.Method == http.MethodDelete:
+	case http.MethodDelete:
 		var opts metav1.DeleteOptions
 		var lopts metav1.ListOptions
 		if err := decodeQuery(r, &lopts); err != nil {
@@ -96,8 +100,20 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, t target
 			return
 		}
 		h.writeMeta(w, http.StatusOK, successStatus(t, "", ""), f)
-	case t.name == "":
+	default:
 		writeError(w, errMethodNotAllowed(r.Method))
+	}
+}
+
+// serveObject serves a request on one object or its subresource: get, update, patch, delete
+// (of the object itself only).
+func (h *Handler) serveObject(w http.ResponseWriter, r *http.Request, t target, rc *fakeapi.ResourceClient, f format) {
+	ctx := r.Context()
+	var subs []string
+	if t.sub != "" {
+		subs = []string{t.sub}
+	}
+	switch {
 	case r.Method == http.MethodGet:
 		var opts metav1.GetOptions
 		if err := decodeQuery(r, &opts); err != nil {
