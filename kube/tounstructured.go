@@ -96,75 +96,11 @@ func buildToPlan(t reflect.Type, made map[reflect.Type]*toPlan) *toPlan {
 			return nil, false
 		}
 	case reflect.Pointer:
-		elem := buildToPlan(t.Elem(), made)
-		p.encode = func(sv reflect.Value) (any, bool) {
-			if sv.IsNil() {
-				return nil, true
-			}
-			if elem.encode == nil {
-				return nil, false
-			}
-			return elem.encode(sv.Elem())
-		}
-		if t.Elem().Kind() == reflect.Struct {
-			p.fill = func(sv reflect.Value, m map[string]any) bool {
-				if sv.IsNil() {
-					return true
-				}
-				return elem.fill != nil && elem.fill(sv.Elem(), m)
-			}
-		}
+		pointerPlan(p, t, made)
 	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 {
-			// encoding/json's base64, which the converter decodes back into a string.
-			p.encode = func(sv reflect.Value) (any, bool) {
-				if sv.IsNil() {
-					return nil, true
-				}
-				return base64.StdEncoding.EncodeToString(sv.Bytes()), true
-			}
-			break
-		}
-		elem := buildToPlan(t.Elem(), made)
-		p.encode = func(sv reflect.Value) (any, bool) {
-			if sv.IsNil() {
-				return nil, true
-			}
-			if elem.encode == nil && sv.Len() > 0 {
-				return nil, false
-			}
-			out := make([]any, sv.Len(), sv.Cap())
-			for i := range out {
-				v, ok := elem.encode(sv.Index(i))
-				if !ok {
-					return nil, false
-				}
-				out[i] = v
-			}
-			return out, true
-		}
+		p.encode = sliceEncode(t, made)
 	case reflect.Map:
-		if t.Key().Kind() != reflect.String {
-			break // the converter's error
-		}
-		elem := buildToPlan(t.Elem(), made)
-		p.encode = func(sv reflect.Value) (any, bool) {
-			if sv.IsNil() {
-				return nil, true
-			}
-			if elem.encode == nil && sv.Len() > 0 {
-				return nil, false
-			}
-			out := make(map[string]any, sv.Len())
-			for it := sv.MapRange(); it.Next(); {
-				v, ok := elem.encode(it.Value())
-				if !ok {
-					return nil, false
-				}
-				out[it.Key().String()] = v
-			}
-			return out, true
-		}
+		p.encode = mapEncode(t, made)
 	case reflect.Struct:
 		p.fill = structFill(t, made)
 		if p.fill != nil {
@@ -177,6 +113,88 @@ func buildToPlan(t reflect.Type, made map[reflect.Type]*toPlan) *toPlan {
 		}
 	}
 	return p
+}
+
+// pointerPlan fills in p, the plan of pointer type t: its target's encoding (nil for a nil
+// pointer) and, to a struct, its target's fill (nothing for a nil pointer), as an inlined pointer
+// to a struct is written.
+func pointerPlan(p *toPlan, t reflect.Type, made map[reflect.Type]*toPlan) {
+	elem := buildToPlan(t.Elem(), made)
+	p.encode = func(sv reflect.Value) (any, bool) {
+		if sv.IsNil() {
+			return nil, true
+		}
+		if elem.encode == nil {
+			return nil, false
+		}
+		return elem.encode(sv.Elem())
+	}
+	if t.Elem().Kind() == reflect.Struct {
+		p.fill = func(sv reflect.Value, m map[string]any) bool {
+			if sv.IsNil() {
+				return true
+			}
+			return elem.fill != nil && elem.fill(sv.Elem(), m)
+		}
+	}
+}
+
+// sliceEncode encodes slice type t: []byte as base64 text, any other as a list of its elements'
+// encodings; nil is none.
+func sliceEncode(t reflect.Type, made map[reflect.Type]*toPlan) encodeFunc {
+	if t.Elem().Kind() == reflect.Uint8 {
+		// encoding/json's base64, which the converter decodes back into a string.
+		return func(sv reflect.Value) (any, bool) {
+			if sv.IsNil() {
+				return nil, true
+			}
+			return base64.StdEncoding.EncodeToString(sv.Bytes()), true
+		}
+	}
+	elem := buildToPlan(t.Elem(), made)
+	return func(sv reflect.Value) (any, bool) {
+		if sv.IsNil() {
+			return nil, true
+		}
+		if elem.encode == nil && sv.Len() > 0 {
+			return nil, false
+		}
+		out := make([]any, sv.Len(), sv.Cap())
+		for i := range out {
+			v, ok := elem.encode(sv.Index(i))
+			if !ok {
+				return nil, false
+			}
+			out[i] = v
+		}
+		return out, true
+	}
+}
+
+// mapEncode encodes map type t, with string keys, as a map of its values' encodings; nil is none.
+// It is nil for keys of another kind: the converter's error.
+func mapEncode(t reflect.Type, made map[reflect.Type]*toPlan) encodeFunc {
+	if t.Key().Kind() != reflect.String {
+		return nil // the converter's error
+	}
+	elem := buildToPlan(t.Elem(), made)
+	return func(sv reflect.Value) (any, bool) {
+		if sv.IsNil() {
+			return nil, true
+		}
+		if elem.encode == nil && sv.Len() > 0 {
+			return nil, false
+		}
+		out := make(map[string]any, sv.Len())
+		for it := sv.MapRange(); it.Next(); {
+			v, ok := elem.encode(it.Value())
+			if !ok {
+				return nil, false
+			}
+			out[it.Key().String()] = v
+		}
+		return out, true
+	}
 }
 
 // toField is one field of a struct as the converter writes it.

@@ -57,54 +57,75 @@ type key struct {
 }
 
 func main() {
-	events := map[key][]float64{}
-	allocs := map[key][]float64{}
-	cpu := map[key][]float64{}
-	var handlerCounts []int
+	e2e := newEndToEnd()
 	rest := newRESTResults()
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
 		line := sc.Text()
 		fmt.Println(line) // pass the raw output through
 		rest.add(strings.TrimSpace(line))
-		m := lineRE.FindStringSubmatch(strings.TrimSpace(line))
-		if m == nil {
-			continue
-		}
-		h, _ := strconv.Atoi(m[2])
-		k := key{m[1], h}
-		if !slices.Contains(handlerCounts, h) {
-			handlerCounts = append(handlerCounts, h)
-		}
-		f := strings.Fields(m[3])
-		for i := 0; i+1 < len(f); i += 2 {
-			v, err := strconv.ParseFloat(f[i], 64)
-			if err != nil {
-				continue
-			}
-			switch f[i+1] {
-			case "events/s":
-				events[k] = append(events[k], v)
-			case "allocs/event":
-				allocs[k] = append(allocs[k], v)
-			case "cpu-ns/event":
-				cpu[k] = append(cpu[k], v)
-			}
-		}
+		e2e.add(strings.TrimSpace(line))
 	}
 	if err := sc.Err(); err != nil {
 		fmt.Fprintln(os.Stderr, "benchratio:", err)
 		os.Exit(1)
 	}
-	if len(events) == 0 && rest.empty() {
+	if len(e2e.events) == 0 && rest.empty() {
 		fmt.Fprintln(os.Stderr, "benchratio: no BenchmarkEndToEnd or REST front results in the input")
 		os.Exit(1)
 	}
 	rest.print()
-	if len(events) == 0 {
+	if len(e2e.events) == 0 {
 		return
 	}
-	slices.Sort(handlerCounts)
+	slices.Sort(e2e.handlerCounts)
+	e2e.printHosts()
+	e2e.printOwnCosts()
+}
+
+// endToEnd holds BenchmarkEndToEnd's figures, each run's in input order, per host and handler
+// count.
+type endToEnd struct {
+	events, allocs, cpu map[key][]float64
+	handlerCounts       []int
+}
+
+func newEndToEnd() *endToEnd {
+	return &endToEnd{events: map[key][]float64{}, allocs: map[key][]float64{}, cpu: map[key][]float64{}}
+}
+
+// add takes the figures of line if it is a BenchmarkEndToEnd result.
+func (e *endToEnd) add(line string) {
+	events, allocs, cpu := e.events, e.allocs, e.cpu
+	m := lineRE.FindStringSubmatch(line)
+	if m == nil {
+		return
+	}
+	h, _ := strconv.Atoi(m[2])
+	k := key{m[1], h}
+	if !slices.Contains(e.handlerCounts, h) {
+		e.handlerCounts = append(e.handlerCounts, h)
+	}
+	f := strings.Fields(m[3])
+	for i := 0; i+1 < len(f); i += 2 {
+		v, err := strconv.ParseFloat(f[i], 64)
+		if err != nil {
+			continue
+		}
+		switch f[i+1] {
+		case "events/s":
+			events[k] = append(events[k], v)
+		case "allocs/event":
+			allocs[k] = append(allocs[k], v)
+		case "cpu-ns/event":
+			cpu[k] = append(cpu[k], v)
+		}
+	}
+}
+
+// printHosts prints the first table: each host's figures and the ratios to client-go.
+func (e *endToEnd) printHosts() {
+	events, allocs, cpu, handlerCounts := e.events, e.allocs, e.cpu, e.handlerCounts
 	fmt.Println()
 	fmt.Println("End to end (median of runs): events/s of wall time, allocs/event and CPU µs/event per host;")
 	fmt.Println("ratios of events/s by wall time and by CPU time (world / client-go, goroutine driver / client-go),")
@@ -127,6 +148,12 @@ func main() {
 			pairedRatio(ev("world"), ev("clientgo")), pairedRatio(ev("goroutine"), ev("clientgo")),
 			pairedRatio(c("clientgo"), c("world")), pairedRatio(c("clientgo"), c("goroutine")))
 	}
+}
+
+// printOwnCosts prints the second table, when the writer ran alone: each host's CPU time less
+// the writer's, and the ratios of those.
+func (e *endToEnd) printOwnCosts() {
+	cpu, handlerCounts := e.cpu, e.handlerCounts
 	writer := median(cpu[key{"writer", 0}])
 	if writer == 0 {
 		return

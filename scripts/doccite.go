@@ -122,25 +122,14 @@ func lineOf(starts []int, off int) int {
 
 func main() {
 	flag.Parse()
-	docs := map[string]*doc{}
+	c := &citations{docs: map[string]*doc{}, perDoc: map[string]int{}}
 	for _, name := range []string{"informer", "fakeapi", "simulation", "design", "style"} {
-		docs[name] = loadDoc(*docsDir + "/" + name + ".md")
+		c.docs[name] = loadDoc(*docsDir + "/" + name + ".md")
 	}
 	out, err := exec.Command("git", "ls-files").Output()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "doccite: git ls-files:", err)
 		os.Exit(2)
-	}
-	checked, bad := 0, 0
-	perDoc := map[string]int{}
-	report := func(file string, line int, cite string, ok bool, why string) {
-		checked++
-		if !ok {
-			bad++
-			fmt.Printf("%s:%d: %s: %s\n", file, line, cite, why)
-		} else if *verbose {
-			fmt.Printf("%s:%d: %s: ok\n", file, line, cite)
-		}
 	}
 	for _, file := range strings.Fields(string(out)) {
 		if strings.HasPrefix(file, "docs/") || strings.HasSuffix(file, ".sum") ||
@@ -153,63 +142,107 @@ func main() {
 		}
 		text, starts := joined(string(b))
 		for _, m := range sharedRE.FindAllStringIndex(text, -1) {
-			report(file, lineOf(starts, m[0]), text[m[0]:m[1]], false, "points outside the repository")
+			c.report(file, lineOf(starts, m[0]), text[m[0]:m[1]], false, "points outside the repository")
 		}
-		for _, m := range citeSecRE.FindAllStringSubmatchIndex(text, -1) {
-			name := text[m[2]:m[3]]
-			d := docs[name]
-			line := lineOf(starts, m[0])
-			for _, s := range oneSecRE.FindAllStringSubmatch(text[m[4]:m[5]], -1) {
-				id := strings.TrimRight(s[1], ".")
-				cite := name + ".md §" + id
-				perDoc[name]++
-				switch {
-				case d == nil:
-					report(file, line, cite, false, *docsDir+"/"+name+".md does not exist")
-				case !d.sections[id]:
-					report(file, line, cite, false, "no such section")
-				default:
-					report(file, line, cite, true, "")
-				}
-			}
-			// "§10.4 items 1-15" / "§10.4 item 16": the items must exist.
-			last := oneSecRE.FindAllStringSubmatch(text[m[4]:m[5]], -1)
-			id := strings.TrimRight(last[len(last)-1][1], ".")
-			if it := itemsRE.FindStringSubmatch(text[m[1]:]); it != nil && d != nil {
-				hi := it[1]
-				if it[2] != "" {
-					hi = it[2]
-				}
-				n, _ := strconv.Atoi(hi)
-				cite := fmt.Sprintf("%s%s §%s item %s", name, docExt, id, hi)
-				report(file, line, cite, n >= 1 && n <= d.items[id], fmt.Sprintf("§%s has %d items", id, d.items[id]))
+		c.checkSections(file, text, starts)
+		c.checkDesign(file, text, starts)
+		c.checkStyle(file, text, starts)
+	}
+	c.printSummary()
+	if c.bad > 0 {
+		os.Exit(1)
+	}
+}
+
+// citations checks the citations of every file against docs and counts them.
+type citations struct {
+	docs         map[string]*doc
+	checked, bad int
+	perDoc       map[string]int // citations checked per cited document
+}
+
+// report counts one citation, printing it when it dangles (with why) or with -v.
+func (c *citations) report(file string, line int, cite string, ok bool, why string) {
+	c.checked++
+	if !ok {
+		c.bad++
+		fmt.Printf("%s:%d: %s: %s\n", file, line, cite, why)
+	} else if *verbose {
+		fmt.Printf("%s:%d: %s: ok\n", file, line, cite)
+	}
+}
+
+// checkSections checks the "informer.md §7.5" citations of a file's joined text, and the list
+// items some of them name.
+func (c *citations) checkSections(file, text string, starts []int) {
+	for _, m := range citeSecRE.FindAllStringSubmatchIndex(text, -1) {
+		name := text[m[2]:m[3]]
+		d := c.docs[name]
+		line := lineOf(starts, m[0])
+		for _, s := range oneSecRE.FindAllStringSubmatch(text[m[4]:m[5]], -1) {
+			id := strings.TrimRight(s[1], ".")
+			cite := name + ".md §" + id
+			c.perDoc[name]++
+			switch {
+			case d == nil:
+				c.report(file, line, cite, false, *docsDir+"/"+name+".md does not exist")
+			case !d.sections[id]:
+				c.report(file, line, cite, false, "no such section")
+			default:
+				c.report(file, line, cite, true, "")
 			}
 		}
-		for _, m := range designHead.FindAllStringSubmatchIndex(text, -1) {
-			q := strings.ToLower(strings.TrimSpace(text[m[2]:m[3]]))
-			ok := false
-			for _, h := range docs["design"].headings {
-				ok = ok || strings.Contains(h, q)
+		// "§10.4 items 1-15" / "§10.4 item 16": the items must exist.
+		last := oneSecRE.FindAllStringSubmatch(text[m[4]:m[5]], -1)
+		id := strings.TrimRight(last[len(last)-1][1], ".")
+		if it := itemsRE.FindStringSubmatch(text[m[1]:]); it != nil && d != nil {
+			hi := it[1]
+			if it[2] != "" {
+				hi = it[2]
 			}
-			perDoc["design"]++
-			report(file, lineOf(starts, m[0]), `design.md "`+text[m[2]:m[3]]+`"`, ok, "no such heading")
-		}
-		for _, m := range designRule.FindAllStringSubmatchIndex(text, -1) {
-			n, _ := strconv.Atoi(text[m[2]:m[3]])
-			perDoc["design"]++
-			report(file, lineOf(starts, m[0]), "design.md rule "+text[m[2]:m[3]], docs["design"].rules[n], "no such determinism rule")
-		}
-		for _, m := range styleCite.FindAllStringSubmatchIndex(text, -1) {
-			for _, g := range [][2]int{{m[2], m[3]}, {m[4], m[5]}} {
-				if g[0] < 0 {
-					continue
-				}
-				n, _ := strconv.Atoi(text[g[0]:g[1]])
-				perDoc["style"]++
-				report(file, lineOf(starts, m[0]), "style rule "+text[g[0]:g[1]], docs["style"].rules[n], "no such rule")
-			}
+			n, _ := strconv.Atoi(hi)
+			cite := fmt.Sprintf("%s%s §%s item %s", name, docExt, id, hi)
+			c.report(file, line, cite, n >= 1 && n <= d.items[id], fmt.Sprintf("§%s has %d items", id, d.items[id]))
 		}
 	}
+}
+
+// checkDesign checks the citations of docs/design.md: a heading by its quoted text, a
+// determinism rule by its number.
+func (c *citations) checkDesign(file, text string, starts []int) {
+	for _, m := range designHead.FindAllStringSubmatchIndex(text, -1) {
+		q := strings.ToLower(strings.TrimSpace(text[m[2]:m[3]]))
+		ok := false
+		for _, h := range c.docs["design"].headings {
+			ok = ok || strings.Contains(h, q)
+		}
+		c.perDoc["design"]++
+		c.report(file, lineOf(starts, m[0]), `design.md "`+text[m[2]:m[3]]+`"`, ok, "no such heading")
+	}
+	for _, m := range designRule.FindAllStringSubmatchIndex(text, -1) {
+		n, _ := strconv.Atoi(text[m[2]:m[3]])
+		c.perDoc["design"]++
+		c.report(file, lineOf(starts, m[0]), "design.md rule "+text[m[2]:m[3]], c.docs["design"].rules[n], "no such determinism rule")
+	}
+}
+
+// checkStyle checks the citations of style rules by number.
+func (c *citations) checkStyle(file, text string, starts []int) {
+	for _, m := range styleCite.FindAllStringSubmatchIndex(text, -1) {
+		for _, g := range [][2]int{{m[2], m[3]}, {m[4], m[5]}} {
+			if g[0] < 0 {
+				continue
+			}
+			n, _ := strconv.Atoi(text[g[0]:g[1]])
+			c.perDoc["style"]++
+			c.report(file, lineOf(starts, m[0]), "style rule "+text[g[0]:g[1]], c.docs["style"].rules[n], "no such rule")
+		}
+	}
+}
+
+// printSummary prints how many citations were checked, per document, and how many dangle.
+func (c *citations) printSummary() {
+	checked, bad, perDoc := c.checked, c.bad, c.perDoc
 	names := make([]string, 0, len(perDoc))
 	for n := range perDoc {
 		names = append(names, n)
@@ -220,7 +253,4 @@ func main() {
 		parts = append(parts, fmt.Sprintf("%s%s %d", n, docExt, perDoc[n]))
 	}
 	fmt.Printf("doccite: %d citations checked (%s), %d dangling\n", checked, strings.Join(parts, ", "), bad)
-	if bad > 0 {
-		os.Exit(1)
-	}
 }

@@ -20,91 +20,27 @@ import (
 func (n *Informer) onStepEvent(e informer.StepEvent) {
 	s := n.w.s
 	if e.Kind == informer.StepDistributed {
-		ref := n.cacheLookup.keys.ref(e.Key, e.ResourceVersion) // once for all the handlers it goes to
-		for _, id := range e.Handlers {
-			if h := n.handler(id); h != nil {
-				h.buffered.push(ref)
-				if h.buffered.len() == 1 {
-					// What the handler's actor offers changes only when its buffer stops being
-					// empty (handlerActor.Actions): a notification buffered behind others wakes
-					// nobody, so the engine does not ask every handler again at every one.
-					h.changed()
-				}
-			}
-		}
+		n.bufferDistributed(&e)
 	}
 	switch e.Kind {
 	case informer.StepDelivered:
-		if h := n.handler(e.Handler); h != nil {
-			if h.buffered.len() == 0 {
-				invariant.Check(false, "world: a delivery the world did not see distributed")
-			}
-			ref := h.buffered.pop()
-			h.changed()
-			h.rec.deliverRef(&e, ref)
-			if n.w.cfg.CheckReadOnlyEachDelivery {
-				n.w.checkAfterStep(h.actor, e.Object, e.OldObject)
-			}
-		}
+		n.delivered(&e)
 		return
 	case informer.StepPopped, informer.StepCacheAdded, informer.StepCacheUpdated, informer.StepCacheDeleted, informer.StepDistributed:
 		if !s.Narrated() {
-			// The per-event narration, counted but not built: nobody reads it.
-			switch e.Kind {
-			case informer.StepPopped:
-				if e.PopSize == 0 || e.PopIndex == e.PopSize-1 {
-					s.Emit(n.queueActor, narration.KindPop) // one event per Pop, as narrated
-				}
-			case informer.StepDistributed:
-				s.Emit(n.queueActor, narration.KindBuffer)
-			default:
-				s.Emit(n.queueActor, e.Kind.String())
-			}
+			n.countUnnarrated(&e)
 			return
 		}
 	}
 	switch e.Kind {
 	case informer.StepPopped:
-		if e.PopSize > 0 {
-			n.narratePopGroup(&e)
-			return
-		}
-		// Field lists are built in arrays of this frame: Emit copies what it keeps, so they
-		// need no heap (here and below).
-		var buf [4]sim.Field
-		f := append(buf[:0], sim.F(narration.FieldDelta, string(e.Delta)))
-		switch e.Delta {
-		case informer.ReplacedAll:
-			f = append(f, sim.F(narration.FieldRV, e.ResourceVersion), sim.FInt(narration.FieldN, int64(e.Count)))
-		case informer.Bookmark:
-			f = append(f, sim.F(narration.FieldRV, e.ResourceVersion))
-		case informer.SyncAll:
-		default:
-			f = append(f, sim.F(narration.FieldObj, narration.Ref(e.Key, e.ResourceVersion, e.Tombstone)))
-		}
-		if e.InInitialList {
-			f = append(f, sim.FBool(narration.FieldInit, true))
-		}
-		s.Emit(n.queueActor, narration.KindPop, f...)
+		n.narratePop(&e)
 	case informer.StepCacheAdded, informer.StepCacheUpdated, informer.StepCacheDeleted:
 		s.Emit(n.queueActor, e.Kind.String(), sim.F(narration.FieldObj, narration.Ref(e.Key, e.ResourceVersion, e.Tombstone)))
 	case informer.StepCacheReplaced:
 		s.Emit(n.queueActor, narration.KindCacheReplace, sim.FInt(narration.FieldN, int64(e.Count)), sim.F(narration.FieldRV, e.ResourceVersion))
 	case informer.StepDistributed:
-		var buf [6]sim.Field
-		f := append(buf[:0], sim.F(narration.FieldTo, n.handlerList(e.Handlers)), sim.F(narration.FieldCall, e.Notification.String()))
-		if e.Notification == informer.NotificationUpdate {
-			f = append(f, sim.F(narration.FieldObj, e.Key), sim.F(narration.FieldRV, narration.RVChange(e.OldResourceVersion, e.ResourceVersion)))
-		} else {
-			f = append(f, sim.F(narration.FieldObj, narration.Ref(e.Key, e.ResourceVersion, e.Tombstone)))
-		}
-		if e.Sync {
-			f = append(f, sim.FBool(narration.FieldSync, true))
-		}
-		if e.InInitialList {
-			f = append(f, sim.FBool(narration.FieldInit, true))
-		}
-		s.Emit(n.queueActor, narration.KindBuffer, f...)
+		n.narrateBuffer(&e)
 	case informer.StepResyncChecked:
 		s.Emit(n.reflectorActor, narration.KindResyncCheck, sim.F(narration.FieldDue, n.handlerList(e.Handlers)))
 	case informer.StepRegistered, informer.StepJoined:
@@ -131,6 +67,101 @@ func (n *Informer) onStepEvent(e informer.StepEvent) {
 	default:
 		s.Emit(n.Name(), e.String())
 	}
+}
+
+// bufferDistributed buffers a distributed notification in each handler it goes to, waking a
+// handler's actor when its buffer stops being empty.
+func (n *Informer) bufferDistributed(e *informer.StepEvent) {
+	ref := n.cacheLookup.keys.ref(e.Key, e.ResourceVersion) // once for all the handlers it goes to
+	for _, id := range e.Handlers {
+		if h := n.handler(id); h != nil {
+			h.buffered.push(ref)
+			if h.buffered.len() == 1 {
+				// What the handler's actor offers changes only when its buffer stops being
+				// empty (handlerActor.Actions): a notification buffered behind others wakes
+				// nobody, so the engine does not ask every handler again at every one.
+				h.changed()
+			}
+		}
+	}
+}
+
+// delivered takes a delivery's notification out of its handler's buffer and feeds it to the
+// handler's DeliveryLog (and to the read-only check after each delivery, when on).
+func (n *Informer) delivered(e *informer.StepEvent) {
+	if h := n.handler(e.Handler); h != nil {
+		if h.buffered.len() == 0 {
+			invariant.Check(false, "world: a delivery the world did not see distributed")
+		}
+		ref := h.buffered.pop()
+		h.changed()
+		h.rec.deliverRef(e, ref)
+		if n.w.cfg.CheckReadOnlyEachDelivery {
+			n.w.checkAfterStep(h.actor, e.Object, e.OldObject)
+		}
+	}
+}
+
+// countUnnarrated emits the trace event of a pop, cache write or buffering when the run narrates
+// nothing: the per-event narration, counted but not built, since nobody reads it.
+func (n *Informer) countUnnarrated(e *informer.StepEvent) {
+	s := n.w.s
+	switch e.Kind {
+	case informer.StepPopped:
+		if e.PopSize == 0 || e.PopIndex == e.PopSize-1 {
+			s.Emit(n.queueActor, narration.KindPop) // one event per Pop, as narrated
+		}
+	case informer.StepDistributed:
+		s.Emit(n.queueActor, narration.KindBuffer)
+	default:
+		s.Emit(n.queueActor, e.Kind.String())
+	}
+}
+
+// narratePop narrates a pop: one delta (its RV or object, whether from the initial list), or a
+// group of deltas handed out by one Pop (narratePopGroup).
+func (n *Informer) narratePop(e *informer.StepEvent) {
+	s := n.w.s
+	if e.PopSize > 0 {
+		n.narratePopGroup(e)
+		return
+	}
+	// Field lists are built in arrays of this frame: Emit copies what it keeps, so they
+	// need no heap (here and in narrateBuffer).
+	var buf [4]sim.Field
+	f := append(buf[:0], sim.F(narration.FieldDelta, string(e.Delta)))
+	switch e.Delta {
+	case informer.ReplacedAll:
+		f = append(f, sim.F(narration.FieldRV, e.ResourceVersion), sim.FInt(narration.FieldN, int64(e.Count)))
+	case informer.Bookmark:
+		f = append(f, sim.F(narration.FieldRV, e.ResourceVersion))
+	case informer.SyncAll:
+	default:
+		f = append(f, sim.F(narration.FieldObj, narration.Ref(e.Key, e.ResourceVersion, e.Tombstone)))
+	}
+	if e.InInitialList {
+		f = append(f, sim.FBool(narration.FieldInit, true))
+	}
+	s.Emit(n.queueActor, narration.KindPop, f...)
+}
+
+// narrateBuffer narrates a notification buffered for its handlers: which, what call, the object.
+func (n *Informer) narrateBuffer(e *informer.StepEvent) {
+	s := n.w.s
+	var buf [6]sim.Field
+	f := append(buf[:0], sim.F(narration.FieldTo, n.handlerList(e.Handlers)), sim.F(narration.FieldCall, e.Notification.String()))
+	if e.Notification == informer.NotificationUpdate {
+		f = append(f, sim.F(narration.FieldObj, e.Key), sim.F(narration.FieldRV, narration.RVChange(e.OldResourceVersion, e.ResourceVersion)))
+	} else {
+		f = append(f, sim.F(narration.FieldObj, narration.Ref(e.Key, e.ResourceVersion, e.Tombstone)))
+	}
+	if e.Sync {
+		f = append(f, sim.FBool(narration.FieldSync, true))
+	}
+	if e.InInitialList {
+		f = append(f, sim.FBool(narration.FieldInit, true))
+	}
+	s.Emit(n.queueActor, narration.KindBuffer, f...)
 }
 
 // narratePopGroup narrates one Pop of a DeltaFIFO that handed out several deltas (one key's,
