@@ -122,6 +122,9 @@ type bubble struct {
 	// controller's reconcile outcomes (reconciles.go).
 	checks checks
 	rec    *reconciles
+	// hooks are the run's calls to admission webhooks (webhooks.go), nil without
+	// Cluster.Webhooks.
+	hooks *webhookCalls
 	// watches are the controller's own watches and what the world served its informers
 	// (stream.go); lending the objects the Env's informers lent it (readonly.go).
 	watches
@@ -503,7 +506,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// The front never changes a request (fakerest.Transport says so too), so a shallow copy is
 	// enough: Clone copied the header and URL of every request.
-	inner := req.WithContext(req.Context())
+	ctx, hooked := t.b.hooks.writeContext(req) // hooked: what admission webhooks took
+	inner := req.WithContext(ctx)
 	inner.Body = io.NopCloser(bytes.NewReader(body))
 	uri := req.URL.RequestURI()
 	inner.RequestURI = uri
@@ -524,7 +528,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	listed := "" // the view a LIST refreshed
 	if t.latency != nil {
 		latency = func() time.Duration {
-			d := t.latency(req) + t.b.hz.slowBy(req.Method+" "+req.URL.Path)
+			d := t.latency(req) + t.b.hz.slowBy(req.Method+" "+req.URL.Path) + hooked.get()
 			if listed != "" {
 				t.b.listedAt[listed] += max(d, 0)
 			}

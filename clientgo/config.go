@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"reflect"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/informersim/informersim/controlplane"
@@ -84,6 +87,19 @@ type Cluster struct {
 	// the apiserver has served it (a slow API call makes a slow worker); r is the
 	// "controller" stream. Nil means a draw in [World.MinLatency, World.MaxLatency].
 	Latency func(r *rand.Rand, req *http.Request) time.Duration
+	// Webhooks are the servers of the admission webhooks the cluster calls, each an
+	// http.Handler (controller-runtime's webhook.Server's WebhookMux(), or any handler), by the
+	// host of the URL the configurations name: "webhook.test:9443" for clientConfig.url
+	// https://webhook.test:9443/validate, "NAME.NAMESPACE.svc:443" for a service (port 443
+	// unless it says one). With any set, the apiserver runs kube-apiserver's admission webhook
+	// plugins on every write the controller makes, honouring the MutatingWebhookConfigurations
+	// and ValidatingWebhookConfigurations Setup or the controller wrote, and the world takes the
+	// webhook fault ops (slow-webhook, refuse-webhook, fail-webhook), drawn by a Generator or
+	// applied by Setup; a call to a host without a handler is a refused connection. The
+	// handlers are called in process, inside the step that serves the write (webhooks.go says
+	// why and how); they must not call the apiserver. The world's own writes (Setup's ops) are
+	// not admitted.
+	Webhooks map[string]http.Handler
 }
 
 // ControlPlane is the control plane of a run's cluster.
@@ -212,6 +228,11 @@ func (cfg Config) validate() (Config, error) {
 		return cfg, errors.New("clientgo: Run: Config.Cluster.World.ControlPlane must be nil: Cluster.ControlPlane configures the control plane")
 	case c.ControlPlane.Off && !reflect.ValueOf(c.ControlPlane.Config).IsZero():
 		return cfg, errors.New("clientgo: Run: Cluster.ControlPlane is Off with a Config: the stand-ins it configures do not run")
+	}
+	for _, host := range slices.Sorted(maps.Keys(c.Webhooks)) {
+		if h := c.Webhooks[host]; host == "" || strings.Contains(host, "/") || h == nil {
+			return cfg, fmt.Errorf("clientgo: Run: Cluster.Webhooks[%q]: want a host[:port] and a handler", host)
+		}
 	}
 	if err := cfg.Hazards.validate(); err != nil {
 		return cfg, err

@@ -151,6 +151,18 @@
 // and slow responses. Each is armed at its instant and fires at its next occasion; the Report
 // counts both (Report.Hazards), so a hazard that never fired is seen, not assumed.
 //
+// # Admission webhooks
+//
+// With Cluster.Webhooks (the webhooks' servers as http.Handlers, by the host of their URL), the
+// apiserver runs kube-apiserver's admission webhook plugins on every write of the controller,
+// calling the handlers in process inside the step that serves the write; each call's delay is
+// drawn from the seed, and the webhook faults (slow-webhook past timeoutSeconds: a timeout;
+// refuse-webhook; fail-webhook code=500) are ops of the world's table, answered by the plugins
+// as kube-apiserver answers them under the webhook's failurePolicy. A write's validating
+// webhooks, called in parallel, are let go in the order their answers arrive, so the first
+// refusal is the seed's. Report.Webhooks lists every webhook fault with whether it fired
+// (webhooks.go; docs/serve.md "Webhooks in the world").
+//
 // # A controller's own main
 //
 // Under a Main instead of a Constructor, the harness hands the controller's main a *rest.Config and

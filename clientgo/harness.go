@@ -270,6 +270,9 @@ func runTest(t T, cfg Config) (*Report, error) {
 	synctest.Test(bubbleT, func(*testing.T) { rep, err = run(cfg, wd, reports) })
 	markDetectedRun(cfg, t.Name(), "ended")
 	noteReplay(bubbleT, rep)
+	if rep != nil && rep.Webhooks != nil && rep.Webhooks.Unfired > 0 {
+		bubbleT.Logf("clientgo: seed %d: %d webhook fault(s) never fired, so tested nothing: %s", rep.Seed, rep.Webhooks.Unfired, rep.Webhooks)
+	}
 	return rep, err
 }
 
@@ -339,11 +342,22 @@ func newCluster(cfg Config, wd *watchdog, reports *goseed.Reports) (*cluster, er
 	b.checks = checks{b: b, invariant: cfg.Checks.Invariant, onWrite: cfg.Checks.OnWrite, repro: fmt.Sprintf("seed %d; %s", cfg.Seed, cfg.Repro)}
 	wd.repro.Store(&b.checks.repro)
 	wd.b.Store(b)
+	plugins := &kube.AdmissionPlugins{}
 	opts := kube.RESTOptions()
+	if len(cfg.Cluster.Webhooks) > 0 {
+		if opts, err = kube.RESTOptionsWith(kube.Options{Plugins: plugins}); err != nil {
+			return nil, err
+		}
+	}
 	opts.Watch = openWatch
 	handler, err := fakerest.NewHandler(w.Server(), opts)
 	if err != nil {
 		return nil, err
+	}
+	if len(cfg.Cluster.Webhooks) > 0 {
+		if b.hooks, err = installWebhooks(b, plugins, cfg.Cluster.Webhooks); err != nil {
+			return nil, err
+		}
 	}
 	tr := &transport{b: b, host: strings.TrimPrefix(Host, "http://"), handler: handler, latency: requestLatency(w, cfg.Cluster.Latency)}
 	c := &cluster{w: w, b: b, tr: tr, restCfg: &rest.Config{Host: Host, Transport: tr, QPS: -1}}
@@ -409,6 +423,7 @@ func (c *cluster) report(cfg Config, err error) *Report {
 	if cp := c.w.ControlPlane(); cp != nil {
 		rep.Diagnostics.ControlPlane = &ControlPlaneReport{GarbageCollector: cp.GC.Stats(), NamespaceController: cp.Namespace.Stats(), WorkloadStatus: cp.Workload.Stats(), JobController: cp.Jobs.Stats()}
 	}
+	rep.Webhooks = b.hooks.report()
 	if err != nil {
 		rep.Failure = replayNote(rep) + record.Explain(c.w, err)
 	}

@@ -29,6 +29,8 @@ type Report struct {
 	Hazards []HazardCount
 	// Diagnostics are the harness's counters of the run.
 	Diagnostics Diagnostics
+	// Webhooks is what the admission webhooks met (Cluster.Webhooks), nil without them.
+	Webhooks *WebhookReport
 	// Reconciles counts the controller's reconcile errors and requeues per key and names its
 	// hot loops (Checks.HotLoop, reconciles.go), which envtest cannot see.
 	Reconciles *ReconcileReport
@@ -151,6 +153,9 @@ func (r *Report) String() string {
 	}
 	if rc := r.Reconciles; rc != nil && (rc.Errors > 0 || rc.Requeues > 0 || rc.Unobserved != "") {
 		s += ", reconciles: " + rc.String()
+	}
+	if r.Webhooks != nil {
+		s += ", webhooks: " + r.Webhooks.String()
 	}
 	if d.ControlPlane == nil {
 		s += ", no control plane"

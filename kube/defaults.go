@@ -79,6 +79,20 @@ func defaultWebhook(w map[string]any) {
 	}
 }
 
+// Default applies to obj, an object of a built-in kind in unstructured form, the defaults
+// kube-apiserver gives that kind on a write (those the REST front gives too): for an object
+// stored without going through the front (a world's op), read by code that expects what
+// kube-apiserver stores (package kube/webhooks reads webhook configurations so).
+func Default(obj map[string]any) {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return
+	}
+	defaultBuiltin(gv.WithKind(kind), obj)
+}
+
 // defaultBuiltin applies kube-apiserver's defaults of gvk to obj, if it has any.
 func defaultBuiltin(gvk schema.GroupVersionKind, obj map[string]any) {
 	if f := defaulters[gvk]; f != nil {

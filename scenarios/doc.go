@@ -69,6 +69,11 @@
 //	lag-replica replica=1 by=30s   freeze-replica replica=1   resume-replica replica=1
 //	reinit-replica replica=1 not-ready=5s   route-next replica=1
 //
+// Admission webhooks' faults, accepted only by a world that calls webhooks (the client-go
+// harness with Cluster.Webhooks; a scenario's world calls none, and refuses them):
+//
+//	slow-webhook [name=W] by=15s   refuse-webhook [name=W]   fail-webhook [name=W] code=500
+//
 // The control plane (docs/controlplane.md), which `world controllers` runs (status-latency=D
 // bounds the workload status stand-in's seeded latency, stuck=NAME is a Deployment in the default
 // namespace whose rollout never completes):

@@ -20,9 +20,12 @@
 // What differs: a clientConfig.service cannot be reached (there is no cluster network; the call
 // fails as an unreachable service fails, and failurePolicy decides); the plugins learn of
 // configurations and namespaces from informers over an in-process client of the front, so a
-// configuration written is honoured once that informer has it, as in kube-apiserver. Webhooks
-// are called only here, over the network; inside the world (package sim/world) nothing calls
-// them.
+// configuration written is honoured once that informer has it, as in kube-apiserver.
+//
+// InProcess makes the same plugins for a deterministic run (the client-go harness): they read
+// the server's configurations before each write and reach each webhook through a function the
+// run gives, which decides its delay and failures from the seed (docs/serve.md "Webhooks in
+// the world").
 package webhooks
 
 import (

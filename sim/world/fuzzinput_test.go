@@ -19,17 +19,22 @@ import (
 // kinds included, the input makes; the world's oracles check it. (scenarios' tests fuzz a
 // user's controller, planted bugs included, the same way.)
 func fuzzControllerRun(data []byte, fuzzName, _ string) (*world.World, *world.Generator, error) {
-	return fuzzRun(data, fuzzName, world.Config{}, 0)
+	return fuzzRun(data, fuzzName, world.Config{}, false, 0)
 }
 
 // fuzzRun is fuzzControllerRun in a world of cfg, the input choosing among World.FaultKinds
 // but its last drop kinds.
-func fuzzRun(data []byte, fuzzName string, cfg world.Config, drop int) (*world.World, *world.Generator, error) {
+// With webhooks, the world calls admission webhooks (World.EnableWebhooks), so that their fault
+// kinds are among World.FaultKinds.
+func fuzzRun(data []byte, fuzzName string, cfg world.Config, webhooks bool, drop int) (*world.World, *world.Generator, error) {
 	seed, choices := world.FuzzSeed(data)
 	w, err := world.NewFromConfig(sim.Config{Seed: seed, MaxSteps: 200_000, Repro: world.FuzzRepro(fuzzName, data)},
 		fakeapi.Config{Replicas: 2, Routing: fakeapi.RoutingRoundRobin}, cfg)
 	if err != nil {
 		return nil, nil, err
+	}
+	if webhooks {
+		w.EnableWebhooks()
 	}
 	inf, err := w.AddInformer("inf1", world.InformerSpec{Namespace: "default"})
 	if err != nil {
@@ -116,13 +121,14 @@ func TestFuzzInputDecodesToValidRuns(t *testing.T) {
 // World.FaultKinds then lists last) leaves every fuzz input decoding to the same run, except
 // one holding a fault byte of the value naming the new kind's position, which decodes the same
 // up to that op: so a fuzz corpus keeps its meaning when a kind is added.
-// Method: random inputs decoded twice in a world with the control plane, first without the last
-// of World.FaultKinds (start-controller), then with it, as if it had just been added; the op
-// lists must match up to the first start-controller of the second run, and the trace hashes too
+// Method: random inputs decoded twice in a world with the control plane and webhooks, first
+// without the last of World.FaultKinds (fail-webhook), then with it, as if it had just been
+// added; the op lists must match up to its first op in the second run, and the trace hashes too
 // when it has none. Some inputs must draw it (else the test could not tell).
 func TestFuzzDecodingStableUnderAnAppendedKind(t *testing.T) {
 	cfg := world.Config{ControlPlane: &controlplane.Config{}}
 	w, _ := world.NewFromConfig(sim.Config{Seed: 1}, fakeapi.Config{}, cfg)
+	w.EnableWebhooks()
 	kinds := w.FaultKinds()
 	last := kinds[len(kinds)-1]
 	if len(kinds) <= 11 || last != world.OpKinds()[len(world.OpKinds())-1] {
@@ -135,11 +141,11 @@ func TestFuzzDecodingStableUnderAnAppendedKind(t *testing.T) {
 		for i := range b {
 			b[i] = byte(r.Uint32())
 		}
-		w1, g1, err := fuzzRun(b, "FuzzX", cfg, 1)
+		w1, g1, err := fuzzRun(b, "FuzzX", cfg, true, 1)
 		if err != nil {
 			t.Fatalf("input %x: %v", b, err)
 		}
-		w2, g2, err := fuzzRun(b, "FuzzX", cfg, 0)
+		w2, g2, err := fuzzRun(b, "FuzzX", cfg, true, 0)
 		if err != nil {
 			t.Fatalf("input %x, %s appended: %v", b, last, err)
 		}

@@ -31,7 +31,8 @@ type Op struct {
 	// Namespace of the object; "" means DefaultNamespace for a namespaced resource. It must
 	// be "" for a cluster-scoped one.
 	Namespace string
-	// Name of the object. A create may leave it empty and give GenerateName instead.
+	// Name of the object. A create may leave it empty and give GenerateName instead. The
+	// control-plane faults name their component with it, the webhook faults their webhook.
 	Name string
 	// GenerateName (create only) asks the apiserver to make a unique name with this prefix.
 	GenerateName string
@@ -63,13 +64,14 @@ type Op struct {
 	// StrategicMergePatchType or ApplyPatchType, and the patch document.
 	PatchType types.PatchType
 	Patch     string
-	// Code is the HTTP code of OpCloseWatches (0: clean) and OpFailNext: an error code, 400 to
-	// 599.
+	// Code is the HTTP code of OpCloseWatches (0: clean), OpFailNext and OpFailWebhook: an
+	// error code, 400 to 599.
 	Code int32
 	// Verb is the request OpFailNext fails.
 	Verb fakeapi.Verb
-	// Duration is how long OpSleep sleeps, OpLagReplica's lag ("by" in the text form) and how
-	// long OpReinitReplica's replica stays not ready ("not-ready"); it must not be negative.
+	// Duration is how long OpSleep sleeps, OpLagReplica's lag ("by" in the text form), how
+	// long OpReinitReplica's replica stays not ready ("not-ready") and OpSlowWebhook's added
+	// delay ("by"); it must not be negative.
 	Duration time.Duration
 	// Replica is the apiserver replica of the replica faults (OpLagReplica to OpRouteNext),
 	// from 0.

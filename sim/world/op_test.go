@@ -107,6 +107,16 @@ func randomOp(r *rand.Rand) Op {
 		if kind == OpSlowController {
 			op.Duration = time.Duration(r.Int64N(int64(time.Minute)))
 		}
+	case OpSlowWebhook, OpRefuseWebhook, OpFailWebhook:
+		if r.IntN(2) == 0 {
+			op.Name = "vwidget.example.com"
+		}
+		switch kind {
+		case OpSlowWebhook:
+			op.Duration = 1 + time.Duration(r.Int64N(int64(time.Minute)))
+		case OpFailWebhook:
+			op.Code = 400 + r.Int32N(200)
+		}
 	}
 	return op
 }
@@ -165,7 +175,7 @@ func TestParseRefusesBadInput(t *testing.T) {
 		{"reinit-replica replica=0 not-ready=-1s", "negative Duration"},
 		{"burn-revisions n=-3", "negative Count"},
 		{"sleep by=1s", "sleep takes its Duration as duration="},
-		{"route-next replica=1 code=410", "Code is only for close-watches and fail-next"},
+		{"route-next replica=1 code=410", "Code is only for close-watches, fail-next and fail-webhook"},
 		{"slow-consumer informer=a/b", "invalid Informer name"},
 		{"create name=a code=410", "Code is only"},
 		{`patch name=a label:x=y patchType=merge patch="{}"`, "a patch says its changes in Patch"},

@@ -82,6 +82,16 @@ const (
 	// afresh.
 	OpStartController
 
+	// OpSlowWebhook makes the next call to the admission webhook Name (any webhook when Name is
+	// "") answer Duration ("by") later than its drawn delay: at or past the webhook's
+	// timeoutSeconds, the call times out (webhooks.go). The world must call webhooks
+	// (EnableWebhooks).
+	OpSlowWebhook
+	// OpRefuseWebhook makes the next call to the webhook Name fail as a refused connection.
+	OpRefuseWebhook
+	// OpFailWebhook makes the webhook Name's server answer its next call with HTTP Code.
+	OpFailWebhook
+
 	numOpKinds = iota + 1 // one past the last kind: the size of opRows
 )
 
@@ -383,6 +393,23 @@ func init() {
 			func(c controlplane.Component, _ Op) error { c.SetStopped(true); return nil }, nil),
 		OpStartController: controllerRow(OpStartController, "start-controller", nil,
 			func(c controlplane.Component, _ Op) error { c.SetStopped(false); return nil }, nil),
+		OpSlowWebhook: webhookRow(OpSlowWebhook, "slow-webhook", []opArg{{field: fieldDuration, key: "by", required: true}},
+			func(op Op) error {
+				if op.Duration <= 0 {
+					return errors.New("needs a positive Duration (by)")
+				}
+				return nil
+			},
+			func(r *rand.Rand, op *Op) { op.Duration = time.Duration(1+r.IntN(40)) * time.Second }),
+		OpRefuseWebhook: webhookRow(OpRefuseWebhook, "refuse-webhook", nil, nil, nil),
+		OpFailWebhook: webhookRow(OpFailWebhook, "fail-webhook", []opArg{{field: fieldCode, key: "code", required: true}},
+			func(op Op) error {
+				if !errorCode(op.Code) {
+					return errors.New("needs an HTTP error Code, 400 to 599")
+				}
+				return nil
+			},
+			func(r *rand.Rand, op *Op) { op.Code = []int32{500, 503, 404}[r.IntN(3)] }),
 	}
 	argKeys = map[string]opField{}
 	for k := OpCreate; k < numOpKinds; k++ {

@@ -73,18 +73,23 @@ func minimalOp(k OpKind) Op {
 		op.Duration = time.Second
 	case OpSlowController, OpStopController, OpStartController:
 		op.Name = "garbage-collector"
+	case OpSlowWebhook:
+		op.Duration = time.Second
+	case OpFailWebhook:
+		op.Code = 500
 	}
 	return op
 }
 
-// worldWithReplicas is a world of three apiserver replicas with informer inf1 started and the
-// control plane running (so that its ops apply).
+// worldWithReplicas is a world of three apiserver replicas with informer inf1 started, the
+// control plane running and webhooks enabled (so that their ops apply).
 func worldWithReplicas(t *testing.T, seed uint64) *World {
 	t.Helper()
 	w, err := NewFromConfig(sim.Config{Seed: seed}, fakeapi.Config{Replicas: 3}, Config{ControlPlane: &controlplane.Config{}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.EnableWebhooks()
 	n, err := w.AddInformer("inf1", InformerSpec{})
 	if err != nil {
 		t.Fatal(err)

@@ -139,11 +139,13 @@ func (c Config) validate() (Config, error) {
 // every latency (design.md "Determinism"). See the package documentation.
 type World struct {
 	// cp is the control plane's stand-ins when Config.ControlPlane is set (controlplane.go).
-	cp  *controlplane.ControlPlane
-	s   *sim.Sim
-	srv *fakeapi.Server
-	cfg Config
-	net *rand.Rand // the "network" stream: latencies
+	cp *controlplane.ControlPlane
+	// hooks are the admission webhooks' faults (webhooks.go).
+	hooks webhooks
+	s     *sim.Sim
+	srv   *fakeapi.Server
+	cfg   Config
+	net   *rand.Rand // the "network" stream: latencies
 
 	informers []*Informer
 	actors    map[string]bool                                  // actor names in use: the trace must tell them apart

@@ -37,6 +37,14 @@ const (
 	ActorJobController       = "job-controller"
 )
 
+// An admission webhook's calls, in a world that calls webhooks (world.World.WebhookCall): one
+// event per call, kind "call", with the webhook's name, the fault that fired (an op's text),
+// the answer's delay and, for a failure, its outcome ("refused" or an HTTP code).
+const (
+	ActorWebhook    = "webhook"
+	KindWebhookCall = "call"
+)
+
 // The kinds of the control plane's actors.
 const (
 	StepSync  = "sync"  // one Step of the component: a read of the apiserver, at most one write
