@@ -11,9 +11,6 @@
 //     together, test files included). Elsewhere the largest sets are printed with -top only:
 //     fakeapi.Server and sim.Sim are facades whose methods are their API.
 //
-// The functions over the limit when the check was written are listed in notYet, which may only
-// shrink.
-//
 // Usage, from the repository root: go run scripts/shape.go [-top N] (exit 1 naming each one
 // over its limit; -top prints the N longest functions and largest method sets either way).
 package main
@@ -37,20 +34,6 @@ const (
 	minRows    = 4
 )
 
-// notYet are the functions over maxLines when the check was written, to be split: each may stay
-// over the limit until it is, and must then leave this list (the check says so), so the list only
-// shrinks. A function not in it that grows over the limit fails the check.
-var notYet = map[string]bool{}
-
-func init() {
-	for _, f := range []string{
-		"controlplane/kept_test.go TestKeptViewsDecideAsRebuiltOnes",
-		"controlplane/view_test.go TestKeptGraphIsAFullRead",
-	} {
-		notYet[f] = true
-	}
-}
-
 // exempt are the types whose method set is an interface of another project's that they
 // implement, with why.
 var exempt = map[string]string{
@@ -59,7 +42,6 @@ var exempt = map[string]string{
 
 type fn struct {
 	where string // file:line name
-	key   string // file name, as notYet lists it
 	lines int
 }
 
@@ -95,7 +77,7 @@ func main() {
 				methods[filepath.Dir(path)+"."+recv]++
 			}
 			n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1 - tableLines(fset, fd)
-			fns = append(fns, fn{fmt.Sprintf("%s:%d %s", path, fset.Position(fd.Pos()).Line, name), path + " " + name, n})
+			fns = append(fns, fn{fmt.Sprintf("%s:%d %s", path, fset.Position(fd.Pos()).Line, name), n})
 		}
 	}
 	sort.Slice(fns, func(i, j int) bool { return fns[i].lines > fns[j].lines })
@@ -120,21 +102,9 @@ func main() {
 		}
 	}
 	failed := false
-	seen := map[string]bool{}
 	for _, f := range fns {
-		seen[f.key] = true
-		switch {
-		case f.lines > maxLines && !notYet[f.key]:
+		if f.lines > maxLines {
 			fmt.Fprintf(os.Stderr, "shape: %s is %d lines (at most %d but tables)\n", f.where, f.lines, maxLines)
-			failed = true
-		case f.lines <= maxLines && notYet[f.key]:
-			fmt.Fprintf(os.Stderr, "shape: %s is %d lines now: take it out of notYet\n", f.where, f.lines)
-			failed = true
-		}
-	}
-	for key := range notYet {
-		if !seen[key] {
-			fmt.Fprintf(os.Stderr, "shape: notYet lists %s, which is gone: take it out\n", key)
 			failed = true
 		}
 	}
