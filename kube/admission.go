@@ -91,6 +91,9 @@ func (a admission) Admit(ctx context.Context, req *rest.AdmitRequest) (*unstruct
 		if out, err = stages.mutate(ctx, req.Object); err != nil {
 			return nil, err
 		}
+		if err := validateBuiltin(req, out); err != nil {
+			return nil, err
+		}
 		return out, stages.validate(ctx, out)
 	case req.Builtin && req.Subresource == "status":
 		return typedBuiltin(ctx, req)
@@ -103,6 +106,22 @@ func (a admission) Admit(ctx context.Context, req *rest.AdmitRequest) (*unstruct
 }
 
 var crdGVK = apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
+
+// validateBuiltin validates obj, the object a write of a built-in kind stores, for the kinds
+// whose registry validation this module has (webhookconfig.go): a 422 with kube-apiserver's
+// field errors, nil for a valid object or another kind.
+func validateBuiltin(req *rest.AdmitRequest, obj *unstructured.Unstructured) error {
+	errs, ok, err := validateWebhookConfiguration(req.GVK, obj, req.Old)
+	switch {
+	case !ok:
+		return nil
+	case err != nil:
+		return apierrors.NewBadRequest(err.Error())
+	case len(errs) > 0:
+		return apierrors.NewInvalid(req.GVK.GroupKind(), obj.GetName(), errs)
+	}
+	return nil
+}
 
 // extensionsScheme holds apiextensions' internal and v1 types, their conversions and defaulters.
 var extensionsScheme = func() *runtime.Scheme {
