@@ -72,6 +72,8 @@ type Cluster struct {
 	World world.Config
 	// API configures the apiserver (custom resources with Resources, Replicas and Routing for
 	// stale replicas, compaction...). API.Clock and API.Rand must be nil: the world sets them.
+	// API.ServiceCIDR "" means fakeapi.DefaultServiceCIDR: Services get cluster IPs from
+	// 10.0.0.0/24, as envtest's kube-apiserver gives them.
 	API fakeapi.Config
 	// ControlPlane says which of kube-controller-manager's stand-ins run (package controlplane,
 	// docs/controlplane.md): the zero value runs them with controlplane.Config's defaults.
@@ -262,6 +264,9 @@ func (cfg Config) validate() (Config, error) {
 		c.API.Replicas = 2
 	}
 	c.API.RequireNamespaces = true
+	if c.API.ServiceCIDR == "" {
+		c.API.ServiceCIDR = fakeapi.DefaultServiceCIDR // Services get cluster IPs, as in a cluster
+	}
 	c.World.RecordOps = true // for Diagnostics.MissingNamespaceWrites
 	return cfg, nil
 }

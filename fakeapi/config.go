@@ -235,6 +235,12 @@ type Config struct {
 	// (informersim serve, the clientgo harness) turns it on and creates the system namespaces
 	// (package fakeapi/rest: EnsureNamespaces).
 	RequireNamespaces bool
+	// ServiceCIDR, when set, is the cluster's service range (an IPv4 or IPv6 CIDR, at most
+	// /64 for IPv6, as kube-apiserver's --service-cluster-ip-range): Services get cluster IPs
+	// from it as kube-apiserver allocates them (serviceips.go, fakeapi.md §5.10), drawn from
+	// Rand. "" stores Services as written, as a simulation's writers want. A server standing for
+	// a cluster sets DefaultServiceCIDR (envtest's) or the range it was given.
+	ServiceCIDR string
 }
 
 // CustomResourceDefinitionsGVR is the resource of CustomResourceDefinitions, which the fake
@@ -364,6 +370,11 @@ func (c Config) validated() (Config, error) {
 	}
 	if c.Rand == nil {
 		c.Rand = rand.New(rand.NewPCG(1, 2))
+	}
+	if c.ServiceCIDR != "" {
+		if _, err := parseServiceRange(c.ServiceCIDR); err != nil {
+			return c, fmt.Errorf("fakeapi: ServiceCIDR %q: %v", c.ServiceCIDR, err)
+		}
 	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {

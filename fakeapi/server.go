@@ -138,6 +138,8 @@ type Server struct {
 	cfg Config
 	clk clock.PassiveClock
 	rnd *rand.Rand
+	// serviceRange is Config.ServiceCIDR parsed, nil without one (serviceips.go).
+	serviceRange *serviceRange
 
 	resources map[schema.GroupVersionResource]*resourceStore
 	objects   int // live objects across resources
@@ -195,6 +197,9 @@ func New(cfg Config) (*Server, error) {
 		watchers:  make(map[uint64]*Watcher),
 	}
 	s.rec.max = c.MaxRecords
+	if c.ServiceCIDR != "" {
+		s.serviceRange, _ = parseServiceRange(c.ServiceCIDR) // validated
+	}
 	for _, r := range c.Resources {
 		s.resources[r.GVR] = &resourceStore{info: r, keys: make(map[objKey]*keyHistory)}
 	}

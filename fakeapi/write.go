@@ -612,6 +612,11 @@ func (s *Server) insert_locked(res *resourceStore, ns string, obj *unstructured.
 		}
 	}
 	key := objKey{u.GetNamespace(), name}
+	// A Service's cluster IPs are allocated before the object is stored, as kube-apiserver's
+	// registry allocates them before its storage's create (serviceips.go).
+	if err := s.serviceIPs_locked(res, key, u, nil, len(opts.DryRun) > 0); err != nil {
+		return nil, err
+	}
 	if s.current_locked(res, key) != nil {
 		return nil, apierrors.NewAlreadyExists(gr, name)
 	}
@@ -730,6 +735,9 @@ func (s *Server) applyUpdateManaged_locked(res *resourceStore, key objKey, cur, 
 	} else {
 		var err error
 		if next, err = s.objectWriteNext(res, key.name, cur, u); err != nil {
+			return nil, err
+		}
+		if err := s.serviceIPs_locked(res, key, next, cur, dryRun); err != nil {
 			return nil, err
 		}
 	}

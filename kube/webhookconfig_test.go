@@ -1,10 +1,13 @@
 package kube
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/informersim/informersim/fakeapi"
+	"github.com/informersim/informersim/fakeapi/rest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/json"
@@ -161,4 +164,33 @@ func causes(status map[string]any) []string {
 		out = append(out, m["field"].(string)+": "+m["message"].(string))
 	}
 	return out
+}
+
+// Goal: a Service written through the front gets kube-apiserver's defaults, then its cluster IP
+// from the server's range (fakeapi.md §5.10), as a client reads it back from kube-apiserver; a
+// headless one keeps None.
+// Method: POST two Services to a front over a server with 10.0.0.0/24.
+func TestServiceThroughTheFrontGetsAClusterIP(t *testing.T) {
+	srv, err := fakeapi.New(fakeapi.Config{ServiceCIDR: fakeapi.DefaultServiceCIDR})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := rest.NewHandler(srv, RESTOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, obj := send(t, h, request{method: http.MethodPost, path: "/api/v1/namespaces/default/services", contentType: "application/json",
+		body: `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web"},"spec":{"selector":{"app":"web"},"ports":[{"port":80}]}}`})
+	spec, _ := obj["spec"].(map[string]any)
+	ip, _ := spec["clusterIP"].(string)
+	if code != http.StatusCreated || !strings.HasPrefix(ip, "10.0.0.") || spec["type"] != "ClusterIP" || fmt.Sprint(spec["clusterIPs"]) != "["+ip+"]" ||
+		fmt.Sprint(spec["ipFamilies"]) != "[IPv4]" || spec["ipFamilyPolicy"] != "SingleStack" {
+		t.Errorf("a ClusterIP Service: %d %v", code, spec)
+	}
+	code, obj = send(t, h, request{method: http.MethodPost, path: "/api/v1/namespaces/default/services", contentType: "application/json",
+		body: `{"apiVersion":"v1","kind":"Service","metadata":{"name":"db"},"spec":{"clusterIP":"None","selector":{"app":"db"},"ports":[{"port":5432}]}}`})
+	spec, _ = obj["spec"].(map[string]any)
+	if code != http.StatusCreated || spec["clusterIP"] != "None" || fmt.Sprint(spec["clusterIPs"]) != "[None]" {
+		t.Errorf("a headless Service: %d %v", code, spec)
+	}
 }

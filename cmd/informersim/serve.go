@@ -226,6 +226,9 @@ type apiConfig struct {
 	// noNamespaceLifecycle turns off kube-apiserver's NamespaceLifecycle admission (writes into
 	// namespaces that do not exist are then stored).
 	noNamespaceLifecycle bool
+	// serviceCIDR is the range Services get their cluster IPs from; "" means
+	// fakeapi.DefaultServiceCIDR (kube-apiserver's and envtest's).
+	serviceCIDR string
 }
 
 // runningAPI is a started apiConfig: its handler, and stop, which ends the control plane's
@@ -242,7 +245,11 @@ func startAPI(ctx context.Context, cfg apiConfig, name string, stderr io.Writer)
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return nil, code
 	}
-	srv, err := fakeapi.New(fakeapi.Config{Rand: rand.New(rand.NewPCG(cfg.seed, cfg.seed)), Resources: cfg.crds.resources, RequireNamespaces: !cfg.noNamespaceLifecycle})
+	if cfg.serviceCIDR == "" {
+		cfg.serviceCIDR = fakeapi.DefaultServiceCIDR
+	}
+	srv, err := fakeapi.New(fakeapi.Config{Rand: rand.New(rand.NewPCG(cfg.seed, cfg.seed)), Resources: cfg.crds.resources,
+		RequireNamespaces: !cfg.noNamespaceLifecycle, ServiceCIDR: cfg.serviceCIDR})
 	if err != nil {
 		return fail(2, err)
 	}

@@ -85,7 +85,7 @@ func apiserverFlags(fs *pflag.FlagSet, o *apiserverOptions) {
 	fs.StringArrayVar(&o.serviceAccountIssuer, "service-account-issuer", nil, "accepted (checked to be a URL): the stand-in issues no service account tokens")
 	fs.StringArrayVar(&o.serviceAccountKeys, "service-account-key-file", nil, "accepted (checked to be readable): the stand-in verifies no service account tokens")
 	fs.StringVar(&o.serviceAccountSigning, "service-account-signing-key-file", "", "accepted (checked to be readable): the stand-in signs no service account tokens")
-	fs.StringVar(&o.serviceClusterIPRange, "service-cluster-ip-range", "", "accepted (checked to be a CIDR): Services get no cluster IP from it")
+	fs.StringVar(&o.serviceClusterIPRange, "service-cluster-ip-range", "", "the range Services get their cluster IPs from (default 10.0.0.0/24, kube-apiserver's; a second, dual-stack range is not served)")
 	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "the serving certificate (PEM), in place of the cert dir's")
 	fs.StringVar(&o.tlsKeyFile, "tls-private-key-file", "", "the serving certificate's key (PEM)")
 	fs.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity (accepted; the stand-in logs only its start and its errors)")
@@ -156,7 +156,7 @@ func kubeAPIServerStandIn(ctx context.Context, args []string, stdout, stderr io.
 		fmt.Fprintf(stderr, "%s: %v\n", standInName, err)
 		return 1
 	}
-	api, code := startAPI(ctx, apiConfig{seed: 1, controllers: true, noNamespaceLifecycle: front.noNamespaceLifecycle}, standInName, stderr)
+	api, code := startAPI(ctx, apiConfig{seed: 1, controllers: true, noNamespaceLifecycle: front.noNamespaceLifecycle, serviceCIDR: front.serviceCIDR}, standInName, stderr)
 	if api == nil {
 		return max(code, 1)
 	}
@@ -226,6 +226,8 @@ type standInFront struct {
 	modes     []string
 	// noNamespaceLifecycle: --disable-admission-plugins named NamespaceLifecycle.
 	noNamespaceLifecycle bool
+	// serviceCIDR: --service-cluster-ip-range's (first) range, "" for the default.
+	serviceCIDR string
 	// notes are what the stand-in says at start about flags it accepts but does not act on.
 	notes []string
 	next  http.Handler
@@ -272,12 +274,16 @@ func newStandInFront(o apiserverOptions, fs *pflag.FlagSet) (*standInFront, erro
 		return nil, fmt.Errorf("--advertise-address=%s: want a routable IP", o.advertiseAddress)
 	}
 	if o.serviceClusterIPRange != "" {
-		for _, r := range strings.Split(o.serviceClusterIPRange, ",") {
+		ranges := strings.Split(o.serviceClusterIPRange, ",")
+		for _, r := range ranges {
 			if _, _, err := net.ParseCIDR(r); err != nil {
 				return nil, fmt.Errorf("--service-cluster-ip-range=%s: %v", o.serviceClusterIPRange, err)
 			}
 		}
-		f.notes = append(f.notes, fmt.Sprintf("--service-cluster-ip-range=%s accepted: Services get no cluster IP (none is allocated)", o.serviceClusterIPRange))
+		f.serviceCIDR = ranges[0]
+		if len(ranges) > 1 {
+			f.notes = append(f.notes, fmt.Sprintf("--service-cluster-ip-range=%s: Services get cluster IPs from %s only (the stand-in's clusters are single-stack)", o.serviceClusterIPRange, ranges[0]))
+		}
 	}
 	for _, issuer := range o.serviceAccountIssuer {
 		if u, err := url.Parse(issuer); err != nil || (u.Scheme != "https" && !strings.Contains(issuer, ":")) {
