@@ -208,6 +208,7 @@ realcluster-stop:
 ## control plane and on informersim, every difference either listed in docs/realcluster.md or a
 ## failure. It starts and stops the control plane itself unless REALCLUSTER_ETCD and KUBECONFIG
 ## name a running one, and skips, saying so, when the binaries are not built.
-## REALAPI_SEQUENCES=n and REALAPI_SEED=n change the draw; REALAPI_REPORT=FILE writes every difference.
+## REALAPI_SEQUENCES=n and REALAPI_SEED=n change the draw; REALAPI_ONLY=REGEXP keeps the sequences
+## whose names match (list#477, ^watchlist#); REALAPI_REPORT=FILE writes every difference.
 compare-real:
 	cd realapi && $(GO) vet ./... && $(GO) test -count=1 -v -timeout 60m ./...

@@ -39,12 +39,14 @@ func brief(v any) string {
 }
 
 // KnownDifference is a difference informersim keeps on purpose or cannot make equal: where it
-// shows (a family, a step and a path, each a regular expression; empty matches anything) and
-// why (the reason docs/realcluster.md gives).
+// shows (a family, a step and a path, each a regular expression; empty matches anything), what
+// each side answers there when that is part of it (Real and Ours, regular expressions matched
+// against the JSON of the value, "null" for none), and why (the reason docs/realcluster.md
+// gives).
 type KnownDifference struct {
-	ID, Reason         string
-	Family, Step, Path string
-	family, step, path *regexp.Regexp
+	ID, Reason                     string
+	Family, Step, Path, Real, Ours string
+	family, step, path, real, ours *regexp.Regexp
 }
 
 func (k *KnownDifference) compile() error {
@@ -57,7 +59,7 @@ func (k *KnownDifference) compile() error {
 		r, err = regexp.Compile("^(?:" + s + ")$")
 		return r
 	}
-	k.family, k.step, k.path = re(k.Family), re(k.Step), re(k.Path)
+	k.family, k.step, k.path, k.real, k.ours = re(k.Family), re(k.Step), re(k.Path), re(k.Real), re(k.Ours)
 	if err != nil {
 		return fmt.Errorf("realapi: known difference %s: %w", k.ID, err)
 	}
@@ -69,7 +71,14 @@ func (k *KnownDifference) compile() error {
 
 func (k *KnownDifference) matches(d Difference) bool {
 	ok := func(r *regexp.Regexp, s string) bool { return r == nil || r.MatchString(s) }
-	return ok(k.family, d.Family) && ok(k.step, d.Step) && ok(k.path, d.Path)
+	value := func(r *regexp.Regexp, v any) bool {
+		if r == nil {
+			return true
+		}
+		b, err := json.Marshal(v)
+		return err == nil && r.Match(b)
+	}
+	return ok(k.family, d.Family) && ok(k.step, d.Step) && ok(k.path, d.Path) && value(k.real, d.Real) && value(k.ours, d.Ours)
 }
 
 // Diff returns where a and b differ, leaf by leaf (a list of another length differs as a whole).

@@ -15,8 +15,11 @@
 //     name suffixes become placeholders, each object's resourceVersion becomes its rank among
 //     the sequence's resourceVersions in order of first appearance, a list's or bookmark's
 //     resourceVersion (a revision of the whole store, moved by writes elsewhere) is checked to
-//     be no older than the sequence's latest and becomes "<list-rv>", and continue tokens
-//     become "<continue>". What the two sides answer differently after that is a Difference.
+//     be no older than the sequence's latest (a watch's, than the writes before it opened and
+//     the events before it) and becomes "<list-rv>" without being ranked, plain bookmarks that
+//     pass are counted apart from a watch's events (when they come is the server's clock's),
+//     and continue tokens become "<continue>". What the two sides answer differently after
+//     that is a Difference.
 //   - A Difference is explained only by an entry of Known (one row per difference
 //     informersim keeps on purpose or cannot make equal, each with its reason, listed in
 //     docs/realcluster.md). A run fails on any unexplained difference, and on a known entry

@@ -37,8 +37,12 @@ func (r *ranks) object(rv string) string {
 }
 
 // list is the token of a list's or bookmark's resourceVersion: a revision of the whole store,
-// which other writers move, so only its order against the sequence's own writes is compared.
-func (r *ranks) list(rv string) string {
+// which other writers move, so only its order against the sequence's own writes (floor, the
+// greatest revision ranked before the answer) is compared. It is never ranked itself: a list
+// newer than every write of the sequence (writes elsewhere moved the store) would otherwise
+// raise the floor above the sequence's writes, and an exact list at the sequence's last write,
+// which kube-apiserver answers at exactly that revision, would look older than them.
+func (r *ranks) list(rv string, floor uint64) string {
 	if rv == "" {
 		return ""
 	}
@@ -46,10 +50,17 @@ func (r *ranks) list(rv string) string {
 	if err != nil {
 		return "<not a number: " + rv + ">"
 	}
-	if n < r.max {
+	if n < floor {
 		return "<list-rv older than the sequence's writes>"
 	}
 	return "<list-rv>"
+}
+
+// revision is rv as a number, 0 when it is none.
+func revision(rv any) uint64 {
+	s, _ := rv.(string)
+	n, _ := strconv.ParseUint(s, 10, 64)
+	return n
 }
 
 // timeFields hold timestamps, which differ between any two runs.
@@ -68,7 +79,23 @@ var (
 // Normalise is resp in the form compared: code, warnings, the body or the watch events, with
 // uids, times, generated names and resourceVersions replaced (doc.go). volatile drops what
 // controllers write asynchronously (status, resourceVersion, their annotations and managers).
+// A list's revision is checked against every revision ranked so far; a watch's events are
+// checked in stream order (NormaliseWatch).
 func Normalise(resp Response, r *ranks, volatile bool) any {
+	return normalise(resp, r, volatile, r.max)
+}
+
+// NormaliseWatch is Normalise for a watch opened when floor was the greatest revision ranked:
+// the writes a watch step makes while it is open are ranked before its events are read, and a
+// bookmark only has to be no older than what came before it in the stream.
+func NormaliseWatch(resp Response, r *ranks, volatile bool, floor uint64) any {
+	return normalise(resp, r, volatile, floor)
+}
+
+// initialEventsEnd is the annotation of the bookmark that ends a watch-list's initial events.
+const initialEventsEnd = "k8s.io/initial-events-end"
+
+func normalise(resp Response, r *ranks, volatile bool, floor uint64) any {
 	out := map[string]any{"code": resp.Code}
 	if len(resp.Warnings) > 0 {
 		w := append([]string(nil), resp.Warnings...)
@@ -76,13 +103,7 @@ func Normalise(resp Response, r *ranks, volatile bool) any {
 		out["warnings"] = w
 	}
 	if resp.Events != nil || (resp.Code == 200 && resp.Body == nil) {
-		evs := make([]any, len(resp.Events))
-		for i, ev := range resp.Events {
-			obj, _ := ev["object"].(map[string]any)
-			evs[i] = map[string]any{"type": ev["type"], "object": normaliseObject(obj, r, volatile, ev["type"] == "BOOKMARK")}
-		}
-		out["events"] = evs
-		out["ended"] = resp.Ended
+		normaliseEvents(out, resp, r, volatile, floor)
 		return out
 	}
 	var body any
@@ -95,12 +116,53 @@ func Normalise(resp Response, r *ranks, volatile bool) any {
 		out["body"] = body
 		return out
 	}
-	out["body"] = normaliseObject(m, r, volatile, false)
+	out["body"] = normaliseObject(m, r, volatile, false, r.max)
 	return out
 }
 
-// normaliseObject normalises an object, a list, a table, a Status or a bookmark's object.
-func normaliseObject(m map[string]any, r *ranks, volatile, bookmark bool) map[string]any {
+// normaliseEvents puts a watch's events into out, in stream order. Each bookmark's revision is
+// checked against floor and every event before it. A plain bookmark (not the one ending a
+// watch-list's initial events) that passes is counted under progressBookmarks instead of being
+// kept in place: kube-apiserver sends one when its watch cache's one-second dispatch tick finds
+// the watcher due and the cache's revision newer than what the watch sent, so how many fall
+// within a read, and where, is its clock's (IsProgressBookmark). One that fails stays in
+// place, its token saying so, and differs.
+func normaliseEvents(out map[string]any, resp Response, r *ranks, volatile bool, floor uint64) {
+	evs := make([]any, 0, len(resp.Events))
+	progress := 0
+	for _, ev := range resp.Events {
+		obj, _ := ev["object"].(map[string]any)
+		bookmark := ev["type"] == "BOOKMARK"
+		n := normaliseObject(obj, r, volatile, bookmark, floor)
+		if md, ok := obj["metadata"].(map[string]any); ok && !bookmark {
+			floor = max(floor, revision(md["resourceVersion"]))
+		}
+		if nmd, _ := n["metadata"].(map[string]any); IsProgressBookmark(ev) && nmd["resourceVersion"] == "<list-rv>" {
+			progress++
+			continue
+		}
+		evs = append(evs, map[string]any{"type": ev["type"], "object": n})
+	}
+	out["events"] = evs
+	out["progressBookmarks"] = progress
+	out["ended"] = resp.Ended
+}
+
+// IsProgressBookmark says a watch event is a bookmark that does not end a watch-list's initial
+// events: it only tells the revision the stream has reached.
+func IsProgressBookmark(ev map[string]any) bool {
+	if ev["type"] != "BOOKMARK" {
+		return false
+	}
+	obj, _ := ev["object"].(map[string]any)
+	md, _ := obj["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	return ann[initialEventsEnd] != "true"
+}
+
+// normaliseObject normalises an object, a list, a table, a Status or a bookmark's object; a
+// list's or bookmark's revision is checked against floor (ranks.list).
+func normaliseObject(m map[string]any, r *ranks, volatile, bookmark bool, floor uint64) map[string]any {
 	if m == nil {
 		return nil
 	}
@@ -109,20 +171,37 @@ func normaliseObject(m map[string]any, r *ranks, volatile, bookmark bool) map[st
 	// The object's own revision is ranked before any it refers to.
 	md, _ := m["metadata"].(map[string]any)
 	rvToken := ""
-	if rv, ok := md["resourceVersion"].(string); ok {
+	rv, hasRV := md["resourceVersion"].(string)
+	if hasRV {
 		switch {
 		case listLike:
-			rvToken = r.list(rv)
+			rvToken = r.list(rv, floor)
 		case volatile:
 			rvToken = "<rv>"
 		default:
 			rvToken = r.object(rv)
 		}
 	}
-	out := normaliseValue(m, r, volatile).(map[string]any)
+	// Its metadata without the revision just tokenised: normaliseValue ranks every revision it
+	// meets as an object's, and a list's is not one.
+	in := m
+	if hasRV {
+		in = make(map[string]any, len(m))
+		for k, v := range m {
+			in[k] = v
+		}
+		mdc := make(map[string]any, len(md))
+		for k, v := range md {
+			if k != "resourceVersion" {
+				mdc[k] = v
+			}
+		}
+		in["metadata"] = mdc
+	}
+	out := normaliseValue(in, r, volatile).(map[string]any)
 	if md != nil {
 		omd := out["metadata"].(map[string]any)
-		if _, ok := md["resourceVersion"].(string); ok {
+		if hasRV {
 			omd["resourceVersion"] = rvToken
 		}
 		if c, ok := md["continue"].(string); ok && c != "" {
@@ -157,7 +236,7 @@ func normaliseObject(m map[string]any, r *ranks, volatile, bookmark bool) map[st
 		oi := make([]any, len(items))
 		for i, it := range items {
 			im, _ := it.(map[string]any)
-			oi[i] = normaliseObject(im, r, volatile, false)
+			oi[i] = normaliseObject(im, r, volatile, false, floor)
 		}
 		out["items"] = oi
 	}
@@ -205,7 +284,7 @@ func normaliseValue(v any, r *ranks, volatile bool) any {
 			case timeFields[k] && isString && s != "":
 				out[k] = "<time>"
 			case k == "resourceVersion" && isString && s != "" && !volatile:
-				out[k] = r.object(s) // metadata's is set again by normaliseObject
+				out[k] = r.object(s) // an object's metadata or a reference (involvedObject)
 			case k == "resourceVersion" && isString && s != "":
 				out[k] = "<rv>"
 			case k == "items":

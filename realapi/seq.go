@@ -52,7 +52,11 @@ type Step struct {
 // WatchSpec is what a watch step reads.
 type WatchSpec struct {
 	Then []Step
+	// Want is how many events to read, progress bookmarks (IsProgressBookmark) not counted.
 	Want int
+	// Linger, when set, keeps the watch read this long after the Want-th event, so that what
+	// the server sends on its own clock (a progress bookmark) within it is compared too.
+	Linger time.Duration
 }
 
 // Outcome is one step's normalised answer on one side.
@@ -130,6 +134,7 @@ func runStep(ctx context.Context, side *Side, seq Sequence, st Step, v *vars, ou
 	var resp Response
 	switch {
 	case st.Watch != nil:
+		floor := v.ranks.max // the Then steps' writes are ranked before the events are read
 		w, err := side.OpenWatch(ctx, req)
 		if err != nil {
 			return Outcome{}, err
@@ -144,10 +149,14 @@ func runStep(ctx context.Context, side *Side, seq Sequence, st Step, v *vars, ou
 				*out = append(*out, o)
 			}
 		}
-		resp = w.Read(st.Watch.Want, 10*time.Second)
+		resp = w.Read(st.Watch.Want, 10*time.Second, st.Watch.Linger)
 		if w.readErr != nil {
 			return Outcome{}, w.readErr
 		}
+		if st.Save != "" {
+			save(resp.Body, st.Save, v)
+		}
+		return Outcome{Step: st.Name, Normalised: NormaliseWatch(resp, v.ranks, st.Volatile, floor)}, nil
 	case st.Settle != "":
 		deadline := time.Now().Add(20 * time.Second)
 		for {

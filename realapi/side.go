@@ -147,16 +147,17 @@ func (s *Side) OpenWatch(ctx context.Context, req Request) (*Watch, error) {
 	return w, nil
 }
 
-// Read waits for want events, the end of the stream or the wait, whichever comes first, then
+// Read waits for want events (progress bookmarks not counted), the end of the stream or the
+// wait, whichever comes first; then, when linger is set, it goes on reading for linger; then it
 // stops the watch and returns what was read.
-func (w *Watch) Read(want int, wait time.Duration) Response {
+func (w *Watch) Read(want int, wait, linger time.Duration) Response {
 	out := Response{Code: w.code, Warnings: w.warnings, Body: w.body}
 	if w.code != http.StatusOK {
 		return out
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
-	for len(out.Events) < want {
+	for got := 0; got < want; {
 		select {
 		case ev, ok := <-w.events:
 			if !ok {
@@ -165,9 +166,29 @@ func (w *Watch) Read(want int, wait time.Duration) Response {
 				return out
 			}
 			out.Events = append(out.Events, ev)
+			if !IsProgressBookmark(ev) {
+				got++
+			}
 		case <-timer.C:
 			w.Stop()
 			return out
+		}
+	}
+	if linger > 0 {
+		lingered := time.NewTimer(linger)
+		defer lingered.Stop()
+		for reading := true; reading; {
+			select {
+			case ev, ok := <-w.events:
+				if !ok {
+					out.Ended = true
+					w.Stop()
+					return out
+				}
+				out.Events = append(out.Events, ev)
+			case <-lingered.C:
+				reading = false
+			}
 		}
 	}
 	// An ERROR event ends a stream: wait for its end, so that both sides say so.

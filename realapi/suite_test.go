@@ -2,6 +2,7 @@ package realapi
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -77,6 +78,82 @@ func TestNormaliseRanksRevisions(t *testing.T) {
 	}
 }
 
+// TestNormaliseListRevisionIsNotRanked: a list's revision newer than the sequence's writes
+// (writes elsewhere moved the store) is not ranked as an object's, so an exact list at the
+// sequence's last write, which kube-apiserver answers at exactly that revision, is not taken for
+// one older than the sequence's writes, and later objects keep their ranks.
+func TestNormaliseListRevisionIsNotRanked(t *testing.T) {
+	r := newRanks()
+	rvOf := func(n any) any {
+		return n.(map[string]any)["body"].(map[string]any)["metadata"].(map[string]any)["resourceVersion"]
+	}
+	list := func(rv string) any {
+		return rvOf(Normalise(Response{Code: 200, Body: []byte(`{"kind":"ConfigMapList","metadata":{"resourceVersion":"` + rv + `"},"items":[{"metadata":{"name":"a","resourceVersion":"907"}}]}`)}, r, false))
+	}
+	object := func(rv string) any {
+		return rvOf(Normalise(Response{Code: 201, Body: []byte(`{"kind":"ConfigMap","metadata":{"name":"b","resourceVersion":"` + rv + `"}}`)}, r, false))
+	}
+	if got := object("907"); got != "rv1" {
+		t.Fatalf("the write: %v", got)
+	}
+	if got := list("950"); got != "<list-rv>" {
+		t.Errorf("a list newer than the writes: %v", got)
+	}
+	if got := list("907"); got != "<list-rv>" {
+		t.Errorf("an exact list at the last write after a newer list: %v", got)
+	}
+	if got := object("912"); got != "rv2" {
+		t.Errorf("the next write after two lists ranks %v", got)
+	}
+	if got := list("910"); got != "<list-rv older than the sequence's writes>" {
+		t.Errorf("a list older than the last write: %v", got)
+	}
+	table := Normalise(Response{Code: 200, Body: []byte(`{"kind":"Table","metadata":{"resourceVersion":"990"},"rows":[]}`)}, r, false)
+	if got := rvOf(table); got != "<list-rv>" || r.max != 912 {
+		t.Errorf("a table's revision %v, the greatest ranked %d", got, r.max)
+	}
+}
+
+// TestNormaliseWatchStream: a watch's bookmarks are checked in stream order against the writes
+// before it opened and the events before them; plain bookmarks that pass are counted apart,
+// one that goes back stays in place and says so.
+func TestNormaliseWatchStream(t *testing.T) {
+	ev := func(typ, rv string, annotations string) map[string]any {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(`{"type":"`+typ+`","object":{"kind":"ConfigMap","metadata":{"name":"x","resourceVersion":"`+rv+`"`+annotations+`}}}`), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	end := `,"annotations":{"k8s.io/initial-events-end":"true"}`
+	stream := func(last map[string]any) map[string]any {
+		r := newRanks()
+		for _, rv := range []string{"10", "11"} { // the writes before the watch
+			r.object(rv)
+		}
+		floor := r.max
+		r.object("13") // the write the watch step makes while it is open
+		resp := Response{Code: 200, Events: []map[string]any{ev("ADDED", "10", ""), ev("ADDED", "11", ""), ev("BOOKMARK", "12", end), ev("ADDED", "13", ""), last}}
+		return NormaliseWatch(resp, r, false, floor).(map[string]any)
+	}
+	got := stream(ev("BOOKMARK", "14", ""))
+	evs := got["events"].([]any)
+	if len(evs) != 4 || got["progressBookmarks"] != 1 {
+		t.Fatalf("a progress bookmark after the late event: %d events, %v progress bookmarks", len(evs), got["progressBookmarks"])
+	}
+	if tok := evs[2].(map[string]any)["object"].(map[string]any)["metadata"].(map[string]any)["resourceVersion"]; tok != "<list-rv>" {
+		t.Errorf("the end bookmark, newer than the writes before the watch: %v", tok)
+	}
+	got = stream(ev("BOOKMARK", "12", ""))
+	evs = got["events"].([]any)
+	if len(evs) != 5 || got["progressBookmarks"] != 0 {
+		t.Fatalf("a bookmark older than the event before it: %d events, %v progress bookmarks", len(evs), got["progressBookmarks"])
+	}
+	if tok := evs[4].(map[string]any)["object"].(map[string]any)["metadata"].(map[string]any)["resourceVersion"]; tok != "<list-rv older than the sequence's writes>" {
+		t.Errorf("the bookmark that went back: %v", tok)
+	}
+}
+
 // TestPlantedDifferenceFails: a 409 answered as 422 is an unexplained difference; a known entry
 // for it explains it; a known entry that explains nothing is stale.
 func TestPlantedDifferenceFails(t *testing.T) {
@@ -144,5 +221,23 @@ func TestInformersimAgainstItself(t *testing.T) {
 	}
 	if rep.Steps < 8*len(seqs) {
 		t.Errorf("only %d steps compared in %d sequences", rep.Steps, len(seqs))
+	}
+}
+
+// TestKnownMatchesValues: a known row that names the values of both sides explains only those.
+func TestKnownMatchesValues(t *testing.T) {
+	known := []KnownDifference{{ID: "one-more", Reason: "planted", Path: "progressBookmarks", Real: "1", Ours: "0"}}
+	if err := CompileKnown(known); err != nil {
+		t.Fatal(err)
+	}
+	watch := func(progress int) []Outcome {
+		return []Outcome{{Step: "w", Normalised: map[string]any{"code": 200, "events": []any{}, "progressBookmarks": progress}}}
+	}
+	var rep Report
+	rep.Compare(Sequence{Name: "watchlist#0", Family: "watchlist"}, watch(1), watch(0), known)
+	rep.Compare(Sequence{Name: "watchlist#1", Family: "watchlist"}, watch(2), watch(0), known)
+	rep.Compare(Sequence{Name: "watchlist#2", Family: "watchlist"}, watch(0), watch(1), known)
+	if un := rep.Unexplained(); len(un) != 2 || rep.ByKnown["one-more"] != 1 {
+		t.Errorf("explained %v, unexplained %v", rep.ByKnown, un)
 	}
 }
