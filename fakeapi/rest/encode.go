@@ -395,7 +395,11 @@ func (h *Handler) writeList(w http.ResponseWriter, t target, l *unstructured.Uns
 		defer putEncoder(e)
 		items, err := h.listItems(nil, l.Items, lent)
 		if err == nil {
-			err = e.list(l, meta, items)
+			var lm any = meta
+			if !t.res.builtin {
+				lm = unstructuredListMeta(meta)
+			}
+			err = e.list(l, lm, items)
 		}
 		if err != nil {
 			writeEncodingError(w, err)
@@ -417,7 +421,8 @@ func (h *Handler) writeList(w http.ResponseWriter, t target, l *unstructured.Uns
 // list appends l as json.Marshal encodes the map {"apiVersion", "kind", "metadata": meta,
 // "items": the objects} (keys in sorted order), with items the encodings of l's objects (their
 // shared items, encache.go), rather than building the map and a slice of all the items first.
-func (e *jsonEncoder) list(l *unstructured.UnstructuredList, meta metav1.ListMeta, items [][]byte) error {
+// meta is a metav1.ListMeta, or its unstructured form (unstructuredListMeta).
+func (e *jsonEncoder) list(l *unstructured.UnstructuredList, meta any, items [][]byte) error {
 	size := 256
 	for _, b := range items {
 		size += len(b) + 1
@@ -445,6 +450,18 @@ func (e *jsonEncoder) list(l *unstructured.UnstructuredList, meta metav1.ListMet
 
 func listMeta(rv, cont string) metav1.ListMeta {
 	return metav1.ListMeta{ResourceVersion: rv, Continue: cont}
+}
+
+// unstructuredListMeta is meta as kube-apiserver writes a custom resource's list, which it
+// serves unstructured: the list's continue is always set, "" on the last page (an
+// UnstructuredList's SetContinue writes the field whatever its value), where a built-in kind's
+// typed list leaves it out.
+func unstructuredListMeta(meta metav1.ListMeta) map[string]any {
+	m := map[string]any{"continue": meta.Continue, "resourceVersion": meta.ResourceVersion}
+	if meta.RemainingItemCount != nil {
+		m["remainingItemCount"] = *meta.RemainingItemCount
+	}
+	return m
 }
 
 // toPartial is the PartialObjectMetadata of u: its type meta becomes meta.k8s.io's.

@@ -227,6 +227,37 @@ func TestTablesAndMetadata(t *testing.T) {
 	}
 }
 
+// TestListMetadataByKind: a custom resource's list carries continue even on its last page ("",
+// as kube-apiserver writes the unstructured lists it serves them in), with the remaining count
+// on an earlier page; a built-in kind's typed list leaves an empty continue out.
+func TestListMetadataByKind(t *testing.T) {
+	_, h := newHandler(t)
+	for _, name := range []string{"w1", "w2"} {
+		if w := do(h, call{method: "POST", path: "/apis/example.com/v1/namespaces/a/widgets", body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + name + `"}}`}); w.Code != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", name, w.Code, w.Body)
+		}
+	}
+	do(h, call{method: "POST", path: "/api/v1/namespaces/a/configmaps", body: cmBody})
+	listMeta := func(path string) map[string]any {
+		t.Helper()
+		var l struct{ Metadata map[string]any }
+		decode(t, do(h, call{method: "GET", path: path}), &l)
+		return l.Metadata
+	}
+	md := listMeta("/apis/example.com/v1/namespaces/a/widgets")
+	if c, ok := md["continue"]; !ok || c != "" || md["resourceVersion"] == "" {
+		t.Errorf("a custom resource's last page: %v", md)
+	}
+	md = listMeta("/apis/example.com/v1/namespaces/a/widgets?limit=1")
+	if c, _ := md["continue"].(string); c == "" || md["remainingItemCount"] != float64(1) {
+		t.Errorf("a custom resource's first page of two: %v", md)
+	}
+	md = listMeta("/api/v1/namespaces/a/configmaps")
+	if _, ok := md["continue"]; ok || md["resourceVersion"] == "" {
+		t.Errorf("a built-in kind's list: %v", md)
+	}
+}
+
 // TestTransportWatchAndFaults streams a watch through the in-process transport: events as they
 // happen, an ERROR event for a fault, the end of the stream, and a transport fault as an error.
 func TestTransportWatchAndFaults(t *testing.T) {
