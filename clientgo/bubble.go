@@ -111,8 +111,9 @@ type bubble struct {
 	// read them.
 	reports       *goseed.Reports
 	reportsReadAt time.Duration
-	// hz are the run's hazards (hazards.go), nil when none is configured; onTurn, if set, runs
-	// before each turn of the driver (the controller's restarts).
+	// hz are the run's hazards (hazards.go): the client faults the world aimed at the
+	// controller; onTurn, if set, runs before each turn of the driver (the controller's
+	// restarts).
 	hz     *hazards
 	onTurn func()
 	// conversions are the typed objects the Env's informers converted, by version
@@ -537,16 +538,16 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	err := t.b.do(req.Method, key, latency, func() {
 		if isUpdate(req.Method) {
-			if gvr, _, name, ok := objectPath(req.URL.Path); ok && name != "" && t.b.hz.take(HazardConflict, sim.F("request", req.Method+" "+req.URL.Path)) {
-				resp = conflict(req, gvr, name)
-				t.b.s.Emit(ControllerActor, "response", sim.F("request", request), sim.F("code", strconv.Itoa(resp.StatusCode)))
-				return
+			if gvr, _, name, ok := objectPath(req.URL.Path); ok && name != "" {
+				if _, armed := t.b.hz.take(HazardConflict, sim.F("request", req.Method+" "+req.URL.Path)); armed {
+					resp = conflict(req, gvr, name)
+					t.b.s.Emit(ControllerActor, "response", sim.F("request", request), sim.F("code", strconv.Itoa(resp.StatusCode)))
+					return
+				}
 			}
 		}
-		if isCacheList(req) && t.b.hz != nil && t.b.hz.armed[HazardStaleRead] > 0 {
-			if err := t.b.w.Server().Replicas().RouteNext(t.b.hz.staleReplica); err == nil {
-				t.b.hz.take(HazardStaleRead, sim.F("request", request), sim.F("replica", strconv.Itoa(t.b.hz.staleReplica)))
-			}
+		if isCacheList(req) {
+			t.b.hz.staleRead(sim.F("request", request))
 		}
 		var wr *Write
 		if isWrite(req.Method) && t.b.checks.onWrite != nil {

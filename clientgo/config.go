@@ -54,8 +54,8 @@ type Config struct {
 	// Checks are what the run checks besides the world's built-in oracles.
 	Checks Checks
 	// Hazards are what the harness does to the controller during the safety phase: crash-
-	// restarts, stale reads, changes hidden in a relist, conflicts, slow calls, each counted in
-	// Report.Hazards (see Hazards).
+	// restarts, stale reads, changes hidden in a relist, conflicts, slow calls, each a client
+	// fault of the world scripted as an op and counted in Report.Hazards (see Hazards).
 	Hazards Hazards
 }
 
@@ -259,10 +259,7 @@ func (cfg Config) validate() (Config, error) {
 		cp := c.ControlPlane.Config
 		c.World.ControlPlane = &cp
 	}
-	if cfg.Hazards.StaleReads > 0 && c.API.Replicas < 2 {
-		// A stale read comes from a lagging replica: the cluster gets one (the last).
-		c.API.Replicas = 2
-	}
+	*c = cfg.Hazards.cluster(*c) // a stale read comes from a lagging replica (the last)
 	c.API.RequireNamespaces = true
 	if c.API.ServiceCIDR == "" {
 		c.API.ServiceCIDR = fakeapi.DefaultServiceCIDR // Services get cluster IPs, as in a cluster

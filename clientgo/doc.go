@@ -148,8 +148,14 @@
 // on), LISTs served by a replica lagging behind (the informer starts from the past: the LISTs
 // of the informers a main builds, of the Env's informers, of the controller's clientsets),
 // deletes and updates hidden inside a relist (watches closed, the write, compaction), updates answered 409 without being served,
-// and slow responses. Each is armed at its instant and fires at its next occasion; the Report
-// counts both (Report.Hazards), so a hazard that never fired is seen, not assumed.
+// and slow responses. Each is a client fault of the world (world.OpCrashRestart to
+// OpHiddenChange) aimed at the client "controller", which the harness registers with
+// world.World.AddClient: the harness scripts it as an op at its instant, so the trace narrates
+// it, the world records it among its ops, a fuzzed run's failing ops hold it and the shrink may
+// drop it; replayed, those ops give the same run. Each is armed at its instant and fires at
+// its next occasion; the Report counts both (Report.Hazards), so a hazard that never fired is
+// seen, not assumed. Perturb's campaigns take their perturbations from world.Perturbation, the
+// one definition the world-hosted campaigns (scenarios.Perturb) use too.
 //
 // # Admission webhooks
 //

@@ -1,8 +1,10 @@
 package clientgo
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,10 +96,12 @@ func Fuzz(t T, data []byte, cfg Config, opts FuzzOptions) (*FuzzRun, error) {
 	}
 	seed, h, rest := decodeFuzz(data, opts.Hazards)
 	run := &FuzzRun{Seed: seed, Hazards: h, Repro: world.FuzzRepro(opts.Name, data)}
-	cfg.Seed, cfg.Repro, cfg.Hazards = seed, run.Repro, h
+	cfg.Seed, cfg.Repro = seed, run.Repro
+	cfg.Cluster = h.cluster(cfg.Cluster)
 	setup := cfg.Setup
 	var gen *world.Generator
 	var start time.Duration
+	var hazardOps []world.GeneratedOp
 	cfg.Setup = func(w *world.World) error {
 		if setup != nil {
 			if err := setup(w); err != nil {
@@ -106,7 +110,12 @@ func Fuzz(t T, data []byte, cfg Config, opts FuzzOptions) (*FuzzRun, error) {
 		}
 		start = w.Sim().Now()
 		var err error
-		gen, err = w.Fuzz(rest, opts.Gen)
+		if gen, err = w.Fuzz(rest, opts.Gen); err != nil {
+			return err
+		}
+		// The hazards are ops of the run like the workload's, so the failure's file holds them
+		// and its shrink may drop them.
+		hazardOps, err = scriptHazards(w, h, cmp.Or(cfg.Phases.FaultsFor, time.Minute))
 		return err
 	}
 	rep, err := Run(t, cfg)
@@ -116,18 +125,35 @@ func Fuzz(t T, data []byte, cfg Config, opts FuzzOptions) (*FuzzRun, error) {
 		for i := range run.Ops {
 			run.Ops[i].Time -= start
 		}
+		run.Ops = mergeOps(run.Ops, hazardOps)
 	}
 	return run, err
 }
 
-// FuzzReplay is the scenarios.OpsReplay of a fuzzed run: the harness runs cfg with the
-// run's hazards on a world of the given seed, cfg's Setup then ops scripted from Setup's
-// instant (world.World.Script). ShrinkOps and a regression test of a written ops file
-// (scenarios.OpsOfFile) use it.
+// mergeOps merges two lists of ops sorted by Time into one, a's first at equal times.
+func mergeOps(a, b []world.GeneratedOp) []world.GeneratedOp {
+	out := slices.Concat(a, b)
+	slices.SortStableFunc(out, func(x, y world.GeneratedOp) int { return cmp.Compare(x.Time, y.Time) })
+	return out
+}
+
+// cluster is c with the replica stale reads come from: a cluster of fewer than two replicas gets
+// a second, the lagging one.
+func (h Hazards) cluster(c Cluster) Cluster {
+	if h.StaleReads > 0 && c.API.Replicas < 2 {
+		c.API.Replicas = 2
+	}
+	return c
+}
+
+// FuzzReplay is the scenarios.OpsReplay of a fuzzed run: the harness runs cfg on a world of
+// the given seed, cfg's Setup then ops scripted from Setup's instant (world.World.Script), the
+// hazards among them (the cluster keeps the replica the run's stale reads came from).
+// ShrinkOps and a regression test of a written ops file (scenarios.OpsOfFile) use it.
 func (r *FuzzRun) FuzzReplay(t T, cfg Config) scenarios.OpsReplay {
 	return func(seed uint64, ops []world.Op) error {
 		c := cfg
-		c.Seed, c.Hazards = seed, r.Hazards
+		c.Seed, c.Cluster = seed, r.Hazards.cluster(cfg.Cluster)
 		c.Repro = fmt.Sprintf("%s (the shrink's replay of its ops)", r.Repro)
 		c.Setup = setupThenOps(cfg.Setup, ops)
 		_, err := Run(t, c)
@@ -153,37 +179,18 @@ func setupThenOps(setup func(*world.World) error, ops []world.Op) func(*world.Wo
 
 // WriteFailure writes the failing run as an ops file and its shrink (scenarios.WriteOpsFailure,
 // in $INFORMERSIM_ARTIFACTS or the temporary directory), replaying with FuzzReplay, and returns
-// the lines for the failure's message: the files, the shrink's ratio, the hazards the ops ran
-// with (the file holds only the ops: the replay arms the same hazards). controller names the
+// the lines for the failure's message: the files, the shrink's ratio, the hazards the input
+// armed (ops of the file, aimed at client=controller). controller names the
 // code the ops fail against (e.g. "samplecontroller Bugs{IgnoreTombstones}"); maxRuns bounds
 // the shrink's replays (zero: 5000; each is a whole harness run).
 func (r *FuzzRun) WriteFailure(t T, cfg Config, opts FuzzOptions, failure error, controller string, maxRuns int) (string, error) {
 	if r == nil {
 		return "", errors.New("clientgo: WriteFailure: no run (Fuzz refused its input)")
 	}
-	ctl := fmt.Sprintf("%s, harness hazards %s", controller, r.Hazards.summary())
 	name := opts.Name // the file is named after the input, as Go's corpus file is: FuzzXxx-HASH
 	if f := strings.Fields(r.Repro); len(f) > 2 {
 		name = strings.ReplaceAll(strings.TrimPrefix(f[2], "-run="), "/", "-")
 	}
 	return scenarios.WriteOpsFailure(r.Seed, r.Ops, failure, r.FuzzReplay(t, cfg),
-		scenarios.OpsShrinkOptions{Name: name, Controller: ctl, Replay: r.Repro, MaxRuns: maxRuns})
-}
-
-// summary says the hazards' counts, "none" when none is armed.
-func (h Hazards) summary() string {
-	s := ""
-	for _, c := range []struct {
-		name string
-		n    int
-	}{{"restarts", h.Restarts + len(h.RestartAt)}, {"stale-reads", h.StaleReads}, {"hidden-changes", h.HiddenChanges},
-		{"conflicts", h.Conflicts}, {"slow-calls", h.SlowCalls}} {
-		if c.n > 0 {
-			s += fmt.Sprintf(" %s=%d", c.name, c.n)
-		}
-	}
-	if s == "" {
-		return "none"
-	}
-	return s[1:]
+		scenarios.OpsShrinkOptions{Name: name, Controller: controller, Replay: r.Repro, MaxRuns: maxRuns})
 }

@@ -336,6 +336,12 @@ func newCluster(cfg Config, wd *watchdog, reports *goseed.Reports) (*cluster, er
 		return nil, err
 	}
 	b := newBubble(w)
+	b.hz = newHazards(b)
+	// The controller is a client of the world's apiserver the world does not run: the client
+	// faults aimed at it (the hazards, a perturbation's restart, a replayed file's) are its.
+	if err := w.AddClient(ControllerActor, b.hz.takeFault); err != nil {
+		return nil, err
+	}
 	b.rec = newReconciles(w.Sim(), cfg.Checks.HotLoop)
 	b.seeded = goseed.Active()
 	b.reports = reports
@@ -392,20 +398,23 @@ func requestLatency(w *world.World, latency func(*rand.Rand, *http.Request) time
 	return func(req *http.Request) time.Duration { return latency(rnd, req) }
 }
 
-// prepare runs Setup in the standing cluster and arms the hazards, from the controller's start.
+// prepare runs Setup in the standing cluster and scripts the hazards' ops, from the controller's
+// start.
 func (c *cluster) prepare(cfg Config) error {
 	if cfg.Setup != nil {
 		if err := cfg.Setup(c.w); err != nil {
 			return fmt.Errorf("clientgo: Setup: %w (seed %d; %s)", err, cfg.Seed, cfg.Repro)
 		}
-		c.w.Settle()
 	}
+	// Scripted where a Setup that replays them (a written-out run's) scripts them: at the end
+	// of Setup, before the world settles, so that the replay is the same run.
 	if cfg.Hazards.any() {
-		hz, err := armHazards(c.b, cfg.Hazards, cfg.Phases.FaultsFor)
-		if err != nil {
+		if _, err := scriptHazards(c.w, cfg.Hazards, cfg.Phases.FaultsFor); err != nil {
 			return fmt.Errorf("clientgo: Hazards: %w", err)
 		}
-		c.b.hz = hz
+	}
+	if cfg.Setup != nil {
+		c.w.Settle()
 	}
 	return nil
 }

@@ -54,9 +54,7 @@ func (l *lives) start(t *transport) (*incarnation, error) {
 			return nil, err
 		}
 		inc.env = env
-		if b.hz != nil {
-			b.hz.env = env
-		}
+		b.hz.env = env
 	}
 	l.all = append(l.all, inc)
 	b.controllerWoken()
@@ -73,7 +71,7 @@ func (l *lives) start(t *transport) (*incarnation, error) {
 // is gone, or crashes it when a restart hazard is due.
 func (l *lives) onTurn() {
 	b := l.c.b
-	if b.hz == nil || (len(l.crashed) == 0 && !b.hz.restartDue) {
+	if len(l.crashed) == 0 && !b.hz.restartDue {
 		return
 	}
 	// What follows depends on how far the controller's goroutines got: let them all block

@@ -14,34 +14,37 @@ import (
 // scenarios.Perturb does for one the world hosts: a reference run (the controller over a
 // scripted workload) must pass; then, for each op of the workload (a point), the run is done
 // again with one perturbation there, and the first perturbed run that breaks a check or an
-// oracle is reported and its ops shrunk. The runs are deterministic: a perturbation is a point
-// and a kind, and replays exactly.
+// oracle is reported and its ops shrunk. The perturbations are the world's
+// (world.Perturbation: their one definition, the ops that stand for the point's op); a restart
+// is the client fault crash-restart aimed at the harness's controller. The runs are
+// deterministic: a perturbation is a point and a kind, and replays exactly.
 
-// The kinds of perturbation, after Sieve's three patterns.
+// The kinds of perturbation, after Sieve's three patterns (world.PerturbRestart and the others
+// say what each does).
 const (
-	// PerturbRestart (intermediate state): the controller crash-restarts at the point's instant
-	// (Hazards.RestartAt), its main (or New, with a new Env) called afresh with empty caches.
-	PerturbRestart = "restart"
-	// PerturbStale (stale state): a replica starts lagging PerturbOptions.StaleLag behind at
-	// the point, and the watches close with 410, so the controller's informers relist, maybe
-	// from it; tried on each replica. Needs Cluster.API.Replicas >= 2.
-	PerturbStale = "stale"
-	// PerturbUnobserved (unobserved state): before a delete only, the watches close with 410
-	// and the history is compacted, so the informers learn of the delete only from their
-	// relist, as a tombstone.
-	PerturbUnobserved = "unobserved"
+	// PerturbRestart (intermediate state): the controller crash-restarts at the point
+	// (crash-restart client=controller: Hazards.Restarts says what a restart is), its main (or
+	// New, with a new Env) called afresh with empty caches.
+	PerturbRestart = world.PerturbRestart
+	// PerturbStale (stale state): a replica starts lagging world.StaleLag behind at the point,
+	// and the controller's connections move (its watches close cleanly, its next list or watch
+	// goes to a replica): to the lagging one or to another; tried on each pair of replicas.
+	// Needs Cluster.API.Replicas >= 2.
+	PerturbStale = world.PerturbStale
+	// PerturbUnobserved (unobserved state): at a delete only, the watches close cleanly before
+	// it and the history is compacted after it, so the informers learn of the delete only from
+	// their relist, as a tombstone.
+	PerturbUnobserved = world.PerturbUnobserved
 )
 
 // PerturbKinds lists the kinds of perturbation, in the order a campaign tries them at a point.
-func PerturbKinds() []string { return []string{PerturbRestart, PerturbStale, PerturbUnobserved} }
+func PerturbKinds() []string { return world.PerturbKinds() }
 
 // PerturbOptions configure a campaign.
 type PerturbOptions struct {
 	// Kinds are the kinds tried; nil means every kind that applies (stale needs two replicas
 	// or more).
 	Kinds []string
-	// StaleLag is how far behind a stale replica lags; zero means 10s.
-	StaleLag time.Duration
 	// ShrinkRuns bounds the replays the shrink of the first breaking run may spend (each a
 	// whole harness run); zero means 100, negative no shrink.
 	ShrinkRuns int
@@ -55,16 +58,21 @@ type Perturbation struct {
 	Point int
 	At    time.Duration
 	Op    world.Op
-	// Replica is the stale replica of PerturbStale.
-	Replica int
+	// Replica is the lagging replica of PerturbStale, To the one the connections move to.
+	Replica, To int
+}
+
+// world is the perturbation as the world defines it.
+func (p Perturbation) world() world.Perturbation {
+	return world.Perturbation{Kind: p.Kind, Replica: p.Replica, To: p.To, Client: ControllerActor}
 }
 
 func (p Perturbation) String() string {
-	s := fmt.Sprintf("%s before op %d (%s) at %v", p.Kind, p.Point, p.Op, p.At)
+	kind := p.Kind
 	if p.Kind == PerturbStale {
-		s += fmt.Sprintf(", replica %d", p.Replica)
+		kind = p.world().String()
 	}
-	return s
+	return fmt.Sprintf("%s before op %d (%s) at %v", kind, p.Point, p.Op, p.At)
 }
 
 // PerturbReport is a campaign's outcome.
@@ -77,17 +85,16 @@ type PerturbReport struct {
 	// First is the first perturbation that broke the run (nil: none did), Failure its failure.
 	First   *Perturbation
 	Failure error
-	// Ops are the perturbed run's ops (the perturbation's own included; a restart is not an op:
-	// First.At says when), Shrunk their shrink (nil when ShrinkRuns < 0 or the shrink could
-	// not replay the failure: ShrinkErr says why).
+	// Ops are the perturbed run's ops (the perturbation's own included, a restart's
+	// crash-restart too), Shrunk their shrink (nil when ShrinkRuns < 0 or the shrink could not
+	// replay the failure: ShrinkErr says why).
 	Ops       []world.Op
 	Shrunk    *scenarios.Shrunk
 	ShrinkErr error
 }
 
 // Perturb runs a campaign over the controller of cfg on the workload ops (world.World.Script's
-// ops, OpSleeps moving the ones after them later), scripted at Setup's start after cfg.Setup
-// (which must take no simulated time: a restart's instant counts from the controller's start).
+// ops, OpSleeps moving the ones after them later), scripted at Setup's start after cfg.Setup.
 // The reference run must pass. cfg.Hazards must be zero: the perturbations are the only faults
 // besides the workload's own.
 func Perturb(t T, cfg Config, ops []world.Op, opts PerturbOptions) (*PerturbReport, error) {
@@ -111,12 +118,6 @@ func Perturb(t T, cfg Config, ops []world.Op, opts PerturbOptions) (*PerturbRepo
 			return nil, fmt.Errorf("clientgo: Perturb: a stale replica needs Cluster.API.Replicas >= 2 (it is %d)", cfg.Cluster.API.Replicas)
 		}
 	}
-	if opts.StaleLag < 0 {
-		return nil, fmt.Errorf("clientgo: Perturb: negative StaleLag %v", opts.StaleLag)
-	}
-	if opts.StaleLag == 0 {
-		opts.StaleLag = 10 * time.Second
-	}
 	if opts.ShrinkRuns == 0 {
 		opts.ShrinkRuns = 100
 	}
@@ -125,14 +126,13 @@ func Perturb(t T, cfg Config, ops []world.Op, opts PerturbOptions) (*PerturbRepo
 			return nil, fmt.Errorf("clientgo: Perturb: negative sleep %v", op.Duration)
 		}
 	}
-	run := func(ops []world.Op, restartAt []time.Duration) (*Report, error) {
+	run := func(ops []world.Op) (*Report, error) {
 		c := cfg
-		c.Hazards = Hazards{RestartAt: restartAt}
 		c.Setup = setupThenOps(cfg.Setup, ops)
 		return Run(t, c)
 	}
 	rep := &PerturbReport{}
-	ref, err := run(ops, nil)
+	ref, err := run(ops)
 	rep.Reference = ref
 	if err != nil {
 		return rep, fmt.Errorf("clientgo: Perturb: the reference run fails already: %w", err)
@@ -146,38 +146,17 @@ func Perturb(t T, cfg Config, ops []world.Op, opts PerturbOptions) (*PerturbRepo
 		point := rep.Points
 		rep.Points++
 		for _, k := range kinds {
-			base := Perturbation{Kind: k, Point: point, At: at, Op: op}
-			type variant struct {
-				p      Perturbation
-				insert []world.Op
-			}
-			var variants []variant
-			switch k {
-			case PerturbRestart:
-				variants = append(variants, variant{p: base})
-			case PerturbStale:
-				for r := range cfg.Cluster.API.Replicas {
-					v := variant{p: base, insert: []world.Op{{Kind: world.OpLagReplica, Replica: r, Duration: opts.StaleLag}, {Kind: world.OpCloseWatches, Code: 410}}}
-					v.p.Replica = r
-					variants = append(variants, v)
+			for _, p := range variants(Perturbation{Kind: k, Point: point, At: at, Op: op}, cfg.Cluster.API.Replicas) {
+				around, err := p.world().Ops(op)
+				if err != nil {
+					return rep, fmt.Errorf("clientgo: Perturb: %w", err)
 				}
-			case PerturbUnobserved:
-				if op.Kind == world.OpDelete {
-					variants = append(variants, variant{p: base, insert: []world.Op{{Kind: world.OpCloseWatches, Code: 410}, {Kind: world.OpCompact}}})
-				}
-			}
-			for _, v := range variants {
-				perturbed := slices.Concat(ops[:i], v.insert, ops[i:])
-				var restartAt []time.Duration
-				if v.p.Kind == PerturbRestart {
-					restartAt = []time.Duration{v.p.At}
-				}
+				perturbed := slices.Concat(ops[:i], around, ops[i+1:])
 				rep.Runs++
-				if _, err := run(perturbed, restartAt); err != nil {
-					p := v.p
+				if _, err := run(perturbed); err != nil {
 					rep.First, rep.Failure, rep.Ops = &p, err, perturbed
 					if opts.ShrinkRuns > 0 {
-						rep.Shrunk, rep.ShrinkErr = shrinkPerturbed(cfg.Seed, perturbed, restartAt, err, run, opts.ShrinkRuns, p)
+						rep.Shrunk, rep.ShrinkErr = shrinkPerturbed(cfg.Seed, perturbed, err, run, opts.ShrinkRuns, p)
 					}
 					return rep, nil
 				}
@@ -187,10 +166,30 @@ func Perturb(t T, cfg Config, ops []world.Op, opts PerturbOptions) (*PerturbRepo
 	return rep, nil
 }
 
+// variants are the perturbations of base's kind tried at its point: one, a stale view once per
+// pair of replicas (the lagging one, the one the connections move to), none where the kind
+// does not apply (world.Perturbation.AppliesAt).
+func variants(base Perturbation, replicas int) []Perturbation {
+	if !base.world().AppliesAt(base.Op) {
+		return nil
+	}
+	if base.Kind != PerturbStale {
+		return []Perturbation{base}
+	}
+	var out []Perturbation
+	for r := range replicas {
+		for to := range replicas {
+			p := base
+			p.Replica, p.To = r, to
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // shrinkPerturbed shrinks a breaking perturbed run's ops with scenarios.ShrinkOps, replaying
-// each candidate with the same restart (a restart is no op: it stays at its instant).
-func shrinkPerturbed(seed uint64, ops []world.Op, restartAt []time.Duration, failure error,
-	run func([]world.Op, []time.Duration) (*Report, error), maxRuns int, p Perturbation) (*scenarios.Shrunk, error) {
+// each candidate as the campaign ran it.
+func shrinkPerturbed(seed uint64, ops []world.Op, failure error, run func([]world.Op) (*Report, error), maxRuns int, p Perturbation) (*scenarios.Shrunk, error) {
 	var gen []world.GeneratedOp
 	var at time.Duration
 	for _, op := range ops {
@@ -201,13 +200,9 @@ func shrinkPerturbed(seed uint64, ops []world.Op, restartAt []time.Duration, fai
 		gen = append(gen, world.GeneratedOp{Time: at, Op: op})
 	}
 	replay := func(_ uint64, ops []world.Op) error {
-		_, err := run(ops, restartAt)
+		_, err := run(ops)
 		return err
 	}
-	controller := "the harness's controller"
-	if len(restartAt) > 0 {
-		controller += fmt.Sprintf(", restarted at %v", restartAt[0])
-	}
 	return scenarios.ShrinkOps(seed, gen, failure, replay, scenarios.OpsShrinkOptions{
-		Name: "perturb-" + p.Kind, Controller: controller, Replay: p.String(), MaxRuns: maxRuns})
+		Name: "perturb-" + p.Kind, Controller: "the harness's controller", Replay: p.String(), MaxRuns: maxRuns})
 }

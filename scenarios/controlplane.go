@@ -16,6 +16,14 @@ import (
 // `world controllers` switches on: owner references, deletes with a propagation policy, and
 // kubectl rollout status's verdict. The faults of a slow or stopped controller are world ops
 // (slow-controller, stop-controller, start-controller), directives of their own names.
+//
+// cascade is the world's op delete with its propagation policy (delete ... propagation=Foreground),
+// under kubectl's name and word for it: a Go test, a generator's Shape, a recorded run and an
+// ops file use the op. own stays the scenario language's alone: it names the owner and reads
+// its uid when it runs, an identity the apiserver assigns in that run only, so as data it
+// would either carry a uid that no longer exists once a replay or a shrink recreates the owner,
+// or be a lookup, which is what a controller's own write (SetControllerReference) does; in a
+// run outside a file the controller under test sets its owner references itself.
 var controlPlaneDirectives = []*directiveSpec{
 	{name: "own", help: "give object name an owner reference to owner (same resource unless owner-resource)",
 		args:   []argSpec{required(strArg("name")), required(strArg("owner")), strArg("resource"), strArg("owner-resource"), strArg("ns"), flagArg("block")},
@@ -80,16 +88,16 @@ func (e *Env) own(d Directive, add func(string, ...any)) error {
 	return nil
 }
 
-// cascade deletes with a propagation policy; the apiserver's refusal is narrated, not an error.
+// cascade applies the op delete with a propagation policy; the apiserver's refusal is narrated
+// (write-error), not an error of the file.
 func (e *Env) cascade(d Directive, add func(string, ...any)) error {
-	gvr, ns, err := e.objectTarget(d, "resource")
+	gvr, err := parseResource(d.str("resource", ""))
 	if err != nil {
 		return err
 	}
 	policy := map[string]metav1.DeletionPropagation{"foreground": metav1.DeletePropagationForeground,
 		"background": metav1.DeletePropagationBackground, "orphan": metav1.DeletePropagationOrphan}[d.str("policy", "")]
-	err = e.w.Server().Resource(gvr).Namespace(ns).Delete(ctx, d.str("name", ""), metav1.DeleteOptions{PropagationPolicy: &policy})
-	e.w.Settle()
+	err = e.w.Apply(world.Op{Kind: world.OpDelete, Resource: gvr, Namespace: d.str("ns", ""), Name: d.str("name", ""), Propagation: policy})
 	var status apierrors.APIStatus
 	if err != nil && !errors.As(err, &status) {
 		return err

@@ -47,23 +47,34 @@ func TestDirectivesRoundTrip(t *testing.T) {
 // Goal: a generated run written out as a scenario file runs again and issues the same ops, and
 // the file runs identically twice (same narration, same hash); the writer's file parses back.
 // Twice: with the historical fault ops, and with every kind a generator can draw (every fault
-// kind, on three replicas), so a written file holds every kind of op.
+// kind a scenario's world takes, on three replicas), so a written file holds every kind of op
+// a file can hold (a file's world calls no admission webhook, and refuses their faults).
 func TestGeneratedRunWrittenOut(t *testing.T) {
-	var every []world.OpKind
-	for _, k := range world.OpKinds() {
-		if k.Fault() || k == world.OpPatch {
-			every = append(every, k)
-		}
-	}
+	every := append(scenarioFaultKinds(t), world.OpPatch)
 	t.Run("fault-ops", func(t *testing.T) { testGeneratedRunWrittenOut(t, 40, 1, nil) })
 	// About ten fault ops of each kind (one op in ten is a fault op).
 	t.Run("every-kind", func(t *testing.T) { testGeneratedRunWrittenOut(t, 100*len(every), 3, every) })
+}
+
+// scenarioFaultKinds are the fault kinds a scenario's world with the control plane and a
+// client takes (world.World.FaultKinds).
+func scenarioFaultKinds(t *testing.T) []world.OpKind {
+	res, err := scenarios.Run("kinds", "world seed=1 controllers client=controller\n----\n", scenarios.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Env.World().FaultKinds()
 }
 
 func testGeneratedRunWrittenOut(t *testing.T, ops, replicas int, kinds []world.OpKind) {
 	// The control plane runs (world controllers), so that its fault ops apply.
 	w, err := world.NewFromConfig(sim.Config{Seed: 7}, fakeapi.Config{Replicas: replicas}, world.Config{ControlPlane: &controlplane.Config{}})
 	if err != nil {
+		t.Fatal(err)
+	}
+	// A client, so that the client faults apply; the file's world directive names it (a
+	// stand-in).
+	if err := w.AddClient("controller", func(world.Op) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	gen, err := w.Generate(world.GenConfig{Ops: ops, FaultOps: true, FaultOpKinds: kinds})
@@ -83,7 +94,7 @@ func testGeneratedRunWrittenOut(t *testing.T, ops, replicas int, kinds []world.O
 		}
 	}
 	head := []scenarios.Directive{}
-	for _, l := range []string{fmt.Sprintf("world seed=7 replicas=%d controllers", replicas), "informer name=inf1 ns=default", "handler informer=inf1 name=h1", "start informer=inf1"} {
+	for _, l := range []string{fmt.Sprintf("world seed=7 replicas=%d controllers client=controller", replicas), "informer name=inf1 ns=default", "handler informer=inf1 name=h1", "start informer=inf1"} {
 		d, err := scenarios.ParseDirective(l, "")
 		if err != nil {
 			t.Fatal(err)
@@ -439,6 +450,10 @@ func TestRecordedRunWrittenOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A client, so that the client faults apply and are drawn; the file names it (a stand-in).
+	if err := w.AddClient("controller", func(world.Op) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
 	for _, s := range []string{"create name=a label:app=web", "lag-replica replica=1 by=2s", "burn-revisions n=5"} {
 		op, err := world.Parse(s)
 		if err != nil {
@@ -486,11 +501,11 @@ func TestRecordedRunWrittenOut(t *testing.T) {
 		want = append(want, o.Op.String())
 	}
 	for _, k := range world.OpKinds() {
-		if k != world.OpSleep && !kinds[k] {
+		if k != world.OpSleep && !kinds[k] && (!k.Fault() || slices.Contains(scenarioFaultKinds(t), k)) {
 			t.Errorf("the record holds no %s op", k)
 		}
 	}
-	head, _ := scenarios.ParseDirective("world seed=9 replicas=3 controllers", "")
+	head, _ := scenarios.ParseDirective("world seed=9 replicas=3 controllers client=controller", "")
 	text := scenarios.Format("a recorded run", append([]scenarios.Directive{head}, scenarios.GeneratedDirectives(0, ops)...), nil)
 	res, err := scenarios.Run("recorded", text, scenarios.Options{})
 	if err != nil || res.Failure != nil {

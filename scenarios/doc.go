@@ -31,10 +31,13 @@
 //	world seed=1 policy=random|fifo|pct pct-depth=N replicas=N min-latency=1ms max-latency=50ms
 //	      bookmark-interval=D compaction-interval=D watch-cache-history=N max-watch-events=N
 //	      max-in-flight=N rv-wait=D check-each-delivery controllers status-latency=D stuck=NAME
-//	                                                 first directive only; defaults otherwise
+//	      client=NAME                                first directive only; defaults otherwise
 //	      (check-each-delivery: the apiserver checks the objects a handler was lent at the end of
 //	      each delivery, world.Config.CheckReadOnlyEachDelivery, so a handler that changes one
-//	      fails the run at its own delivery rather than at the object's next write)
+//	      fails the run at its own delivery rather than at the object's next write; client=NAME:
+//	      a stand-in for a client that runs outside the file, a Go test's controller, so that the
+//	      client faults aimed at it run, narrated as not taken: an ops file that OpsFile or
+//	      ShrinkOps wrote of such a run names it)
 //	legend                                           the legend of the narration
 //	caption Some words                               a caption between phases (prints nothing)
 //
@@ -43,7 +46,7 @@
 //
 //	create name=a label:app=web annotation:k=v finalizers=f1 generateName=web- resource=v1/configmaps
 //	update name=a label:app=db                       patch name=a patchType=merge patch=...
-//	delete name=a                                    populate n=600 prefix=p label=app=web
+//	delete name=a propagation=Foreground             populate n=600 prefix=p label=app=web
 //
 // Informers and handlers:
 //
@@ -74,12 +77,22 @@
 //
 //	slow-webhook [name=W] by=15s   refuse-webhook [name=W]   fail-webhook [name=W] code=500
 //
+// Client faults, world ops aimed at a client the world does not run (world.World.AddClient:
+// clientgo's harness registers its controller, a campaign its Go-hosted one; in a file, the
+// world directive's client=NAME stand-in):
+//
+//	crash-restart client=controller   conflict client=controller   hidden-change client=controller
+//	slow-call client=controller by=5s   stale-read client=controller replica=1
+//
 // The control plane (docs/controlplane.md), which `world controllers` runs (status-latency=D
 // bounds the workload status stand-in's seeded latency, stuck=NAME is a Deployment in the default
 // namespace whose rollout never completes):
 //
 //	own name=dep owner=web block resource=v1/configmaps owner-resource=apps/v1/deployments ns=default
+//	                          (the language's own: it reads the owner's uid when it runs, which
+//	                          no op could carry into a replay; controlplane.go says why)
 //	cascade name=web policy=foreground|background|orphan resource=... ns=...
+//	                          (the op delete name=web propagation=Foreground|Background|Orphan)
 //	slow-controller name=garbage-collector by=5s   stop-controller name=garbage-collector
 //	start-controller name=garbage-collector     (also namespace-controller, workload-status, job-controller)
 //	rollout-status name=web [ns=default]        what kubectl rollout status says now

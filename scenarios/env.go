@@ -25,7 +25,7 @@ var storyDirectives = []*directiveSpec{
 		{key: "seed", kind: argSeed}, enumArg("policy", "random", "fifo", "pct"), numArg("pct-depth"), numArg("replicas"),
 		durArg("min-latency"), durArg("max-latency"), durArg("bookmark-interval"), durArg("compaction-interval"),
 		numArg("watch-cache-history"), numArg("max-watch-events"), numArg("max-in-flight"), durArg("rv-wait"),
-		boolArg("check-each-delivery"), flagArg("controllers"), durArg("status-latency"), strArg("stuck"),
+		boolArg("check-each-delivery"), flagArg("controllers"), durArg("status-latency"), strArg("stuck"), strArg("client"),
 	}, handle: func(e *Env, d Directive, add func(string, ...any)) error {
 		out, err := e.buildWorld(d)
 		if err == nil {
@@ -259,7 +259,24 @@ func (e *Env) buildWorld(d Directive) (string, error) {
 	if wcfg.ControlPlane != nil {
 		out += " controllers"
 	}
+	if c := d.str("client", ""); c != "" {
+		if err := w.AddClient(c, standInClient(w, c)); err != nil {
+			return "", err
+		}
+		out += " client=" + c + " (a stand-in: nothing takes its faults)"
+	}
 	return out, nil
+}
+
+// standInClient takes the client faults aimed at the world directive's client=NAME: a client
+// that runs outside the file (a Go test's controller, whose failing run was written out as its
+// ops), so that the file runs under informersim all the same. It says of each fault that
+// nothing took it, rather than pass it over in silence.
+func standInClient(w *world.World, name string) world.TakeClientFault {
+	return func(op world.Op) error {
+		w.Sim().Emit(name, "not-taken", sim.F("why", "a stand-in: the client runs outside the file"))
+		return nil
+	}
 }
 
 // dispatchOutsideStep is dispatch for a directive's own action, which runs outside any step: a

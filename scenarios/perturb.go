@@ -13,38 +13,41 @@ import (
 // that passes, and for each point of it (each op of its workload) perturb it once, with one of
 // Sieve's three patterns, then run it again from the start; the first perturbation whose run
 // breaks an oracle or a check is reported and its run shrunk. The runs are deterministic, so a
-// perturbation is a point and a kind, and costs one run of milliseconds.
+// perturbation is a point and a kind, and costs one run of milliseconds. The patterns and their
+// ops are the world's (world.Perturbation: their one definition, which clientgo.Perturb uses
+// too); a perturbed run is ops, the restart's included, so the shrink may drop any of them.
 
-// The perturbation kinds, Sieve's patterns.
+// The perturbation kinds, Sieve's patterns (world.PerturbRestart and the others say what each
+// does).
 const (
-	// PerturbRestart (intermediate state): the controller restarts there (PerturbTarget.Restart).
-	PerturbRestart = "restart"
-	// PerturbStale (stale state): there, one replica starts lagging, StaleLag behind, to the
-	// end of the run (a lag delays, so the run still converges): what the controller's informer
-	// or its reads get from it is the past while the other replicas serve the present. Tried
-	// on each replica in turn, then on each again with the informer moved to the next replica
-	// (its watches closed cleanly and its next request routed there), so that the informer is
-	// fresh while reads may be stale, or the other way round. It needs two replicas.
-	PerturbStale = "stale"
+	// PerturbRestart (intermediate state): the controller crash-restarts there
+	// (PerturbTarget.Restart, through the op crash-restart aimed at CampaignClient).
+	PerturbRestart = world.PerturbRestart
+	// PerturbStale (stale state): a replica lags StaleLag from there to the end of the run, and
+	// the informer's connection moves (its watches close, its next request goes to a replica):
+	// to the lagging one or to another. Tried on each pair of replicas; it needs two.
+	PerturbStale = world.PerturbStale
 	// PerturbUnobserved (unobserved state): the delete there lands while the informer is away
-	// (its watches closed with 410 and the history compacted just before), so the informer
+	// (its watches closed just before, the history compacted just after), so the informer
 	// learns of it only from its relist, as a tombstone. Only at deletes.
-	PerturbUnobserved = "unobserved"
+	PerturbUnobserved = world.PerturbUnobserved
 )
 
-// StaleLag is how far behind replica 1 falls in a stale perturbation.
-const StaleLag = time.Second
+// StaleLag is how far behind a stale perturbation's replica lags (world.StaleLag).
+const StaleLag = world.StaleLag
+
+// CampaignClient is the name under which a campaign registers its target's controller
+// (world.World.AddClient), so that a restart is the op crash-restart client=controller.
+const CampaignClient = "controller"
 
 // PerturbKinds lists the perturbation kinds in the order a campaign tries them at each point.
-func PerturbKinds() []string { return []string{PerturbRestart, PerturbStale, PerturbUnobserved} }
+func PerturbKinds() []string { return world.PerturbKinds() }
 
 // Perturbation is one perturbation of a campaign: a kind, at the point before an op.
 type Perturbation struct {
 	Kind string
-	// Replica is the replica a stale perturbation lags; Moved says the informer is moved to
-	// replica Replica+1 (modulo their count) there.
-	Replica int
-	Moved   bool
+	// Replica is the replica a stale perturbation lags, To the one the informer moves to.
+	Replica, To int
 	// Point is the index, in the reference run's ops, of the op it comes before; At is that
 	// op's time (-1 in a file's campaign, where the file's directives say it) and Op the op.
 	Point int
@@ -52,13 +55,15 @@ type Perturbation struct {
 	Op    world.Op
 }
 
+// world is the perturbation as the world defines it.
+func (p Perturbation) world() world.Perturbation {
+	return world.Perturbation{Kind: p.Kind, Replica: p.Replica, To: p.To, Client: CampaignClient}
+}
+
 func (p Perturbation) String() string {
 	kind := p.Kind
 	if p.Kind == PerturbStale {
-		kind = fmt.Sprintf("stale (replica %d lags %v)", p.Replica, StaleLag)
-		if p.Moved {
-			kind = fmt.Sprintf("stale (replica %d lags %v, the informer moved off it)", p.Replica, StaleLag)
-		}
+		kind = p.world().String()
 	}
 	if p.At < 0 { // a file's op: its time is the run's
 		return fmt.Sprintf("%s before op %d (%s)", kind, p.Point, p.Op)
@@ -73,7 +78,10 @@ type PerturbTarget struct {
 	// and checks (world.World.AddCheck) say whether the run broke.
 	World func(seed uint64) (*world.World, error)
 	// Restart restarts the controller in w, losing what it held in memory (a new informer, a
-	// new handler, as a crashed process starts again). Nil: no restart perturbation.
+	// new handler, as a crashed process starts again), inside the step of the op
+	// crash-restart client=controller: the campaign registers the controller as that client
+	// (CampaignClient) in every world World builds, unless World registered one so named
+	// itself. Nil: no restart perturbation.
 	Restart func(w *world.World) error
 }
 
@@ -97,7 +105,7 @@ type PerturbReport struct {
 	Found   *Perturbation
 	Failure error
 	// Shrunk is its run's ops shrunk (ShrinkOps), with the perturbation's ops among them (a
-	// restart is not an op: the header says when it comes); ShrinkErr says why there is none.
+	// restart's crash-restart included); ShrinkErr says why there is none.
 	Shrunk    *Shrunk
 	ShrinkErr error
 }
@@ -115,7 +123,7 @@ func Perturb(seed uint64, ops []world.GeneratedOp, target PerturbTarget, opts Pe
 		kinds = PerturbKinds()
 	}
 	for _, k := range kinds {
-		if k != PerturbRestart && k != PerturbStale && k != PerturbUnobserved {
+		if !slices.Contains(PerturbKinds(), k) {
 			return nil, fmt.Errorf("scenarios: Perturb: unknown kind %q (want %v)", k, PerturbKinds())
 		}
 	}
@@ -137,13 +145,13 @@ func Perturb(seed uint64, ops []world.GeneratedOp, target PerturbTarget, opts Pe
 			variants := []Perturbation{{Kind: k, Point: i, At: g.Time, Op: g.Op}}
 			if k == PerturbStale {
 				variants = variants[:0]
-				for _, moved := range []bool{false, true} {
-					for r := range replicas {
-						variants = append(variants, Perturbation{Kind: k, Replica: r, Moved: moved, Point: i, At: g.Time, Op: g.Op})
+				for r := range replicas {
+					for to := range replicas {
+						variants = append(variants, Perturbation{Kind: k, Replica: r, To: to, Point: i, At: g.Time, Op: g.Op})
 					}
 				}
 			}
-			if (k == PerturbRestart && target.Restart == nil) || (k == PerturbStale && replicas < 2) || (k == PerturbUnobserved && g.Op.Kind != world.OpDelete) {
+			if (k == PerturbRestart && target.Restart == nil) || (k == PerturbStale && replicas < 2) || !variants[0].world().AppliesAt(g.Op) {
 				rep.Skipped++
 				continue
 			}
@@ -169,50 +177,51 @@ type campaign struct {
 	target   PerturbTarget
 }
 
-// perturbed is the reference's ops with p's ops in place (none for a restart, which is no op).
-func (c *campaign) perturbed(p *Perturbation) []world.GeneratedOp {
+// perturbed is the reference's ops with p's in place around its point (world.Perturbation).
+func (c *campaign) perturbed(p *Perturbation) ([]world.GeneratedOp, error) {
 	var out []world.GeneratedOp
 	for i, g := range c.points {
+		ops := []world.Op{g.Op}
 		if p != nil && p.Point == i {
-			var extra []world.Op
-			switch p.Kind {
-			case PerturbStale:
-				extra = []world.Op{{Kind: world.OpLagReplica, Replica: p.Replica, Duration: StaleLag}}
-				if p.Moved {
-					extra = append(extra, world.Op{Kind: world.OpRouteNext, Replica: (p.Replica + 1) % c.replicas}, world.Op{Kind: world.OpCloseWatches})
-				}
-			case PerturbUnobserved:
-				extra = []world.Op{{Kind: world.OpCloseWatches, Code: 410}, {Kind: world.OpCompact}}
-			}
-			for _, op := range extra {
-				out = append(out, world.GeneratedOp{Time: g.Time, Op: op})
+			var err error
+			if ops, err = p.world().Ops(g.Op); err != nil {
+				return nil, err
 			}
 		}
-		out = append(out, g)
+		for _, op := range ops {
+			out = append(out, world.GeneratedOp{Time: g.Time, Op: op})
+		}
 	}
-	return out
+	return out, nil
 }
 
 // run runs the reference with p (nil: none) and returns the world's replica count and the
 // run's failure.
 func (c *campaign) run(p *Perturbation) (int, error) {
-	var restartAt *time.Duration
-	if p != nil && p.Kind == PerturbRestart {
-		restartAt = &p.At
+	ops, err := c.perturbed(p)
+	if err != nil {
+		return 0, err
 	}
-	return c.replay(c.seed, scriptOf(c.perturbed(p)), restartAt)
+	return c.replay(c.seed, scriptOf(ops))
 }
 
-// replay runs ops (with their sleeps) in a new world of the target's, restarting its controller
-// at restartAt if set.
-func (c *campaign) replay(seed uint64, ops []world.Op, restartAt *time.Duration) (int, error) {
+// replay runs ops (with their sleeps) in a new world of the target's, its controller registered
+// as CampaignClient when the target can restart it (unless the target registered one so named).
+func (c *campaign) replay(seed uint64, ops []world.Op) (int, error) {
 	w, err := c.target.World(seed)
 	if err != nil {
 		return 0, err
 	}
 	var restartErr error
-	if restartAt != nil {
-		if _, err := w.After(*restartAt, "perturb", "restart", func() { restartErr = c.target.Restart(w) }); err != nil {
+	if c.target.Restart != nil && !slices.Contains(w.Clients(), CampaignClient) {
+		err := w.AddClient(CampaignClient, func(op world.Op) error {
+			if op.Kind != world.OpCrashRestart {
+				return fmt.Errorf("scenarios: a campaign's controller takes only %s, not %s", world.OpCrashRestart, op.Kind)
+			}
+			restartErr = errors.Join(restartErr, c.target.Restart(w))
+			return nil
+		})
+		if err != nil {
 			return 0, err
 		}
 	}
@@ -225,17 +234,16 @@ func (c *campaign) replay(seed uint64, ops []world.Op, restartAt *time.Duration)
 
 // shrink shrinks the breaking run's ops, the perturbation's among them (ShrinkOps).
 func (c *campaign) shrink(p Perturbation, failure error, o OpsShrinkOptions) (*Shrunk, error) {
-	var restartAt *time.Duration
-	if p.Kind == PerturbRestart {
-		restartAt = &p.At
-		o.Controller = fmt.Sprintf("%s, restarted at %v", cmpOrString(o.Controller, "a controller hosted in Go"), p.At)
-	}
 	o.Name = cmpOrString(o.Name, "perturbation "+p.String())
+	ops, err := c.perturbed(&p)
+	if err != nil {
+		return nil, err
+	}
 	replay := func(seed uint64, ops []world.Op) error {
-		_, err := c.replay(seed, ops, restartAt)
+		_, err := c.replay(seed, ops)
 		return err
 	}
-	return ShrinkOps(c.seed, c.perturbed(&p), failure, replay, o)
+	return ShrinkOps(c.seed, ops, failure, replay, o)
 }
 
 // scriptOf is ops as Script takes them: each op after a sleep for the time since the previous.
@@ -254,10 +262,12 @@ func scriptOf(ops []world.GeneratedOp) []world.Op {
 
 // PerturbFile runs a campaign over a scenario file (text, named name): the reference is its
 // run, which must not fail; the points are its op directives (a generate directive's ops
-// written out); a perturbation is directives inserted before one (a restart of the first
-// informer the file starts, as the restart directive does: its handlers, a workqueue's and a
-// controller's included, move to the new informer; a lag-replica, with a route-next and a close-watches when the informer is
-// moved; a close-watches code=410 and a compact before a delete). A perturbed file that no
+// written out); a perturbation is directives around one: world.Perturbation's ops as op
+// directives (stale: lag-replica, route-next and close-watches before it; unobserved:
+// close-watches before a delete and compact after it), and for a restart the file's own restart
+// directive (restart informer=X as=X-restarted, X the first informer the file starts: its
+// handlers, a workqueue's and a controller's included, move to the new informer), since the
+// file's controller is that informer, not a client the world hosts. A perturbed file that no
 // longer runs (a later directive names the informer a restart replaced) counts as skipped.
 // The first breaking perturbation's file is shrunk with Shrink (opts.Shrink.MaxRuns).
 func PerturbFile(name, text string, opts PerturbOptions) (*PerturbReport, error) {
@@ -298,8 +308,8 @@ func PerturbFile(name, text string, opts PerturbOptions) (*PerturbReport, error)
 		}
 	}
 	type variant struct {
-		p  Perturbation
-		ds []Directive
+		p             Perturbation
+		before, after []Directive
 	}
 	rep := &PerturbReport{}
 	for i, d := range ds {
@@ -313,27 +323,28 @@ func PerturbFile(name, text string, opts PerturbOptions) (*PerturbReport, error)
 			var variants []variant
 			switch {
 			case k == PerturbRestart && informer != "":
-				variants = append(variants, variant{base, []Directive{mustDirective(fmt.Sprintf("restart informer=%s as=%s-restarted", informer, informer))}})
-			case k == PerturbStale && replicas >= 2:
-				for _, moved := range []bool{false, true} {
-					for r := range replicas {
-						v := variant{base, []Directive{mustDirective(fmt.Sprintf("lag-replica replica=%d by=%v", r, StaleLag))}}
-						v.p.Replica, v.p.Moved = r, moved
-						if moved {
-							v.ds = append(v.ds, mustDirective(fmt.Sprintf("route-next replica=%d", (r+1)%replicas)), mustDirective("close-watches"))
-						}
-						variants = append(variants, v)
+				variants = append(variants, variant{p: base, before: []Directive{mustDirective(fmt.Sprintf("restart informer=%s as=%s-restarted", informer, informer))}})
+			case k == PerturbStale && replicas >= 2, k == PerturbUnobserved && base.world().AppliesAt(*d.Op):
+				for pair := range replicas * replicas {
+					v := variant{p: base}
+					v.p.Replica, v.p.To = pair/replicas, pair%replicas
+					before, after, err := v.p.world().Around(*d.Op)
+					if err != nil {
+						return nil, fmt.Errorf("scenarios: PerturbFile %s: %w", name, err)
+					}
+					v.before, v.after = opDirectives(before), opDirectives(after)
+					variants = append(variants, v)
+					if k != PerturbStale {
+						break // the replicas are a stale view's alone
 					}
 				}
-			case k == PerturbUnobserved && d.Op.Kind == world.OpDelete:
-				variants = append(variants, variant{base, []Directive{mustDirective("close-watches code=410"), mustDirective("compact")}})
 			}
 			if len(variants) == 0 {
 				rep.Skipped++
 				continue
 			}
 			for _, v := range variants {
-				cand := slices.Concat(ds[:i], v.ds, ds[i:])
+				cand := slices.Concat(ds[:i], v.before, ds[i:i+1], v.after, ds[i+1:])
 				res, err := Run(name, Format("", cand, nil), Options{})
 				if err != nil {
 					rep.Skipped++ // the perturbed file no longer runs
@@ -356,6 +367,15 @@ func PerturbFile(name, text string, opts PerturbOptions) (*PerturbReport, error)
 		return nil, fmt.Errorf("scenarios: PerturbFile %s: the file has no op to perturb (no write or fault directive, no generate directive)", name)
 	}
 	return rep, nil
+}
+
+// opDirectives is ops as op directives.
+func opDirectives(ops []world.Op) []Directive {
+	var out []Directive
+	for _, op := range ops {
+		out = append(out, mustDirective(op.String()))
+	}
+	return out
 }
 
 func mustDirective(line string) Directive {

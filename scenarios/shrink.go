@@ -410,8 +410,8 @@ func (s *shrinker) simplifyArgs(ds *[]Directive) (argChanges, error) {
 			if err != nil || a >= len(args) {
 				break
 			}
-			if cmd == "world" && args[a].Key == "seed" {
-				continue
+			if cmd == "world" && (args[a].Key == "seed" || args[a].Key == "client") {
+				continue // an ops file's replay reads neither: dropped, they would seem not to matter
 			}
 			ok, err := s.try(ds, i, rejoin(cmd, slices.Delete(slices.Clone(args), a, a+1)), (*ds)[i].inputText())
 			if err != nil {

@@ -48,8 +48,14 @@ type OpsShrinkOptions struct {
 // run prints (the ops without the Go controller: informersim run FILE passes on it). OpsOfFile
 // reads it back.
 func OpsFile(header string, seed uint64, ops []world.GeneratedOp) string {
-	ds := append([]Directive{{Cmd: "world", Args: []datadriven.CmdArg{argOf("seed", strconv.FormatUint(seed, 10))}}}, GeneratedDirectives(0, ops)...)
-	return withOutputs(header, ds)
+	wd := Directive{Cmd: "world", Args: []datadriven.CmdArg{argOf("seed", strconv.FormatUint(seed, 10))}}
+	for _, g := range ops {
+		if g.Op.Client != "" { // a client fault: the file names its client, a stand-in when it runs alone
+			wd.Args = append(wd.Args, argOf("client", g.Op.Client))
+			break
+		}
+	}
+	return withOutputs(header, append([]Directive{wd}, GeneratedDirectives(0, ops)...))
 }
 
 // withOutputs formats ds with header and, as expected blocks, what each directive prints when

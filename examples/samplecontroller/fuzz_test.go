@@ -191,7 +191,7 @@ func corpusBytes(t *testing.T, text string) []byte {
 // (scenarios.OpsOfFile) and still fails.
 func TestFuzzSampleControllerPlantedInputs(t *testing.T) {
 	for _, c := range []struct{ plant, want string }{
-		{"tombstone", "clientgo: the controller did not converge within ms after the faults stopped: Foo default/cold- has no Deployment dep-cold-"},
+		{"tombstone", "clientgo: the controller did not converge within ms after the faults stopped: Foo default/hot- has no Deployment dep-hot-"},
 		{"mutate", "oracle read-only-objects"},
 	} {
 		t.Run(c.plant, func(t *testing.T) {
@@ -212,7 +212,7 @@ func TestFuzzSampleControllerPlantedInputs(t *testing.T) {
 				t.Errorf("the failure names no go test -run=FuzzSampleController/HASH replay line: %v", err)
 			}
 			t.Setenv("INFORMERSIM_ARTIFACTS", t.TempDir())
-			msg, err := run.WriteFailure(t, cfg, opts, err, sampleControllerName("newController", c.plant), 80)
+			msg, err := run.WriteFailure(t, cfg, opts, err, sampleControllerName("newController", c.plant), 200)
 			if err != nil {
 				t.Fatal(err)
 			}

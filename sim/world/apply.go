@@ -135,7 +135,11 @@ func (w *World) write(op Op) error {
 	case OpPatch:
 		_, err = rc.Patch(ctx, op.Name, op.PatchType, []byte(op.Patch), metav1.PatchOptions{})
 	case OpDelete:
-		err = rc.Delete(ctx, op.Name, metav1.DeleteOptions{})
+		var opts metav1.DeleteOptions
+		if op.Propagation != "" {
+			opts.PropagationPolicy = &op.Propagation
+		}
+		err = rc.Delete(ctx, op.Name, opts)
 	}
 	return err
 }

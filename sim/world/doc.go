@@ -69,8 +69,12 @@
 // scoped ones too) with full content (labels, annotations, finalizers, generateName, data or
 // spec), sleeps (in a Script), or injects one of the apiserver's faults: close the watches,
 // compact, fail the next request, burn revisions, cut slow consumers off, send bookmarks, lag,
-// freeze, resume or reinitialise a replica, route the next request to one. Its String form
-// parses back with Parse. Apply runs one now, Script schedules a list, Generate draws a seeded
+// freeze, resume or reinitialise a replica, route the next request to one; or a client fault,
+// aimed at a client the world does not run but its host registered (AddClient: clientgo's
+// harness registers its controller): crash-restart it, answer its next update 409, slow its
+// next call, send its next cached LIST to a lagging replica, hide a change from its informers
+// (clientfaults.go). Sieve's perturbations are ops too, defined once (Perturbation, perturb.go).
+// Its String form parses back with Parse. Apply runs one now, Script schedules a list, Generate draws a seeded
 // random workload (of every kind with GenConfig.FaultOpKinds) and records the ops it issued. Every write to the apiserver is
 // narrated, whoever made it: an op, a test, a handler or an actor through the server's client
 // API.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -70,16 +71,24 @@ type Op struct {
 	// Verb is the request OpFailNext fails.
 	Verb fakeapi.Verb
 	// Duration is how long OpSleep sleeps, OpLagReplica's lag ("by" in the text form), how
-	// long OpReinitReplica's replica stays not ready ("not-ready") and OpSlowWebhook's added
-	// delay ("by"); it must not be negative.
+	// long OpReinitReplica's replica stays not ready ("not-ready"), OpSlowWebhook's added
+	// delay ("by") and how late OpSlowCall's response arrives ("by"); it must not be negative.
 	Duration time.Duration
-	// Replica is the apiserver replica of the replica faults (OpLagReplica to OpRouteNext),
-	// from 0.
+	// Replica is the apiserver replica of the replica faults (OpLagReplica to OpRouteNext) and
+	// of OpStaleRead, from 0.
 	Replica int
 	// Count is how many revisions OpBurnRevisions consumes ("n" in the text form).
 	Count int
 	// Informer names the informer whose watches OpSlowConsumer cuts off ("" for every watch).
 	Informer string
+	// Client names the client of the apiserver a client fault is aimed at (OpCrashRestart to
+	// OpHiddenChange): one its host registered with World.AddClient, such as the controller
+	// clientgo's harness runs.
+	Client string
+	// Propagation is a delete's propagation policy (kubectl delete --cascade): Foreground,
+	// Background or Orphan; empty leaves it to the apiserver (Background for most kinds). The
+	// garbage collector (Config.ControlPlane) carries it out.
+	Propagation metav1.DeletionPropagation
 }
 
 // validate checks what the world itself can tell is wrong with op: an unknown kind, a field the
@@ -169,11 +178,13 @@ const (
 	fieldReplica
 	fieldCount
 	fieldInformer
+	fieldClient
+	fieldPropagation
 	numOpFields
 )
 
 var opFieldNames = [numOpFields]string{"Resource", "Namespace", "Name", "GenerateName", "Labels", "Annotations",
-	"Finalizers", "Content", "PatchType", "Patch", "Verb", "Code", "Duration", "Replica", "Count", "Informer"}
+	"Finalizers", "Content", "PatchType", "Patch", "Verb", "Code", "Duration", "Replica", "Count", "Informer", "Client", "Propagation"}
 
 // object reports whether f describes the object a write writes.
 func (f opField) object() bool { return f <= fieldContent }
@@ -216,6 +227,10 @@ func (f opField) zero(op *Op) bool {
 		return op.Count == 0
 	case fieldInformer:
 		return op.Informer == ""
+	case fieldClient:
+		return op.Client == ""
+	case fieldPropagation:
+		return op.Propagation == ""
 	}
 	invariant.Check(false, "world: unknown op field %d", int(f))
 	return true
@@ -269,6 +284,10 @@ func (f opField) format(op *Op, key string, field func(k, v string)) {
 		field(key, strconv.Itoa(op.Count))
 	case fieldInformer:
 		field(key, op.Informer)
+	case fieldClient:
+		field(key, op.Client)
+	case fieldPropagation:
+		field(key, string(op.Propagation))
 	}
 }
 
@@ -332,6 +351,10 @@ func (f opField) parse(op *Op, sub, v string) error {
 		op.Count, err = strconv.Atoi(v)
 	case fieldInformer:
 		op.Informer = v
+	case fieldClient:
+		op.Client = v
+	case fieldPropagation:
+		op.Propagation = metav1.DeletionPropagation(v)
 	}
 	return err
 }

@@ -68,6 +68,9 @@ func randomOp(r *rand.Rand) Op {
 			op.Annotations = map[string]string{"note": word(), "k" + strconv.Itoa(r.IntN(9)): word()}
 		}
 		if kind == OpDelete {
+			if r.IntN(2) == 0 {
+				op.Propagation = []metav1.DeletionPropagation{metav1.DeletePropagationForeground, metav1.DeletePropagationBackground, metav1.DeletePropagationOrphan}[r.IntN(3)]
+			}
 			break // a delete ignores labels and annotations, and refuses the rest
 		}
 		switch r.IntN(3) {
@@ -117,8 +120,22 @@ func randomOp(r *rand.Rand) Op {
 		case OpFailWebhook:
 			op.Code = 400 + r.Int32N(200)
 		}
+	case OpCrashRestart, OpConflict, OpSlowCall, OpStaleRead, OpHiddenChange:
+		randomClientFault(r, &op)
 	}
 	return op
+}
+
+// randomClientFault sets a client fault's fields: its client, and a slow call's delay or a
+// stale read's replica.
+func randomClientFault(r *rand.Rand, op *Op) {
+	op.Client = []string{"controller", "c-1", "x.y"}[r.IntN(3)]
+	switch op.Kind {
+	case OpSlowCall:
+		op.Duration = time.Duration(r.Int64N(int64(time.Minute)))
+	case OpStaleRead:
+		op.Replica = r.IntN(3)
+	}
 }
 
 // Goal: an op is data: its String form parses back to the same op (item 6 of issue 8), over
@@ -182,6 +199,12 @@ func TestParseRefusesBadInput(t *testing.T) {
 		{`patch name=a content="{}" patchType=merge patch="{}"`, "a patch says its changes in Patch"},
 		{`delete name=a content="{\"data\":{}}"`, "a delete only names its object"},
 		{`delete name=a finalizers=f`, "a delete only names its object"},
+		{"delete name=a propagation=cascade", `unknown Propagation "cascade"`},
+		{"create name=a propagation=Orphan", "Propagation is only for delete"},
+		{"conflict", "needs field client="},
+		{"crash-restart client=a/b", "invalid Client name"},
+		{"slow-call client=c", "needs field by="},
+		{"stale-read client=c replica=-1", "negative Replica"},
 	} {
 		_, err := Parse(c.in)
 		if err == nil || !strings.HasPrefix(err.Error(), "world: ") || !strings.Contains(err.Error(), c.want) {

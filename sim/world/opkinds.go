@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/informersim/informersim/controlplane"
@@ -37,8 +38,8 @@ const (
 	OpUpdate
 	// OpPatch patches Name with Patch, of PatchType.
 	OpPatch
-	// OpDelete deletes Name. Finalizers or a pod's grace period make it a MODIFIED first
-	// (fakeapi.md §5.3).
+	// OpDelete deletes Name, with Propagation's policy if set. Finalizers or a pod's grace
+	// period make it a MODIFIED first (fakeapi.md §5.3).
 	OpDelete
 	// OpCloseWatches ends every open watch: cleanly when Code is 0, else with an ERROR event of
 	// that HTTP code (410 makes the Reflector relist, informer.md §7.7).
@@ -91,6 +92,32 @@ const (
 	OpRefuseWebhook
 	// OpFailWebhook makes the webhook Name's server answer its next call with HTTP Code.
 	OpFailWebhook
+
+	// The client faults (clientfaults.go): each is aimed at Client, a client of the apiserver
+	// that its host registered with World.AddClient (the controller clientgo's harness runs, a
+	// perturbation campaign's), is narrated as that client and handed to its host inside the
+	// op's step. The host does it at once (a restart, a hidden change) or at the client's next
+	// occasion (its next update, call or LIST from a watch cache).
+
+	// OpCrashRestart crash-restarts the client: its process dies with what it held in memory
+	// (caches, queues, its own bookkeeping) and starts again afresh, while the world goes on
+	// (Sieve's intermediate state, perturb.go).
+	OpCrashRestart
+	// OpConflict answers the client's next update (PUT or PATCH of one object) 409 Conflict
+	// without serving it, as the apiserver answers a write from a stale read.
+	OpConflict
+	// OpSlowCall delays the response to the client's next call by Duration on top of its
+	// latency.
+	OpSlowCall
+	// OpStaleRead sends the client's next LIST that a watch cache serves (resourceVersion=0, an
+	// informer's first) to replica Replica: with that replica lagging (OpLagReplica), the client
+	// starts from a past state of the world (time travel).
+	OpStaleRead
+	// OpHiddenChange updates or deletes (the host's draw) an object one of the client's
+	// informers holds, out of their sight: the change is wrapped in Sieve's unobserved state
+	// (Perturbation{Kind: PerturbUnobserved}.Ops), so the informers learn of it only from a
+	// relist.
+	OpHiddenChange
 
 	numOpKinds = iota + 1 // one past the last kind: the size of opRows
 )
@@ -274,7 +301,8 @@ func init() {
 		OpPatch: {name: "patch",
 			args:  args(objectArgs, []opArg{{field: fieldPatchType, key: "patchType"}, {field: fieldPatch, key: "patch"}}),
 			check: checkPatch, target: checkTarget, apply: applyWrite, draw: drawPatch},
-		OpDelete: {name: "delete", args: args(objectArgs, metaArgs), target: checkTarget, apply: applyWrite},
+		OpDelete: {name: "delete", args: args(objectArgs, metaArgs, []opArg{{field: fieldPropagation, key: "propagation"}}),
+			check: checkPropagation, target: checkTarget, apply: applyWrite},
 		OpCloseWatches: {name: "close-watches", fault: true,
 			args: []opArg{{field: fieldCode, key: "code"}},
 			check: func(op Op) error {
@@ -410,6 +438,14 @@ func init() {
 				return nil
 			},
 			func(r *rand.Rand, op *Op) { op.Code = []int32{500, 503, 404}[r.IntN(3)] }),
+
+		OpCrashRestart: clientRow(OpCrashRestart, "crash-restart", nil),
+		OpConflict:     clientRow(OpConflict, "conflict", nil),
+		OpSlowCall: clientRow(OpSlowCall, "slow-call", &opArg{field: fieldDuration, key: "by", required: true},
+			func(_ *Generator, r *rand.Rand, op *Op) { op.Duration = time.Duration(1+r.IntN(5)) * time.Second }),
+		OpStaleRead: clientRow(OpStaleRead, "stale-read", &replicaArg,
+			func(g *Generator, r *rand.Rand, op *Op) { op.Replica = r.IntN(g.w.srv.Replicas().Len()) }),
+		OpHiddenChange: clientRow(OpHiddenChange, "hidden-change", nil),
 	}
 	argKeys = map[string]opField{}
 	for k := OpCreate; k < numOpKinds; k++ {
@@ -445,6 +481,15 @@ func checkReplica(w *World, op Op) error {
 func checkTarget(w *World, op Op) error {
 	_, _, err := w.target(op)
 	return err
+}
+
+// checkPropagation refuses a propagation policy kube-apiserver does not know.
+func checkPropagation(op Op) error {
+	switch op.Propagation {
+	case "", metav1.DeletePropagationForeground, metav1.DeletePropagationBackground, metav1.DeletePropagationOrphan:
+		return nil
+	}
+	return fmt.Errorf("unknown Propagation %q (want Foreground, Background or Orphan)", op.Propagation)
 }
 
 func checkContentKeys(op Op) error {
@@ -521,14 +566,17 @@ func drawPatch(g *Generator, r *rand.Rand) Op {
 }
 
 // apply performs a validated op (World.check) and narrates it; with Config.RecordOps it records
-// it (a sleep, which applies nothing, is not recorded). fromFaultPoint says a Generator's fault
-// point issued it.
+// it (a sleep, which applies nothing, is not recorded, nor an op applied while another is, such
+// as the writes a client's host makes of a hidden change: the outer op stands for them).
+// fromFaultPoint says a Generator's fault point issued it.
 func (w *World) apply(op Op, fromFaultPoint bool) error {
 	if !op.Kind.valid() {
 		invariant.Check(false, "world: apply: unvalidated op kind %v", op.Kind)
 	}
+	w.applying++
 	err := opRows[op.Kind].apply(w, op)
-	if w.cfg.RecordOps && op.Kind != OpSleep {
+	w.applying--
+	if w.cfg.RecordOps && op.Kind != OpSleep && w.applying == 0 {
 		rec := GeneratedOp{Time: w.s.Now(), Op: op, FaultPoint: fromFaultPoint}
 		if err != nil {
 			rec.Err = err.Error()

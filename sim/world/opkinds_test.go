@@ -77,12 +77,24 @@ func minimalOp(k OpKind) Op {
 		op.Duration = time.Second
 	case OpFailWebhook:
 		op.Code = 500
+	case OpCrashRestart, OpConflict, OpStaleRead, OpHiddenChange:
+		op.Client = testClient
+	case OpSlowCall:
+		op.Client, op.Duration = testClient, time.Second
 	}
 	return op
 }
 
+// testClient is the client worldWithReplicas registers; its faults are taken (clientFaults).
+const testClient = "ctl"
+
+// clientFaults records the client faults a world's testClient took, by kind.
+type clientFaults map[OpKind]int
+
+func (c clientFaults) take(op Op) error { c[op.Kind]++; return nil }
+
 // worldWithReplicas is a world of three apiserver replicas with informer inf1 started, the
-// control plane running and webhooks enabled (so that their ops apply).
+// control plane running, webhooks enabled and a client registered (so that their ops apply).
 func worldWithReplicas(t *testing.T, seed uint64) *World {
 	t.Helper()
 	w, err := NewFromConfig(sim.Config{Seed: seed}, fakeapi.Config{Replicas: 3}, Config{ControlPlane: &controlplane.Config{}})
@@ -96,6 +108,9 @@ func worldWithReplicas(t *testing.T, seed uint64) *World {
 	}
 	mustAddHandler(t, w, n, "h1", useInformerResync)
 	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AddClient(testClient, clientFaults{}.take); err != nil {
 		t.Fatal(err)
 	}
 	return w
@@ -180,7 +195,7 @@ func TestScriptSchedulesEveryKind(t *testing.T) {
 	mustConverge(t, w)
 	at := map[string]time.Duration{}
 	for _, e := range w.Sim().Trace().Events() {
-		if e.Actor == "apiserver" {
+		if e.Actor == "apiserver" || e.Actor == testClient { // a client fault is narrated as its client
 			if _, ok := at[e.Kind]; !ok {
 				at[e.Kind] = e.Time
 			}
@@ -204,6 +219,8 @@ func TestScriptSchedulesEveryKind(t *testing.T) {
 	}{
 		{Op{Kind: OpRouteNext, Replica: 3}, "the apiserver has 3 replicas"},
 		{Op{Kind: OpSlowConsumer, Informer: "nobody"}, `no informer named "nobody"`},
+		{Op{Kind: OpConflict, Client: "nobody"}, `no client named "nobody" (the world's: ctl)`},
+		{Op{Kind: OpStaleRead, Client: testClient, Replica: 3}, "the apiserver has 3 replicas"},
 	} {
 		before := w.Sim().PendingTimers()
 		if _, err := w.Script(0, Op{Kind: OpCompact}, c.op); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "(Script op 1)") {

@@ -178,6 +178,12 @@ type World struct {
 	// opLog is every op applied, with Config.RecordOps (Ops): a record is a few hundred bytes,
 	// which a slice grown by append copied at every doubling.
 	opLog chunklog.Log[GeneratedOp]
+	// applying counts the ops being applied: an op a client's host applies while taking a
+	// client fault (a hidden change's writes) is part of that op, not recorded on its own.
+	applying int
+	// clients are the clients of the apiserver the world does not run, whose hosts take the
+	// client faults aimed at them (clientfaults.go), in their order of registration.
+	clients []client
 
 	// The user's work (user.go).
 	userActors []sim.Actor
