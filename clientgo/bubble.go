@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/informersim/informersim/clientgo/internal/introspect"
-	"github.com/informersim/informersim/internal/goseed"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -106,10 +105,10 @@ type bubble struct {
 	// map order and the order of the controller's goroutines are then the seed's, and nothing is
 	// counted as unordered.
 	seeded bool
-	// reports are where client-go's mutation detector reports during the run in the
-	// deterministic mode (determinism.go), nil outside it; reportsReadAt is when the driver last
-	// read them.
-	reports       *goseed.Reports
+	// mode is what the deterministic mode gives the run (determinism.go: where client-go's
+	// mutation detector reports), nil outside it; reportsReadAt is when the driver last read the
+	// reports.
+	mode          *seededRun
 	reportsReadAt time.Duration
 	// hz are the run's hazards (hazards.go): the client faults the world aimed at the
 	// controller; onTurn, if set, runs before each turn of the driver (the controller's

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informersim/informersim/clientgo/internal/readonly"
 	"github.com/informersim/informersim/internal/goseed"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
@@ -23,15 +24,23 @@ import (
 // seededRuns lets one run at a time go on in a binary built in the deterministic mode.
 var seededRuns sync.Mutex
 
+// A seededRun is what the deterministic mode gives one run: the reports of client-go's
+// mutation detector (nil when the detector is off) and the harness's answers to the detector's
+// comparisons (nil when it compares by itself).
+type seededRun struct {
+	reports     *goseed.Reports
+	comparisons *readonly.DetectorComparisons
+}
+
 // seedRuntime readies the runtime of a binary built in the deterministic mode for a run of seed
-// and returns the run's reports and what puts the runtime back. The runtime holds one seed per
+// and returns what the mode gives the run and what puts the runtime back. The runtime holds one seed per
 // process, so runs take turns. The run's goroutines share one processor (GOMAXPROCS 1), so that
 // their order is the scheduler's, which the mode makes a function of what they did. The
 // collector must not run during a run (it stops goroutines to scan their stacks and puts them
 // back in its own order), so it is held off from the first run of a go test function to its end
 // (t's cleanup), and a full collection, which is over when it returns, is made before a run once
 // the heap has doubled since the last.
-func seedRuntime(t *testing.T, seed uint64) (reports *goseed.Reports, restore func()) {
+func seedRuntime(t *testing.T, seed uint64) (mode *seededRun, restore func()) {
 	seededRuns.Lock()
 	holdCollector(t)
 	procs := goruntime.GOMAXPROCS(1)
@@ -41,9 +50,15 @@ func seedRuntime(t *testing.T, seed uint64) (reports *goseed.Reports, restore fu
 	}
 	detector := clientGoMutationDetector
 	clientGoMutationDetector = reports != nil && os.Getenv(EnvMutationDetector) != "off"
+	mode = &seededRun{reports: reports}
+	if clientGoMutationDetector && os.Getenv(EnvDetectorSnapshots) != "off" {
+		mode.comparisons = readonly.NewDetectorComparisons()
+		goseed.AnswerDeepEqual(mode.comparisons.DeepEqual)
+	}
 	goseed.Begin(seed, reports)
-	return reports, func() {
+	return mode, func() {
 		goseed.End()
+		goseed.AnswerDeepEqual(nil)
 		clientGoMutationDetector = detector
 		goruntime.GOMAXPROCS(procs)
 		seededRuns.Unlock()
@@ -95,6 +110,13 @@ func heapBytes() uint64 {
 // informer hands out and compares them every second, which is most of the mode's cost
 // (docs/determinism.md); off, a controller that changes a cached object is not caught.
 const EnvMutationDetector = "INFORMERSIM_MUTATION_DETECTOR"
+
+// EnvDetectorSnapshots set to "off" leaves each comparison of client-go's cache mutation detector
+// to reflect.DeepEqual in the deterministic mode. By default the harness answers them
+// (readonly.DetectorComparisons): the detector compares every object it holds every second,
+// nearly always unchanged, which a snapshot of the object's memory answers at about a hundredth
+// of DeepEqual's cost, with the same answer (docs/determinism.md gives what it buys).
+const EnvDetectorSnapshots = "INFORMERSIM_DETECTOR_SNAPSHOTS"
 
 // runReports is the process's file of the detector's reports, shared by its runs (one at a
 // time), made at the first run in the mode.
@@ -166,11 +188,11 @@ const detectorCheckEvery = time.Second
 // takeDetectorReports turns what the detector reported into the read-only-objects violation
 // that ends the run (driver only).
 func (b *bubble) takeDetectorReports(now time.Duration) {
-	if b.reports == nil || now-b.reportsReadAt < detectorCheckEvery {
+	if b.mode == nil || b.mode.reports == nil || now-b.reportsReadAt < detectorCheckEvery {
 		return
 	}
 	b.reportsReadAt = now
-	lines := b.reports.Take()
+	lines := b.mode.reports.Take()
 	if len(lines) == 0 {
 		return
 	}
@@ -194,3 +216,11 @@ func (r *Report) fired(name string) int {
 // ReplayGuaranteed reports whether the run's seed replays it: the run was made in the
 // deterministic mode (docs/determinism.md).
 func (r *Report) ReplayGuaranteed() bool { return r.Seeded }
+
+// snapshotAnswers is how many of the detector's comparisons the harness answered (nil: none).
+func (m *seededRun) snapshotAnswers() int64 {
+	if m == nil || m.comparisons == nil {
+		return 0
+	}
+	return m.comparisons.Answered()
+}

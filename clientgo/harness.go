@@ -260,14 +260,14 @@ func runTest(t T, cfg Config) (*Report, error) {
 			cfg.Repro = "env $(informersim determinism) " + cfg.Repro // the replay is the mode's
 		}
 	}
-	var reports *goseed.Reports
+	var mode *seededRun
 	if goseed.Active() {
 		var restore func()
-		reports, restore = seedRuntime(bubbleT, cfg.Seed)
+		mode, restore = seedRuntime(bubbleT, cfg.Seed)
 		defer restore()
 	}
 	markDetectedRun(cfg, t.Name(), "starts")
-	synctest.Test(bubbleT, func(*testing.T) { rep, err = run(cfg, wd, reports) })
+	synctest.Test(bubbleT, func(*testing.T) { rep, err = run(cfg, wd, mode) })
 	markDetectedRun(cfg, t.Name(), "ended")
 	noteReplay(bubbleT, rep)
 	if rep != nil && rep.Webhooks != nil && rep.Webhooks.Unfired > 0 {
@@ -284,8 +284,8 @@ func logError(ctx context.Context, err error, msg string, keysAndValues ...any) 
 // (cluster), Setup prepares the world and the hazards are armed (prepare), the controller's
 // first life starts (startLives), the driver runs the safety, liveness and settle phases
 // (drive), the controller's lives end (lives.stop), and the report is read off the world.
-func run(cfg Config, wd *watchdog, reports *goseed.Reports) (*Report, error) {
-	c, err := newCluster(cfg, wd, reports)
+func run(cfg Config, wd *watchdog, mode *seededRun) (*Report, error) {
+	c, err := newCluster(cfg, wd, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -330,7 +330,7 @@ type cluster struct {
 
 // newCluster stands the cluster up: the world, the coupling, the REST front, the controller's
 // latencies, the outcome check, kube-apiserver's system namespaces and the CRDs.
-func newCluster(cfg Config, wd *watchdog, reports *goseed.Reports) (*cluster, error) {
+func newCluster(cfg Config, wd *watchdog, mode *seededRun) (*cluster, error) {
 	w, err := world.NewFromConfig(sim.Config{Seed: cfg.Seed, Repro: cfg.Repro}, cfg.Cluster.API, cfg.Cluster.World)
 	if err != nil {
 		return nil, err
@@ -344,7 +344,7 @@ func newCluster(cfg Config, wd *watchdog, reports *goseed.Reports) (*cluster, er
 	}
 	b.rec = newReconciles(w.Sim(), cfg.Checks.HotLoop)
 	b.seeded = goseed.Active()
-	b.reports = reports
+	b.mode = mode
 	b.checks = checks{b: b, invariant: cfg.Checks.Invariant, onWrite: cfg.Checks.OnWrite, repro: fmt.Sprintf("seed %d; %s", cfg.Seed, cfg.Repro)}
 	wd.repro.Store(&b.checks.repro)
 	wd.b.Store(b)
@@ -427,8 +427,8 @@ func (c *cluster) report(cfg Config, err error) *Report {
 			Calls: b.served, ConcurrentCalls: b.concurrentCalls, MaxConcurrent: b.maxConcurrent, Ties: b.ties,
 			Streams: b.streams.sorted(), WatchTimeoutsRedrawn: b.timeoutsRedrawn, StaticRequests: int(b.staticRequests.Load()),
 			UnorderedBatches: b.unorderedBatches, ResyncWakes: b.resyncWakes,
-			ClientGoMutationDetector: clientGoMutationDetector && cfg.main() != nil,
-			MissingNamespaceWrites:   missingNamespaceWrites(c.w)}}
+			ClientGoMutationDetector: clientGoMutationDetector && cfg.main() != nil, DetectorSnapshotAnswers: b.mode.snapshotAnswers(),
+			MissingNamespaceWrites: missingNamespaceWrites(c.w)}}
 	if cp := c.w.ControlPlane(); cp != nil {
 		rep.Diagnostics.ControlPlane = &ControlPlaneReport{GarbageCollector: cp.GC.Stats(), NamespaceController: cp.Namespace.Stats(), WorkloadStatus: cp.Workload.Stats(), JobController: cp.Jobs.Stats()}
 	}

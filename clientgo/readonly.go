@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/informersim/informersim/clientgo/internal/readonly"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,15 +22,17 @@ import (
 // bubble.turn: at the others nothing can have changed) compares each object handed out with its
 // copy: the first time as reflect.DeepEqual does, later by a snapshot of the object's memory
 // taken when it was found equal, which answers as DeepEqual would at a fraction of its cost
-// (readonly_snapshot.go). A change
-// (a controller that writes into a lister's object instead of a DeepCopy) fails the run with the
+// (package internal/readonly). A change (a controller that writes into a lister's object
+// instead of a DeepCopy) fails the run with the
 // oracle's violation, about the object, naming the informer (its resource) that handed it out,
 // with the seed and the replay line. As client-go's cache mutation detector does, an object is
 // watched for lentRetention after it was handed out.
 //
 // The informers a controller builds itself from the *rest.Config (Main) are client-go's,
 // whose objects are decoded by client-go from the bytes the REST front writes: the harness holds
-// no reference to them, and does not check them.
+// no reference to them. client-go's own cache mutation detector checks them (detector.go), and
+// in the deterministic mode the harness answers the detector's comparisons the same way
+// (determinism.go).
 
 // lentRetention is how long (simulated) a handed-out object is compared with its copy.
 const lentRetention = 2 * time.Minute
@@ -48,7 +51,7 @@ type lentObject struct {
 	at        time.Duration // when it was handed out
 	// snap is obj's memory when it was last found DeepEqual to copy (readonly_snapshot.go), nil
 	// before the first comparison.
-	snap *memSnapshot
+	snap *readonly.Snapshot
 }
 
 // lend records obj, made by informer's transform inside a step, to be compared after each step
@@ -128,10 +131,8 @@ func (lr *lending) pollSynced() {
 
 // checkLent compares every object handed out within lentRetention with its copy, after a step
 // at which the controller's code may have run (bubble.turn); the first changed one fails the run
-// with a read-only-objects violation. An object whose memory still holds its snapshot's bytes is
-// unchanged; any other is compared with its copy as DeepEqual would (the first comparison, or a
-// block that moved: verifiedSnapshot, or reflect.DeepEqual itself where that cannot tell), and
-// snapshotted again when equal.
+// with a read-only-objects violation. Each comparison is readonly.Compare's: by the object's
+// snapshot when its memory is unchanged, else as DeepEqual would.
 func (lr *lending) checkLent() {
 	b := lr.b
 	if len(b.lent) == 0 {
@@ -155,43 +156,15 @@ func (lr *lending) checkLent() {
 				continue
 			}
 		} else {
-			if l.snap != nil && l.snap.unchanged() {
-				continue
-			}
-			if l.snap = verifiedSnapshot(l.obj, l.copy); l.snap != nil {
-				continue
-			}
-			if reflect.DeepEqual(l.obj, l.copy) {
-				l.snap = snapshotOf(l.obj, l.copy)
+			var equal bool
+			if equal, l.snap = readonly.Compare(l.obj, l.copy, l.snap); equal {
 				continue
 			}
 		}
 		b.s.Emit(ControllerActor, "read-only-violation", sim.F("informer", l.informer), sim.F("key", l.key), sim.F("rv", l.rv))
 		msg := fmt.Sprintf("the controller changed %T %s (resourceVersion %s), which informer %s handed out at %s to its handlers and lister: it differs in %s from what was delivered; copy an object before changing it (DeepCopy)",
-			l.obj, l.key, l.rv, l.informer, sim.FormatSimTime(l.at), strings.Join(changedFields(l.copy, l.obj), ", "))
+			l.obj, l.key, l.rv, l.informer, sim.FormatSimTime(l.at), strings.Join(readonly.ChangedFields(l.copy, l.obj), ", "))
 		b.fail(b.violation(world.OracleReadOnlyObjects, msg))
 		return
 	}
-}
-
-// changedFields names the top-level fields of two objects of one struct type that differ
-// (ObjectMeta, Spec, Status...), or "contents" when they are not structs.
-func changedFields(was, now runtime.Object) []string {
-	a, b := reflect.ValueOf(was), reflect.ValueOf(now)
-	if a.Kind() == reflect.Pointer {
-		a, b = a.Elem(), b.Elem()
-	}
-	if a.Kind() != reflect.Struct || a.Type() != b.Type() {
-		return []string{"contents"}
-	}
-	var out []string
-	for i := range a.NumField() {
-		if !reflect.DeepEqual(a.Field(i).Interface(), b.Field(i).Interface()) {
-			out = append(out, a.Type().Field(i).Name)
-		}
-	}
-	if len(out) == 0 {
-		return []string{"contents"}
-	}
-	return out
 }

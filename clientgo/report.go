@@ -93,6 +93,11 @@ type Diagnostics struct {
 	// on, client-go panics the process at the first changed object, and the harness has written
 	// the run's seed and replay line to standard error as it started.
 	ClientGoMutationDetector bool
+	// DetectorSnapshotAnswers counts the detector's comparisons the harness answered from
+	// snapshots of the objects' memory in the deterministic mode, with reflect.DeepEqual's
+	// answer at a fraction of its cost (INFORMERSIM_DETECTOR_SNAPSHOTS=off: none, each is
+	// DeepEqual's). Zero with the detector on under a Main means the detector compared by itself.
+	DetectorSnapshotAnswers int64
 	// MissingNamespaceWrites counts the world's own writes (Setup's Apply, Script and Generate
 	// ops) that the apiserver refused because their namespace does not exist (kube-apiserver's
 	// 404, see Cluster). Each is narrated in the trace, but a workload written into a namespace

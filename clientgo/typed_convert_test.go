@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/informersim/informersim/clientgo/internal/testobjects"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,7 +21,7 @@ import (
 // converter puts in an interface is the unstructured value itself): the same overwriting
 // changes its unstructured object, so holdsInterfaces must say so, and such types keep copies.
 func TestTypedConversionSharesNothing(t *testing.T) {
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(richDeployment())
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(testobjects.RichDeployment())
 	if err != nil {
 		t.Fatal(err)
 	}

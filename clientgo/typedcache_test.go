@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informersim/informersim/clientgo/internal/testobjects"
 	"github.com/informersim/informersim/kube"
 	"github.com/informersim/informersim/sim/world"
 	appsv1 "k8s.io/api/apps/v1"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 )
 
 // lentPair is what a typed conversion handed the read-only check: the object handed out and the
@@ -42,7 +44,7 @@ func keepingConversion(lent *[]lentPair) *typed {
 // image as given, and its times (whose zone every copy shares).
 func deploymentVersion(t *testing.T, uid, rv, image string) *unstructured.Unstructured {
 	t.Helper()
-	d := richDeployment()
+	d := testobjects.RichDeployment()
 	d.UID, d.ResourceVersion = types.UID(uid), rv
 	d.CreationTimestamp = metav1.NewTime(time.Date(2026, 11, 26, 20, 0, 0, 0, time.UTC))
 	d.ManagedFields[0].Time = &d.CreationTimestamp
@@ -85,7 +87,7 @@ func TestConvertedVersionsAreCopies(t *testing.T) {
 	d := first.(*appsv1.Deployment)
 	d.Labels["app"] = "changed"
 	d.Spec.Template.Spec.Containers[0].Args[0] = "changed"
-	d.Spec.Replicas = ptrTo(int32(99))
+	d.Spec.Replicas = ptr.To(int32(99))
 	for i := range 3 {
 		again, err := conv.transform(v1.DeepCopy())
 		if err != nil {

@@ -53,3 +53,42 @@ func TestSeededListerMutationUnderMain(t *testing.T) {
 		t.Fatalf("caught on only %d of %d seeds", caught, len(seeds))
 	}
 }
+
+// TestSeededDetectorSnapshots holds the harness's answers to client-go's cache mutation detector
+// (a snapshot of each object's memory in place of reflect.DeepEqual, in the deterministic mode)
+// to DeepEqual's: for the correct controller and the planted lister mutation, seeds 1 to 3 run
+// with the snapshots on and off give the same hash and the same failure, and the snapshots
+// answered comparisons only when on.
+func TestSeededDetectorSnapshots(t *testing.T) {
+	if !replaytest.Seeded() {
+		t.Skipf("runs in the deterministic mode only: %s", clientgo.DeterminismCommand)
+	}
+	run := func(t *testing.T, seed uint64, bugs samplecontroller.Bugs, snapshots string) (*clientgo.Report, string) {
+		t.Setenv(clientgo.EnvDetectorSnapshots, snapshots)
+		rep, err := clientgo.Run(t, mainConfig(t, specs[0], seed, bugs, nil))
+		failure := ""
+		if err != nil {
+			failure = err.Error()
+		}
+		if !rep.Diagnostics.ClientGoMutationDetector {
+			t.Fatalf("seed %d: client-go's mutation detector was off in the mode", seed)
+		}
+		return rep, failure
+	}
+	for _, bugs := range []samplecontroller.Bugs{{}, {MutateListerObject: true}} {
+		for seed := uint64(1); seed <= 3; seed++ {
+			on, onFailure := run(t, seed, bugs, "")
+			off, offFailure := run(t, seed, bugs, "off")
+			if on.Hash != off.Hash || onFailure != offFailure {
+				t.Errorf("%+v seed %d: with the snapshots %x %q, without %x %q", bugs, seed, on.Hash, onFailure, off.Hash, offFailure)
+			}
+			if on.Diagnostics.DetectorSnapshotAnswers == 0 || off.Diagnostics.DetectorSnapshotAnswers != 0 {
+				t.Errorf("%+v seed %d: the snapshots answered %d comparisons on and %d off; want some on, none off",
+					bugs, seed, on.Diagnostics.DetectorSnapshotAnswers, off.Diagnostics.DetectorSnapshotAnswers)
+			}
+			if bugs.MutateListerObject && onFailure == "" {
+				t.Errorf("seed %d: the planted lister mutation was not caught", seed)
+			}
+		}
+	}
+}

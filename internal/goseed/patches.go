@@ -62,6 +62,9 @@ var patches = []patch{
 	{file: "runtime/panic.go", after: "func gopanic(", text: "\tgp := getg()\n\tif gp.m.curg != gp {\n",
 		with: "\tinformersimCacheModified(e)\n\tgp := getg()\n\tif gp.m.curg != gp {\n",
 		why:  "during a run, client-go's cache mutation detector's panic is reported to the harness and ends only the detector's goroutine"},
+	{file: "reflect/deepequal.go", after: "func DeepEqual(", text: "\tif x == nil || y == nil {\n\t\treturn x == y\n\t}\n",
+		with: "\tif h := informersimDeepEqual.Load(); h != nil {\n\t\tif equal, decided := (*h)(x, y); decided {\n\t\t\treturn equal\n\t\t}\n\t}\n\tif x == nil || y == nil {\n\t\treturn x == y\n\t}\n",
+		why:  "the harness may answer client-go's cache mutation detector's comparisons at a fraction of their cost (AnswerDeepEqual)"},
 	{file: "internal/runtime/maps/table.go", after: "func (it *Iter) Init(", text: "\tit.entryOffset = rand()\n\tit.dirOffset = rand()\n",
 		with: "\tit.entryOffset, it.dirOffset = informersimIterOffsets(m)\n",
 		why:  "where a range over a map starts is drawn from the run's seed"},
@@ -238,6 +241,28 @@ func informersimCacheModified(e any) {
 // informersimHashKey is the i-th word of the hash keys, the same in every process.
 func informersimHashKey(i int) uint64 {
 	return informersimMix(uint64(i) + 0x696e666f726d6572)
+}
+`,
+	"reflect/informersim_deepequal.go": `// Code written by informersim's overlay (package goseed): a way for the harness to answer
+// calls of DeepEqual. Not part of Go.
+
+package reflect
+
+import "sync/atomic"
+
+// informersimDeepEqual, when set, is asked first by DeepEqual: it returns decided false to leave
+// the call to DeepEqual.
+var informersimDeepEqual atomic.Pointer[func(x, y any) (equal, decided bool)]
+
+// InformersimAnswerDeepEqual sets the function DeepEqual asks first (nil: none). It is a method
+// of the type behind every Type, so a program finds it through an interface, and builds without
+// the overlay, where it does not exist, still link.
+func (t *rtype) InformersimAnswerDeepEqual(h func(x, y any) (equal, decided bool)) {
+	if h == nil {
+		informersimDeepEqual.Store(nil)
+		return
+	}
+	informersimDeepEqual.Store(&h)
 }
 `,
 	"internal/sync/informersim_seed.go": `// Code written by informersim's overlay (package goseed). Not part of Go.

@@ -79,3 +79,30 @@ func TestCurrentBubble(t *testing.T) {
 		}
 	})
 }
+
+//go:noinline
+func checkedCallee(c *CallerCheck) bool { return c.Is(0) }
+
+//go:noinline
+func checkedCaller(c *CallerCheck) bool { return checkedCallee(c) }
+
+func TestCallerCheck(t *testing.T) {
+	const pkg = "github.com/informersim/informersim/clientgo/internal/introspect."
+	right := NewCallerCheck(pkg+"checkedCallee", pkg+"checkedCaller")
+	wrong := NewCallerCheck(pkg+"checkedCallee", pkg+"TestCallerCheck")
+	notCallee := NewCallerCheck(pkg+"elsewhere", pkg+"checkedCaller")
+	for i := range 2 { // the second time from what the first saw
+		if !checkedCaller(right) {
+			t.Errorf("call %d: the caller was not recognised", i)
+		}
+		if checkedCaller(wrong) {
+			t.Errorf("call %d: another caller was taken for the one checked", i)
+		}
+		if checkedCaller(notCallee) {
+			t.Errorf("call %d: a callee not on the stack was found", i)
+		}
+	}
+	if checkedCallee(right) {
+		t.Error("called from the test, the callee was taken as called by its usual caller")
+	}
+}

@@ -1,10 +1,12 @@
 // Package panicreport is run by TestOverlayReportsTheDetectorsPanic with the overlay: inside a
 // testing/synctest bubble during a run, the panic client-go's cache mutation detector makes ends
 // only its goroutine and is written to the run's reports; outside a run it is not caught (the
-// test checks that only by the line count).
+// test checks that only by the line count). And the function given to AnswerDeepEqual answers
+// reflect.DeepEqual's calls.
 package panicreport
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -60,5 +62,34 @@ func TestOtherPanicsGoOn(t *testing.T) {
 	})
 	if got := reports.Take(); got != nil {
 		t.Fatalf("reports %q, want none", got)
+	}
+}
+
+// TestAnswerDeepEqual: with the overlay, the function given to AnswerDeepEqual answers the
+// calls it decides, leaves the others to reflect.DeepEqual, and is gone after AnswerDeepEqual(nil).
+func TestAnswerDeepEqual(t *testing.T) {
+	asked := 0
+	ok := goseed.AnswerDeepEqual(func(x, y any) (equal, decided bool) {
+		asked++
+		if s, isString := x.(string); isString && s == "decided" {
+			return true, true
+		}
+		return false, false
+	})
+	if !ok {
+		t.Fatal("AnswerDeepEqual reports no overlay")
+	}
+	if !reflect.DeepEqual("decided", 1) {
+		t.Error("DeepEqual did not take the answer the function decided")
+	}
+	if reflect.DeepEqual("other", 1) || !reflect.DeepEqual([]int{1}, []int{1}) {
+		t.Error("DeepEqual did not compare the calls the function left to it")
+	}
+	if asked != 3 {
+		t.Errorf("the function was asked %d times, want 3", asked)
+	}
+	goseed.AnswerDeepEqual(nil)
+	if reflect.DeepEqual("decided", 1) || asked != 3 {
+		t.Errorf("after AnswerDeepEqual(nil), DeepEqual still asked the function (%d asks)", asked)
 	}
 }

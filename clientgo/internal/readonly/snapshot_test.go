@@ -1,4 +1,4 @@
-package clientgo
+package readonly
 
 import (
 	"maps"
@@ -10,52 +10,13 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/informersim/informersim/clientgo/internal/testobjects"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
-
-// richDeployment has a field of every shape the snapshot handles: maps (labels, a resource
-// list of Quantities), pointers, slices of structs, strings, bytes, an inline array of the
-// Quantity's big number, a RawExtension's interface.
-func richDeployment() *appsv1.Deployment {
-	block := true
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "web", Namespace: "shop", ResourceVersion: "7", Generation: 2,
-			Labels:      map[string]string{"app": "web", "tier": "front"},
-			Annotations: map[string]string{"note": "hello"},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "example.com/v1", Kind: "Site", Name: "site", UID: "u-1", BlockOwnerDeletion: &block,
-			}},
-			ManagedFields: []metav1.ManagedFieldsEntry{{
-				Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "apps/v1",
-				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)},
-			}},
-		},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptrTo(int32(3)),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}, Annotations: map[string]string{}},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{
-					Name: "web", Image: "nginx:1.27", Args: []string{"-g", "daemon off;"},
-					Env: []corev1.EnvVar{{Name: "MODE", Value: "prod"}},
-					Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
-						corev1.ResourceCPU: resource.MustParse("1500m"), corev1.ResourceMemory: resource.MustParse("1.5Gi"),
-					}},
-				}}},
-			},
-		},
-		Status: appsv1.DeploymentStatus{
-			ObservedGeneration: 2, Replicas: 3,
-			Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Message: "ok"}},
-		},
-	}
-}
-
-func ptrTo[T any](v T) *T { return &v }
 
 // TestSnapshotAnswersAsDeepEqual changes a lent object in each way a controller might, after the
 // snapshot was taken, and checks that the snapshot never calls it unchanged when DeepEqual with
@@ -85,7 +46,7 @@ func TestSnapshotAnswersAsDeepEqual(t *testing.T) {
 		{"a top-level string", func(d *appsv1.Deployment) { d.ResourceVersion = "8" }, false},
 		{"a top-level number", func(d *appsv1.Deployment) { d.Status.Replicas = 4 }, false},
 		{"a pointer's target", func(d *appsv1.Deployment) { *d.Spec.Replicas = 5 }, false},
-		{"a pointer replaced by an equal one", func(d *appsv1.Deployment) { d.Spec.Replicas = ptrTo(int32(3)) }, true},
+		{"a pointer replaced by an equal one", func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To(int32(3)) }, true},
 		{"a pointer set to nil", func(d *appsv1.Deployment) { d.Spec.Selector = nil }, false},
 		{"a nested pointer's target", func(d *appsv1.Deployment) { *d.OwnerReferences[0].BlockOwnerDeletion = false }, false},
 		{"a slice element's string", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "nginx:1.28" }, false},
@@ -115,7 +76,7 @@ func TestSnapshotAnswersAsDeepEqual(t *testing.T) {
 	}
 	for _, m := range mutations {
 		t.Run(m.name, func(t *testing.T) {
-			d := richDeployment()
+			d := testobjects.RichDeployment()
 			if m.name == "a string's bytes, in place" {
 				// A string of its own memory: a literal's bytes are read-only.
 				d.Status.Conditions[0].Message = string([]byte("ok"))
@@ -124,7 +85,7 @@ func TestSnapshotAnswersAsDeepEqual(t *testing.T) {
 			if m.name == "a string's bytes, in place" {
 				cp.Status.Conditions[0].Message = strings.Clone(d.Status.Conditions[0].Message)
 			}
-			s := snapshotOf(d, cp)
+			s := Of(d, cp)
 			if s == nil {
 				t.Fatal("no snapshot of a Deployment")
 			}
@@ -133,16 +94,16 @@ func TestSnapshotAnswersAsDeepEqual(t *testing.T) {
 			if deep != m.equal {
 				t.Fatalf("DeepEqual after the change = %v, the test expects %v", deep, m.equal)
 			}
-			if s.unchanged() && !deep {
+			if s.Unchanged() && !deep {
 				t.Errorf("the snapshot says unchanged, DeepEqual says changed")
 			}
-			if m.name == "nothing" && !s.unchanged() {
+			if m.name == "nothing" && !s.Unchanged() {
 				t.Errorf("the snapshot says changed, nothing was touched")
 			}
 
 			// The first comparison: the same change made before it, against a copy taken
 			// before the change.
-			d, cp = richDeployment(), nil
+			d, cp = testobjects.RichDeployment(), nil
 			if m.name == "a string's bytes, in place" {
 				d.Status.Conditions[0].Message = string([]byte("ok"))
 				cp = d.DeepCopy()
@@ -151,14 +112,14 @@ func TestSnapshotAnswersAsDeepEqual(t *testing.T) {
 				cp = d.DeepCopy()
 			}
 			m.change(d)
-			v := verifiedSnapshot(d, cp)
+			v := Verified(d, cp)
 			switch {
 			case v != nil && !deep:
-				t.Errorf("verifiedSnapshot finds the two equal, DeepEqual does not")
-			case v != nil && !v.unchanged():
+				t.Errorf("Verified finds the two equal, DeepEqual does not")
+			case v != nil && !v.Unchanged():
 				t.Errorf("the verified snapshot says changed at once")
 			case v == nil && m.name == "nothing":
-				t.Errorf("verifiedSnapshot cannot tell an untouched object from its copy")
+				t.Errorf("Verified cannot tell an untouched object from its copy")
 			}
 		})
 	}
@@ -166,7 +127,7 @@ func TestSnapshotAnswersAsDeepEqual(t *testing.T) {
 
 // TestVerifiedSnapshotAnswersAsDeepEqual: what DeepEqual tells apart by more than the bytes
 // (nil and empty slices and maps, a NaN, a function, a difference in a map, an interface or past
-// the depth limit) is never found equal by verifiedSnapshot.
+// the depth limit) is never found equal by Verified.
 func TestVerifiedSnapshotAnswersAsDeepEqual(t *testing.T) {
 	type withFloat struct {
 		Name string
@@ -212,16 +173,16 @@ func TestVerifiedSnapshotAnswersAsDeepEqual(t *testing.T) {
 		if reflect.DeepEqual(tc.a, tc.b) {
 			t.Fatalf("%s: the two are DeepEqual", tc.name)
 		}
-		if v := verifiedSnapshot(tc.a, tc.b); v != nil {
-			t.Errorf("%s: verifiedSnapshot finds the two equal, DeepEqual does not", tc.name)
+		if v := Verified(tc.a, tc.b); v != nil {
+			t.Errorf("%s: Verified finds the two equal, DeepEqual does not", tc.name)
 		}
 	}
 	// Equal ones are told equal, past what the bytes show: the same strings in other memory,
 	// equal maps and interfaces.
 	a := &shapes{S: []string{"x", strings.Clone("y")}, M: map[string]string{"k": "v"}, N: map[string]int{"n": 1}, I: "i", P: &chain{Name: "c"}}
 	b := &shapes{S: []string{"x", strings.Clone("y")}, M: map[string]string{"k": "v"}, N: map[string]int{"n": 1}, I: "i", P: &chain{Name: "c"}}
-	if v := verifiedSnapshot(a, b); v == nil || !v.unchanged() {
-		t.Errorf("verifiedSnapshot cannot tell two equal values equal")
+	if v := Verified(a, b); v == nil || !v.Unchanged() {
+		t.Errorf("Verified cannot tell two equal values equal")
 	}
 }
 
@@ -271,15 +232,15 @@ func TestSnapshotOfChainsCyclesAndInterfaces(t *testing.T) {
 		if !reflect.DeepEqual(a, b) {
 			t.Fatalf("%s: the two builds differ", tc.name)
 		}
-		s := snapshotOf(a, b)
-		if s == nil || !s.unchanged() {
+		s := Of(a, b)
+		if s == nil || !s.Unchanged() {
 			t.Fatalf("%s: no snapshot, or changed before any change", tc.name)
 		}
 		tc.change(a)
 		if reflect.DeepEqual(a, b) {
 			t.Fatalf("%s: DeepEqual does not see the change", tc.name)
 		}
-		if s.unchanged() {
+		if s.Unchanged() {
 			t.Errorf("%s: the snapshot says unchanged, DeepEqual says changed", tc.name)
 		}
 	}
@@ -296,14 +257,14 @@ func servedDeployment() *appsv1.Deployment {
 			Name: "foo-1-deploy", Namespace: "default", UID: "2c3f8a52-7d0e-4c1b-9a57-5d1e0f6b3a21", ResourceVersion: "41",
 			Generation: 2, CreationTimestamp: t, Labels: maps.Clone(labels),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "samplecontroller.k8s.io/v1alpha1", Kind: "Foo", Name: "foo-1",
-				UID: "0a1b2c3d-0000-4000-8000-000000000001", Controller: ptrTo(true), BlockOwnerDeletion: ptrTo(true)}},
+				UID: "0a1b2c3d-0000-4000-8000-000000000001", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
 			ManagedFields: []metav1.ManagedFieldsEntry{{
 				Manager: "samplecontroller", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps/v1", Time: &t,
 				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{".":{},"f:app":{},"f:controller":{}},"f:ownerReferences":{".":{},"k:{\"uid\":\"0a1b2c3d-0000-4000-8000-000000000001\"}":{}}},"f:spec":{"f:replicas":{},"f:selector":{},"f:template":{"f:metadata":{"f:labels":{".":{},"f:app":{},"f:controller":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"nginx\"}":{".":{},"f:image":{},"f:name":{}}}}}}}`)},
 			}},
 		},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptrTo(int32(2)),
+			Replicas: ptr.To(int32(2)),
 			Selector: &metav1.LabelSelector{MatchLabels: maps.Clone(labels)},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)},
@@ -327,23 +288,23 @@ func BenchmarkSnapshotUnchanged(b *testing.B) {
 	d := servedDeployment()
 	cp := d.DeepCopy()
 	b.Run("unchanged", func(b *testing.B) {
-		s := snapshotOf(d, cp)
+		s := Of(d, cp)
 		for b.Loop() {
-			if !s.unchanged() {
+			if !s.Unchanged() {
 				b.Fatal("changed")
 			}
 		}
 	})
-	b.Run("DeepEqual+snapshotOf", func(b *testing.B) {
+	b.Run("DeepEqual+Of", func(b *testing.B) {
 		for b.Loop() {
-			if !reflect.DeepEqual(d, cp) || snapshotOf(d, cp) == nil {
+			if !reflect.DeepEqual(d, cp) || Of(d, cp) == nil {
 				b.Fatal("changed")
 			}
 		}
 	})
-	b.Run("verifiedSnapshot", func(b *testing.B) {
+	b.Run("Verified", func(b *testing.B) {
 		for b.Loop() {
-			if verifiedSnapshot(d, cp) == nil {
+			if Verified(d, cp) == nil {
 				b.Fatal("not verified")
 			}
 		}

@@ -1,4 +1,4 @@
-package clientgo
+package readonly
 
 import (
 	"reflect"
@@ -6,37 +6,6 @@ import (
 	"sync/atomic"
 	"unsafe"
 )
-
-// A memory snapshot of a lent object, so that the read-only check's comparisons after the first
-// cost a sweep over bytes instead of reflect.DeepEqual of the object with its copy (readonly.go).
-//
-// The check's first comparison of an object with its copy answers as reflect.DeepEqual, as it
-// always did. When they are equal, the harness records every block of memory the object
-// reaches: the object's struct, what its pointers point to, the elements of its slices, the
-// bytes of its strings, saving their contents. At a later comparison, if every block still
-// holds the saved bytes, the object is the very same graph of memory it was when it was equal
-// to its copy, so it still is: the answer DeepEqual would give, without walking two objects in
-// step. The parts that cannot be compared as bytes are maps and interfaces: a
-// map[string]string (the labels and annotations of every object) has its entries saved too,
-// and is the same map when it has as many entries and each saved key has its saved value;
-// other maps and interfaces are compared with the copy's by DeepEqual at each comparison. When
-// any block differs, the comparison is a first one again, so a change is reported with the
-// same message at the same step as before; a block that differs with an equal content (a
-// pointer replaced by one to an equal value) takes a new snapshot.
-//
-// The first comparison walks the object and its copy in step by the same plan, comparing what
-// DeepEqual compares and recording the blocks as it goes (verifiedSnapshot): about a tenth of
-// reflect.DeepEqual's cost. Where it cannot tell (a type that reaches a float, whose NaN is
-// unequal to itself, or a function; pointers deeper than the walk goes) or finds a difference,
-// reflect.DeepEqual decides, and gives the violation its message.
-//
-// Shared memory: what the object shares with its copy (the bytes of a string, which a generated
-// DeepCopy shares; a pointer or a slice a custom DeepCopy left shared, as time.Time's location) is
-// not saved: DeepEqual finds a pointer equal to itself, and a slice or a string equal to one
-// with the same bytes, whatever they hold; the pointer itself is in the enclosing block.
-//
-// Nothing here is weaker than DeepEqual: a snapshot only ever answers "unchanged" for memory
-// that is byte for byte what DeepEqual found equal to the copy.
 
 // memPlan is how to find, from a value of one Go type, the memory it reaches beyond its own
 // bytes: its fields (at any depth of inline structs and arrays) that are strings, pointers,
@@ -46,7 +15,7 @@ type memPlan struct {
 	deep []memField
 	// plain are the byte ranges of a value that hold neither a deep field nor padding
 	// (numbers, booleans...), in order, adjacent ones merged: what the first comparison of an
-	// object with its copy compares as bytes (verifiedSnapshot).
+	// object with its copy compares as bytes (Verified).
 	plain []byteRange
 	// inexactOnce computes inexact: whether a value can reach (through its fields, pointers,
 	// slices and arrays; maps and interfaces are compared by DeepEqual) a float, a complex or
@@ -222,8 +191,8 @@ func deepFields(t reflect.Type, off uintptr, building map[reflect.Type]*memPlan)
 // an opaque value (DeepEqual), which also covers a cyclic graph.
 const maxSnapshotDepth = 64
 
-// memSnapshot is a lent object's memory, saved when it was DeepEqual to its copy.
-type memSnapshot struct {
+// Snapshot is a lent object's memory, saved when it was DeepEqual to its copy.
+type Snapshot struct {
 	// The blocks, in the order they were saved, and their saved bytes: each block's from the
 	// word after the previous block's, so that both sides of a comparison are word-aligned
 	// (a block's memory is, but for a string's bytes). blocks holds the pointers, so the
@@ -243,7 +212,7 @@ type memSnapshot struct {
 	// opaque are the other maps and the interfaces, each with the copy's value at the same
 	// place.
 	opaque []opaquePair
-	// verify is set while a verifiedSnapshot walks.
+	// verify is set while a Verified walks.
 	verify bool
 }
 
@@ -288,14 +257,14 @@ type opaquePair struct {
 	live, copy unsafe.Pointer // where the value is, in the object and in its copy
 }
 
-// snapshotOf takes obj's snapshot, obj and cp being DeepEqual pointers to one struct type. It
+// Of takes obj's snapshot, obj and cp being DeepEqual pointers to one struct type. It
 // returns nil when obj is not a pointer or the two differ in shape (the check then keeps using
 // DeepEqual).
-func snapshotOf(obj, cp any) *memSnapshot {
+func Of(obj, cp any) *Snapshot {
 	return takeSnapshot(obj, cp, false)
 }
 
-// verifiedSnapshot is the first comparison of obj with its copy cp, and obj's snapshot, in one
+// Verified is the first comparison of obj with its copy cp, and obj's snapshot, in one
 // walk: it returns the snapshot when it finds the two DeepEqual, and nil when they differ or it
 // cannot tell (a type that reaches floats or functions, pointers deeper than
 // maxSnapshotDepth, values not pointers to one type): the check then asks reflect.DeepEqual,
@@ -304,11 +273,11 @@ func snapshotOf(obj, cp any) *memSnapshot {
 // pointers and slices by nil-ness and length, then what they point to (equal at once when the
 // very same), maps and interfaces by DeepEqual (a map[string]string by its entries); padding
 // that differs only makes it unsure.
-func verifiedSnapshot(obj, cp any) *memSnapshot {
+func Verified(obj, cp any) *Snapshot {
 	return takeSnapshot(obj, cp, true)
 }
 
-func takeSnapshot(obj, cp any, verify bool) *memSnapshot {
+func takeSnapshot(obj, cp any, verify bool) *Snapshot {
 	lv, cv := reflect.ValueOf(obj), reflect.ValueOf(cp)
 	if lv.Kind() != reflect.Pointer || lv.Type() != cv.Type() || lv.IsNil() || cv.IsNil() {
 		return nil
@@ -318,7 +287,7 @@ func takeSnapshot(obj, cp any, verify bool) *memSnapshot {
 		return nil
 	}
 	room := func(part int) int { return int(plan.largest[part].Load()) }
-	s := &memSnapshot{
+	s := &Snapshot{
 		blocks: make([]memBlock, 0, room(partBlocks)),
 		saved:  make([]uint64, 0, room(partSaved)), stringMaps: make([]savedStringMap, 0, room(partStringMaps)),
 		strs: make([]string, 0, room(partStrs)), opaque: make([]opaquePair, 0, room(partOpaque)),
@@ -349,7 +318,7 @@ func raiseTo(l *atomic.Int64, n int64) {
 	}
 }
 
-func (s *memSnapshot) block(p unsafe.Pointer, n uintptr) {
+func (s *Snapshot) block(p unsafe.Pointer, n uintptr) {
 	if n == 0 {
 		return
 	}
@@ -369,7 +338,7 @@ func (s *memSnapshot) block(p unsafe.Pointer, n uintptr) {
 // walk saves the memory the value at live reaches by plan; c is the same value in the copy. It
 // reports false when the two differ in shape, and, verifying, when they differ at all (or it
 // cannot tell).
-func (s *memSnapshot) walk(live, c unsafe.Pointer, plan *memPlan, depth int) bool {
+func (s *Snapshot) walk(live, c unsafe.Pointer, plan *memPlan, depth int) bool {
 	for i := range plan.deep {
 		f := &plan.deep[i]
 		lf, cf := unsafe.Add(live, f.off), unsafe.Add(c, f.off)
@@ -462,7 +431,7 @@ func (s *memSnapshot) walk(live, c unsafe.Pointer, plan *memPlan, depth int) boo
 // opaqueField snapshots a field the plan does not walk into (a map, a channel, a func, an
 // interface...): a map[string]string by its entries, anything else kept to compare whole. It
 // reports false when verifying and the object differs from its copy there.
-func (s *memSnapshot) opaqueField(f *memField, lf, cf unsafe.Pointer) bool {
+func (s *Snapshot) opaqueField(f *memField, lf, cf unsafe.Pointer) bool {
 	if f.typ == stringMapType {
 		// Its entries now are the copy's (the whole object was DeepEqual to it, or is
 		// found so here).
@@ -512,7 +481,7 @@ type sliceHeader struct {
 
 // unchanged reports whether every block still holds its saved bytes and every map and interface
 // is DeepEqual to the copy's.
-func (s *memSnapshot) unchanged() bool {
+func (s *Snapshot) Unchanged() bool {
 	for _, w := range s.words {
 		if *(*uint64)(w.p) != w.v {
 			return false
