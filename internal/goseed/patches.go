@@ -62,8 +62,11 @@ var patches = []patch{
 	{file: "runtime/panic.go", after: "func gopanic(", text: "\tgp := getg()\n\tif gp.m.curg != gp {\n",
 		with: "\tinformersimCacheModified(e)\n\tgp := getg()\n\tif gp.m.curg != gp {\n",
 		why:  "during a run, client-go's cache mutation detector's panic is reported to the harness and ends only the detector's goroutine"},
-	{file: "reflect/deepequal.go", after: "func DeepEqual(", text: "\tif x == nil || y == nil {\n\t\treturn x == y\n\t}\n",
-		with: "\tif h := informersimDeepEqual.Load(); h != nil {\n\t\tif equal, decided := (*h)(x, y); decided {\n\t\t\treturn equal\n\t\t}\n\t}\n\tif x == nil || y == nil {\n\t\treturn x == y\n\t}\n",
+	{file: "reflect/deepequal.go", text: "import (\n\t\"internal/bytealg\"\n",
+		with: "import (\n\t\"internal/bytealg\"\n\t\"internal/runtime/sys\"\n",
+		why:  "DeepEqual can tell the function it asks first where it was called from (AnswerDeepEqual)"},
+	{file: "reflect/deepequal.go", text: "func DeepEqual(x, y any) bool {\n\tif x == nil || y == nil {\n\t\treturn x == y\n\t}\n",
+		with: "//go:noinline\nfunc DeepEqual(x, y any) bool {\n\tif h := informersimDeepEqual.Load(); h != nil {\n\t\tif equal, decided := (*h)(x, y, sys.GetCallerPC()); decided {\n\t\t\treturn equal\n\t\t}\n\t}\n\tif x == nil || y == nil {\n\t\treturn x == y\n\t}\n",
 		why:  "the harness may answer client-go's cache mutation detector's comparisons at a fraction of their cost (AnswerDeepEqual)"},
 	{file: "internal/runtime/maps/table.go", after: "func (it *Iter) Init(", text: "\tit.entryOffset = rand()\n\tit.dirOffset = rand()\n",
 		with: "\tit.entryOffset, it.dirOffset = informersimIterOffsets(m)\n",
@@ -250,14 +253,14 @@ package reflect
 
 import "sync/atomic"
 
-// informersimDeepEqual, when set, is asked first by DeepEqual: it returns decided false to leave
-// the call to DeepEqual.
-var informersimDeepEqual atomic.Pointer[func(x, y any) (equal, decided bool)]
+// informersimDeepEqual, when set, is asked first by DeepEqual, with the address DeepEqual returns
+// to in its caller: it returns decided false to leave the call to DeepEqual.
+var informersimDeepEqual atomic.Pointer[func(x, y any, caller uintptr) (equal, decided bool)]
 
 // InformersimAnswerDeepEqual sets the function DeepEqual asks first (nil: none). It is a method
 // of the type behind every Type, so a program finds it through an interface, and builds without
 // the overlay, where it does not exist, still link.
-func (t *rtype) InformersimAnswerDeepEqual(h func(x, y any) (equal, decided bool)) {
+func (t *rtype) InformersimAnswerDeepEqual(h func(x, y any, caller uintptr) (equal, decided bool)) {
 	if h == nil {
 		informersimDeepEqual.Store(nil)
 		return

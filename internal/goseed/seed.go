@@ -107,12 +107,13 @@ func rangeOrder(seed uint64) string {
 }
 
 // AnswerDeepEqual makes h the first to answer each call of reflect.DeepEqual in the process,
-// until AnswerDeepEqual(nil): when h returns decided, DeepEqual returns its equal, else
-// DeepEqual compares as always. It reports false, and does nothing, in a binary built without
-// the overlay.
-func AnswerDeepEqual(h func(x, y any) (equal, decided bool)) bool {
+// until AnswerDeepEqual(nil): h is given the two values and the return address of the call (a
+// program counter in the function that called DeepEqual, as runtime.Callers gives it); when h
+// returns decided, DeepEqual returns its equal, else DeepEqual compares as always. It reports
+// false, and does nothing, in a binary built without the overlay.
+func AnswerDeepEqual(h func(x, y any, caller uintptr) (equal, decided bool)) bool {
 	a, ok := reflect.TypeOf(0).(interface {
-		InformersimAnswerDeepEqual(func(x, y any) (equal, decided bool))
+		InformersimAnswerDeepEqual(func(x, y any, caller uintptr) (equal, decided bool))
 	})
 	if ok {
 		a.InformersimAnswerDeepEqual(h)

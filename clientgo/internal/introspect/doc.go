@@ -24,6 +24,16 @@
 // the section it says the answer is unknown, and the harness assumes controller-runtime is
 // linked. Checked with Go 1.26.8 on linux/amd64.
 //
+// A CallerCheck reads the name of the function at a return address (runtime.CallersFrames,
+// inlined calls included). The harness uses one to tell the calls client-go's cache mutation
+// detector makes to reflect.DeepEqual (the deterministic mode's reflect.DeepEqual gives its
+// return address): in
+// k8s.io/client-go v0.37.2 they come from
+// k8s.io/client-go/tools/cache.(*defaultCacheMutationDetector).CompareObjects
+// (clientgo/internal/readonly). If client-go renames it, no call is recognised and the detector
+// compares by DeepEqual itself: slower, with the same answers (Report.Diagnostics'
+// DetectorSnapshotAnswers is then 0).
+//
 // What the harness reads elsewhere, by go:linkname (each checked against the pinned versions,
 // k8s.io/client-go and k8s.io/apimachinery v0.37.2, sigs.k8s.io/controller-runtime v0.25.2; a
 // missing symbol fails the build, a changed meaning does not):

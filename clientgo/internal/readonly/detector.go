@@ -12,12 +12,7 @@ import (
 // client-go's cache mutation detector keeps, for each object an informer caches, the object and
 // a deep copy, and every second of its clock asks reflect.DeepEqual of each pair, from this
 // method (checked with k8s.io/client-go v0.37.2).
-const (
-	deepEqual        = "reflect.DeepEqual"
-	detectorCompares = "k8s.io/client-go/tools/cache.(*defaultCacheMutationDetector).CompareObjects"
-)
-
-var detectorCalls = introspect.NewCallerCheck(deepEqual, detectorCompares)
+var detectorCalls = introspect.NewCallerCheck("k8s.io/client-go/tools/cache.(*defaultCacheMutationDetector).CompareObjects")
 
 // DetectorComparisons answers, during one run, the comparisons client-go's cache mutation
 // detector asks reflect.DeepEqual: each pair (the cached object, the detector's copy) by
@@ -37,11 +32,11 @@ func NewDetectorComparisons() *DetectorComparisons {
 	return &DetectorComparisons{snaps: map[[2]unsafe.Pointer]*Snapshot{}}
 }
 
-// DeepEqual answers a call of reflect.DeepEqual(x, y) made by the detector, with decided set;
-// any other call (another caller, or values that are not pointers) it leaves to DeepEqual.
-func (d *DetectorComparisons) DeepEqual(x, y any) (equal, decided bool) {
-	// reflect.DeepEqual asks this method, maybe through a method value.
-	if !detectorCalls.Is(0) {
+// DeepEqual answers a call of reflect.DeepEqual(x, y) that returns to caller, with decided set
+// when the detector made it; any other call (another caller, or values that are not pointers)
+// it leaves to DeepEqual.
+func (d *DetectorComparisons) DeepEqual(x, y any, caller uintptr) (equal, decided bool) {
+	if !detectorCalls.In(caller) {
 		return false, false
 	}
 	key := [2]unsafe.Pointer{pointerOf(x), pointerOf(y)}

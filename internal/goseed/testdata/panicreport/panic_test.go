@@ -7,6 +7,7 @@ package panicreport
 
 import (
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -68,9 +69,12 @@ func TestOtherPanicsGoOn(t *testing.T) {
 // TestAnswerDeepEqual: with the overlay, the function given to AnswerDeepEqual answers the
 // calls it decides, leaves the others to reflect.DeepEqual, and is gone after AnswerDeepEqual(nil).
 func TestAnswerDeepEqual(t *testing.T) {
-	asked := 0
-	ok := goseed.AnswerDeepEqual(func(x, y any) (equal, decided bool) {
+	asked, fromHere := 0, 0
+	ok := goseed.AnswerDeepEqual(func(x, y any, caller uintptr) (equal, decided bool) {
 		asked++
+		if f, _ := runtime.CallersFrames([]uintptr{caller}).Next(); f.Function == "github.com/informersim/informersim/internal/goseed/testdata/panicreport.TestAnswerDeepEqual" {
+			fromHere++
+		}
 		if s, isString := x.(string); isString && s == "decided" {
 			return true, true
 		}
@@ -85,8 +89,8 @@ func TestAnswerDeepEqual(t *testing.T) {
 	if reflect.DeepEqual("other", 1) || !reflect.DeepEqual([]int{1}, []int{1}) {
 		t.Error("DeepEqual did not compare the calls the function left to it")
 	}
-	if asked != 3 {
-		t.Errorf("the function was asked %d times, want 3", asked)
+	if asked != 3 || fromHere != 3 {
+		t.Errorf("the function was asked %d times, %d of them from the test; want 3 and 3", asked, fromHere)
 	}
 	goseed.AnswerDeepEqual(nil)
 	if reflect.DeepEqual("decided", 1) || asked != 3 {
