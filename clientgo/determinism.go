@@ -6,6 +6,7 @@ import (
 	goruntime "runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -147,11 +148,20 @@ var unorderedTally = struct {
 	runs map[*testing.T]*tally
 }{runs: map[*testing.T]*tally{}}
 
-type tally struct{ runs, unordered int }
+type tally struct {
+	runs, unordered int
+	// batches and resyncs sum the runs' Diagnostics.UnorderedBatches and ResyncWakes; asked is
+	// what INFORMERSIM_SEED asked for, and otherSeeds the first seeds run that were not it.
+	batches, resyncs int
+	asked            string
+	otherSeeds       []uint64
+}
 
-// noteReplay counts rep for t's summary, registering the summary with t's first run.
+// noteReplay counts rep for t's summary, registering the summary with t's first run. The summary
+// says what no seed decided, and the runs whose seed was not the one INFORMERSIM_SEED asked for
+// (a test with seeds of its own, whose replay line would not run the failing seed alone).
 func noteReplay(t *testing.T, rep *Report) {
-	if t == nil || rep == nil || rep.Seeded {
+	if t == nil || rep == nil {
 		return
 	}
 	unorderedTally.Lock()
@@ -165,13 +175,26 @@ func noteReplay(t *testing.T, rep *Report) {
 			defer unorderedTally.Unlock()
 			delete(unorderedTally.runs, t)
 			if c.unordered > 0 {
-				t.Logf("clientgo: %d of %d runs of %s were handed objects in an order no seed decides (Report.MapOrdered): their seeds may not replay. In the deterministic mode the seed decides it: %s", c.unordered, c.runs, t.Name(), DeterminismCommand)
+				t.Logf("clientgo: %d of %d runs of %s were handed objects in an order no seed decides (Report.MapOrdered: %d resync wakes, which an informer's resync period other than 0 makes, and %d unordered batches of watch-list starts and relists): their seeds may not replay. In the deterministic mode the seed decides it: %s",
+					c.unordered, c.runs, t.Name(), c.resyncs, c.batches, DeterminismCommand)
+			}
+			if len(c.otherSeeds) > 0 {
+				t.Logf("clientgo: %s=%s asks for one seed, but %s ran seeds %v too: a replay line runs only its seed when the test takes its seeds from world.Seeds",
+					world.SeedEnv, c.asked, t.Name(), c.otherSeeds)
 			}
 		})
 	}
-	c.runs++
-	if rep.MapOrdered() > 0 {
-		c.unordered++
+	if !rep.Seeded {
+		c.runs++
+		if rep.MapOrdered() > 0 {
+			c.unordered++
+		}
+	}
+	c.batches += rep.Diagnostics.UnorderedBatches
+	c.resyncs += rep.Diagnostics.ResyncWakes
+	if asked := os.Getenv(world.SeedEnv); asked != "" && asked != strconv.FormatUint(rep.Seed, 10) && len(c.otherSeeds) < 10 {
+		c.asked = asked
+		c.otherSeeds = append(c.otherSeeds, rep.Seed)
 	}
 }
 
