@@ -47,13 +47,15 @@ func (d *DetectorComparisons) DeepEqual(x, y any, caller uintptr) (equal, decide
 	last := d.snaps[key]
 	d.mu.Unlock()
 	equal, next := Compare(x, y, last)
-	d.mu.Lock()
-	if next != nil {
-		d.snaps[key] = next
-	} else {
-		delete(d.snaps, key)
+	if next != last {
+		d.mu.Lock()
+		if next != nil {
+			d.snaps[key] = next
+		} else {
+			delete(d.snaps, key)
+		}
+		d.mu.Unlock()
 	}
-	d.mu.Unlock()
 	d.answered.Add(1)
 	return equal, true
 }
