@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	_ "unsafe" // go:linkname
 
+	"github.com/informersim/informersim/clientgo/internal/introspect"
 	"github.com/informersim/informersim/internal/goseed"
-	_ "k8s.io/client-go/tools/cache" // clientGoMutationDetector below
 )
 
 // client-go's cache mutation detector, for the informers the harness cannot see.
@@ -23,10 +22,8 @@ import (
 // detector on or off). The panic ends the whole test binary, by client-go's design, and names
 // no seed: the harness therefore writes each Main run's seed and replay line to standard error
 // as the run starts and ends while the detector is on, so the run that was going on when the
-// process died can be read back. Report.Diagnostics.ClientGoMutationDetector says which way it was.
-
-//go:linkname clientGoMutationDetector k8s.io/client-go/tools/cache.mutationDetectionEnabled
-var clientGoMutationDetector bool
+// process died can be read back. Report.Diagnostics.ClientGoMutationDetector says which way it
+// was. The switch is client-go's package variable, read and set through introspect.
 
 // detectorLog is where the run markers go: standard error, whose writes reach the terminal
 // before a panic ends the process (t.Log's are kept until the test ends, and lost with it).
@@ -35,7 +32,7 @@ var detectorLog io.Writer = os.Stderr
 // markDetectedRun writes the line that names a Main run to the detector's reader, "starts" or
 // "ended"; nothing when the detector is off or the controller is not wired by its main.
 func markDetectedRun(cfg Config, test, what string) {
-	if !clientGoMutationDetector || cfg.main() == nil || goseed.Active() {
+	if !introspect.MutationDetectionEnabled() || cfg.main() == nil || goseed.Active() {
 		return
 	}
 	fmt.Fprintf(detectorLog, "clientgo: %s: seed %d %s under client-go's cache mutation detector (a panic \"cache ... modified\" in between is this run's; replay: %s)\n",

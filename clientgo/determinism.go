@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informersim/informersim/clientgo/internal/introspect"
 	"github.com/informersim/informersim/clientgo/internal/readonly"
 	"github.com/informersim/informersim/internal/goseed"
 	"github.com/informersim/informersim/sim"
@@ -49,10 +50,10 @@ func seedRuntime(t *testing.T, seed uint64) (mode *seededRun, restore func()) {
 	if err != nil {
 		reports = nil // the detector stays as it was: off, or panicking
 	}
-	detector := clientGoMutationDetector
-	clientGoMutationDetector = reports != nil && os.Getenv(EnvMutationDetector) != "off"
+	detector := introspect.MutationDetectionEnabled()
+	introspect.SetMutationDetectionEnabled(reports != nil && os.Getenv(EnvMutationDetector) != "off")
 	mode = &seededRun{reports: reports}
-	if clientGoMutationDetector && os.Getenv(EnvDetectorSnapshots) != "off" {
+	if introspect.MutationDetectionEnabled() && os.Getenv(EnvDetectorSnapshots) != "off" {
 		mode.comparisons = readonly.NewDetectorComparisons()
 		goseed.AnswerDeepEqual(mode.comparisons.DeepEqual)
 	}
@@ -60,7 +61,7 @@ func seedRuntime(t *testing.T, seed uint64) (mode *seededRun, restore func()) {
 	return mode, func() {
 		goseed.End()
 		goseed.AnswerDeepEqual(nil)
-		clientGoMutationDetector = detector
+		introspect.SetMutationDetectionEnabled(detector)
 		goruntime.GOMAXPROCS(procs)
 		seededRuns.Unlock()
 	}

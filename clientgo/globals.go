@@ -3,11 +3,10 @@ package clientgo
 import (
 	"context"
 	"sync/atomic"
-	_ "unsafe" // go:linkname
 
 	"github.com/informersim/informersim/clientgo/internal/crhooks"
+	"github.com/informersim/informersim/clientgo/internal/introspect"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	_ "k8s.io/apimachinery/pkg/util/wait" // jitterRand below
 	clientfeatures "k8s.io/client-go/features"
 )
 
@@ -16,7 +15,7 @@ import (
 //
 // Jitter: client-go's backoffs (a reflector's wait before it lists again, wait.JitterUntil)
 // take their jitter from wait.Jitter, which draws from the process-wide math/rand through the
-// package variable wait.jitterRand, there so that tests can fix it. A relist at a jittered
+// package variable wait.jitterRand, there so that tests can fix it (introspect.SetWaitJitterRand). A relist at a jittered
 // instant would move every later step of the world: during runs the jitter is the middle of its
 // range.
 //
@@ -33,9 +32,6 @@ import (
 // 2000-01-01) would turn into a sleep of decades. During runs errors are only logged. The
 // handlers are wrapped once, at init, so that no run replaces a global another reads: runs of
 // one process go in parallel with no lock between them.
-
-//go:linkname waitJitterRand k8s.io/apimachinery/pkg/util/wait.jitterRand
-var waitJitterRand func() float64
 
 // runsActive counts the runs going on in the process; listWatchRuns those among them that turn
 // the watch-list off.
@@ -55,13 +51,13 @@ func (g harnessGates) Enabled(key clientfeatures.Feature) bool {
 }
 
 func init() {
-	drawn := waitJitterRand
-	waitJitterRand = func() float64 {
+	drawn := introspect.WaitJitterRand()
+	introspect.SetWaitJitterRand(func() float64 {
 		if runsActive.Load() > 0 {
 			return fixedJitter
 		}
 		return drawn()
-	}
+	})
 	clientfeatures.ReplaceFeatureGates(harnessGates{clientfeatures.FeatureGates()})
 	crhooks.Reconciled = noteReconciled
 	outside := utilruntime.ErrorHandlers

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/informersim/informersim/clientgo/internal/introspect"
 	"github.com/informersim/informersim/fakeapi"
 	fakerest "github.com/informersim/informersim/fakeapi/rest"
 	"github.com/informersim/informersim/internal/goseed"
@@ -427,7 +428,7 @@ func (c *cluster) report(cfg Config, err error) *Report {
 			Calls: b.served, ConcurrentCalls: b.concurrentCalls, MaxConcurrent: b.maxConcurrent, Ties: b.ties,
 			Streams: b.streams.sorted(), WatchTimeoutsRedrawn: b.timeoutsRedrawn, StaticRequests: int(b.staticRequests.Load()),
 			UnorderedBatches: b.unorderedBatches, ResyncWakes: b.resyncWakes,
-			ClientGoMutationDetector: clientGoMutationDetector && cfg.main() != nil, DetectorSnapshotAnswers: b.mode.snapshotAnswers(),
+			ClientGoMutationDetector: introspect.MutationDetectionEnabled() && cfg.main() != nil, DetectorSnapshotAnswers: b.mode.snapshotAnswers(),
 			MissingNamespaceWrites: missingNamespaceWrites(c.w)}}
 	if cp := c.w.ControlPlane(); cp != nil {
 		rep.Diagnostics.ControlPlane = &ControlPlaneReport{GarbageCollector: cp.GC.Stats(), NamespaceController: cp.Namespace.Stats(), WorkloadStatus: cp.Workload.Stats(), JobController: cp.Jobs.Stats()}

@@ -34,17 +34,25 @@
 // compares by DeepEqual itself: slower, with the same answers (Report.Diagnostics'
 // DetectorSnapshotAnswers is then 0).
 //
-// What the harness reads elsewhere, by go:linkname (each checked against the pinned versions,
-// k8s.io/client-go and k8s.io/apimachinery v0.37.2, sigs.k8s.io/controller-runtime v0.25.2; a
-// missing symbol fails the build, a changed meaning does not):
+// Package variables of others read and set by go:linkname, here only (linkname.go; and
+// crnames, a package of its own because importing it links controller-runtime, which package
+// clientgo must not), each checked against the pinned versions; a symbol that goes away fails
+// the build, a changed meaning does not:
 //
-//   - k8s.io/client-go/tools/cache.mutationDetectionEnabled (clientgo/detector.go): whether
-//     client-go's cache mutation detector is on, a bool read once at its package's start;
-//   - k8s.io/apimachinery/pkg/util/wait.jitterRand (clientgo/globals.go): the source of wait's
-//     jitter, replaced for the run by one drawn from the seed;
-//   - sigs.k8s.io/controller-runtime/pkg/controller.nameLock and usedNames
-//     (clientgo/controllerruntime): the process-wide set of controller names, given back when a
-//     run ends.
+//   - k8s.io/client-go/tools/cache.mutationDetectionEnabled (client-go v0.37.2;
+//     MutationDetectionEnabled, SetMutationDetectionEnabled): whether client-go's cache mutation
+//     detector is on, a bool set from KUBE_CACHE_MUTATION_DETECTOR when the package starts and
+//     read each time an informer is built (clientgo/detector.go, clientgo/determinism.go);
+//   - k8s.io/apimachinery/pkg/util/wait.jitterRand (apimachinery v0.37.2; WaitJitterRand,
+//     SetWaitJitterRand): a func() float64 in [0, 1) that wait.Jitter draws from, replaced at
+//     init by one that answers 0.5 during runs (clientgo/globals.go);
+//   - sigs.k8s.io/controller-runtime/pkg/controller.nameLock and usedNames (controller-runtime
+//     v0.25.2; crnames.Taken, crnames.ReleaseAllBut): a sync.Mutex and the sets.Set[string] of
+//     controller names it guards, given back when a run ends (clientgo/controllerruntime).
+//
+// TestMutationDetectionSwitchReachesClientGo and TestWaitJitterRandReachesWait check that the
+// first two still mean what they say; clientgo/controllerruntime's TestNamesAreGivenBack checks
+// the third.
 //
 // And by name, in goroutine stacks (clientgo/priorityqueue.go), two frames of controller-runtime
 // v0.25.2: its priority queue's goroutine that hands items out
