@@ -73,9 +73,11 @@ func fuzzSample(t *testing.T, plant string) (clientgo.Config, clientgo.FuzzOptio
 }
 
 // fuzzSampleMain is FuzzSampleMain's run: sample-controller wired by its main (so the harness
-// can restart it), two replicas, and the input may arm one crash-restart and up to two stale
-// reads besides fuzzSample's hazards, within a 15s safety phase; the hazard sweep's invariant
-// and write check watch it.
+// can restart it), two replicas, and the input may arm up to two stale reads besides
+// fuzzSample's hazards, within a 15s safety phase, and restart the controller among its fault
+// ops (the client fault crash-restart, placed by the input among the workload's ops, where a
+// hazard's instant drawn from the seed often came after the last one); the hazard sweep's
+// invariant and write check watch it.
 func fuzzSampleMain(t *testing.T, plant string) (clientgo.Config, clientgo.FuzzOptions) {
 	cfg, opts := fuzzSample(t, plant)
 	cfg.Controller = clientgo.Main(sampleMain(fuzzBugs(t, plant)))
@@ -88,7 +90,8 @@ func fuzzSampleMain(t *testing.T, plant string) (clientgo.Config, clientgo.FuzzO
 	cfg.Checks.Invariant = deploymentNotMissingLong(func() time.Duration { return w.Sim().Now() })
 	cfg.Checks.OnWrite = observedGenerationNeverGoesBack
 	opts.Name = "FuzzSampleMain"
-	opts.Hazards.Restarts, opts.Hazards.StaleReads = 1, 2
+	opts.Hazards.StaleReads = 2
+	opts.Gen.FaultOpKinds = append(opts.Gen.FaultOpKinds, world.OpCrashRestart)
 	return cfg, opts
 }
 
