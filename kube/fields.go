@@ -46,16 +46,17 @@ type Kind struct {
 // fieldManagers builds kube-apiserver's field manager (apimachinery's managedfields) for each
 // Kind on first use and keeps it. It is safe for concurrent use.
 type fieldManagers struct {
-	builtin managedfields.TypeConverter
 	schemas map[schema.GroupVersionKind]managedfields.TypeConverter // custom resources with a schema
 
 	mu    sync.Mutex
 	built map[Kind]*managedfields.FieldManager
 }
 
-// builtinTypeConverter is the type converter of k8s.io/api's kinds, built once: it indexes the
-// schema of every kind of the scheme, which cost about as much as registering the scheme when
-// each REST front built its own. It is only read once built.
+// builtinTypeConverter is the type converter of k8s.io/api's kinds, built once, at the first
+// write of a built-in kind (or by Preload): it indexes the schema of every kind of the scheme,
+// which cost about as much as registering the scheme when each REST front built its own, and
+// about a quarter of a second of a process's start when every front built it at once. It is
+// only read once built.
 var builtinTypeConverter = sync.OnceValue(func() managedfields.TypeConverter {
 	return applyconfigurations.NewTypeConverter(scheme.Scheme)
 })
@@ -66,9 +67,19 @@ var definitionTypeConverter = sync.OnceValue(func() managedfields.TypeConverter 
 	return applyconfiguration.NewTypeConverter(extensionsScheme)
 })
 
+// Preload builds, on a goroutine of its own, what the first writes of a CustomResourceDefinition
+// and of a built-in kind through a front need and take a quarter of a second or more to build
+// (the type converters behind their managedFields), so that a process serving a front (informersim serve, the
+// envtest stand-in) can listen meanwhile: a write that needs it first waits for it.
+func Preload() {
+	go func() {
+		definitionTypeConverter() // an envtest suite's first writes are its CustomResourceDefinitions
+		builtinTypeConverter()
+	}()
+}
+
 func newFieldManagers(schemas map[schema.GroupVersionKind]managedfields.TypeConverter) *fieldManagers {
 	return &fieldManagers{
-		builtin: builtinTypeConverter(),
 		schemas: schemas,
 		built:   map[Kind]*managedfields.FieldManager{},
 	}
@@ -127,7 +138,7 @@ func (m *fieldManagers) get(k Kind) (*managedfields.FieldManager, error) {
 	case k.GVK == crdGVK:
 		fm, err = managedfields.NewDefaultFieldManager(definitionTypeConverter(), sameVersion{}, noDefaults{}, unstructuredCreater{}, k.GVK, gv, k.Subresource, reset)
 	case k.Builtin:
-		fm, err = managedfields.NewDefaultFieldManager(m.builtin, sameVersion{}, noDefaults{}, unstructuredCreater{}, k.GVK, gv, k.Subresource, reset)
+		fm, err = managedfields.NewDefaultFieldManager(builtinTypeConverter(), sameVersion{}, noDefaults{}, unstructuredCreater{}, k.GVK, gv, k.Subresource, reset)
 	case hasSchema:
 		fm, err = managedfields.NewDefaultCRDFieldManager(tc, sameVersion{}, noDefaults{}, unstructuredCreater{}, k.GVK, gv, k.Subresource, reset)
 	default:

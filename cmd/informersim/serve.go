@@ -245,6 +245,10 @@ func startAPI(ctx context.Context, cfg apiConfig, name string, stderr io.Writer)
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return nil, code
 	}
+	// The managedFields of built-in kinds need a type converter that takes a quarter of a
+	// second to build: built meanwhile, so that the front listens sooner (the envtest stand-in
+	// is ready about that much earlier); the first write of a built-in kind waits for it.
+	kube.Preload()
 	if cfg.serviceCIDR == "" {
 		cfg.serviceCIDR = fakeapi.DefaultServiceCIDR
 	}
