@@ -235,6 +235,10 @@ func (b *bubble) do(kind, key string, latency func() time.Duration, fn func()) e
 		fn()
 		return nil
 	}
+	if err := b.hooks.callFromHandler(key); err != nil {
+		b.fail(err)
+		return err
+	}
 	c := &call{kind: kind, key: key, fn: fn, latency: latency, done: make(chan struct{})}
 	select {
 	case b.calls <- c:

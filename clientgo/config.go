@@ -99,7 +99,8 @@ type Cluster struct {
 	// webhook fault ops (slow-webhook, refuse-webhook, fail-webhook), drawn by a Generator or
 	// applied by Setup; a call to a host without a handler is a refused connection. The
 	// handlers are called in process, inside the step that serves the write (webhooks.go says
-	// why and how); they must not call the apiserver. The world's own writes (Setup's ops) are
+	// why and how); a validating webhook's handler must not call the apiserver (the run fails
+	// saying so: the write that called it is still being served). The world's own writes (Setup's ops) are
 	// not admitted.
 	Webhooks map[string]http.Handler
 }

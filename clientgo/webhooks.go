@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing/synctest"
 	"time"
@@ -59,6 +60,9 @@ type webhookCalls struct {
 	mu           sync.Mutex
 	pending      []*webhookCall
 	coordinating bool
+	// handling is set while a handler runs off the driver (a validating webhook's goroutine):
+	// a call it makes to the world could only be served after the step that is waiting for it.
+	handling atomic.Bool
 }
 
 // webhookCall is one call, waiting for the coordinator to let it go with its answer.
@@ -210,10 +214,27 @@ func (c *webhookCalls) perform(call *webhookCall, ans world.WebhookAnswer) (*htt
 	in := req.Clone(req.Context())
 	in.RequestURI = req.URL.RequestURI()
 	in.RemoteAddr = "127.0.0.1:0"
+	c.handling.Store(true)
 	h.ServeHTTP(rec, in)
+	c.handling.Store(false)
 	resp := rec.Result()
 	resp.Request = req
 	return resp, nil
+}
+
+// callFromHandler refuses a call to the world made while a webhook's handler runs off the
+// driver: only that handler (or what it started) can be calling then, since every goroutine of
+// the controller is blocked during a step, and the call could only be served after the step,
+// which waits for the handler: the run would hang. The error says so and ends the run.
+func (c *webhookCalls) callFromHandler(key string) error {
+	if c == nil || !c.handling.Load() {
+		return nil
+	}
+	parts := strings.SplitN(key, " ", 3) // the method and the URI
+	if len(parts) > 2 {
+		parts = parts[:2]
+	}
+	return fmt.Errorf("clientgo: a webhook's handler called the apiserver (%s) while the write that called the webhook was being served: the run cannot serve it before that write is done (a validating webhook's handler must not call the apiserver in the harness; Cluster.Webhooks)", strings.Join(parts, " "))
 }
 
 // requestTimeout reads the ?timeout= kube-apiserver's plugin puts on a webhook's URL (its

@@ -3,6 +3,7 @@ package clientgo_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -282,5 +283,36 @@ func TestMutatingWebhookInTheWorld(t *testing.T) {
 	}
 	if srv.count("/mutate") != 1 || srv.count("/validate") != 1 || rep.Webhooks.Calls != 2 || rep.Webhooks.Unfired != 0 {
 		t.Errorf("reviews: %d mutating, %d validating; report %v", srv.count("/mutate"), srv.count("/validate"), rep.Webhooks)
+	}
+}
+
+// Goal: a validating webhook's handler that calls the apiserver would wait for the step that
+// waits for it; the run fails at once saying so, instead of hanging.
+// Method: the handler GETs a ConfigMap with a clientset of the controller's configuration.
+func TestWebhookHandlerCallingTheAPIServerFailsTheRun(t *testing.T) {
+	var cfgs sync.Map // the controller's *rest.Config, for the handler
+	handler := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		v, _ := cfgs.Load("cfg")
+		cs, err := kubernetes.NewForConfig(v.(*rest.Config))
+		if err == nil {
+			_, err = cs.CoreV1().ConfigMaps("default").Get(req.Context(), "other", metav1.GetOptions{})
+		}
+		http.Error(w, fmt.Sprint(err), http.StatusInternalServerError)
+	})
+	rep, err := clientgo.Run(t, clientgo.Config{
+		Seed:    1,
+		Cluster: clientgo.Cluster{Webhooks: map[string]http.Handler{"webhook.test:9443": handler}},
+		Setup: func(w *world.World) error {
+			return w.Apply(world.Op{Kind: world.OpCreate, Resource: validatingConfigsGVR, Name: "probe-checks",
+				Content: map[string]any{"webhooks": []any{validatingWebhook("v.example.com", "validate", "Ignore")}}})
+		},
+		Controller: clientgo.Main(func(ctx context.Context, cfg *rest.Config) error {
+			cfgs.Store("cfg", cfg)
+			return creator(&creation{}, nil)(ctx, cfg)
+		}),
+		Phases: clientgo.Phases{FaultsFor: 5 * time.Second, Settle: time.Second},
+	})
+	if err == nil || !strings.Contains(err.Error(), "a webhook's handler called the apiserver (GET /api/v1/namespaces/default/configmaps/other)") {
+		t.Fatalf("the run: %v\n%s", err, rep.Failure)
 	}
 }
