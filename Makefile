@@ -4,17 +4,28 @@ GO ?= go
 RACE_PKGS ?= ./informer/... ./fakeapi/...
 SEED ?= 1
 
-.PHONY: all test test-unit test-race test-nested test-seeded test-kubebuilder envtest-assets chromium verify demo course bench sim fuzz fuzz-rest fuzz-scenarios fuzz-controller fuzz-corpus fuzz-samplecontroller rewrite compare realcluster-build realcluster realcluster-stop compare-real
+.PHONY: all test test-unit test-plain test-race test-nested test-seeded test-kubebuilder envtest-assets chromium verify demo course bench sim fuzz fuzz-rest fuzz-scenarios fuzz-controller fuzz-corpus fuzz-samplecontroller rewrite compare realcluster-build realcluster realcluster-stop compare-real
 
 all: test
 
 ## test: verify, then every test, then -race on the packages with a goroutine driver and on
 ## worlds run in parallel goroutines (a parallel seed sweep), then the nested modules that use
 ## client-go (clientgo/, examples/).
-test: verify test-unit test-race test-nested test-seeded
+test: verify test-unit test-plain test-race test-nested test-seeded
 
 test-unit:
 	$(GO) test ./...
+
+## test-plain: the plain build (-tags plain, internal/fastpath): every speed trick takes the
+## standard code beside it, and the runs must not move: the main module's tests (sim's and
+## sim/world's pinned trace hashes), kube's, and in clientgo the packages and tests that hold
+## its tricks (the read-only check, the kept conversions) with the harness runs' pinned hashes
+## (TestPinnedHarnessHashes). Not clientgo's whole suite again: its other tests reach the same
+## tricks, and it would add about four minutes to a cold make test.
+test-plain:
+	$(GO) test -tags plain ./...
+	cd kube && $(GO) test -tags plain ./...
+	cd clientgo && $(GO) test -tags plain -run 'TestPinnedHarnessHashes|TestReadOnly|TestConvertedVersions|TestKeptVersions|TestHarness' . ./internal/...
 
 test-race:
 	$(GO) test -race $(RACE_PKGS)

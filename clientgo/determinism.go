@@ -14,6 +14,7 @@ import (
 
 	"github.com/informersim/informersim/clientgo/internal/introspect"
 	"github.com/informersim/informersim/clientgo/internal/readonly"
+	"github.com/informersim/informersim/internal/fastpath"
 	"github.com/informersim/informersim/internal/goseed"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
@@ -53,7 +54,7 @@ func seedRuntime(t *testing.T, seed uint64) (mode *seededRun, restore func()) {
 	detector := introspect.MutationDetectionEnabled()
 	introspect.SetMutationDetectionEnabled(reports != nil && os.Getenv(EnvMutationDetector) != "off")
 	mode = &seededRun{reports: reports}
-	if introspect.MutationDetectionEnabled() && os.Getenv(EnvDetectorSnapshots) != "off" {
+	if introspect.MutationDetectionEnabled() && os.Getenv(EnvDetectorSnapshots) != "off" && fastpath.On {
 		mode.comparisons = readonly.NewDetectorComparisons()
 		goseed.AnswerDeepEqual(mode.comparisons.DeepEqual)
 	}
@@ -117,7 +118,8 @@ const EnvMutationDetector = "INFORMERSIM_MUTATION_DETECTOR"
 // to reflect.DeepEqual in the deterministic mode. By default the harness answers them
 // (readonly.DetectorComparisons): the detector compares every object it holds every second,
 // nearly always unchanged, which a snapshot of the object's memory answers at about a hundredth
-// of DeepEqual's cost, with the same answer (docs/determinism.md gives what it buys).
+// of DeepEqual's cost, with the same answer (docs/determinism.md gives what it buys). A plain
+// build (internal/fastpath) never answers them.
 const EnvDetectorSnapshots = "INFORMERSIM_DETECTOR_SNAPSHOTS"
 
 // runReports is the process's file of the detector's reports, shared by its runs (one at a

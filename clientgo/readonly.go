@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/informersim/informersim/clientgo/internal/readonly"
+	"github.com/informersim/informersim/internal/fastpath"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -39,7 +40,8 @@ const lentRetention = 2 * time.Minute
 
 // checkByDeepEqual, set by tests only, makes every comparison reflect.DeepEqual of the object
 // with its copy, without snapshots: the check as defined, which the faster one must answer
-// alike, at the same step, with the same message (readonly_test.go).
+// alike, at the same step, with the same message (readonly_test.go). A plain build
+// (internal/fastpath) always compares so.
 var checkByDeepEqual atomic.Bool
 
 // lentObject is one typed object an informer handed out, and its copy at that moment.
@@ -151,7 +153,7 @@ func (lr *lending) checkLent() {
 	}
 	for i := range b.lent {
 		l := &b.lent[i]
-		if checkByDeepEqual.Load() {
+		if checkByDeepEqual.Load() || !fastpath.On { // a plain build: no snapshots
 			if reflect.DeepEqual(l.obj, l.copy) {
 				continue
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/informersim/informersim/clientgo/internal/testobjects"
+	"github.com/informersim/informersim/internal/fastpath"
 	"github.com/informersim/informersim/kube"
 	"github.com/informersim/informersim/sim/world"
 	appsv1 "k8s.io/api/apps/v1"
@@ -300,7 +301,7 @@ func TestKeptVersionsStayReadOnly(t *testing.T) {
 			t.Fatalf("mutate=%v: the controller was never built: %v", mutate, err)
 		}
 		hits, _ := c.env.b.conversions.counts()
-		if c.repeats == 0 || hits == 0 {
+		if c.repeats == 0 || (fastpath.On && hits == 0) { // a plain build keeps no conversion
 			t.Fatalf("mutate=%v: %d repeated versions notified, %d kept conversions handed out: the relist did not hand out kept versions", mutate, c.repeats, hits)
 		}
 		var v *world.Violation

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"reflect"
 
+	"github.com/informersim/informersim/internal/fastpath"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/informersim/informersim/internal/jsonvalue"
@@ -219,8 +220,16 @@ func isComposite(v any) bool {
 // copyObject returns the caller's own deep copy of an object the server holds, the copy every
 // result, list item and watch event is (see "Ownership of objects"). It gives what u.DeepCopy()
 // gives for the normalised values stored objects hold, without DeepCopyJSONValue's checks for
-// types they never contain.
+// types they never contain (copyNormalised); a plain build (internal/fastpath) asks u.DeepCopy().
 func copyObject(u *unstructured.Unstructured) *unstructured.Unstructured {
+	if !fastpath.On {
+		return u.DeepCopy()
+	}
+	return copyNormalised(u)
+}
+
+// copyNormalised is copyObject's fast path.
+func copyNormalised(u *unstructured.Unstructured) *unstructured.Unstructured {
 	if u == nil {
 		return nil
 	}
@@ -234,14 +243,23 @@ func copyObject(u *unstructured.Unstructured) *unstructured.Unstructured {
 // built with room for one more, because the runtime turns a full small map into a table on any
 // assignment, even to a key it holds (see smallMapEntries): that growth cost the caller's next
 // SetAnnotations about 650 bytes and three allocations more than this room does. Reads (get,
-// list, watch) keep exact sizes: their copies are seldom written.
+// list, watch) keep exact sizes: their copies are seldom written. A plain build
+// (internal/fastpath) asks u.DeepCopy().
 func copyWriteAnswer(u *unstructured.Unstructured) *unstructured.Unstructured {
+	if !fastpath.On {
+		return u.DeepCopy()
+	}
+	return copyWithRoom(u)
+}
+
+// copyWithRoom is copyWriteAnswer's fast path.
+func copyWithRoom(u *unstructured.Unstructured) *unstructured.Unstructured {
 	if u == nil {
 		return nil
 	}
 	md, ok := u.Object["metadata"].(map[string]any)
 	if !ok || len(md) != smallMapEntries {
-		return copyObject(u)
+		return copyNormalised(u)
 	}
 	top := make(map[string]any, len(u.Object))
 	for k, v := range u.Object {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/informersim/informersim/internal/fastpath"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -50,6 +51,9 @@ func FromUnstructured(content map[string]any, out any) error {
 	}
 	dst := v.Elem()
 	dst.SetZero()
+	if !fastpath.On { // a plain build: the converter only
+		return runtime.DefaultUnstructuredConverter.FromUnstructured(content, out)
+	}
 	if p := planOf(dst.Type()); p.decode != nil {
 		if p.decode(content, dst) {
 			return nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/informersim/informersim/internal/fastpath"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -26,6 +27,9 @@ import (
 // managedFieldsToUnstructured when it can. obj may be changed on
 // the way but is as it was when this returns.
 func toUnstructuredObject(obj runtime.Object) (map[string]any, error) {
+	if !fastpath.On { // a plain build: the converter only
+		return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	}
 	if m, ok := toUnstructuredByPlan(obj); ok {
 		return m, nil
 	}

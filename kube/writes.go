@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/informersim/informersim/internal/fastpath"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -165,8 +166,13 @@ func (w *writer) track(k Kind, live, obj *unstructured.Unstructured, manager str
 		base = newObject(k.GVK)
 	}
 	// The field manager reads and writes managedFields through the objects' accessors:
-	// managedObject's take the fast paths (managedobject.go).
-	out := unwrapManaged(fm.UpdateNoErrors(&managedObject{base}, &managedObject{obj}, manager))
+	// managedObject's take the fast paths (managedobject.go); a plain build's, Unstructured's.
+	var out runtime.Object
+	if fastpath.On {
+		out = unwrapManaged(fm.UpdateNoErrors(&managedObject{base}, &managedObject{obj}, manager))
+	} else {
+		out = fm.UpdateNoErrors(base, obj, manager)
+	}
 	u, ok := out.(*unstructured.Unstructured)
 	if !ok {
 		return nil, apierrors.NewInternalError(fmt.Errorf("kube: the field manager returned a %T", out))

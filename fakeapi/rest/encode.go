@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/informersim/informersim/internal/fastpath"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -558,7 +559,7 @@ func encodingOf(ic ItemCodec) string {
 // says.
 func (h *Handler) item(ic ItemCodec, u *unstructured.Unstructured, shared bool) (b []byte, committed bool, err error) {
 	k, committed := versionKey(encodingOf(ic), u)
-	shared = shared && committed
+	shared = shared && committed && fastpath.On // a plain build encodes every time
 	if shared {
 		if b, ok := h.items.get(k); ok {
 			return b, true, nil
@@ -582,6 +583,10 @@ func (h *Handler) item(ic ItemCodec, u *unstructured.Unstructured, shared bool) 
 // lentItem is item for u, an object the server lent (a watch event's): looked up by content
 // first (contentKey), and kept by content too when it is a committed version.
 func (h *Handler) lentItem(ic ItemCodec, u *unstructured.Unstructured) ([]byte, error) {
+	if !fastpath.On {
+		b, _, err := h.item(ic, u, false)
+		return b, err
+	}
 	encoding := encodingOf(ic)
 	if b, ok := h.items.getContent(encoding, u); ok {
 		return b, nil
@@ -600,6 +605,16 @@ func (h *Handler) lentItem(ic ItemCodec, u *unstructured.Unstructured) ([]byte, 
 func (h *Handler) listItems(ic ItemCodec, objs []unstructured.Unstructured, lent bool) ([][]byte, error) {
 	encoding := encodingOf(ic)
 	items := make([][]byte, len(objs))
+	if !fastpath.On { // a plain build encodes every item
+		for i := range objs {
+			b, _, err := h.item(ic, &objs[i], false)
+			if err != nil {
+				return nil, err
+			}
+			items[i] = b
+		}
+		return items, nil
+	}
 	var rest []int // the objects not found by content
 	if lent {
 		rest = h.items.getLent(encoding, objs, items)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/informersim/informersim/internal/fastpath"
 )
 
 // jsonEncoder writes JSON-like values (what unstructured objects hold: nil, string, bool,
@@ -51,6 +53,9 @@ func putEncoder(e *jsonEncoder) {
 
 // value appends v's encoding to e.buf.
 func (e *jsonEncoder) value(v any) error {
+	if !fastpath.On {
+		return e.marshal(v)
+	}
 	switch x := v.(type) {
 	case nil:
 		e.buf = append(e.buf, "null"...)
@@ -91,6 +96,9 @@ func (e *jsonEncoder) value(v any) error {
 
 // object appends a map with its keys in encoding/json's order (sorted bytewise).
 func (e *jsonEncoder) object(m map[string]any) error {
+	if !fastpath.On {
+		return e.marshal(m)
+	}
 	if m == nil {
 		e.buf = append(e.buf, "null"...)
 		return nil
@@ -205,4 +213,15 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// marshal appends encoding/json.Marshal's encoding of v: the whole of a plain build's encoder
+// (internal/fastpath).
+func (e *jsonEncoder) marshal(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	e.buf = append(e.buf, b...)
+	return nil
 }

@@ -4,10 +4,15 @@ import (
 	"reflect"
 	"sync"
 	"unsafe"
+
+	"github.com/informersim/informersim/internal/fastpath"
 )
 
 // Equal reports whether a and b are deeply equal: reflect.DeepEqual(a, b).
 func Equal(a, b any) bool {
+	if !fastpath.On {
+		return reflect.DeepEqual(a, b) // the plain build: no plans
+	}
 	if a == nil || b == nil {
 		return a == b
 	}

@@ -2,10 +2,14 @@
 // reflect.DeepEqual does, without reflection or allocation for the types unstructured objects
 // hold. DeepEqual allocates for every map entry it visits (reflect's MapIndex copies each
 // interface value), which made object comparisons a large share of the fake apiserver's writes
-// and of the world's convergence checks.
+// and of the world's convergence checks. A plain build (internal/fastpath) asks DeepEqual.
 package jsonvalue
 
-import "reflect"
+import (
+	"reflect"
+
+	"github.com/informersim/informersim/internal/fastpath"
+)
 
 // Equal reports whether two JSON-like values are equal, with exactly the result
 // reflect.DeepEqual gives for them, but without reflection for the types unstructured objects
@@ -13,6 +17,9 @@ import "reflect"
 // nil map or slice as different from an empty one, compares floats with == (NaN differs from
 // itself) and takes one map or slice as equal to itself. Any other type falls back to DeepEqual.
 func Equal(a, b any) bool {
+	if !fastpath.On {
+		return reflect.DeepEqual(a, b)
+	}
 	switch x := a.(type) {
 	case nil:
 		return b == nil
@@ -51,6 +58,9 @@ func Equal(a, b any) bool {
 
 // MapsEqual is Equal for two maps, such as the Object fields of two unstructured objects.
 func MapsEqual(x, y map[string]any) bool {
+	if !fastpath.On {
+		return reflect.DeepEqual(x, y)
+	}
 	if (x == nil) != (y == nil) || len(x) != len(y) {
 		return false
 	}
