@@ -19,13 +19,14 @@ test-unit:
 ## test-plain: the plain build (-tags plain, internal/fastpath): every speed trick takes the
 ## standard code beside it, and the runs must not move: the main module's tests (sim's and
 ## sim/world's pinned trace hashes), kube's, and in clientgo the packages and tests that hold
-## its tricks (the read-only check, the kept conversions) with the harness runs' pinned hashes
+## its tricks (the read-only check's snapshots) with the harness runs' pinned hashes
 ## (TestPinnedHarnessHashes). Not clientgo's whole suite again: its other tests reach the same
 ## tricks, and it would add about four minutes to a cold make test.
 test-plain:
 	$(GO) test -tags plain ./...
 	cd kube && $(GO) test -tags plain ./...
-	cd clientgo && $(GO) test -tags plain -run 'TestPinnedHarnessHashes|TestReadOnly|TestConvertedVersions|TestKeptVersions|TestHarness' . ./internal/...
+	cd clientgo && $(GO) test -tags plain ./internal/... && \
+		$(GO) test -tags plain -run 'TestPinnedHarnessHashes|TestReadOnly|TestRelistedVersions|TestHarness' .
 
 test-race:
 	$(GO) test -race $(RACE_PKGS)

@@ -115,9 +115,6 @@ type bubble struct {
 	// restarts).
 	hz     *hazards
 	onTurn func()
-	// conversions are the typed objects the Env's informers converted, by version
-	// (typedcache.go).
-	conversions convertedVersions
 	// checks are the user's checks while the controller runs (checks.go); rec counts the
 	// controller's reconcile outcomes (reconciles.go).
 	checks checks

@@ -12,7 +12,6 @@ import (
 
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/informer"
-	"github.com/informersim/informersim/internal/fastpath"
 	"github.com/informersim/informersim/sim/world"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -137,11 +136,7 @@ func (f *Informers) build(obj runtime.Object) (*sharedIndexInformer, error) {
 		f.opts.TweakListOptions(&lo)
 	}
 	name := f.env.informerName(res.GVR, ns)
-	t := &typed{scheme: f.env.scheme, gvk: gvk, b: f.b,
-		lend: func(obj any, pristine runtime.Object) runtime.Object { return f.b.lend(name, obj, pristine) }}
-	if fastpath.On { // a plain build converts every version it hands out (typedcache.go)
-		t.versions = &f.b.conversions
-	}
+	t := &typed{scheme: f.env.scheme, gvk: gvk, b: f.b, lend: func(obj any) { f.b.lend(name, obj) }}
 	src, err := f.b.w.NewSource(name, world.InformerSpec{
 		Resource: res.GVR, Namespace: ns, LabelSelector: lo.LabelSelector, FieldSelector: lo.FieldSelector,
 		Transform: t.transform, TransformReadsOnly: t.readsOnly(),

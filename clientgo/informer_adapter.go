@@ -29,13 +29,10 @@ type typed struct {
 	// user is the transform the controller set with SetTransform, applied after the conversion.
 	mu   sync.Mutex
 	user cache.TransformFunc
-	// lend, if set, records what the transform hands out, for the read-only check (readonly.go),
-	// with the given copy if not nil, and returns the copy it keeps; b, if set, is told when the
-	// controller's transform runs.
-	lend func(obj any, pristine runtime.Object) runtime.Object
+	// lend, if set, records what the transform hands out, for the read-only check (readonly.go);
+	// b, if set, is told when the controller's transform runs.
+	lend func(obj any)
 	b    *bubble
-	// versions, if set, keeps the conversion of each version for the run (typedcache.go).
-	versions *convertedVersions
 }
 
 // readsOnly reports whether the conversion only reads the objects it is given, so that the
@@ -93,55 +90,30 @@ func holdsInterfaces(t reflect.Type) bool {
 var interfaceHolders sync.Map
 
 func (t *typed) transform(obj any) (any, error) {
-	// kept, when the version's conversion is kept (typedcache.go), is that pristine copy; the
-	// object handed out is always the informer's own.
-	var kept runtime.Object
-	var key versionKey
-	keepable := false
 	if u, ok := obj.(*unstructured.Unstructured); ok {
-		if t.versions != nil {
-			key, keepable = keyOf(t.gvk, u)
+		out, err := t.scheme.New(t.gvk)
+		if err != nil {
+			return nil, fmt.Errorf("clientgo: %v", err)
 		}
-		var out runtime.Object
-		if keepable {
-			out, kept = t.versions.copyOf(key)
+		if err := kube.FromUnstructured(u.UnstructuredContent(), out); err != nil {
+			return nil, fmt.Errorf("clientgo: converting %s %s/%s to %T: %v", t.gvk.Kind, u.GetNamespace(), u.GetName(), out, err)
 		}
-		if out == nil {
-			var err error
-			if out, err = t.scheme.New(t.gvk); err != nil {
-				return nil, fmt.Errorf("clientgo: %v", err)
-			}
-			if err := kube.FromUnstructured(u.UnstructuredContent(), out); err != nil {
-				return nil, fmt.Errorf("clientgo: converting %s %s/%s to %T: %v", t.gvk.Kind, u.GetNamespace(), u.GetName(), out, err)
-			}
-			out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
-		}
+		out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 		obj = out
 	}
-	keep := keepable && kept == nil
 	t.mu.Lock()
 	user := t.user
 	t.mu.Unlock()
 	if user != nil {
-		if keep { // before the controller's transform, which may change its argument
-			t.versions.keep(key, obj.(runtime.Object).DeepCopyObject())
-		}
 		t.b.controllerCodeRuns()
 		out, err := user(obj)
 		if err == nil && t.lend != nil {
-			t.lend(out, nil)
+			t.lend(out)
 		}
 		return out, err
 	}
-	switch {
-	case t.lend != nil:
-		// The read-only check compares what is handed out with a copy of it: the kept one, or
-		// the one it makes, then kept.
-		if pristine := t.lend(obj, kept); keep && pristine != nil {
-			t.versions.keep(key, pristine)
-		}
-	case keep:
-		t.versions.keep(key, obj.(runtime.Object).DeepCopyObject())
+	if t.lend != nil {
+		t.lend(obj)
 	}
 	return obj, nil
 }

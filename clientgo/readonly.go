@@ -57,28 +57,22 @@ type lentObject struct {
 }
 
 // lend records obj, made by informer's transform inside a step, to be compared after each step
-// with a copy: pristine if not nil (a copy of obj the caller keeps and never changes, the typed
-// conversion's kept version, typedcache.go), else one made here. It returns the copy, which
-// nothing may change (the typed conversion keeps it), or nil when obj was not recorded.
-func (lr *lending) lend(informer string, obj any, pristine runtime.Object) runtime.Object {
+// with a copy made here.
+func (lr *lending) lend(informer string, obj any) {
 	b := lr.b
 	o, ok := obj.(runtime.Object)
 	if !ok || o == nil {
-		return nil
+		return
 	}
 	if b.lentIndex == nil {
 		b.lentIndex = map[any]bool{}
 	}
 	if b.lentIndex[o] {
-		return nil // the transform ran again on an object it made (transforms are idempotent)
-	}
-	if pristine == nil {
-		pristine = o.DeepCopyObject()
+		return // the transform ran again on an object it made (transforms are idempotent)
 	}
 	key, _ := metaOf(o)
 	b.lentIndex[o] = true
-	b.lent = append(b.lent, lentObject{obj: o, copy: pristine, informer: informer, key: key, rv: rvOf(o), at: b.s.Now()})
-	return pristine
+	b.lent = append(b.lent, lentObject{obj: o, copy: o.DeepCopyObject(), informer: informer, key: key, rv: rvOf(o), at: b.s.Now()})
 }
 
 // controllerWoken notes that the driver woke a goroutine of the controller: the comparison after
