@@ -131,6 +131,8 @@ var runReports = sync.OnceValues(goseed.NewReports)
 func replayNote(rep *Report) string {
 	// The notes never say "seed": the report states it once, on its own line.
 	switch n := rep.MapOrdered(); {
+	case rep.Seeded && rep.Diagnostics.AddressKeyedRanges > 0:
+		return fmt.Sprintf("Replay: likely, not guaranteed: this run was made in the deterministic mode, but its goroutines ranged %d times over maps whose order follows their keys' addresses (%s), which no seed decides; a replay may take another path if that order mattered.\n", rep.Diagnostics.AddressKeyedRanges, strings.Join(rep.Diagnostics.AddressKeyedMaps, ", "))
 	case rep.Seeded:
 		return "Replay: guaranteed: this run was made in the deterministic mode, where the run decides the Go runtime's map order and the controller's goroutines' turns.\n"
 	case n > 0:
@@ -240,8 +242,18 @@ func (r *Report) fired(name string) int {
 }
 
 // ReplayGuaranteed reports whether the run's seed replays it: the run was made in the
-// deterministic mode (docs/determinism.md).
-func (r *Report) ReplayGuaranteed() bool { return r.Seeded }
+// deterministic mode (docs/determinism.md) and ranged over no map ordered by addresses.
+func (r *Report) ReplayGuaranteed() bool { return r.Seeded && r.Diagnostics.AddressKeyedRanges == 0 }
+
+// addressKeyedRanges reads, at the end of a run in the deterministic mode, the ranges the run
+// made over maps ordered by addresses (nothing outside the mode).
+func (m *seededRun) addressKeyedRanges() (int, []string) {
+	if m == nil {
+		return 0, nil
+	}
+	n, types, _ := goseed.AddressKeyedRanges()
+	return int(n), types
+}
 
 // snapshotAnswers is how many of the detector's comparisons the harness answered (nil: none).
 func (m *seededRun) snapshotAnswers() int64 {

@@ -430,6 +430,7 @@ func (c *cluster) report(cfg Config, err error) *Report {
 			UnorderedBatches: b.unorderedBatches, ResyncWakes: b.resyncWakes,
 			ClientGoMutationDetector: introspect.MutationDetectionEnabled() && cfg.main() != nil, DetectorSnapshotAnswers: b.mode.snapshotAnswers(),
 			MissingNamespaceWrites: missingNamespaceWrites(c.w)}}
+	rep.Diagnostics.AddressKeyedRanges, rep.Diagnostics.AddressKeyedMaps = b.mode.addressKeyedRanges()
 	if cp := c.w.ControlPlane(); cp != nil {
 		rep.Diagnostics.ControlPlane = &ControlPlaneReport{GarbageCollector: cp.GC.Stats(), NamespaceController: cp.Namespace.Stats(), WorkloadStatus: cp.Workload.Stats(), JobController: cp.Jobs.Stats()}
 	}

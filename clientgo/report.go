@@ -2,6 +2,7 @@ package clientgo
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/informersim/informersim/controlplane"
@@ -98,6 +99,13 @@ type Diagnostics struct {
 	// answer at a fraction of its cost (INFORMERSIM_DETECTOR_SNAPSHOTS=off: none, each is
 	// DeepEqual's). Zero with the detector on under a Main means the detector compared by itself.
 	DetectorSnapshotAnswers int64
+	// AddressKeyedRanges counts, in the deterministic mode, the ranges the run's goroutines made
+	// over maps whose order follows the addresses of their keys (more than eight entries, keyed
+	// by pointers, channels, interfaces or structs holding one), which no seed decides;
+	// AddressKeyedMaps names the first of their types. A run with some replays only as far as
+	// those orders did not matter (Report.ReplayGuaranteed is false).
+	AddressKeyedRanges int
+	AddressKeyedMaps   []string
 	// MissingNamespaceWrites counts the world's own writes (Setup's Apply, Script and Generate
 	// ops) that the apiserver refused because their namespace does not exist (kube-apiserver's
 	// 404, see Cluster). Each is narrated in the trace, but a workload written into a namespace
@@ -173,6 +181,9 @@ func (r *Report) String() string {
 		} else {
 			s += ", objects of client-go's informers not checked read-only (KUBE_CACHE_MUTATION_DETECTOR off)"
 		}
+	}
+	if d.AddressKeyedRanges > 0 {
+		s += fmt.Sprintf(", %d ranges over maps ordered by their keys' addresses (%s): a rerun of this seed may differ", d.AddressKeyedRanges, strings.Join(d.AddressKeyedMaps, ", "))
 	}
 	if d.MissingNamespaceWrites > 0 {
 		s += fmt.Sprintf(", %d world writes refused: their namespace does not exist", d.MissingNamespaceWrites)

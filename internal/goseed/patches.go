@@ -69,8 +69,8 @@ var patches = []patch{
 		with: "//go:noinline\nfunc DeepEqual(x, y any) bool {\n\tif h := informersimDeepEqual.Load(); h != nil {\n\t\tif equal, decided := (*h)(x, y, sys.GetCallerPC()); decided {\n\t\t\treturn equal\n\t\t}\n\t}\n\tif x == nil || y == nil {\n\t\treturn x == y\n\t}\n",
 		why:  "the harness may answer client-go's cache mutation detector's comparisons at a fraction of their cost (AnswerDeepEqual)"},
 	{file: "internal/runtime/maps/table.go", after: "func (it *Iter) Init(", text: "\tit.entryOffset = rand()\n\tit.dirOffset = rand()\n",
-		with: "\tit.entryOffset, it.dirOffset = informersimIterOffsets(m)\n",
-		why:  "where a range over a map starts is drawn from the run's seed"},
+		with: "\tinformersimCountRange(typ, m)\n\tit.entryOffset, it.dirOffset = informersimIterOffsets(m)\n",
+		why:  "where a range over a map starts is drawn from the run's seed; a range whose order follows addresses is counted"},
 	{file: "internal/runtime/maps/map.go", after: "func (m *Map) PutSlot(", text: "\thash := typ.Hasher(", with: reseed,
 		why: "a map written while empty takes the fixed hash seed"},
 	{file: "internal/runtime/maps/runtime.go", after: "func runtime_mapassign(", text: "\thash := typ.Hasher(", with: reseed,
@@ -112,6 +112,18 @@ var (
 
 //go:linkname internal_sync_informersimRunning internal/sync.informersimRunning
 func internal_sync_informersimRunning() bool { return informersimRunning.Load() }
+
+// informersimInBubble reports whether a run goes on and the running goroutine belongs to a
+// testing/synctest bubble (the run's).
+//
+//go:linkname internal_runtime_maps_informersimInBubble internal/runtime/maps.informersimInBubble
+func internal_runtime_maps_informersimInBubble() bool {
+	if !informersimRunning.Load() {
+		return false
+	}
+	cg := getg().m.curg
+	return cg != nil && cg.bubble != nil
+}
 
 // informersimSetSeed takes a new seed, written in decimal and maybe followed by a comma and the
 // file descriptor of reports, and a run begins; an empty value ends the run; anything else is
@@ -251,7 +263,22 @@ func informersimHashKey(i int) uint64 {
 
 package reflect
 
-import "sync/atomic"
+import (
+	"internal/runtime/maps"
+	"sync/atomic"
+)
+
+// InformersimAddressKeyedRanges returns how many ranges the goroutines of the run going on (or
+// the last) made over maps whose order follows the addresses of their keys, which no seed
+// decides, and the first of their map types.
+func (t *rtype) InformersimAddressKeyedRanges() (uint64, []Type) {
+	n, types := maps.InformersimAddressRanges()
+	out := make([]Type, len(types))
+	for i, mt := range types {
+		out[i] = toType(&mt.Type)
+	}
+	return n, out
+}
 
 // informersimDeepEqual, when set, is asked first by DeepEqual, with the address DeepEqual returns
 // to in its caller: it returns decided false to leave the call to DeepEqual.
@@ -284,11 +311,83 @@ func informersimRunning() bool
 
 package maps
 
+import (
+	"internal/abi"
+	_ "unsafe" // go:linkname
+)
+
 // informersimSeed is the seed of the run going on (the runtime sets it).
 var informersimSeed uint64
 
-// InformersimSetSeed takes the seed of a new run.
-func InformersimSetSeed(seed uint64) { informersimSeed = seed }
+// InformersimSetSeed takes the seed of a new run, which has ranged over no map yet.
+func InformersimSetSeed(seed uint64) {
+	informersimSeed = seed
+	informersimAddressRanges = 0
+	informersimAddressTypes = [len(informersimAddressTypes)]*abi.MapType{}
+}
+
+// informersimInBubble reports whether a run goes on and the running goroutine is in a bubble
+// (the runtime knows).
+//
+//go:linkname informersimInBubble
+func informersimInBubble() bool
+
+// informersimAddressRanges counts the ranges, by goroutines of the run's bubble, over maps whose
+// order follows the addresses of their keys: a map of more than one group (a small map keeps its
+// entries in the order they went in, which the run decides) keyed by something hashed by its
+// address. informersimAddressTypes are the first of their map types.
+var (
+	informersimAddressRanges uint64
+	informersimAddressTypes  [8]*abi.MapType
+)
+
+// informersimCountRange counts a range over m if its order follows addresses.
+func informersimCountRange(typ *abi.MapType, m *Map) {
+	if m.dirLen <= 0 || !informersimAddressKeyed(typ.Key, 0) || !informersimInBubble() {
+		return
+	}
+	informersimAddressRanges++
+	for i, t := range informersimAddressTypes {
+		if t == typ {
+			return
+		}
+		if t == nil {
+			informersimAddressTypes[i] = typ
+			return
+		}
+	}
+}
+
+// informersimAddressKeyed reports whether keys of type t hash by an address: pointers, channels,
+// interfaces (whose dynamic value may be a pointer), and structs and arrays holding one.
+func informersimAddressKeyed(t *abi.Type, depth int) bool {
+	if depth > 8 {
+		return true
+	}
+	switch t.Kind() {
+	case abi.Pointer, abi.UnsafePointer, abi.Chan, abi.Interface:
+		return true
+	case abi.Array:
+		return informersimAddressKeyed(t.ArrayType().Elem, depth+1)
+	case abi.Struct:
+		for _, f := range t.StructType().Fields {
+			if informersimAddressKeyed(f.Typ, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// InformersimAddressRanges returns how many ranges of the run followed addresses, and the first
+// of their map types.
+func InformersimAddressRanges() (uint64, []*abi.MapType) {
+	n := 0
+	for n < len(informersimAddressTypes) && informersimAddressTypes[n] != nil {
+		n++
+	}
+	return informersimAddressRanges, informersimAddressTypes[:n:n]
+}
 
 func informersimMix(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15

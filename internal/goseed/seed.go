@@ -120,3 +120,22 @@ func AnswerDeepEqual(h func(x, y any, caller uintptr) (equal, decided bool)) boo
 	}
 	return ok
 }
+
+// AddressKeyedRanges returns how many ranges the goroutines of the current (or last) run's
+// bubble made over maps whose order follows the addresses of their keys (more than eight
+// entries, keyed by pointers, channels, interfaces or structs holding one), which no seed
+// decides, and the first of those maps' types; known is false in a binary built without the
+// overlay.
+func AddressKeyedRanges() (n uint64, types []string, known bool) {
+	a, ok := reflect.TypeOf(0).(interface {
+		InformersimAddressKeyedRanges() (uint64, []reflect.Type)
+	})
+	if !ok {
+		return 0, nil, false
+	}
+	n, ts := a.InformersimAddressKeyedRanges()
+	for _, t := range ts {
+		types = append(types, t.String())
+	}
+	return n, types, true
+}

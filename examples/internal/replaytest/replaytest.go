@@ -71,8 +71,9 @@ func Sweep(t *testing.T, sizeEnv string, n int, test string, run Run) {
 			if err != nil {
 				t.Fatalf("seed %d at GOMAXPROCS %d: %v\n%s", seed, procs, err, rep.Failure)
 			}
-			if !rep.Seeded || rep.MapOrdered() > 0 {
-				t.Fatalf("seed %d at GOMAXPROCS %d: Seeded %v, %d orders no seed decides counted", seed, procs, rep.Seeded, rep.MapOrdered())
+			if !rep.ReplayGuaranteed() || rep.MapOrdered() > 0 {
+				t.Fatalf("seed %d at GOMAXPROCS %d: Seeded %v, %d orders no seed decides counted, %d ranges over maps ordered by addresses %v",
+					seed, procs, rep.Seeded, rep.MapOrdered(), rep.Diagnostics.AddressKeyedRanges, rep.Diagnostics.AddressKeyedMaps)
 			}
 			hashes[i] = rep.Hash
 		}

@@ -2,13 +2,14 @@
 // testing/synctest bubble during a run, the panic client-go's cache mutation detector makes ends
 // only its goroutine and is written to the run's reports; outside a run it is not caught (the
 // test checks that only by the line count). And the function given to AnswerDeepEqual answers
-// reflect.DeepEqual's calls.
+// reflect.DeepEqual's calls, and the ranges whose order follows addresses are counted.
 package panicreport
 
 import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strconv"
 	"testing"
 	"testing/synctest"
 
@@ -95,5 +96,54 @@ func TestAnswerDeepEqual(t *testing.T) {
 	goseed.AnswerDeepEqual(nil)
 	if reflect.DeepEqual("decided", 1) || asked != 3 {
 		t.Errorf("after AnswerDeepEqual(nil), DeepEqual still asked the function (%d asks)", asked)
+	}
+}
+
+// TestAddressKeyedRangesCounted: during a run, a range of the bubble over a map of more than
+// eight entries keyed by pointers is counted, with its type; a small one (its entries keep the
+// order they went in), one keyed by strings, and one ranged outside the bubble are not.
+func TestAddressKeyedRangesCounted(t *testing.T) {
+	fill := func(n int) (map[*int]bool, map[string]bool) {
+		byPointer, byName := map[*int]bool{}, map[string]bool{}
+		for i := range n {
+			byPointer[new(int)] = true
+			byName[strconv.Itoa(i)] = true
+		}
+		return byPointer, byName
+	}
+	ranged := 0
+	rangeOver := func(maps ...any) {
+		for _, m := range maps {
+			switch m := m.(type) {
+			case map[*int]bool:
+				for range m {
+					ranged++
+				}
+			case map[string]bool:
+				for range m {
+					ranged++
+				}
+			}
+		}
+	}
+	bigByPointer, bigByName := fill(20)
+	smallByPointer, _ := fill(5)
+	synctest.Test(t, func(t *testing.T) {
+		goseed.Begin(1, nil)
+		defer goseed.End()
+		rangeOver(bigByPointer, bigByName, smallByPointer)
+		n, types, known := goseed.AddressKeyedRanges()
+		if !known || n != 1 || !slices.Equal(types, []string{"map[*int]bool"}) {
+			t.Errorf("in the bubble: %d ranges counted, types %q (known %v); want 1 of map[*int]bool", n, types, known)
+		}
+	})
+	goseed.Begin(2, nil)
+	rangeOver(bigByPointer) // outside any bubble
+	goseed.End()
+	if n, _, _ := goseed.AddressKeyedRanges(); n != 0 {
+		t.Errorf("a run's range outside its bubble was counted: %d", n)
+	}
+	if ranged != 20+20+5+20 {
+		t.Fatalf("ranged over %d entries", ranged)
 	}
 }
