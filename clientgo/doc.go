@@ -14,7 +14,9 @@
 //     controller that changes an object a client-go informer handed out fails the run with the
 //     read-only-objects violation (client-go's mutation detector, on for the run unless
 //     INFORMERSIM_MUTATION_DETECTOR=off). Runs take turns in the process. Report.ReplayGuaranteed
-//     says the seed replays the run (docs/determinism.md).
+//     says the seed replays the run (docs/determinism.md); the one order the mode leaves to the
+//     process, a range over a map of more than eight entries keyed by addresses, is counted
+//     (Diagnostics.AddressKeyedRanges) and makes it false.
 //   - Outside it, a run replays as far as the world can tell when Report.MapOrdered is zero:
 //     what client-go hands over in a Go map's order (a resync, a relist's tombstones, a
 //     watch-list start) and controller-runtime's priority queue's hand-overs are counted, with a
