@@ -206,3 +206,49 @@ func TestSeededOrderDependentBugFound(t *testing.T) {
 		}
 	}
 }
+
+// TestSeededAddressKeyedRangeCounted: in the deterministic mode, a controller that ranges over a
+// map of more than eight entries keyed by pointers (an order of addresses, which no seed decides)
+// has the range counted and the map's type named, and its run is not guaranteed to replay; the
+// caches the harness and its libraries fill by such ranges are not counted.
+func TestSeededAddressKeyedRangeCounted(t *testing.T) {
+	requireSeeded(t)
+	run := func(rangeOverPointers bool) *clientgo.Report {
+		cfg := clientgo.Config{
+			Seed:    1,
+			Cluster: clientgo.Cluster{World: world.Config{DefaultResource: cmsGVR}},
+			Controller: clientgo.Main(func(ctx context.Context, c *rest.Config) error {
+				if rangeOverPointers {
+					byPointer := map[*int]int{}
+					for i := range 20 {
+						byPointer[new(int)] = i
+					}
+					sum := 0
+					for _, v := range byPointer {
+						sum += v
+					}
+					_ = sum
+				}
+				<-ctx.Done()
+				return nil
+			}),
+			Phases: clientgo.Phases{FaultsFor: time.Second},
+		}
+		rep, err := clientgo.Run(t, cfg)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, rep.Failure)
+		}
+		return rep
+	}
+	run(false) // the process's first run fills the caches
+	if rep := run(false); rep.Diagnostics.AddressKeyedRanges != 0 || !rep.ReplayGuaranteed() {
+		t.Fatalf("a controller that ranges over no such map: %d ranges counted (%v)", rep.Diagnostics.AddressKeyedRanges, rep.Diagnostics.AddressKeyedMaps)
+	}
+	rep := run(true)
+	if rep.Diagnostics.AddressKeyedRanges != 1 || !slices.Contains(rep.Diagnostics.AddressKeyedMaps, "map[*int]int") || rep.ReplayGuaranteed() {
+		t.Fatalf("the range over a pointer-keyed map: %d counted, types %v, replay guaranteed %v", rep.Diagnostics.AddressKeyedRanges, rep.Diagnostics.AddressKeyedMaps, rep.ReplayGuaranteed())
+	}
+	if !strings.Contains(rep.String(), "ranges over maps ordered by their keys' addresses (map[*int]int") {
+		t.Errorf("the Report does not name the range: %s", rep)
+	}
+}
