@@ -168,7 +168,7 @@
 // refuse-webhook; fail-webhook code=500) are ops of the world's table, answered by the plugins
 // as kube-apiserver answers them under the webhook's failurePolicy. A write's validating
 // webhooks, called in parallel, are let go in the order their answers arrive, so the first
-// refusal is the seed's. Report.Webhooks lists every webhook fault with whether it fired
+// refusal is the seed's. Report.Diagnostics.Webhooks lists every webhook fault with whether it fired
 // (webhooks.go; docs/serve.md "Webhooks in the world").
 //
 // # A controller's own main

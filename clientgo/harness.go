@@ -271,8 +271,8 @@ func runTest(t T, cfg Config) (*Report, error) {
 	synctest.Test(bubbleT, func(*testing.T) { rep, err = run(cfg, wd, mode) })
 	markDetectedRun(cfg, t.Name(), "ended")
 	noteReplay(bubbleT, rep)
-	if rep != nil && rep.Webhooks != nil && rep.Webhooks.Unfired > 0 {
-		bubbleT.Logf("clientgo: seed %d: %d webhook fault(s) never fired, so tested nothing: %s", rep.Seed, rep.Webhooks.Unfired, rep.Webhooks)
+	if rep != nil && rep.Diagnostics.Webhooks != nil && rep.Diagnostics.Webhooks.Unfired > 0 {
+		bubbleT.Logf("clientgo: seed %d: %d webhook fault(s) never fired, so tested nothing: %s", rep.Seed, rep.Diagnostics.Webhooks.Unfired, rep.Diagnostics.Webhooks)
 	}
 	return rep, err
 }
@@ -434,7 +434,7 @@ func (c *cluster) report(cfg Config, err error) *Report {
 	if cp := c.w.ControlPlane(); cp != nil {
 		rep.Diagnostics.ControlPlane = &ControlPlaneReport{GarbageCollector: cp.GC.Stats(), NamespaceController: cp.Namespace.Stats(), WorkloadStatus: cp.Workload.Stats(), JobController: cp.Jobs.Stats()}
 	}
-	rep.Webhooks = b.hooks.report()
+	rep.Diagnostics.Webhooks = b.hooks.report()
 	if err != nil {
 		rep.Failure = replayNote(rep) + record.Explain(c.w, err)
 	}

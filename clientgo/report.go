@@ -30,8 +30,6 @@ type Report struct {
 	Hazards []HazardCount
 	// Diagnostics are the harness's counters of the run.
 	Diagnostics Diagnostics
-	// Webhooks is what the admission webhooks met (Cluster.Webhooks), nil without them.
-	Webhooks *WebhookReport
 	// Reconciles counts the controller's reconcile errors and requeues per key and names its
 	// hot loops (Checks.HotLoop, reconciles.go), which envtest cannot see.
 	Reconciles *ReconcileReport
@@ -112,6 +110,9 @@ type Diagnostics struct {
 	// nobody created does nothing, and a Checks.Outcome can pass on the empty world it leaves:
 	// Setup creates the namespaces its ops write in (fakerest.EnsureNamespaces).
 	MissingNamespaceWrites int
+	// Webhooks is what the admission webhooks met (Cluster.Webhooks), nil without them: each
+	// webhook fault with whether it fired.
+	Webhooks *WebhookReport
 	// ControlPlane is what kube-controller-manager's stand-ins did in the run (each component's
 	// counters: the collector's deletes, the workload status writes...), nil when none ran
 	// (Cluster.ControlPlane.Off).
@@ -167,8 +168,8 @@ func (r *Report) String() string {
 	if rc := r.Reconciles; rc != nil && (rc.Errors > 0 || rc.Requeues > 0 || rc.Unobserved != "") {
 		s += ", reconciles: " + rc.String()
 	}
-	if r.Webhooks != nil {
-		s += ", webhooks: " + r.Webhooks.String()
+	if d.Webhooks != nil {
+		s += ", webhooks: " + d.Webhooks.String()
 	}
 	if d.ControlPlane == nil {
 		s += ", no control plane"

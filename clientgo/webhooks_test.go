@@ -181,8 +181,8 @@ func TestWebhookTimeoutHonoursFailurePolicy(t *testing.T) {
 	if n := srv.count("/validate"); n != 0 {
 		t.Errorf("Fail: the webhook's server answered %d reviews; the call timed out before it could", n)
 	}
-	if rep.Webhooks == nil || rep.Webhooks.Calls != 1 || rep.Webhooks.Unfired != 0 || !rep.Webhooks.Faults[0].Fired {
-		t.Errorf("Fail: the report's webhooks: %+v", rep.Webhooks)
+	if rep.Diagnostics.Webhooks == nil || rep.Diagnostics.Webhooks.Calls != 1 || rep.Diagnostics.Webhooks.Unfired != 0 || !rep.Diagnostics.Webhooks.Faults[0].Fired {
+		t.Errorf("Fail: the report's webhooks: %+v", rep.Diagnostics.Webhooks)
 	}
 	if !strings.Contains(rep.Trace, "webhook") || !strings.Contains(rep.Trace, "slow-webhook") {
 		t.Errorf("Fail: the trace does not narrate the call and its fault:\n%s", rep.Trace)
@@ -249,8 +249,8 @@ func TestWebhookFaultNeverFiredIsReported(t *testing.T) {
 	if c.err != nil {
 		t.Errorf("the create got %v: the fault was on another webhook", c.err)
 	}
-	if rep.Webhooks == nil || rep.Webhooks.Unfired != 1 || rep.Webhooks.Calls != 1 {
-		t.Fatalf("the report's webhooks: %+v, want 1 call and 1 fault never fired", rep.Webhooks)
+	if rep.Diagnostics.Webhooks == nil || rep.Diagnostics.Webhooks.Unfired != 1 || rep.Diagnostics.Webhooks.Calls != 1 {
+		t.Fatalf("the report's webhooks: %+v, want 1 call and 1 fault never fired", rep.Diagnostics.Webhooks)
 	}
 	if s := rep.String(); !strings.Contains(s, "never fired: refuse-webhook name=other.example.com") {
 		t.Errorf("the report does not name the fault that never fired: %s", s)
@@ -281,8 +281,8 @@ func TestMutatingWebhookInTheWorld(t *testing.T) {
 	if c.took < 3*time.Second || c.took > 4*time.Second {
 		t.Errorf("the create's answer took %v, want the slow mutating webhook's 3s and the drawn delays", c.took)
 	}
-	if srv.count("/mutate") != 1 || srv.count("/validate") != 1 || rep.Webhooks.Calls != 2 || rep.Webhooks.Unfired != 0 {
-		t.Errorf("reviews: %d mutating, %d validating; report %v", srv.count("/mutate"), srv.count("/validate"), rep.Webhooks)
+	if srv.count("/mutate") != 1 || srv.count("/validate") != 1 || rep.Diagnostics.Webhooks.Calls != 2 || rep.Diagnostics.Webhooks.Unfired != 0 {
+		t.Errorf("reviews: %d mutating, %d validating; report %v", srv.count("/mutate"), srv.count("/validate"), rep.Diagnostics.Webhooks)
 	}
 }
 
