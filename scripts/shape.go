@@ -9,7 +9,9 @@
 //   - no type of the clientgo harness (the module clientgo/, where the bubble was split by
 //     concern) has more than maxMethods methods declared on it (value and pointer receivers
 //     together, test files included). Elsewhere the largest sets are printed with -top only:
-//     fakeapi.Server and sim.Sim are facades whose methods are their API.
+//     fakeapi.Server and sim.Sim are facades whose methods are their API;
+//   - clientgo.Config and clientgo.Report, the harness's face, have at most maxFaceFields
+//     top-level fields each (what grows goes into their groups: Cluster, Checks, Diagnostics).
 //
 // Usage, from the repository root: go run scripts/shape.go [-top N] (exit 1 naming each one
 // over its limit; -top prints the N longest functions and largest method sets either way).
@@ -31,7 +33,9 @@ import (
 const (
 	maxLines   = 100
 	maxMethods = 20
-	minRows    = 4
+	// maxFaceFields bounds the top-level fields of the structs users write and read first.
+	maxFaceFields = 10
+	minRows       = 4
 )
 
 // exempt are the types whose method set is an interface of another project's that they
@@ -55,6 +59,7 @@ func main() {
 	}
 	var fns []fn
 	methods := map[string]int{} // directory.Type -> methods
+	faceFields := map[string]int{"clientgo.Config": -1, "clientgo.Report": -1}
 	fset := token.NewFileSet()
 	for _, path := range strings.Fields(string(out)) {
 		if strings.Contains(path, "testdata/") || strings.HasPrefix(path, "compare/") && strings.Contains(path, "upstream") {
@@ -66,6 +71,9 @@ func main() {
 			os.Exit(2)
 		}
 		for _, d := range f.Decls {
+			if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
+				countFaceFields(gd, filepath.Dir(path), faceFields)
+			}
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok || fd.Body == nil {
 				continue
@@ -114,8 +122,39 @@ func main() {
 			failed = true
 		}
 	}
+	for _, t := range []string{"clientgo.Config", "clientgo.Report"} {
+		switch n := faceFields[t]; {
+		case n < 0:
+			fmt.Fprintf(os.Stderr, "shape: %s not found\n", t)
+			failed = true
+		case n > maxFaceFields:
+			fmt.Fprintf(os.Stderr, "shape: %s has %d top-level fields (at most %d)\n", t, n, maxFaceFields)
+			failed = true
+		}
+	}
 	if failed {
 		os.Exit(1)
+	}
+}
+
+// countFaceFields records, for the struct types of faceFields declared in gd, their number of
+// fields (a line naming two counts two).
+func countFaceFields(gd *ast.GenDecl, dir string, faceFields map[string]int) {
+	for _, spec := range gd.Specs {
+		ts, ok := spec.(*ast.TypeSpec)
+		if !ok {
+			continue
+		}
+		name := dir + "." + ts.Name.Name
+		st, isStruct := ts.Type.(*ast.StructType)
+		if _, tracked := faceFields[name]; !tracked || !isStruct {
+			continue
+		}
+		n := 0
+		for _, f := range st.Fields.List {
+			n += max(1, len(f.Names))
+		}
+		faceFields[name] = n
 	}
 }
 
