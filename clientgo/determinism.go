@@ -254,7 +254,7 @@ func (m *seededRun) addressKeyedRanges() (int, []string) {
 		return 0, nil
 	}
 	n, types, _ := goseed.AddressKeyedRanges()
-	if len(types) < goseedAddressTypes {
+	if len(types) < goseed.AddressKeyedTypesNamed {
 		free := true
 		for _, t := range types {
 			if orderFree[t] == "" {
@@ -267,10 +267,6 @@ func (m *seededRun) addressKeyedRanges() (int, []string) {
 	}
 	return int(n), types
 }
-
-// goseedAddressTypes is how many map types the overlay's runtime names (a full list may have
-// left some out).
-const goseedAddressTypes = 8
 
 // orderFree are the map types ordered by addresses whose ranges, read in their source at the
 // pinned versions, let no order out: each is a cache filled once per type in a process (so the

@@ -1,5 +1,7 @@
 package goseed
 
+import "strconv"
+
 // A patch changes one text of one file of the standard library. The text must occur in the file
 // exactly once after the line that starts with after (the start of the file when after is
 // empty); it is replaced by with. why says what the patch decides, for the error a Go release
@@ -338,7 +340,7 @@ func informersimInBubble() bool
 // address. informersimAddressTypes are the first of their map types.
 var (
 	informersimAddressRanges uint64
-	informersimAddressTypes  [8]*abi.MapType
+	informersimAddressTypes  [` + strconv.Itoa(AddressKeyedTypesNamed) + `]*abi.MapType
 )
 
 // informersimCountRange counts a range over m if its order follows addresses.

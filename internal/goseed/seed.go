@@ -121,6 +121,10 @@ func AnswerDeepEqual(h func(x, y any, caller uintptr) (equal, decided bool)) boo
 	return ok
 }
 
+// AddressKeyedTypesNamed is how many map types AddressKeyedRanges names at most: when it names
+// fewer, it named the type of every range it counted.
+const AddressKeyedTypesNamed = 8
+
 // AddressKeyedRanges returns how many ranges the goroutines of the current (or last) run's
 // bubble made over maps whose order follows the addresses of their keys (more than eight
 // entries, keyed by pointers, channels, interfaces or structs holding one), which no seed
