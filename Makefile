@@ -57,8 +57,10 @@ test-nested:
 ## envtest-assets: build informersim with the serve tag and print the directory controller-runtime's
 ## envtest takes in KUBEBUILDER_ASSETS (its kube-apiserver and etcd stand-ins, the machine's
 ## kubectl; kept in the user's cache directory): KUBEBUILDER_ASSETS=$$(make -s envtest-assets).
+## SERVE_TAGS=serve,plain builds the stand-ins without the speed tricks (internal/fastpath).
+SERVE_TAGS ?= serve
 envtest-assets:
-	@cd cmd/informersim && $(GO) build -tags serve -o ../../.informersim-serve . && \
+	@cd cmd/informersim && $(GO) build -tags $(SERVE_TAGS) -o ../../.informersim-serve . && \
 		../../.informersim-serve envtest-assets; status=$$?; rm -f ../../.informersim-serve; exit $$status
 
 ## test-kubebuilder: examples/kubebuilder, an operator as kubebuilder v4 scaffolds it, its envtest

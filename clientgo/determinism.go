@@ -54,7 +54,7 @@ func seedRuntime(t *testing.T, seed uint64) (mode *seededRun, restore func()) {
 	detector := introspect.MutationDetectionEnabled()
 	introspect.SetMutationDetectionEnabled(reports != nil && os.Getenv(EnvMutationDetector) != "off")
 	mode = &seededRun{reports: reports}
-	if introspect.MutationDetectionEnabled() && os.Getenv(EnvDetectorSnapshots) != "off" && fastpath.On {
+	if introspect.MutationDetectionEnabled() && fastpath.Use(fastpath.DetectorSnapshots) {
 		mode.comparisons = readonly.NewDetectorComparisons()
 		goseed.AnswerDeepEqual(mode.comparisons.DeepEqual)
 	}
@@ -113,14 +113,6 @@ func heapBytes() uint64 {
 // informer hands out and compares them every second, which is most of the mode's cost
 // (docs/determinism.md); off, a controller that changes a cached object is not caught.
 const EnvMutationDetector = "INFORMERSIM_MUTATION_DETECTOR"
-
-// EnvDetectorSnapshots set to "off" leaves each comparison of client-go's cache mutation detector
-// to reflect.DeepEqual in the deterministic mode. By default the harness answers them
-// (readonly.DetectorComparisons): the detector compares every object it holds every second,
-// nearly always unchanged, which a snapshot of the object's memory answers at about a hundredth
-// of DeepEqual's cost, with the same answer (docs/determinism.md gives what it buys). A plain
-// build (internal/fastpath) never answers them.
-const EnvDetectorSnapshots = "INFORMERSIM_DETECTOR_SNAPSHOTS"
 
 // runReports is the process's file of the detector's reports, shared by its runs (one at a
 // time), made at the first run in the mode.

@@ -1,6 +1,10 @@
 package clientgo
 
-import "time"
+import (
+	"time"
+
+	"github.com/informersim/informersim/internal/fastpath"
+)
 
 // SetStuckAfter sets how long the watchdog waits before it declares a run stuck, and returns
 // the previous value.
@@ -11,7 +15,7 @@ func SetStuckAfter(d time.Duration) time.Duration {
 }
 
 // SetCheckByDeepEqual makes the read-only check compare every lent object by reflect.DeepEqual
-// alone (the check's definition) when on, and returns the previous setting.
-func SetCheckByDeepEqual(on bool) bool {
-	return checkByDeepEqual.Swap(on)
+// alone (the check's definition, without the snapshots) when on, and returns what undoes it.
+func SetCheckByDeepEqual(on bool) (restore func()) {
+	return fastpath.SetOut(fastpath.ReadOnlySnapshots, on)
 }

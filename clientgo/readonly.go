@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/informersim/informersim/clientgo/internal/readonly"
@@ -37,12 +36,6 @@ import (
 
 // lentRetention is how long (simulated) a handed-out object is compared with its copy.
 const lentRetention = 2 * time.Minute
-
-// checkByDeepEqual, set by tests only, makes every comparison reflect.DeepEqual of the object
-// with its copy, without snapshots: the check as defined, which the faster one must answer
-// alike, at the same step, with the same message (readonly_test.go). A plain build
-// (internal/fastpath) always compares so.
-var checkByDeepEqual atomic.Bool
 
 // lentObject is one typed object an informer handed out, and its copy at that moment.
 type lentObject struct {
@@ -147,7 +140,7 @@ func (lr *lending) checkLent() {
 	}
 	for i := range b.lent {
 		l := &b.lent[i]
-		if checkByDeepEqual.Load() || !fastpath.On { // a plain build: no snapshots
+		if !fastpath.Use(fastpath.ReadOnlySnapshots) { // the check as defined, which the snapshots answer alike
 			if reflect.DeepEqual(l.obj, l.copy) {
 				continue
 			}

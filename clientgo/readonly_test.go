@@ -264,9 +264,9 @@ func TestReadOnlyCheckAnswersAsDeepEqual(t *testing.T) {
 				var errs [2]error
 				var hashes [2]string
 				for i, byDeepEqual := range []bool{false, true} {
-					old := clientgo.SetCheckByDeepEqual(byDeepEqual)
+					restore := clientgo.SetCheckByDeepEqual(byDeepEqual)
 					rep, err := clientgo.Run(t, planterConfig(seed, p))
-					clientgo.SetCheckByDeepEqual(old)
+					restore()
 					errs[i] = err
 					if rep != nil {
 						hashes[i] = rep.Hash

@@ -94,7 +94,7 @@ type Diagnostics struct {
 	ClientGoMutationDetector bool
 	// DetectorSnapshotAnswers counts the detector's comparisons the harness answered from
 	// snapshots of the objects' memory in the deterministic mode, with reflect.DeepEqual's
-	// answer at a fraction of its cost (INFORMERSIM_DETECTOR_SNAPSHOTS=off: none, each is
+	// answer at a fraction of its cost (INFORMERSIM_PLAIN=detector-snapshots: none, each is
 	// DeepEqual's). Zero with the detector on under a Main means the detector compared by itself.
 	DetectorSnapshotAnswers int64
 	// AddressKeyedRanges counts, in the deterministic mode, the ranges the run's goroutines made

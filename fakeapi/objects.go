@@ -220,9 +220,10 @@ func isComposite(v any) bool {
 // copyObject returns the caller's own deep copy of an object the server holds, the copy every
 // result, list item and watch event is (see "Ownership of objects"). It gives what u.DeepCopy()
 // gives for the normalised values stored objects hold, without DeepCopyJSONValue's checks for
-// types they never contain (copyNormalised); a plain build (internal/fastpath) asks u.DeepCopy().
+// types they never contain (copyNormalised); without the trick (internal/fastpath) it asks
+// u.DeepCopy().
 func copyObject(u *unstructured.Unstructured) *unstructured.Unstructured {
-	if !fastpath.On {
+	if !fastpath.Use(fastpath.NormalisedCopies) {
 		return u.DeepCopy()
 	}
 	return copyNormalised(u)
@@ -243,11 +244,11 @@ func copyNormalised(u *unstructured.Unstructured) *unstructured.Unstructured {
 // built with room for one more, because the runtime turns a full small map into a table on any
 // assignment, even to a key it holds (see smallMapEntries): that growth cost the caller's next
 // SetAnnotations about 650 bytes and three allocations more than this room does. Reads (get,
-// list, watch) keep exact sizes: their copies are seldom written. A plain build
-// (internal/fastpath) asks u.DeepCopy().
+// list, watch) keep exact sizes: their copies are seldom written. Without the trick
+// (internal/fastpath), an answer is copied as a read is (copyObject).
 func copyWriteAnswer(u *unstructured.Unstructured) *unstructured.Unstructured {
-	if !fastpath.On {
-		return u.DeepCopy()
+	if !fastpath.Use(fastpath.WriteAnswerRoom) {
+		return copyObject(u)
 	}
 	return copyWithRoom(u)
 }

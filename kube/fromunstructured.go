@@ -51,7 +51,7 @@ func FromUnstructured(content map[string]any, out any) error {
 	}
 	dst := v.Elem()
 	dst.SetZero()
-	if !fastpath.On { // a plain build: the converter only
+	if !fastpath.Use(fastpath.ConversionPlans) { // a plain build: the converter only
 		return runtime.DefaultUnstructuredConverter.FromUnstructured(content, out)
 	}
 	if p := planOf(dst.Type()); p.decode != nil {

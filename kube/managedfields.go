@@ -27,7 +27,7 @@ import (
 // managedFieldsToUnstructured when it can. obj may be changed on
 // the way but is as it was when this returns.
 func toUnstructuredObject(obj runtime.Object) (map[string]any, error) {
-	if !fastpath.On { // a plain build: the converter only
+	if !fastpath.Use(fastpath.ConversionPlans) { // a plain build: the converter only
 		return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	}
 	if m, ok := toUnstructuredByPlan(obj); ok {

@@ -168,7 +168,7 @@ func (w *writer) track(k Kind, live, obj *unstructured.Unstructured, manager str
 	// The field manager reads and writes managedFields through the objects' accessors:
 	// managedObject's take the fast paths (managedobject.go); a plain build's, Unstructured's.
 	var out runtime.Object
-	if fastpath.On {
+	if fastpath.Use(fastpath.ManagedFieldsAccessors) {
 		out = unwrapManaged(fm.UpdateNoErrors(&managedObject{base}, &managedObject{obj}, manager))
 	} else {
 		out = fm.UpdateNoErrors(base, obj, manager)

@@ -8,6 +8,7 @@ import (
 	"github.com/informersim/informersim/clientgo"
 	"github.com/informersim/informersim/examples/internal/replaytest"
 	"github.com/informersim/informersim/examples/samplecontroller"
+	"github.com/informersim/informersim/internal/fastpath"
 	"github.com/informersim/informersim/sim/world"
 )
 
@@ -63,8 +64,8 @@ func TestSeededDetectorSnapshots(t *testing.T) {
 	if !replaytest.Seeded() {
 		t.Skipf("runs in the deterministic mode only: %s", clientgo.DeterminismCommand)
 	}
-	run := func(t *testing.T, seed uint64, bugs samplecontroller.Bugs, snapshots string) (*clientgo.Report, string) {
-		t.Setenv(clientgo.EnvDetectorSnapshots, snapshots)
+	run := func(t *testing.T, seed uint64, bugs samplecontroller.Bugs, snapshots bool) (*clientgo.Report, string) {
+		defer fastpath.SetOut(fastpath.DetectorSnapshots, !snapshots)()
 		rep, err := clientgo.Run(t, mainConfig(t, specs[0], seed, bugs, nil))
 		failure := ""
 		if err != nil {
@@ -77,8 +78,8 @@ func TestSeededDetectorSnapshots(t *testing.T) {
 	}
 	for _, bugs := range []samplecontroller.Bugs{{}, {MutateListerObject: true}} {
 		for seed := uint64(1); seed <= 3; seed++ {
-			on, onFailure := run(t, seed, bugs, "")
-			off, offFailure := run(t, seed, bugs, "off")
+			on, onFailure := run(t, seed, bugs, true)
+			off, offFailure := run(t, seed, bugs, false)
 			if on.Hash != off.Hash || onFailure != offFailure {
 				t.Errorf("%+v seed %d: with the snapshots %x %q, without %x %q", bugs, seed, on.Hash, onFailure, off.Hash, offFailure)
 			}

@@ -68,7 +68,7 @@ func TestSharedEncodingsAreNeverStale(t *testing.T) {
 		checkWatcherSawVersions(t, i, dec, versions)
 	}
 	// A plain build shares no encoding (internal/fastpath): the answers above are all it checks.
-	if hits, misses := h.items.stats(); fastpath.On && (hits == 0 || misses == 0) {
+	if hits, misses := h.items.stats(); fastpath.Use(fastpath.SharedEncodings) && (hits == 0 || misses == 0) {
 		t.Errorf("the shared encodings were looked up %d times with a hit and %d without: the test did not exercise the cache", hits, misses)
 	}
 }
@@ -222,10 +222,10 @@ func TestLentItemsFollowTheirVersions(t *testing.T) {
 	hits, _ := h.items.stats()
 	list("second LIST")
 	// A plain build shares no encoding (internal/fastpath): the LISTs' answers are all it checks.
-	if again, _ := h.items.stats(); fastpath.On && again-hits < n {
+	if again, _ := h.items.stats(); fastpath.Use(fastpath.SharedEncodings) && again-hits < n {
 		t.Fatalf("the second LIST of %d unchanged objects found %d items in the cache", n, again-hits)
 	}
-	if got := h.items.byContent.Len(); fastpath.On && got != n {
+	if got := h.items.byContent.Len(); fastpath.Use(fastpath.SharedEncodings) && got != n {
 		t.Fatalf("%d items held by content after two LISTs of %d objects", got, n)
 	}
 	for i := 0; i < n; i += 3 {

@@ -559,7 +559,7 @@ func encodingOf(ic ItemCodec) string {
 // says.
 func (h *Handler) item(ic ItemCodec, u *unstructured.Unstructured, shared bool) (b []byte, committed bool, err error) {
 	k, committed := versionKey(encodingOf(ic), u)
-	shared = shared && committed && fastpath.On // a plain build encodes every time
+	shared = shared && committed && fastpath.Use(fastpath.SharedEncodings) // a plain build encodes every time
 	if shared {
 		if b, ok := h.items.get(k); ok {
 			return b, true, nil
@@ -583,7 +583,7 @@ func (h *Handler) item(ic ItemCodec, u *unstructured.Unstructured, shared bool) 
 // lentItem is item for u, an object the server lent (a watch event's): looked up by content
 // first (contentKey), and kept by content too when it is a committed version.
 func (h *Handler) lentItem(ic ItemCodec, u *unstructured.Unstructured) ([]byte, error) {
-	if !fastpath.On {
+	if !fastpath.Use(fastpath.SharedEncodings) {
 		b, _, err := h.item(ic, u, false)
 		return b, err
 	}
@@ -605,7 +605,7 @@ func (h *Handler) lentItem(ic ItemCodec, u *unstructured.Unstructured) ([]byte, 
 func (h *Handler) listItems(ic ItemCodec, objs []unstructured.Unstructured, lent bool) ([][]byte, error) {
 	encoding := encodingOf(ic)
 	items := make([][]byte, len(objs))
-	if !fastpath.On { // a plain build encodes every item
+	if !fastpath.Use(fastpath.SharedEncodings) { // a plain build encodes every item
 		for i := range objs {
 			b, _, err := h.item(ic, &objs[i], false)
 			if err != nil {

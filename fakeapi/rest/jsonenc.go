@@ -53,7 +53,7 @@ func putEncoder(e *jsonEncoder) {
 
 // value appends v's encoding to e.buf.
 func (e *jsonEncoder) value(v any) error {
-	if !fastpath.On {
+	if !fastpath.Use(fastpath.JSONEncoder) {
 		return e.marshal(v)
 	}
 	switch x := v.(type) {
@@ -96,7 +96,7 @@ func (e *jsonEncoder) value(v any) error {
 
 // object appends a map with its keys in encoding/json's order (sorted bytewise).
 func (e *jsonEncoder) object(m map[string]any) error {
-	if !fastpath.On {
+	if !fastpath.Use(fastpath.JSONEncoder) {
 		return e.marshal(m)
 	}
 	if m == nil {

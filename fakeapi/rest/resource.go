@@ -355,7 +355,7 @@ func (h *Handler) readRequest(r *http.Request, t target, opts runtime.Object) (*
 	}
 	var m map[string]any
 	ok := false
-	if fastpath.On { // a plain build leaves every body to Unmarshal
+	if fastpath.Use(fastpath.JSONDecoder) { // a plain build leaves every body to Unmarshal
 		h.bodyStrings.mu.Lock()
 		m, ok = decodeObjectWith(body, &h.bodyStrings.table)
 		h.bodyStrings.mu.Unlock()

@@ -10,7 +10,7 @@ import (
 
 // Equal reports whether a and b are deeply equal: reflect.DeepEqual(a, b).
 func Equal(a, b any) bool {
-	if !fastpath.On {
+	if !fastpath.Use(fastpath.TypedEqual) {
 		return reflect.DeepEqual(a, b) // the plain build: no plans
 	}
 	if a == nil || b == nil {

@@ -17,7 +17,7 @@ import (
 // nil map or slice as different from an empty one, compares floats with == (NaN differs from
 // itself) and takes one map or slice as equal to itself. Any other type falls back to DeepEqual.
 func Equal(a, b any) bool {
-	if !fastpath.On {
+	if !fastpath.Use(fastpath.JSONValueEqual) {
 		return reflect.DeepEqual(a, b)
 	}
 	switch x := a.(type) {
@@ -58,7 +58,7 @@ func Equal(a, b any) bool {
 
 // MapsEqual is Equal for two maps, such as the Object fields of two unstructured objects.
 func MapsEqual(x, y map[string]any) bool {
-	if !fastpath.On {
+	if !fastpath.Use(fastpath.JSONValueEqual) {
 		return reflect.DeepEqual(x, y)
 	}
 	if (x == nil) != (y == nil) || len(x) != len(y) {
