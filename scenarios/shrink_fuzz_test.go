@@ -109,37 +109,48 @@ func key(obj any) string {
 	return k
 }
 
+// trackerClient is the name under which the fuzz world registers the tracker as a client of
+// the apiserver (world.World.AddClient), so that its restart is the op
+// crash-restart client=tracker.
+const trackerClient = "tracker"
+
 // fuzzWorld is the world a fuzz input runs in: two replicas serving lists and watches in turn,
 // one informer, the tracker as its handler; once the world converges, the tracker's keys and
-// its status must equal the apiserver's objects (two checks). The seed may restart the tracker
-// (fuzzRestart), so that an input can choose a crash and when it comes.
+// its status must equal the apiserver's objects (two checks). The tracker is the world's client
+// trackerClient, whose crash-restart restarts it, so that an input places a crash among its
+// ops as it places a watch close (fuzzFaultKinds), and a replay, a written-out run and a shrink
+// carry it like any op.
 func fuzzWorld(seed uint64, repro, plant string) (*world.World, error) {
 	w, restart, err := trackerWorld(seed, repro, plant)
 	if err != nil {
 		return nil, err
 	}
-	if at, ok := fuzzRestart(seed); ok {
-		if _, err := w.After(at, "tracker", "restart", func() {
-			if err := restart(w); err != nil {
-				panic(err) // a new informer of a running world: only a bug of the test gets here
-			}
-		}); err != nil {
-			return nil, err
+	if err := w.AddClient(trackerClient, func(op world.Op) error {
+		if op.Kind != world.OpCrashRestart {
+			return fmt.Errorf("the tracker takes only %s, not %s", world.OpCrashRestart, op.Kind)
 		}
+		if err := restart(w); err != nil {
+			panic(err) // a new informer of a running world: only a bug of the test gets here
+		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	return w, nil
 }
 
-// fuzzRestart is when the tracker restarts in the run of seed: with the seed's top bit set, at
-// its next six bits times 10ms (0 to 630ms, the span of a short input's ops); else never. The
-// seed is the input's first eight bytes, so the fuzzer chooses the crash as it chooses the rest.
-func fuzzRestart(seed uint64) (time.Duration, bool) {
-	return time.Duration(seed>>56&0x3f) * 10 * time.Millisecond, seed>>63 == 1
+// fuzzFaultKinds are the fault kinds a fuzz input chooses from: the world's apiserver faults,
+// then crash-restart aimed at the tracker (the one client fault it takes), appended, so that it
+// takes the one fault value that folded onto another kind before (world.Fuzz): an input without
+// that value decodes as it did when the tracker was not a client.
+func fuzzFaultKinds(w *world.World) []world.OpKind {
+	return append(slices.DeleteFunc(w.FaultKinds(), world.OpKind.ClientFault), world.OpCrashRestart)
 }
 
-// trackerWorld is fuzzWorld, and a function that restarts the tracker: its informer stops and
-// a new one starts with a new tracker (what a crashed controller's process does), which the
-// checks then look at.
+// trackerWorld is fuzzWorld before the tracker is its client, and the function that restarts
+// the tracker (the client's crash-restart; a campaign's PerturbTarget.Restart): its informer
+// stops and a new one starts with a new tracker (what a crashed controller's process does),
+// which the checks then look at.
 func trackerWorld(seed uint64, repro, plant string) (*world.World, func(*world.World) error, error) {
 	w, err := world.NewFromConfig(sim.Config{Seed: seed, MaxSteps: 200_000, Repro: repro},
 		fakeapi.Config{Replicas: 2, Routing: fakeapi.RoutingRoundRobin}, world.Config{})
@@ -225,7 +236,7 @@ func fuzzControllerRun(data []byte, fuzzName, plant string) (*world.World, *worl
 	return fuzzControllerRunAppended(data, fuzzName, plant)
 }
 
-// fuzzControllerRunAppended is fuzzControllerRun with appended after World.FaultKinds, as a
+// fuzzControllerRunAppended is fuzzControllerRun with appended after fuzzFaultKinds, as a
 // kind added at the end of the op table would be.
 func fuzzControllerRunAppended(data []byte, fuzzName, plant string, appended ...world.OpKind) (*world.World, *world.Generator, error) {
 	seed, choices := world.FuzzSeed(data)
@@ -233,7 +244,7 @@ func fuzzControllerRunAppended(data []byte, fuzzName, plant string, appended ...
 	if err != nil {
 		return nil, nil, err
 	}
-	g, err := w.Fuzz(choices, world.GenConfig{Ops: 40, FaultOps: true, FaultOpKinds: append(w.FaultKinds(), appended...), MaxInterval: 50 * time.Millisecond})
+	g, err := w.Fuzz(choices, world.GenConfig{Ops: 40, FaultOps: true, FaultOpKinds: append(fuzzFaultKinds(w), appended...), MaxInterval: 50 * time.Millisecond})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -254,8 +265,9 @@ func stableUnderAnAppendedKind(t *testing.T, data []byte) bool {
 	return slices.EqualFunc(g1.Ops(), g2.Ops(), func(a, b world.GeneratedOp) bool { return a.Op.String() == b.Op.String() && a.Time == b.Time })
 }
 
-// replayControllerRun runs ops (with sleeps between them, from time 0) in the fuzz world of
-// seed (restarts included): the replay scenarios.ShrinkOps shrinks a failing fuzz run with.
+// replayControllerRun runs ops (with sleeps between them, from time 0, crash-restarts of the
+// tracker included) in the fuzz world of seed: the replay scenarios.ShrinkOps shrinks a failing
+// fuzz run with.
 func replayControllerRun(seed uint64, ops []world.Op, plant string) error {
 	w, err := fuzzWorld(seed, "", plant)
 	if err != nil {
@@ -278,7 +290,7 @@ const seedsEnv = "INFORMERSIM_FUZZ_SEEDS"
 // FuzzUserController fuzzes a user's controller through world.Fuzz: the input is the choice
 // stream. Plain go test replays its seeds and the corpus in testdata/fuzz/FuzzUserController
 // (inputs that reach each hazard: TestFuzzCorpusReachesEveryHazard); INFORMERSIM_PLANT plants
-// a bug (tombstone, mutate, stale-read) for go test -fuzz to find. A failure names Go's replay
+// a bug (tombstone, mutate, stale-read, initial-list) for go test -fuzz to find. A failure names Go's replay
 // line, and writes the run's ops as a scenario file and its shrunk form (scenarios.
 // WriteOpsFailure), naming both.
 func FuzzUserController(f *testing.F) {
@@ -314,16 +326,9 @@ func fuzzFailure(t *testing.T, data []byte, plant string, g *world.Generator, fa
 	}
 	seed, _ := world.FuzzSeed(data)
 	repro := world.FuzzRepro("FuzzUserController", data)
-	var notes []string
+	controller := "FuzzUserController's keyTracker, client " + trackerClient
 	if plant != "" {
-		notes = append(notes, plantEnv+"="+plant)
-	}
-	if at, ok := fuzzRestart(seed); ok {
-		notes = append(notes, fmt.Sprintf("the seed restarts it at %v", at))
-	}
-	controller := "FuzzUserController's keyTracker"
-	if len(notes) > 0 {
-		controller += " (" + strings.Join(notes, "; ") + ")"
+		controller += " (" + plantEnv + "=" + plant + ")"
 	}
 	files, err := scenarios.WriteOpsFailure(seed, g.Ops(), failure,
 		func(seed uint64, ops []world.Op) error { return replayControllerRun(seed, ops, plant) },
@@ -339,7 +344,8 @@ func fuzzFailure(t *testing.T, data []byte, plant string, g *world.Generator, fa
 // and each input go test -fuzz found with a bug planted (testdata/fuzz-plant-*, kept out of
 // the fuzz corpus) passes with the correct controller, fails with the planted one, its oracle
 // or check, naming that line, and shrinks (scenarios.ShrinkOps) to at most three ops that
-// still fail so, as the ops file reads back (scenarios.OpsOfFile).
+// still fail so, as the ops file reads back (scenarios.OpsOfFile); the restart's plant
+// (initial-list) keeps the op crash-restart client=tracker, and passes without it.
 func TestFuzzReproAndThePlantedBugsInputs(t *testing.T) {
 	files, _ := filepath.Glob("testdata/fuzz/FuzzUserController/*")
 	checked := 0
@@ -393,6 +399,16 @@ func TestFuzzReproAndThePlantedBugsInputs(t *testing.T) {
 		if got := scenarios.FailureSignature(replay(seed, ops)); got != sig || !shrunk.Minimal || shrunk.Ops[1] > 3 {
 			t.Errorf("%s: shrunk to %d ops (minimal %v), which fail with %q, want at most 3 failing with %s:\n%s", plant, shrunk.Ops[1], shrunk.Minimal, got, sig, shrunk.Text)
 		}
+		if plant == plantInitialList {
+			// Its bug shows only after a restart: the shrunk ops keep the tracker's
+			// crash-restart, and pass without it.
+			without := slices.DeleteFunc(slices.Clone(ops), func(op world.Op) bool { return op.Kind == world.OpCrashRestart })
+			if len(without) == len(ops) || ops[slices.IndexFunc(ops, func(op world.Op) bool { return op.Kind == world.OpCrashRestart })].Client != trackerClient {
+				t.Errorf("%s: the shrunk ops hold no crash-restart client=%s:\n%s", plant, trackerClient, shrunk.Text)
+			} else if err := replay(seed, without); err != nil {
+				t.Errorf("%s: the shrunk ops fail without their crash-restart too: %v", plant, err)
+			}
+		}
 		t.Logf("%s: %d bytes, %d ops, shrunk to %d in %d runs:\n%s", plant, len(data), shrunk.Ops[0], shrunk.Ops[1], shrunk.Runs, shrunk.Text)
 	}
 }
@@ -419,7 +435,7 @@ const corpusEnv = "INFORMERSIM_WRITE_CORPUS"
 
 // fuzzWorldHazards are the hazards FuzzUserController's world can reach: its workload writes
 // without preconditions (no conflict), its one handler is not slow, joins before the start and
-// asks no resync; its restarts (fuzzRestart) start a new informer.
+// asks no resync; its restarts (crash-restart client=tracker) start a new informer.
 var fuzzWorldHazards = []string{world.HazardWatchExpired, world.HazardRelist, world.HazardTombstone, world.HazardStaleList,
 	world.HazardBookmark, world.HazardWatchEnd, world.HazardCompaction, world.HazardRestart}
 
