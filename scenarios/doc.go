@@ -57,6 +57,8 @@
 //	factory name=f ns=default resync=30s resources=(v1/pods, v1/configmaps)   (informers f-pods...)
 //	for-resource factory=f resource=v1/secrets      (the factory's informer, shared)
 //	start informer=inf1|f   stop informer=inf1   restart informer=inf1 as=inf2
+//	client name=controller informer=inf1   (inf1 and what it feeds as the world's client: the op
+//	                          crash-restart client=controller restarts it as inf1-restarted)
 //	add-indexers informer=inf1 indexers=(label:app)
 //	handler informer=inf1 name=h1 resync=5s slow=100ms filter=app=web   (late join after start)
 //	handler informer=inf1 name=bad mutates     (labels what it is given in place: a bug)

@@ -1,8 +1,10 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -12,6 +14,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/informersim/informersim/informer"
+	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world"
 	"github.com/informersim/informersim/sim/world/narration"
 )
@@ -29,6 +32,8 @@ var informerDirectives = []*directiveSpec{
 	{name: "stop", args: []argSpec{required(strArg("informer"))}, help: "stop an informer", handle: (*Env).stop},
 	{name: "restart", args: []argSpec{required(strArg("informer")), required(strArg("as"))},
 		help: "stop an informer and start a new one with the same options and handlers, named as", handle: (*Env).restart},
+	{name: "client", args: []argSpec{required(strArg("name")), required(strArg("informer"))},
+		help: "the informer and what it feeds as the world's client name: crash-restart client=name restarts it", handle: (*Env).addClient},
 	{name: "handler", help: "register a handler (late join after start)", args: []argSpec{
 		required(strArg("informer")), required(strArg("name")), durArg("resync"), durArg("slow"), strArg("filter"), flagArg("mutates"),
 	}, handle: func(e *Env, d Directive, add func(string, ...any)) error {
@@ -200,9 +205,50 @@ func (e *Env) restart(d Directive, add func(string, ...any)) error {
 	if err != nil {
 		return err
 	}
+	return e.restartAs(st, d.str("as", ""), add)
+}
+
+// addClient registers the file's controller, the informer the directive names and what it
+// feeds (its handlers, a workqueue's and a controller's), as the world's client d's name
+// (world.World.AddClient), so that a restart of it is the op crash-restart, as a campaign's
+// restart of a Go-hosted controller is (PerturbFile): the op restarts the informer as the
+// restart directive does, the new informer named <informer>-restarted (then -restarted2, ...),
+// and the client follows it. The other client faults arm a call of the client's own, which the
+// file's controller does not make: each is narrated as not taken, as a stand-in's is.
+func (e *Env) addClient(d Directive, _ func(string, ...any)) error {
+	st, err := e.informer(d)
+	if err != nil {
+		return err
+	}
+	name, cur, restarts := d.str("name", ""), st, 0
+	return e.w.AddClient(name, func(op world.Op) error {
+		if op.Kind != world.OpCrashRestart {
+			e.w.Sim().Emit(name, "not-taken", sim.F("why", "the file's client takes only "+world.OpCrashRestart.String()))
+			return nil
+		}
+		restarts++
+		as := st.name + "-restarted"
+		if restarts > 1 {
+			as += strconv.Itoa(restarts)
+		}
+		var notes []string
+		err := e.restartAs(cur, as, func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) })
+		if err == nil && len(notes) > 0 {
+			err = errors.New(strings.Join(notes, "; "))
+		}
+		if err != nil {
+			return fmt.Errorf("client %s: restarting the informer %s as %s: %w", name, cur.name, as, err)
+		}
+		cur = e.informers[as]
+		return nil
+	})
+}
+
+// restartAs stops st's informer and starts a new one named as, with its options, its handlers
+// and the workqueues and controllers it fed.
+func (e *Env) restartAs(st *infState, as string, add func(string, ...any)) error {
 	st.n.Stop()
 	e.w.Settle()
-	as := d.str("as", "")
 	if err := e.addInformer(st.d, as, add); err != nil {
 		return err
 	}

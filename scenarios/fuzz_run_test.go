@@ -48,6 +48,9 @@ var runDirectives = []string{
 	"requests client=inf%d",
 	"objects",
 	"oracles",
+	"client name=c informer=inf%d",
+	"crash-restart client=c",
+	"conflict client=c",
 }
 
 // FuzzRun: a file of any sequence of directives, valid or not for the scenario, runs without a

@@ -20,8 +20,9 @@ import (
 // The perturbation kinds, Sieve's patterns (world.PerturbRestart and the others say what each
 // does).
 const (
-	// PerturbRestart (intermediate state): the controller crash-restarts there
-	// (PerturbTarget.Restart, through the op crash-restart aimed at CampaignClient).
+	// PerturbRestart (intermediate state): the controller crash-restarts there, through the op
+	// crash-restart aimed at CampaignClient (PerturbTarget.Restart; in a file, the client
+	// directive's informer).
 	PerturbRestart = world.PerturbRestart
 	// PerturbStale (stale state): a replica lags StaleLag from there to the end of the run, and
 	// the informer's connection moves (its watches close, its next request goes to a replica):
@@ -262,14 +263,15 @@ func scriptOf(ops []world.GeneratedOp) []world.Op {
 
 // PerturbFile runs a campaign over a scenario file (text, named name): the reference is its
 // run, which must not fail; the points are its op directives (a generate directive's ops
-// written out); a perturbation is directives around one: world.Perturbation's ops as op
-// directives (stale: lag-replica, route-next and close-watches before it; unobserved:
-// close-watches before a delete and compact after it), and for a restart the file's own restart
-// directive (restart informer=X as=X-restarted, X the first informer the file starts: its
-// handlers, a workqueue's and a controller's included, move to the new informer), since the
-// file's controller is that informer, not a client the world hosts. A perturbed file that no
-// longer runs (a later directive names the informer a restart replaced) counts as skipped.
-// The first breaking perturbation's file is shrunk with Shrink (opts.Shrink.MaxRuns).
+// written out); a perturbation is world.Perturbation's ops as op directives around one (stale:
+// lag-replica, route-next and close-watches before it; unobserved: close-watches before a
+// delete and compact after it; restart: crash-restart client=controller before it, after the
+// directive client name=controller informer=X that makes the file's controller, X the first
+// informer the file starts, that client: the op restarts X as the restart directive would,
+// its handlers, a workqueue's and a controller's included, moving to the new informer
+// X-restarted). A perturbed file that no longer runs (X not built yet at that point, a later
+// directive naming the informer a restart replaced) counts as skipped. The first breaking
+// perturbation's file is shrunk with Shrink (opts.Shrink.MaxRuns).
 func PerturbFile(name, text string, opts PerturbOptions) (*PerturbReport, error) {
 	kinds := opts.Kinds
 	if kinds == nil {
@@ -307,10 +309,6 @@ func PerturbFile(name, text string, opts PerturbOptions) (*PerturbReport, error)
 			break
 		}
 	}
-	type variant struct {
-		p             Perturbation
-		before, after []Directive
-	}
 	rep := &PerturbReport{}
 	for i, d := range ds {
 		if d.Op == nil {
@@ -319,25 +317,9 @@ func PerturbFile(name, text string, opts PerturbOptions) (*PerturbReport, error)
 		point := rep.Points
 		rep.Points++
 		for _, k := range kinds {
-			base := Perturbation{Kind: k, Point: point, At: -1, Op: *d.Op}
-			var variants []variant
-			switch {
-			case k == PerturbRestart && informer != "":
-				variants = append(variants, variant{p: base, before: []Directive{mustDirective(fmt.Sprintf("restart informer=%s as=%s-restarted", informer, informer))}})
-			case k == PerturbStale && replicas >= 2, k == PerturbUnobserved && base.world().AppliesAt(*d.Op):
-				for pair := range replicas * replicas {
-					v := variant{p: base}
-					v.p.Replica, v.p.To = pair/replicas, pair%replicas
-					before, after, err := v.p.world().Around(*d.Op)
-					if err != nil {
-						return nil, fmt.Errorf("scenarios: PerturbFile %s: %w", name, err)
-					}
-					v.before, v.after = opDirectives(before), opDirectives(after)
-					variants = append(variants, v)
-					if k != PerturbStale {
-						break // the replicas are a stale view's alone
-					}
-				}
+			variants, err := fileVariants(Perturbation{Kind: k, Point: point, At: -1, Op: *d.Op}, replicas, informer)
+			if err != nil {
+				return nil, fmt.Errorf("scenarios: PerturbFile %s: %w", name, err)
 			}
 			if len(variants) == 0 {
 				rep.Skipped++
@@ -367,6 +349,45 @@ func PerturbFile(name, text string, opts PerturbOptions) (*PerturbReport, error)
 		return nil, fmt.Errorf("scenarios: PerturbFile %s: the file has no op to perturb (no write or fault directive, no generate directive)", name)
 	}
 	return rep, nil
+}
+
+// fileVariant is one perturbation of a file at one of its op directives: the directives that
+// come before that op and after it.
+type fileVariant struct {
+	p             Perturbation
+	before, after []Directive
+}
+
+// fileVariants are the perturbations of base's kind at base.Op in a file whose world has
+// replicas replicas and whose first started informer is informer ("": none), none where the
+// kind does not apply: world.Perturbation's ops as op directives (a stale view's for each pair
+// of replicas), a restart's after the client directive that makes informer the campaign's
+// client (CampaignClient), which its crash-restart restarts.
+func fileVariants(base Perturbation, replicas int, informer string) ([]fileVariant, error) {
+	var ps []Perturbation
+	switch {
+	case base.Kind == PerturbRestart && informer != "", base.Kind == PerturbUnobserved && base.world().AppliesAt(base.Op):
+		ps = append(ps, base)
+	case base.Kind == PerturbStale && replicas >= 2:
+		for pair := range replicas * replicas {
+			p := base
+			p.Replica, p.To = pair/replicas, pair%replicas
+			ps = append(ps, p)
+		}
+	}
+	var out []fileVariant
+	for _, p := range ps {
+		before, after, err := p.world().Around(p.Op)
+		if err != nil {
+			return nil, err
+		}
+		v := fileVariant{p: p, before: opDirectives(before), after: opDirectives(after)}
+		if p.Kind == PerturbRestart {
+			v.before = append([]Directive{mustDirective(fmt.Sprintf("client name=%s informer=%s", CampaignClient, informer))}, v.before...)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // opDirectives is ops as op directives.

@@ -1,7 +1,9 @@
 package scenarios_test
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,4 +151,135 @@ run for=1s
 	if !slices.Equal(names, []string{"b-cm"}) {
 		t.Errorf("configmaps %v after the restart, want [b-cm] (a's deleted with a)", names)
 	}
+}
+
+// restartFile is TestRestartKeepsTheController's file with its restart written as restart: a
+// restart directive, or a client directive and the op crash-restart aimed at it.
+func restartFile(restart string) string {
+	return `world seed=5
+----
+
+informer name=pods ns=default
+----
+
+controller name=mirror informer=pods workers=1 work=10ms
+----
+
+start informer=pods
+----
+
+create name=a
+----
+
+run for=1s
+----
+
+` + restart + `
+
+create name=b
+----
+
+run for=1s
+----
+
+delete name=a
+----
+
+run for=1s
+----
+`
+}
+
+// Goal: a file's informer registered as a client (the client directive) restarts on the op
+// crash-restart exactly as the restart directive restarts it: the same trace but the op's own
+// event, the controller fed by the new informer; a second crash-restart names the next
+// informer -restarted2; the client faults it does not take are narrated as not taken; a client
+// of an informer the file does not have is an error of the file.
+func TestClientCrashRestartIsTheRestartDirective(t *testing.T) {
+	byDirective, err := scenarios.Run("restart", restartFile("restart informer=pods as=pods-restarted\n----\n"), scenarios.Options{})
+	if err != nil || byDirective.Failure != nil {
+		t.Fatalf("the restart directive's file: %v, %v", err, byDirective.Failure)
+	}
+	byOp, err := scenarios.Run("crash-restart", restartFile("client name=controller informer=pods\n----\n\ncrash-restart client=controller\n----\n"), scenarios.Options{})
+	if err != nil || byOp.Failure != nil {
+		t.Fatalf("the crash-restart's file: %v, %v", err, byOp.Failure)
+	}
+	events := func(res *scenarios.Result) (out []string, crashes int) {
+		for _, e := range res.Env.World().Sim().Trace().Events() {
+			if e.Actor == "controller" && e.Kind == world.OpCrashRestart.String() {
+				crashes++
+				continue
+			}
+			out = append(out, fmt.Sprint(e.Time, e.Actor, e.Kind, e.Fields))
+		}
+		return out, crashes
+	}
+	a, _ := events(byDirective)
+	b, crashes := events(byOp)
+	if crashes != 1 || !slices.Equal(a, b) {
+		t.Errorf("the crash-restart's run (%d crash-restart events, want 1) is not the restart directive's: %d and %d other events", crashes, len(b), len(a))
+	}
+	var infs []string
+	for _, n := range byOp.Env.World().Informers() {
+		infs = append(infs, fmt.Sprintf("%s stopped=%v", n.Name(), n.Stopped()))
+	}
+	if want := []string{"pods stopped=true", "pods-restarted stopped=false"}; !slices.Equal(infs, want) {
+		t.Errorf("informers %v, want %v", infs, want)
+	}
+
+	twice, err := scenarios.Run("twice", restartFile("client name=controller informer=pods\n----\n\ncrash-restart client=controller\n----\n\nconflict client=controller\n----\n\ncrash-restart client=controller\n----\n"), scenarios.Options{})
+	if err != nil || twice.Failure != nil {
+		t.Fatalf("two crash-restarts: %v, %v", err, twice.Failure)
+	}
+	infs = infs[:0]
+	for _, n := range twice.Env.World().Informers() {
+		infs = append(infs, fmt.Sprintf("%s stopped=%v", n.Name(), n.Stopped()))
+	}
+	if want := []string{"pods stopped=true", "pods-restarted stopped=true", "pods-restarted2 stopped=false"}; !slices.Equal(infs, want) {
+		t.Errorf("after two crash-restarts: informers %v, want %v", infs, want)
+	}
+	notTaken := 0
+	for _, e := range twice.Env.World().Sim().Trace().Events() {
+		if e.Actor == "controller" && e.Kind == "not-taken" {
+			notTaken++
+		}
+	}
+	if notTaken != 1 {
+		t.Errorf("the conflict aimed at the file's client: %d not-taken events, want 1", notTaken)
+	}
+
+	if _, err := scenarios.Run("no-informer", restartFile("client name=controller informer=nodes\n----\n"), scenarios.Options{}); err == nil || !strings.Contains(err.Error(), `no informer named "nodes"`) {
+		t.Errorf("a client of an informer the file does not have: %v", err)
+	}
+}
+
+// Goal: PerturbFile's restart is the op crash-restart client=controller (world.Perturbation's
+// ops, as in every campaign), aimed at the file's first started informer registered as that
+// client: on 24-controller it breaks the controller's check, and the shrunk file holds the
+// client directive and the op, not a restart directive.
+func TestPerturbFileRestartIsTheOp(t *testing.T) {
+	var text string
+	for _, sc := range scenarios.Course() {
+		if sc.Name == "24-controller" {
+			text = sc.Text
+		}
+	}
+	if text == "" {
+		t.Fatal("no course file 24-controller")
+	}
+	rep, err := scenarios.PerturbFile("24-controller", text, scenarios.PerturbOptions{Kinds: []string{scenarios.PerturbRestart}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Found == nil || rep.Found.Kind != scenarios.PerturbRestart || scenarios.FailureSignature(rep.Failure) != `check "controller mirror: one configmap per pod"` {
+		t.Fatalf("found %v: %v", rep.Found, rep.Failure)
+	}
+	if rep.Shrunk == nil {
+		t.Fatalf("not shrunk: %v", rep.ShrinkErr)
+	}
+	if !strings.Contains(rep.Shrunk.Text, "\nclient name=controller informer=pods\n") || !strings.Contains(rep.Shrunk.Text, "\ncrash-restart client=controller\n") ||
+		strings.Contains(rep.Shrunk.Text, "\nrestart ") {
+		t.Errorf("the shrunk file does not restart by the op:\n%s", rep.Shrunk.Text)
+	}
+	t.Logf("%v after %d runs (%d skipped); shrunk from %d ops to %d in %d runs:\n%s", rep.Found, rep.Tried, rep.Skipped, rep.Shrunk.Ops[0], rep.Shrunk.Ops[1], rep.Shrunk.Runs, rep.Shrunk.Text)
 }
