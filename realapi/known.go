@@ -34,8 +34,6 @@ var Known = []KnownDifference{
 		Reason: "kube-apiserver answers an unknown group with its mux's plain-text 404 page; informersim with a NotFound Status"},
 	{ID: "server-version", Step: `discovery /version`, Path: `body\.reduced\.gitVersion`,
 		Reason: "informersim says what it is (v1.37.0-informersim)"},
-	{ID: "finalizers-removed-answer", Step: `remove the finalizers: gone|release it`,
-		Reason: "when the last finalizer of an object being deleted is removed, kube-apiserver answers the object as patched; informersim answers it as stored before the patch"},
 	{ID: "table-object-none", Step: `a table without headers`, Path: `body\.rows\[\d+\]\.object`,
 		Reason: "with includeObject=None kube-apiserver leaves each row's object out; informersim includes its metadata"},
 	{ID: "kube-root-ca", Step: `first page|second page|limit with continue and resourceVersion: Invalid|sendInitialEvents without bookmarks: Invalid`,

@@ -242,3 +242,46 @@ func TestLentItemsFollowTheirVersions(t *testing.T) {
 	list("after updates and deletions")
 	list("once more")
 }
+
+// TestFinalizerRemovalAnswerIsNotShared: a patch that removes the last finalizer of an object
+// being deleted deletes it instead of storing the change, and answers the object as patched,
+// at the stored resourceVersion, as kube-apiserver does. That answer is no committed version:
+// served from the shared encodings, it was the stored object before the patch (the one the GET
+// before it encoded), a difference the differential suite against kube-apiserver found in the
+// ordinary build but not in the plain one.
+func TestFinalizerRemovalAnswerIsNotShared(t *testing.T) {
+	_, h := newHandler(t)
+	const base = sharedCMBase
+	created := readSharedCM(t, h, "create", call{method: "POST", path: base,
+		body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","finalizers":["example.com/hold"]},"data":{"k":"v1"}}`}, 201)
+	if w := do(h, call{method: "DELETE", path: base + "/c"}); w.Code != 200 {
+		t.Fatalf("delete: %d %s", w.Code, w.Body)
+	}
+	held := readSharedCM(t, h, "GET while held", call{method: "GET", path: base + "/c"}, 200)
+	if held.Metadata.UID != created.Metadata.UID || held.Data["k"] != "v1" {
+		t.Fatalf("GET while held answered %+v", held)
+	}
+	w := do(h, call{method: "PATCH", path: base + "/c", contentType: "application/merge-patch+json",
+		body: `{"metadata":{"finalizers":null},"data":{"k":"v2"}}`})
+	if w.Code != 200 {
+		t.Fatalf("patch: %d %s", w.Code, w.Body)
+	}
+	var answer struct {
+		Metadata struct {
+			ResourceVersion, DeletionTimestamp string
+			Finalizers                         []string
+		}
+		Data map[string]string
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &answer); err != nil {
+		t.Fatal(err)
+	}
+	if answer.Data["k"] != "v2" || len(answer.Metadata.Finalizers) != 0 || answer.Metadata.DeletionTimestamp == "" ||
+		answer.Metadata.ResourceVersion != held.Metadata.ResourceVersion {
+		t.Errorf("the patch that removed the last finalizer answered %s; want the object as patched (data k=v2, no finalizers, deletionTimestamp set) at resourceVersion %s",
+			w.Body, held.Metadata.ResourceVersion)
+	}
+	if w := do(h, call{method: "GET", path: base + "/c"}); w.Code != 404 {
+		t.Errorf("GET after the last finalizer went: %d %s, want 404", w.Code, w.Body)
+	}
+}

@@ -151,7 +151,7 @@ func (h *Handler) serveObject(w http.ResponseWriter, r *http.Request, t target, 
 		case removed:
 			h.writeMeta(w, http.StatusOK, successStatus(t, t.name, string(out.GetUID())), f)
 		default:
-			h.writeObject(w, t, http.StatusOK, out, f, committed(r))
+			h.writeObject(w, t, http.StatusOK, out, f, committed(r, out))
 		}
 	default:
 		writeError(w, errMethodNotAllowed(r.Method))
@@ -178,14 +178,25 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, t target, code
 		h.fail(w, r, err)
 		return
 	}
-	h.writeObject(w, t, code, out, f, committed(r))
+	h.writeObject(w, t, code, out, f, committed(r, out))
 }
 
-// committed says whether the objects answered to r are committed versions, whose encodings may
-// be shared (encache.go): not those of a dry run, which were never stored, yet carry the
-// resourceVersion of the live object.
-func committed(r *http.Request) bool {
-	return !strings.Contains(r.URL.RawQuery, "dryRun")
+// committed says whether out, the object answered to r, is a committed version, whose encoding
+// may be shared with other answers of that version (encache.go). Two kinds of answer carry the
+// stored object's resourceVersion without being what is stored: a dry run's, never stored, and
+// the answer to an update or patch that removes the last finalizer of an object being deleted,
+// which deletes the object instead of storing the change and answers the object as the write
+// made it (docs/fakeapi.md §5.2). The second is known by its shape: a write's answer marked for
+// deletion with no finalizers left. That also catches a terminating namespace's answer and a
+// pod's in its grace period, which are committed; they are merely encoded again.
+func committed(r *http.Request, out *unstructured.Unstructured) bool {
+	if strings.Contains(r.URL.RawQuery, "dryRun") {
+		return false
+	}
+	if r.Method == http.MethodPut || r.Method == http.MethodPatch {
+		return out == nil || out.GetDeletionTimestamp() == nil || len(out.GetFinalizers()) > 0
+	}
+	return true
 }
 
 // writeMeta writes a meta.k8s.io object (a Status) in f's media type.
