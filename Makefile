@@ -37,7 +37,9 @@ test-race:
 ## built with -tags serve, the only part that links kube/), compare/ (client-go's
 ## informer beside ours, the fidelity check), clientgo/ (typed clients, client-go's informers,
 ## controller-runtime and kubectl over the REST front; client-go controllers inside the world)
-## and examples/ (a sample-controller tested with it), and examples/kubebuilder's envtest suites on
+## and examples/ (a sample-controller tested with it), realapi/ without a real control plane (its
+## generator and comparison, informersim against itself, the speed tricks against the standard
+## code on every request of the differential suite), and examples/kubebuilder's envtest suites on
 ## informersim's envtest stand-ins (test-kubebuilder); then browser/ (the run record against
 ## its JSON Schema, the timelines and the course site in headless Chromium; screenshots in
 ## browser/artifacts/). clientgo's harness couples goroutines to the world, so its tests also
@@ -50,6 +52,7 @@ test-nested:
 	cd clientgo && $(GO) vet ./... && $(GO) test ./...
 	cd clientgo && $(GO) test -race -run 'TestHarness|TestRunBadInput|TestRestartUnderNew' .
 	cd examples && $(GO) vet ./... && $(GO) test ./...
+	cd realapi && $(GO) vet ./... && $(GO) test -skip '^TestAgainstRealControlPlane$$' ./...
 	$(MAKE) test-kubebuilder
 	$(MAKE) chromium
 	cd browser && $(GO) vet ./... && CHROMIUM=$(CHROMIUM) $(GO) test -count=1 ./...
