@@ -349,6 +349,72 @@ func BenchmarkHarnessRun(b *testing.B) {
 	reportCPU(b, cpuStart, cpuOK, b.N, "op")
 }
 
+// BenchmarkTricks: what each speed trick (internal/fastpath) buys in BenchmarkHarnessRun's runs
+// (seeds 1 to 4, each op), as CPU with the trick taken out over CPU with every trick in, each
+// pair of timings a few milliseconds apart (benchrun.Tricks); docs/performance.md quotes it:
+//
+//	cd clientgo && go test -run='^$' -bench=Tricks -benchtime=120x .
+func BenchmarkTricks(b *testing.B) {
+	quietKlog(b)
+	benchrun.Tricks(b, benchrun.HarnessTricks(), func() {
+		for seed := uint64(1); seed <= 4; seed++ {
+			if !benchrun.Test(b, "HarnessRun", func(t *testing.T) { harnessRun(t, seed) }) {
+				b.Fatalf("seed %d failed", seed)
+			}
+		}
+	})
+}
+
+// BenchmarkTricksREST: what each speed trick of the REST front and the apiserver buys in a
+// client-go client's requests, as BenchmarkTricks measures it; the work of each timing, in
+// protobuf and then in JSON: a LIST of 2,000 pods, and 50 updates of ConfigMaps through the
+// typed clientset with their MODIFIED events read from a watch:
+//
+//	cd clientgo && go test -run='^$' -bench=TricksREST -benchtime=100x .
+func BenchmarkTricksREST(b *testing.B) {
+	const pods, configMaps, updates = 2000, 50, 50
+	objs := make([]runtime.Object, 0, pods+configMaps)
+	for i := range pods {
+		objs = append(objs, benchPod(i))
+	}
+	for i := range configMaps {
+		objs = append(objs, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%03d", i), Namespace: "bench"}, Data: map[string]string{"n": "0"}})
+	}
+	clients := benchClients(b, objs)
+	ctx := context.Background()
+	n := 0 // each update sets a value the ConfigMap never held: a no-op sends no event
+	benchrun.Tricks(b, benchrun.HarnessTricks(), func() {
+		for _, host := range []string{"protobuf", "json"} {
+			cs := clients[host]
+			if l, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != pods {
+				b.Fatalf("%s: list: %v", host, err)
+			}
+			cms := cs.CoreV1().ConfigMaps("bench")
+			from, err := cms.List(ctx, metav1.ListOptions{Limit: 1}) // a watch from now: no ADDED for what is there
+			if err != nil {
+				b.Fatalf("%s: list: %v", host, err)
+			}
+			w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: from.ResourceVersion})
+			if err != nil {
+				b.Fatalf("%s: watch: %v", host, err)
+			}
+			for range updates {
+				n++
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%03d", n%configMaps), Namespace: "bench"}, Data: map[string]string{"n": fmt.Sprint(n)}}
+				if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+					b.Fatalf("%s: update: %v", host, err)
+				}
+			}
+			for got := range updates {
+				if ev, ok := <-w.ResultChan(); !ok || ev.Type != watch.Modified {
+					b.Fatalf("%s: event %d: %v %v", host, got, ev.Type, ok)
+				}
+			}
+			w.Stop()
+		}
+	})
+}
+
 func harnessRun(t *testing.T, seed uint64) {
 	cfg := mirrorConfig(seed, 2, nil)
 	cfg.Controller = clientgo.Main(mirrorMain)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/informersim/informersim/internal/cputime"
 )
@@ -187,30 +186,3 @@ func BenchmarkMemoryPerObject(b *testing.B) {
 		runtime.KeepAlive(s)
 	}
 }
-
-// BenchmarkCopyObject measures the deep copy every Get, List item and watch event is (copyObject)
-// for a ConfigMap with twelve labels, six annotations and twenty data keys: maps of scalars,
-// which copyMap clones whole.
-func BenchmarkCopyObject(b *testing.B) {
-	labels, annotations, data := map[string]any{}, map[string]any{}, map[string]any{}
-	for i := range 20 {
-		if i < 12 {
-			labels["label-"+strconv.Itoa(i)] = "value-" + strconv.Itoa(i)
-		}
-		if i < 6 {
-			annotations["example.com/note-"+strconv.Itoa(i)] = "a longer annotation value " + strconv.Itoa(i)
-		}
-		data["key-"+strconv.Itoa(i)] = "data value " + strconv.Itoa(i)
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "ConfigMap", "data": data,
-		"metadata": map[string]any{"name": "a", "namespace": "ns", "uid": "0f9c6c1e-3c2b-4b7e-9f5e-1d2c3b4a5f6e",
-			"resourceVersion": "12", "creationTimestamp": "2000-01-01T00:00:00Z", "labels": labels, "annotations": annotations},
-	}}
-	b.ReportAllocs()
-	for range b.N {
-		benchSink = copyObject(u)
-	}
-}
-
-var benchSink *unstructured.Unstructured

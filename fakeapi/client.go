@@ -62,7 +62,7 @@ func ctxErr(ctx context.Context) error {
 
 // Create implements POST (fakeapi.md §5.1). No subresource can be created.
 func (c *ResourceClient) Create(ctx context.Context, obj *unstructured.Unstructured, options metav1.CreateOptions, subresources ...string) (*unstructured.Unstructured, error) {
-	return c.create(ctx, obj, options, subresources, false, copyWriteAnswer)
+	return c.create(ctx, obj, options, subresources, false, copyObject)
 }
 
 // CreateLent is Create for a caller that only reads the answer, as an HTTP front that encodes
@@ -100,7 +100,7 @@ func (c *ResourceClient) createLent(ctx context.Context, obj *unstructured.Unstr
 				return u
 			}
 		}
-		return copyWriteAnswer(u)
+		return copyObject(u)
 	})
 }
 
@@ -140,7 +140,7 @@ func (c *ResourceClient) create(ctx context.Context, obj *unstructured.Unstructu
 
 // Update implements PUT (§5.2); with the subresource "status" it is UpdateStatus.
 func (c *ResourceClient) Update(ctx context.Context, obj *unstructured.Unstructured, options metav1.UpdateOptions, subresources ...string) (*unstructured.Unstructured, error) {
-	return c.update(ctx, obj, options, subresources, copyWriteAnswer)
+	return c.update(ctx, obj, options, subresources, copyObject)
 }
 
 // UpdateRV is Update for a caller that needs nothing of the answer but its resourceVersion: the
@@ -375,7 +375,7 @@ func (c *ResourceClient) Patch(ctx context.Context, name string, pt types.PatchT
 		if err != nil {
 			return nil, err
 		}
-		return copyWriteAnswer(u), nil
+		return copyObject(u), nil
 	})
 }
 

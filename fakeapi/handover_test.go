@@ -13,10 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/informersim/informersim/internal/jsonvalue/jsonvaluetest"
+	"github.com/informersim/informersim/internal/jsonrand"
 )
 
-// oddValue draws a value as callers hand them in: jsonvaluetest's (typed nil maps and lists, an
+// oddValue draws a value as callers hand them in: jsonrand's (typed nil maps and lists, an
 // int32, NaN), and forms normalize converts (an int, a uint8, a json.Number, a map[string]string,
 // a []string) or rejects (bad, when set: its own message only, so that an object with several
 // bad values gives one message whatever the order of the walk).
@@ -49,7 +49,7 @@ func oddValue(r *rand.Rand, depth int, bad any) any {
 			return []any{oddValue(r, depth+1, bad), oddValue(r, depth+1, bad)}
 		}
 	}
-	return jsonvaluetest.Random(r, depth)
+	return jsonrand.Random(r, depth)
 }
 
 // nested returns n maps, each holding the next at "n".
@@ -137,14 +137,14 @@ func randomHandover(r *rand.Rand) (map[string]any, map[string]any, bool) {
 	}
 	for k, v := range obj { // some values of old equal obj's, as in an update
 		if r.IntN(2) == 0 {
-			oldRaw[k] = copyValue(v)
+			oldRaw[k] = copyComposites(v)
 		}
 	}
 	if md, ok := obj["metadata"].(map[string]any); ok && md != nil && r.IntN(2) == 0 {
 		omd := map[string]any{}
 		for k, v := range md {
 			if r.IntN(3) > 0 {
-				omd[k] = copyValue(v)
+				omd[k] = copyComposites(v)
 			}
 		}
 		oldRaw["metadata"] = omd
@@ -427,4 +427,30 @@ func TestHandedOverChangedLaterIsReported(t *testing.T) {
 	if err := s.Lending().Check(); !errors.As(err, &me) || me.LentTo != "the test" {
 		t.Fatalf("Lending.Check = %v, want a MutationError naming the test", err)
 	}
+}
+
+// copyComposites copies the maps and lists of v, as they nest, and keeps every other value as
+// it is (DeepCopyJSONValue would panic on the odd types these tests hand in).
+func copyComposites(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if x == nil {
+			return x
+		}
+		c := make(map[string]any, len(x))
+		for k, e := range x {
+			c[k] = copyComposites(e)
+		}
+		return c
+	case []any:
+		if x == nil {
+			return x
+		}
+		c := make([]any, len(x))
+		for i, e := range x {
+			c[i] = copyComposites(e)
+		}
+		return c
+	}
+	return v
 }

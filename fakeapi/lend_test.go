@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -419,7 +420,7 @@ func TestFingerprintTellsContentsApart(t *testing.T) {
 	for range 300 {
 		top := map[string]any{"a": gen(0), "b": gen(0), "c": gen(0)}
 		sum := fingerprint(top)
-		if again := fingerprint(copyMap(top)); again != sum {
+		if again := fingerprint(runtime.DeepCopyJSON(top)); again != sum {
 			t.Fatalf("a copy hashes to %x, the original to %x", again, sum)
 		}
 		var ps []path

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -216,7 +217,7 @@ func (s *Server) page_locked(res *resourceStore, ns string, req *request, rev ui
 		} else {
 			// A deep copy of the content, built in place: copyObject would allocate an
 			// Unstructured only to copy it into Items.
-			list.Items = append(list.Items, unstructured.Unstructured{Object: copyMap(obj.Object)})
+			list.Items = append(list.Items, unstructured.Unstructured{Object: runtime.DeepCopyJSON(obj.Object)})
 		}
 		last = h.key
 	}

@@ -204,5 +204,5 @@ func (c *ResourceClient) mutationAnswer_locked(res *resourceStore, key objKey, m
 		c.srv.lend_locked(w, h, m.LendTo, false)
 		return w
 	}
-	return copyWriteAnswer(w)
+	return copyObject(w)
 }

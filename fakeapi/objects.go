@@ -4,10 +4,7 @@ import (
 	"maps"
 	"reflect"
 
-	"github.com/informersim/informersim/internal/fastpath"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/informersim/informersim/internal/jsonvalue"
 )
 
 // This file holds the helpers behind the ownership rule of stored objects (see the package
@@ -39,7 +36,7 @@ func specEqual(a, b *unstructured.Unstructured) bool {
 		}
 		na++
 		bv, ok := b.Object[k]
-		if !ok || !jsonvalue.Equal(av, bv) {
+		if !ok || !reflect.DeepEqual(av, bv) {
 			return false
 		}
 	}
@@ -85,7 +82,7 @@ func shareEqualValues(m, old map[string]any, skip string) {
 		if k == skip || !isComposite(v) {
 			continue
 		}
-		if ov, ok := old[k]; ok && !sameComposite(v, ov) && jsonvalue.Equal(v, ov) {
+		if ov, ok := old[k]; ok && !sameComposite(v, ov) && reflect.DeepEqual(v, ov) {
 			keys = append(keys, k)
 		}
 	}
@@ -218,112 +215,10 @@ func isComposite(v any) bool {
 }
 
 // copyObject returns the caller's own deep copy of an object the server holds, the copy every
-// result, list item and watch event is (see "Ownership of objects"). It gives what u.DeepCopy()
-// gives for the normalised values stored objects hold, without DeepCopyJSONValue's checks for
-// types they never contain (copyNormalised); without the trick (internal/fastpath) it asks
-// u.DeepCopy().
+// result, list item and watch event is (see "Ownership of objects").
 func copyObject(u *unstructured.Unstructured) *unstructured.Unstructured {
-	if !fastpath.Use(fastpath.NormalisedCopies) {
-		return u.DeepCopy()
-	}
-	return copyNormalised(u)
-}
-
-// copyNormalised is copyObject's fast path.
-func copyNormalised(u *unstructured.Unstructured) *unstructured.Unstructured {
 	if u == nil {
 		return nil
 	}
-	return &unstructured.Unstructured{Object: copyMap(u.Object)}
-}
-
-// copyWriteAnswer is copyObject for the answer to a create, update or patch, which is most often
-// the base of the caller's next write: a controller sets a label or an annotation on what it got
-// back and sends it again. A metadata map of exactly smallMapEntries fields (a pod's name,
-// namespace, uid, resourceVersion, creationTimestamp, generation, labels and annotations) is
-// built with room for one more, because the runtime turns a full small map into a table on any
-// assignment, even to a key it holds (see smallMapEntries): that growth cost the caller's next
-// SetAnnotations about 650 bytes and three allocations more than this room does. Reads (get,
-// list, watch) keep exact sizes: their copies are seldom written. Without the trick
-// (internal/fastpath), an answer is copied as a read is (copyObject).
-func copyWriteAnswer(u *unstructured.Unstructured) *unstructured.Unstructured {
-	if !fastpath.Use(fastpath.WriteAnswerRoom) {
-		return copyObject(u)
-	}
-	return copyWithRoom(u)
-}
-
-// copyWithRoom is copyWriteAnswer's fast path.
-func copyWithRoom(u *unstructured.Unstructured) *unstructured.Unstructured {
-	if u == nil {
-		return nil
-	}
-	md, ok := u.Object["metadata"].(map[string]any)
-	if !ok || len(md) != smallMapEntries {
-		return copyNormalised(u)
-	}
-	top := make(map[string]any, len(u.Object))
-	for k, v := range u.Object {
-		if k != "metadata" {
-			top[k] = copyValue(v)
-		}
-	}
-	top["metadata"] = copyMapSized(md, smallMapEntries+1)
-	return &unstructured.Unstructured{Object: top}
-}
-
-// copyValue deep-copies a normalised value (see normalize): maps and lists are copied, scalars
-// are immutable and returned as they are.
-func copyValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		return copyMap(x)
-	case []any:
-		if x == nil {
-			return x
-		}
-		l := make([]any, len(x))
-		for i, e := range x {
-			l[i] = copyValue(e)
-		}
-		return l
-	}
-	return v
-}
-
-// copyMap deep-copies a map of normalised values into a map sized for them, filled once (a map
-// of up to eight entries stays small; see setField). A nil map stays nil, as DeepCopyJSONValue
-// keeps it. A map of scalars only (labels, annotations, a ConfigMap's data) is cloned whole with
-// maps.Clone, which copies the runtime's table as it is instead of hashing every key again
-// (BenchmarkCopyObject; a map of one entry costs the same either way, its allocation
-// dominates). (Cloning a map that holds maps or lists and then replacing those measured no
-// faster: under a running collector the clone's bulk copy pays write barriers too, and a
-// replacement in a full small map grows it.)
-func copyMap(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	if !hasComposite(m) {
-		return maps.Clone(m)
-	}
-	return copyMapSized(m, len(m))
-}
-
-// copyMapSized deep-copies m, entry by entry, into a map made for size entries (size >= len(m)).
-func copyMapSized(m map[string]any, size int) map[string]any {
-	c := make(map[string]any, size)
-	for k, v := range m {
-		c[k] = copyValue(v)
-	}
-	return c
-}
-
-// hasComposite reports whether m holds a map or a list.
-func hasComposite(m map[string]any) bool {
-	for _, v := range m {
-		if isComposite(v) {
-			return true
-		}
-	}
-	return false
+	return u.DeepCopy()
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
-	"runtime"
 	"testing"
 	"time"
 
@@ -14,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/informersim/informersim/internal/jsonvalue/jsonvaluetest"
+	"github.com/informersim/informersim/internal/jsonrand"
 )
 
 // TestSpecEqual checks specEqual against DeepEqual of the objects without metadata, status,
@@ -35,10 +34,10 @@ func TestSpecEqual(t *testing.T) {
 		a, b := map[string]any{}, map[string]any{}
 		for _, k := range keys {
 			if r.IntN(2) == 0 {
-				a[k] = jsonvaluetest.Random(r, 1)
+				a[k] = jsonrand.Random(r, 1)
 			}
 			if r.IntN(2) == 0 {
-				b[k] = jsonvaluetest.Random(r, 1)
+				b[k] = jsonrand.Random(r, 1)
 			}
 			if r.IntN(3) == 0 {
 				b[k] = a[k]
@@ -193,89 +192,6 @@ func TestConsumersNeverReachStoredObjects(t *testing.T) {
 	}
 }
 
-// TestCopyObjectIsDeepCopy checks copyObject against apimachinery's DeepCopy on random
-// normalised objects (typed nil maps and lists, NaN, nesting, full small maps): the same
-// content, and nothing shared with the original, so scribbling over the copy leaves it as it was.
-func TestCopyObjectIsDeepCopy(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	print := func(u *unstructured.Unstructured) string { return fmt.Sprintf("%#v", u.Object) }
-	for i := 0; i < 20000; i++ {
-		top := map[string]any{}
-		for j := r.IntN(10); j > 0; j-- {
-			top[fmt.Sprintf("k%d", r.IntN(12))] = jsonvaluetest.Random(r, 0)
-		}
-		if i%2 == 0 { // a metadata map around copyWriteAnswer's size, often exactly full
-			md := map[string]any{}
-			for j := 6 + r.IntN(5); j > 0; j-- {
-				md[fmt.Sprintf("m%d", j)] = jsonvaluetest.Random(r, 1)
-			}
-			top["metadata"] = md
-		}
-		n, err := normalize(top, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u := &unstructured.Unstructured{Object: n.(map[string]any)}
-		want := print(u.DeepCopy())
-		for name, copyFn := range map[string]func(*unstructured.Unstructured) *unstructured.Unstructured{"copyNormalised": copyNormalised, "copyWithRoom": copyWithRoom, "copyObject": copyObject, "copyWriteAnswer": copyWriteAnswer} {
-			got := copyFn(u)
-			if print(got) != want {
-				t.Fatalf("%s = %s, DeepCopy = %s", name, print(got), want)
-			}
-			scribble(got.Object)
-			if print(u) != want {
-				t.Fatalf("scribbling over the %s copy changed the original: %s, was %s", name, print(u), want)
-			}
-		}
-	}
-	if copyObject(nil) != nil || copyWriteAnswer(nil) != nil || copyNormalised(nil) != nil || copyWithRoom(nil) != nil || copyMap(nil) != nil {
-		t.Fatal("a nil object or map must copy to nil")
-	}
-}
-
-// Goal: the answer to a write leaves room in a full metadata map, so that a caller who sets a
-// field on it before writing again (the usual read-modify-write) does not pay for the map's
-// growth into a table (copyWriteAnswer). Method: measure the allocations and bytes of copying a
-// stored object whose metadata has exactly eight fields and then setting its annotations, with
-// their fast paths copyWithRoom and copyNormalised (in either build); the first must allocate
-// less, in count and in bytes (the growth allocates a table and throws the small map's group
-// away).
-func TestWriteAnswersLeaveRoomForOneMoreMetadataField(t *testing.T) {
-	s, _ := newTestServer(t, nil)
-	pod := obj("Pod", "ns", "p", map[string]string{"app": "x"})
-	pod.SetAnnotations(map[string]string{"n": "0"})
-	stored := mustCreate(t, s, podsGVR, pod)
-	if n := len(stored.Object["metadata"].(map[string]any)); n != smallMapEntries {
-		t.Fatalf("the stored pod's metadata has %d fields, want %d for this test", n, smallMapEntries)
-	}
-	next := map[string]any{"n": "1"}
-	const runs = 1000
-	setAfter := func(copyFn func(*unstructured.Unstructured) *unstructured.Unstructured) (allocs, bytes float64) {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		for range runs {
-			c := copyFn(stored)
-			c.Object["metadata"].(map[string]any)["annotations"] = next
-		}
-		runtime.ReadMemStats(&after)
-		return float64(after.Mallocs-before.Mallocs) / runs, float64(after.TotalAlloc-before.TotalAlloc) / runs
-	}
-	answerAllocs, answerBytes := setAfter(copyWithRoom) // the fast paths, in the plain build too
-	plainAllocs, plainBytes := setAfter(copyNormalised)
-	t.Logf("copy and set: %.1f allocations and %.0f bytes with copyWriteAnswer, %.1f and %.0f with copyObject", answerAllocs, answerBytes, plainAllocs, plainBytes)
-	if answerAllocs >= plainAllocs || answerBytes+100 > plainBytes {
-		t.Errorf("copy and set: %.1f allocations and %.0f bytes with copyWriteAnswer, %.1f and %.0f with copyObject; want fewer of both",
-			answerAllocs, answerBytes, plainAllocs, plainBytes)
-	}
-	ans, err := s.Resource(podsGVR).Namespace("ns").Update(bg, stored, metav1.UpdateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(ans.Object, copyObject(ans).Object) {
-		t.Fatal("the answer's content differs from its plain copy")
-	}
-}
-
 // TestSetFieldKeepsContent checks setField and the metadata setters against plain map
 // assignment on maps of every size around the small-map limit (a replaced key, a new key).
 func TestSetFieldKeepsContent(t *testing.T) {
@@ -407,7 +323,7 @@ func TestNormalizeObjectIsNormalize(t *testing.T) {
 	randomMap := func(n int) map[string]any {
 		m := map[string]any{}
 		for j := r.IntN(n); j > 0; j-- {
-			v := jsonvaluetest.Random(r, 1)
+			v := jsonrand.Random(r, 1)
 			if r.IntN(40) == 0 {
 				v = struct{}{} // normalize rejects it
 			}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -18,8 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
-
-	"github.com/informersim/informersim/internal/jsonvalue"
 )
 
 // generateNameAlphabet is the apiserver's suffix alphabet: no vowels, no confusable characters
@@ -160,7 +159,7 @@ func normalizeObject(obj, old map[string]any) (map[string]any, error) {
 // equal to v: v then holds only normalised types, so normalize would have built a copy of old.
 // A scalar v (the common case) is returned as normalize returns it, without a comparison.
 func normalizeShared(v, old any, depth int) (any, error) {
-	if isComposite(v) && isComposite(old) && jsonvalue.Equal(v, old) {
+	if isComposite(v) && isComposite(old) && reflect.DeepEqual(v, old) {
 		return old, nil
 	}
 	return normalize(v, depth)
@@ -221,7 +220,7 @@ func adoptEntries(m, share map[string]any, depth int, top bool) error {
 			}
 			continue
 		}
-		if isComposite(v) && isComposite(o) && jsonvalue.Equal(v, o) {
+		if isComposite(v) && isComposite(o) && reflect.DeepEqual(v, o) {
 			if !sameComposite(v, o) {
 				repl = append(repl, replacement{k, o})
 			}
@@ -746,7 +745,7 @@ func (s *Server) applyUpdateManaged_locked(res *resourceStore, key objKey, cur, 
 	} else {
 		setMetaString(next, "resourceVersion", metaStr(cur, "resourceVersion"))
 	}
-	if jsonvalue.MapsEqual(next.Object, cur.Object) {
+	if reflect.DeepEqual(next.Object, cur.Object) {
 		// No-op: no revision, no event, the stored object back (§2 "No-op writes", MH-11).
 		return cur, nil
 	}

@@ -56,6 +56,27 @@ func benchmarkHarnessRun(b *testing.B, noControlPlane bool) {
 	}
 }
 
+// BenchmarkTricks: what each speed trick (internal/fastpath) buys in BenchmarkHarnessRun's runs
+// (seeds 1 and 2, each op), as CPU with the trick taken out over CPU with every trick in, each
+// pair of timings a few milliseconds apart (benchrun.Tricks); docs/performance.md quotes it:
+//
+//	cd examples && go test -run='^$' -bench=Tricks -benchtime=100x ./samplecontroller/
+func BenchmarkTricks(b *testing.B) {
+	s := benchSpec()
+	benchrun.Tricks(b, benchrun.HarnessTricks(), func() {
+		for seed := uint64(1); seed <= 2; seed++ {
+			ok := benchrun.Test(b, "SampleControllerRun", func(t *testing.T) {
+				if _, err := clientgo.Run(t, runConfig(t, s, seed, 2, samplecontroller.Bugs{}, nil)); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if !ok {
+				b.Fatalf("seed %d failed", seed)
+			}
+		}
+	})
+}
+
 // benchSpec is the benchmarks' workload: TestDeterminism's.
 func benchSpec() spec {
 	return spec{name: "bench", workload: workload{n: 20, disruptions: [][]world.Op{

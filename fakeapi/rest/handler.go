@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/informersim/informersim/fakeapi"
@@ -83,12 +82,6 @@ type Handler struct {
 	openWatch  func(r *http.Request, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error)
 	// items are the encodings of committed object versions shared between responses (encache.go).
 	items *encodingCache
-	// bodyStrings are the strings JSON request bodies repeat (decodeObjectWith), held under mu
-	// for the whole decoding of a body.
-	bodyStrings struct {
-		mu    sync.Mutex
-		table stringTable
-	}
 }
 
 // table is one immutable snapshot of what the front serves: byGV indexes the resources, groups

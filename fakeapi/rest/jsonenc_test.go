@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/informersim/informersim/internal/jsonvalue/jsonvaluetest"
+	"github.com/informersim/informersim/internal/jsonrand"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
@@ -64,7 +64,7 @@ func randomFloat(r *rand.Rand) float64 {
 	}
 }
 
-// randomValue is jsonvaluetest.Random with random strings, keys, floats and int64s mixed in.
+// randomValue is jsonrand.Random with random strings, keys, floats and int64s mixed in.
 func randomValue(r *rand.Rand, depth int) any {
 	switch r.IntN(10) {
 	case 0:
@@ -90,7 +90,7 @@ func randomValue(r *rand.Rand, depth int) any {
 			return l
 		}
 	}
-	return jsonvaluetest.Random(r, depth)
+	return jsonrand.Random(r, depth)
 }
 
 // TestEncoderIsMarshal checks the encoder against encoding/json.Marshal on random JSON-like

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/informersim/informersim/fakeapi"
-	"github.com/informersim/informersim/internal/fastpath"
 	"io"
 	"mime"
 	"net/http"
@@ -365,20 +364,11 @@ func (h *Handler) readRequest(r *http.Request, t target, opts runtime.Object) (*
 		return u, nil
 	}
 	var m map[string]any
-	ok := false
-	if fastpath.Use(fastpath.JSONDecoder) { // a plain build leaves every body to Unmarshal
-		h.bodyStrings.mu.Lock()
-		m, ok = decodeObjectWith(body, &h.bodyStrings.table)
-		h.bodyStrings.mu.Unlock()
-	}
-	if !ok {
-		// Not a plain object decodeObject takes: Unmarshal decodes it or says what is wrong.
-		if err := utiljson.Unmarshal(body, &m); err != nil || m == nil {
-			if err == nil {
-				err = errors.New("the body is not a JSON object")
-			}
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", gvk.Kind, err, summarize(body)))
+	if err := utiljson.Unmarshal(body, &m); err != nil || m == nil {
+		if err == nil {
+			err = errors.New("the body is not a JSON object")
 		}
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", gvk.Kind, err, summarize(body)))
 	}
 	u := &unstructured.Unstructured{Object: m}
 	if err := h.checkType(gvk, u, false); err != nil {

@@ -3,6 +3,10 @@ package benchrun
 import (
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/informersim/informersim/internal/cputime"
+	"github.com/informersim/informersim/internal/fastpath"
 )
 
 // BenchmarkTestReportsTheOutcome: a passing function is reported passed, a failing one failed,
@@ -67,5 +71,36 @@ func TestSweepRunsEachSeedOnce(t *testing.T) {
 	})
 	if failing.N != 0 {
 		t.Errorf("a sweep with a failing seed passed (%d ops)", failing.N)
+	}
+}
+
+// Goal: Tricks's sub-benchmarks report each trick's cost as out/in of the same work: a work that spins three
+// times as long with shared-encodings taken out shows about 3, and the control about 1.
+func TestTricksMeasuresEachTrickOut(t *testing.T) {
+	if !fastpath.On {
+		t.Skip("a plain build has no trick to take out")
+	}
+	spin := func(d time.Duration) {
+		start, _ := cputime.Process()
+		for now := start; now-start < d; now, _ = cputime.Process() {
+		}
+	}
+	work := func() {
+		if fastpath.Use(fastpath.SharedEncodings) {
+			spin(20 * time.Millisecond)
+		} else {
+			spin(60 * time.Millisecond)
+		}
+	}
+	ratio := func(tr *fastpath.Trick) float64 {
+		res := testing.Benchmark(func(b *testing.B) { trickPairs(b, tr, work) })
+		return res.Extra["out/in"]
+	}
+	encodings := fastpath.SharedEncodings
+	if got := ratio(&encodings); got < 2.4 || got > 3.3 { // a collection after each timing adds to both
+		t.Errorf("shared-encodings out/in = %.3f, want about 3", got)
+	}
+	if got := ratio(nil); got < 0.8 || got > 1.25 {
+		t.Errorf("control out/in = %.3f, want about 1", got)
 	}
 }

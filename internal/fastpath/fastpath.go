@@ -23,27 +23,12 @@ const (
 	SharedEncodings
 	// JSONEncoder: the REST front's reflection-free JSON encoder instead of encoding/json.
 	JSONEncoder
-	// JSONDecoder: the REST front's decoder of request bodies instead of apimachinery's
-	// json.Unmarshal.
-	JSONDecoder
-	// NormalisedCopies: fakeapi copies stored objects knowing the types they hold instead of
-	// Unstructured.DeepCopy.
-	NormalisedCopies
-	// WriteAnswerRoom: fakeapi's write answers are copied with room for one more metadata
-	// field, which the next read-modify-write adds.
-	WriteAnswerRoom
 	// ManagedFieldsAccessors: kube's field manager reads and writes managedFields through
 	// accessors that skip Unstructured's conversions (kube/managedobject.go).
 	ManagedFieldsAccessors
 	// ConversionPlans: kube converts between typed objects and maps with plans built once per
 	// type instead of runtime.DefaultUnstructuredConverter.
 	ConversionPlans
-	// JSONValueEqual: internal/jsonvalue compares JSON values by their few types instead of
-	// reflect.DeepEqual.
-	JSONValueEqual
-	// TypedEqual: internal/deepequal compares typed objects with plans built once per type
-	// instead of reflect.DeepEqual.
-	TypedEqual
 
 	numTricks
 )
@@ -54,13 +39,8 @@ var names = [numTricks]string{
 	DetectorSnapshots:      "detector-snapshots",
 	SharedEncodings:        "shared-encodings",
 	JSONEncoder:            "json-encoder",
-	JSONDecoder:            "json-decoder",
-	NormalisedCopies:       "normalised-copies",
-	WriteAnswerRoom:        "write-answer-room",
 	ManagedFieldsAccessors: "managed-fields-accessors",
 	ConversionPlans:        "conversion-plans",
-	JSONValueEqual:         "jsonvalue-equal",
-	TypedEqual:             "typed-equal",
 }
 
 // EnvPlain is the environment variable that takes tricks out by name (the package's contract).

@@ -3,6 +3,7 @@ package world
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"time"
 
@@ -11,9 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/informersim/informersim/fakeapi"
-	"github.com/informersim/informersim/internal/deepequal"
 	"github.com/informersim/informersim/internal/invariant"
-	"github.com/informersim/informersim/internal/jsonvalue"
 	"github.com/informersim/informersim/sim"
 	"github.com/informersim/informersim/sim/world/narration"
 )
@@ -263,16 +262,7 @@ func rvOf(obj any) string {
 }
 
 func sameContent(a, b any) bool {
-	ua, ok1 := a.(*unstructured.Unstructured)
-	ub, ok2 := b.(*unstructured.Unstructured)
-	if ok1 && ok2 {
-		// DeepEqual's result without its allocation per map entry: convergence checks compare
-		// every cached object.
-		return jsonvalue.MapsEqual(ua.Object, ub.Object)
-	}
-	// reflect.DeepEqual's answer from a plan per type: the objects of a typed informer (the
-	// Env's, converted to Go types) are compared with the apiserver's, converted, at every check.
-	return deepequal.Equal(a, b)
+	return reflect.DeepEqual(a, b)
 }
 
 var errNilFunc = errors.New("nil func")

@@ -1,6 +1,6 @@
-// Package jsonvaluetest draws random JSON-like values for the tests that compare jsonvalue's
-// equality with reflect.DeepEqual (jsonvalue's own, and fakeapi's spec comparison).
-package jsonvaluetest
+// Package jsonrand draws random JSON-like values for tests: the values callers hand the fake
+// apiserver, with the corner cases its normalising, copying and comparing must keep apart.
+package jsonrand
 
 import (
 	"math"
