@@ -14,6 +14,7 @@ import (
 	"github.com/informersim/informersim/fakeapi"
 	"github.com/informersim/informersim/internal/benchrun"
 	"github.com/informersim/informersim/internal/cputime"
+	"github.com/informersim/informersim/internal/fastpath"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -413,6 +414,27 @@ func BenchmarkTricksREST(b *testing.B) {
 			w.Stop()
 		}
 	})
+}
+
+// BenchmarkTricksList10000Pods: what the REST front's tricks buy in BenchmarkList10000Pods's
+// LIST, in protobuf and in JSON, as BenchmarkTricks measures it:
+//
+//	cd clientgo && go test -run='^$' -bench=TricksList10000Pods -benchtime=25x .
+func BenchmarkTricksList10000Pods(b *testing.B) {
+	objs := make([]runtime.Object, 10000)
+	for i := range objs {
+		objs[i] = benchPod(i)
+	}
+	clients := benchClients(b, objs)
+	for _, host := range []string{"protobuf", "json"} {
+		b.Run(host, func(b *testing.B) {
+			benchrun.Tricks(b, []fastpath.Trick{fastpath.SharedEncodings}, func() {
+				if l, err := clients[host].CoreV1().Pods("").List(context.Background(), metav1.ListOptions{}); err != nil || len(l.Items) != 10000 {
+					b.Fatalf("list: %v", err)
+				}
+			})
+		})
+	}
 }
 
 func harnessRun(t *testing.T, seed uint64) {

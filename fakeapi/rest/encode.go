@@ -569,7 +569,7 @@ func (h *Handler) item(ic ItemCodec, u *unstructured.Unstructured, shared bool) 
 		b, err = ic.EncodeItem(u)
 	} else {
 		e := getEncoder()
-		if err = e.object(u.Object); err == nil {
+		if err = e.value(u.Object); err == nil {
 			b = slices.Clone(e.buf)
 		}
 		putEncoder(e)

@@ -15,25 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// encodeBoth encodes v with the front's encoder and with encoding/json.Marshal and fails the
-// test unless both give the same bytes, or both refuse it.
-func encodeBoth(t *testing.T, v any) {
-	t.Helper()
-	e := getEncoder()
-	defer putEncoder(e)
-	err := e.value(v)
-	want, wantErr := json.Marshal(v)
-	switch {
-	case (err != nil) != (wantErr != nil) || err != nil && err.Error() != wantErr.Error():
-		t.Fatalf("%#v: encoder error %v, encoding/json error %v", v, err, wantErr)
-	case err == nil && !bytes.Equal(e.buf, want):
-		t.Fatalf("%#v:\nencoder       %s\nencoding/json %s", v, e.buf, want)
-	}
-	if len(e.keys) != 0 {
-		t.Fatalf("%#v: %d keys left on the stack", v, len(e.keys))
-	}
-}
-
 // randomString draws strings made of the characters escaping distinguishes: plain ASCII,
 // quotes and backslashes, every control character, HTML characters, multi-byte runes, the
 // line separators, U+FFFD itself and invalid UTF-8.
@@ -93,76 +74,7 @@ func randomValue(r *rand.Rand, depth int) any {
 	return jsonrand.Random(r, depth)
 }
 
-// TestEncoderIsMarshal checks the encoder against encoding/json.Marshal on random JSON-like
-// values (all corner cases of strings, floats, nil versus empty, other types) and on the
-// values the front writes that are not plain maps.
-func TestEncoderIsMarshal(t *testing.T) {
-	r := rand.New(rand.NewPCG(13, 1))
-	for range 20000 {
-		encodeBoth(t, randomValue(r, 0))
-	}
-	for c := range 0x10000 { // every rune of the basic plane, one at a time, and each byte
-		encodeBoth(t, string(rune(c)))
-		if c < 0x100 {
-			encodeBoth(t, string([]byte{byte(c)}))
-		}
-	}
-	for _, v := range []any{
-		map[string]any{"metadata": metav1.ListMeta{ResourceVersion: "7"}, "items": []map[string]any{{"a": "<b>"}}},
-		&metav1.Status{Status: metav1.StatusFailure, Message: "a <b> & c"},
-		int32(7), uint8(3), []string{"x"}, json.Number("12"), map[string]any{"n": json.Number("x")},
-		map[string]any{"ch": make(chan int)},
-	} {
-		encodeBoth(t, v)
-	}
-}
-
-// TestEncoderErrorLeavesNoKeys: a value refused deep inside nested maps leaves the key stack
-// empty, so a reused encoder starts clean.
-func TestEncoderErrorLeavesNoKeys(t *testing.T) {
-	e := getEncoder()
-	defer putEncoder(e)
-	v := map[string]any{"a": map[string]any{"b": 1.0, "c": math.NaN()}, "d": "x"}
-	if err := e.value(v); err == nil {
-		t.Fatal("NaN encoded")
-	}
-	if len(e.keys) != 0 {
-		t.Fatalf("%d keys left on the stack", len(e.keys))
-	}
-}
-
-// BenchmarkEncodeObject compares the encoder with encoding/json on a pod-like object.
-func BenchmarkEncodeObject(b *testing.B) {
-	obj := map[string]any{
-		"apiVersion": "v1", "kind": "Pod",
-		"metadata": map[string]any{"name": "pod-00001", "namespace": "ns-1", "resourceVersion": "12345",
-			"uid": "0b7c1a52-4f0e-4b0e-9d4f-2a1c3b5d6e7f", "creationTimestamp": "2026-01-01T00:00:00Z",
-			"labels": map[string]any{"app": "bench", "shard": "1"}},
-		"spec": map[string]any{"nodeName": "node-1", "containers": []any{map[string]any{"name": "main",
-			"image": "registry.example/app:v1", "args": []any{"--serve", "--port=8080"}, "resources": map[string]any{}}}},
-		"status": map[string]any{"phase": "Running", "podIP": "10.0.0.1"},
-	}
-	b.Run("encoder", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			e := getEncoder()
-			if err := e.value(obj); err != nil {
-				b.Fatal(err)
-			}
-			putEncoder(e)
-		}
-	})
-	b.Run("encoding-json", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := json.Marshal(obj); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
-// wireEvent is a watch event as json.Encoder wrote it before the front had its own encoder.
+// wireEvent is a watch event as encoding/json writes it from a struct.
 type wireEvent struct {
 	Type   watch.EventType `json:"type"`
 	Object any             `json:"object"`
@@ -195,7 +107,7 @@ func TestListAndEventEncodings(t *testing.T) {
 		var err error
 		for i := range l.Items {
 			ie := getEncoder()
-			err = ie.object(l.Items[i].Object)
+			err = ie.value(l.Items[i].Object)
 			items[i] = slices.Clone(ie.buf)
 			putEncoder(ie)
 			if err != nil {

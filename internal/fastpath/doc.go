@@ -12,8 +12,8 @@
 //     as On is a constant, as pebble's internal/invariants is, the branches not taken are not
 //     compiled in;
 //   - the environment variable INFORMERSIM_PLAIN, read once when the process starts, takes out
-//     the tricks it names, separated by commas (INFORMERSIM_PLAIN=encodings,plans), or all of
-//     them (all). It is how one trick is measured end to end: the same binary run with and
+//     the tricks it names, separated by commas
+//     (INFORMERSIM_PLAIN=shared-encodings,conversion-plans), or all of them (all). It is how one trick is measured end to end: the same binary run with and
 //     without it. A name that is no trick's stops the process with the list of names, rather
 //     than measure something other than what was asked; a process with tricks taken out says
 //     so on standard error.

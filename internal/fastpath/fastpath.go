@@ -21,8 +21,6 @@ const (
 	// SharedEncodings: the REST front encodes an object's committed version once per encoding
 	// and shares it between responses (fakeapi/rest/encache.go).
 	SharedEncodings
-	// JSONEncoder: the REST front's reflection-free JSON encoder instead of encoding/json.
-	JSONEncoder
 	// ManagedFieldsAccessors: kube's field manager reads and writes managedFields through
 	// accessors that skip Unstructured's conversions (kube/managedobject.go).
 	ManagedFieldsAccessors
@@ -38,7 +36,6 @@ var names = [numTricks]string{
 	ReadOnlySnapshots:      "readonly-snapshots",
 	DetectorSnapshots:      "detector-snapshots",
 	SharedEncodings:        "shared-encodings",
-	JSONEncoder:            "json-encoder",
 	ManagedFieldsAccessors: "managed-fields-accessors",
 	ConversionPlans:        "conversion-plans",
 }
