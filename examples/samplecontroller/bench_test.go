@@ -22,10 +22,10 @@ func BenchmarkHarnessRun(b *testing.B) {
 }
 
 // BenchmarkHarnessRunNoControlPlane is BenchmarkHarnessRun without the simulated control plane
-// (Cluster.ControlPlane.Off: no workload status, garbage collector or namespace controller). It is
-// the run the issue on the harness's performance started from, before the control plane was
-// added: seed 1 is the same 310 steps and 36 controller calls, so the two can be compared
-// instruction for instruction (docs/performance-rest.md, "Current figures").
+// (Cluster.ControlPlane.Off: no workload status, garbage collector or namespace controller): seed
+// 1 is 310 steps and 36 controller calls, the run a harness without a control plane makes, so
+// harnesses with and without one can be compared instruction for instruction
+// (docs/performance-rest.md, "Current figures").
 //
 //	cd examples && go test -run='^$' -bench=HarnessRunNoControlPlane -benchmem -benchtime=20x ./samplecontroller/
 func BenchmarkHarnessRunNoControlPlane(b *testing.B) {
