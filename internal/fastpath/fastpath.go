@@ -54,7 +54,10 @@ func init() {
 	}
 	taken, err := Parse(v)
 	if err != nil {
-		panic(err) // a measurement of the wrong thing is worse than none
+		// A measurement of the wrong thing is worse than none; the process has not started its
+		// work yet, so it stops with the message alone rather than a panic's trace.
+		fmt.Fprintln(os.Stderr, "informersim:", err)
+		os.Exit(2)
 	}
 	for _, t := range taken {
 		out[t].Store(true)
