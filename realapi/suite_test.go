@@ -192,22 +192,8 @@ func TestPlantedDifferenceFails(t *testing.T) {
 // difference: what the normaliser leaves is deterministic, so a difference against the real
 // control plane is the server's, not the suite's.
 func TestInformersimAgainstItself(t *testing.T) {
-	a, err := NewInformersim(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := NewInformersim(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := preparedInformersim(t, 1), preparedInformersim(t, 2)
 	ctx := context.Background()
-	for _, s := range []*Side{a, b} {
-		if err := Prepare(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-	}
 	seqs, err := Generate(3, 2*len(Families))
 	if err != nil {
 		t.Fatal(err)
@@ -240,4 +226,19 @@ func TestKnownMatchesValues(t *testing.T) {
 	if un := rep.Unexplained(); len(un) != 2 || rep.ByKnown["one-more"] != 1 {
 		t.Errorf("explained %v, unexplained %v", rep.ByKnown, un)
 	}
+}
+
+// preparedInformersim starts an informersim side from seed, prepared as the suite prepares a
+// side (Prepare), and closes it when t ends.
+func preparedInformersim(t *testing.T, seed uint64) *Side {
+	t.Helper()
+	s, err := NewInformersim(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	if err := Prepare(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

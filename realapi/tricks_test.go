@@ -18,22 +18,8 @@ func TestTricksAnswerAsTheStandardCode(t *testing.T) {
 	if !fastpath.On {
 		t.Skip("a plain build (-tags plain) has no tricks to take out: both runs would be the standard code")
 	}
-	with, err := NewInformersim(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer with.Close()
-	without, err := NewInformersim(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer without.Close()
+	with, without := preparedInformersim(t, 1), preparedInformersim(t, 1)
 	ctx := context.Background()
-	for _, s := range []*Side{with, without} {
-		if err := Prepare(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-	}
 	seqs, err := Generate(5, 4*len(Families))
 	if err != nil {
 		t.Fatal(err)

@@ -100,39 +100,7 @@ func TestPerturbFindsThePlantedBugs(t *testing.T) {
 // the controller reads the new informer's cache. (Before, the handler came back as a
 // recording-only one and the workqueue stayed on the stopped informer: the check failed.)
 func TestRestartKeepsTheController(t *testing.T) {
-	text := `world seed=5
-----
-
-informer name=pods ns=default
-----
-
-controller name=mirror informer=pods workers=1 work=10ms
-----
-
-start informer=pods
-----
-
-create name=a
-----
-
-run for=1s
-----
-
-restart informer=pods as=pods2
-----
-
-create name=b
-----
-
-run for=1s
-----
-
-delete name=a
-----
-
-run for=1s
-----
-`
+	text := restartFile("restart informer=pods as=pods2\n----\n")
 	res, err := scenarios.Run("restart-controller", text, scenarios.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -153,8 +121,8 @@ run for=1s
 	}
 }
 
-// restartFile is TestRestartKeepsTheController's file with its restart written as restart: a
-// restart directive, or a client directive and the op crash-restart aimed at it.
+// restartFile is a world whose controller restarts between two creates, the restart written as
+// restart: a restart directive, or a client directive and the op crash-restart aimed at it.
 func restartFile(restart string) string {
 	return `world seed=5
 ----

@@ -228,7 +228,7 @@ func diffStates(want, got map[string]any, equal func(got, want any) bool, matche
 			}
 		case rvOf(wo) != rvOf(g):
 			return &divergence{k, fmt.Sprintf("rv=%s, apiserver has rv=%s", rvOf(g), rvOf(wo))}
-		case !sameContent(wo, g):
+		case !reflect.DeepEqual(wo, g):
 			return &divergence{k, fmt.Sprintf("same rv=%s but different content", rvOf(wo))}
 		}
 	}
@@ -259,10 +259,6 @@ func rvOf(obj any) string {
 		return m.GetResourceVersion()
 	}
 	return "?"
-}
-
-func sameContent(a, b any) bool {
-	return reflect.DeepEqual(a, b)
 }
 
 var errNilFunc = errors.New("nil func")
